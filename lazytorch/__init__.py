@@ -1,0 +1,237 @@
+"""lazytorch: a PyTorch-looking library in which every op records a lazy IR node.
+
+Write ``import lazytorch as torch`` and ordinary scripts run: ops build a graph with
+symbolic-capable shapes, and values are computed at materialization points — an explicit
+``lazytorch.materialize(...)``, or reading a value (``.item()``, ``print``, ``.numpy()``).
+``sync_mode()`` runs every op immediately for eager-style debugging; ``strict_mode()``
+turns implicit materializations into errors; ``lazytorch.metrics`` counts what happened.
+
+>>> import lazytorch as torch
+>>> x = torch.arange(6.0).reshape(2, 3)
+>>> y = (x * 2 + 1).sum(dim=1)       # recorded, nothing computed yet
+>>> y                                # printing materializes
+tensor([ 9., 27.])
+
+This module is a deliberate facade: a curated ``__all__``, and heavy submodules (``nn``,
+``linalg``, ``debug``) loaded on first use, so ``import lazytorch`` stays well under 0.1 s
+(NumPy and sympy are imported only when first needed).
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import importlib
+import time as _time
+from typing import Any
+
+_t0 = _time.perf_counter()
+
+__version__ = "0.1.0"
+
+from lazytorch import metrics
+from lazytorch._config import (
+    default_dtype,
+    get_default_device,
+    get_default_dtype,
+    get_max_pending_nodes,
+    is_sync_mode,
+    set_default_device,
+    set_default_dtype,
+    set_max_pending_nodes,
+    set_strict_mode,
+    set_sync_mode,
+    strict_mode,
+    sync_mode,
+)
+from lazytorch._errors import ImplicitMaterializationError
+from lazytorch.autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from lazytorch.ir import dtypes as _dt
+from lazytorch.ir.device import Device as device
+from lazytorch.ir.dtypes import DType as dtype
+from lazytorch.ir.dtypes import promote_types
+from lazytorch.ir.symbolic import (
+    SymBool,
+    SymFloat,
+    SymInt,
+    sym_float,
+    sym_int,
+    sym_ite,
+    sym_max,
+    sym_min,
+    sym_not,
+    sym_sum,
+)
+from lazytorch.ops import creation as _creation
+from lazytorch.ops import elementwise as _elementwise
+from lazytorch.ops import indexing as _indexing
+from lazytorch.ops import linalg as _linalg
+from lazytorch.ops import random as _random
+from lazytorch.ops import reduction as _reduction
+from lazytorch.ops import shape as _shape
+from lazytorch.ops import sorting as _sorting
+from lazytorch.runtime import materialize
+from lazytorch.tensor import Size, Tensor
+
+# -- dtypes (torch's names, including the short aliases) ------------------------------------------
+bool = _dt.bool_
+uint8 = _dt.uint8
+int8 = _dt.int8
+int16 = _dt.int16
+int32 = _dt.int32
+int64 = _dt.int64
+float16 = _dt.float16
+float32 = _dt.float32
+float64 = _dt.float64
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+
+_DTYPE_NAMES = [
+    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+    "half", "float", "double", "short", "int", "long",
+]  # fmt: skip
+
+# -- functions: torch.* names taken from the op modules ---------------------------------------------
+_EXPORTS: dict[Any, str] = {
+    _creation: "arange as_tensor empty empty_like eye from_numpy full full_like linspace ones "
+    "ones_like scalar_tensor tensor zeros zeros_like",
+    _random: "Generator default_generator get_rng_state initial_seed manual_seed rand rand_like "
+    "randint randint_like randn randn_like randperm seed set_rng_state",
+    _elementwise: "abs absolute acos acosh add addcdiv addcmul arccos arcsin arctan arctan2 asin "
+    "asinh atan atan2 atanh bitwise_and bitwise_not bitwise_or bitwise_xor ceil clamp clamp_max "
+    "clamp_min clip cos cosh div divide eq erf erfc exp exp2 expm1 fix floor floor_divide fmax "
+    "fmin fmod frac ge greater greater_equal gt hypot isfinite isinf isnan isneginf isposinf "
+    "isreal le lerp less less_equal log log10 log1p log2 logaddexp logical_and logical_not "
+    "logical_or logical_xor lt maximum minimum mul multiply nan_to_num ne neg negative "
+    "not_equal positive pow reciprocal relu remainder round rsqrt rsub sigmoid sign sgn sin "
+    "sinh sqrt square sub subtract tan tanh true_divide trunc where xlogy",
+    _reduction: "all amax amin aminmax any argmax argmin count_nonzero cumsum logsumexp max mean "
+    "min nanmean nansum norm prod std std_mean sum var var_mean",
+    _shape: "atleast_1d atleast_2d broadcast_shapes broadcast_tensors broadcast_to cat chunk clone "
+    "concat concatenate detach flatten flip fliplr flipud hstack movedim moveaxis narrow "
+    "permute ravel reshape roll select split squeeze stack swapaxes swapdims "
+    "t tile transpose tril triu unbind unflatten unsqueeze vstack",
+    _indexing: "argwhere gather index_put index_select masked_fill masked_select nonzero scatter "
+    "scatter_add take take_along_dim",
+    _linalg: "addmm baddbmm bmm dot einsum ger matmul mm mv outer tensordot",
+    _sorting: "argsort kthvalue msort sort topk",
+}
+for _mod, _names in _EXPORTS.items():
+    for _name in _names.split():
+        if hasattr(_mod, _name):
+            globals()[_name] = getattr(_mod, _name)
+
+
+def is_tensor(obj: Any) -> _builtins.bool:
+    """Whether `obj` is a lazytorch Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> _builtins.bool:
+    return input.dtype.is_floating_point
+
+
+def numel(input: Tensor) -> Any:
+    return input.numel()
+
+
+def result_type(tensor1: Any, tensor2: Any) -> dtype:
+    """The dtype torch's promotion gives an operation on the two operands."""
+    from lazytorch.ops._core import result_type as _rt
+
+    return _rt(tensor1, tensor2)
+
+
+def can_cast(from_: dtype, to: dtype) -> _builtins.bool:
+    from lazytorch.ops.methods import _can_cast
+
+    return _can_cast(from_, to)
+
+
+def softmax(input: Tensor, dim: Any, dtype: Any = None) -> Tensor:
+    from lazytorch.nn import functional
+
+    return functional.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: Any, dtype: Any = None) -> Tensor:
+    from lazytorch.nn import functional
+
+    return functional.log_softmax(input, dim, dtype=dtype)
+
+
+# -- lazily loaded submodules ------------------------------------------------------------------------
+_LAZY_SUBMODULES = ("nn", "linalg", "debug", "ir", "runtime", "autograd", "ops")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        mod = importlib.import_module(f"lazytorch.{name}")
+        globals()[name] = mod
+        return mod
+    raise AttributeError(f"module 'lazytorch' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+
+
+__all__ = [
+    "ImplicitMaterializationError",
+    "Size",
+    "SymBool",
+    "SymFloat",
+    "SymInt",
+    "Tensor",
+    "__version__",
+    "can_cast",
+    "default_dtype",
+    "device",
+    "dtype",
+    "enable_grad",
+    "get_default_device",
+    "get_default_dtype",
+    "get_max_pending_nodes",
+    "inference_mode",
+    "is_floating_point",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "is_sync_mode",
+    "is_tensor",
+    "log_softmax",
+    "materialize",
+    "metrics",
+    "no_grad",
+    "numel",
+    "promote_types",
+    "result_type",
+    "set_default_device",
+    "set_default_dtype",
+    "set_grad_enabled",
+    "set_max_pending_nodes",
+    "set_strict_mode",
+    "set_sync_mode",
+    "softmax",
+    "strict_mode",
+    "sym_float",
+    "sym_int",
+    "sym_ite",
+    "sym_max",
+    "sym_min",
+    "sym_not",
+    "sym_sum",
+    "sync_mode",
+    *_DTYPE_NAMES,
+    *sorted({n for names in _EXPORTS.values() for n in names.split() if n in globals()}),
+    *_LAZY_SUBMODULES,
+]
+
+del _mod, _name, _names
+# How long `import lazytorch` took (benchmarks/import_time.py reports it).
+import_seconds = _time.perf_counter() - _t0

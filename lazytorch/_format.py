@@ -1,0 +1,99 @@
+"""Printing tensors the way torch does: ``tensor([1.5000, 2.0000])``.
+
+The rules follow torch's formatter: a float tensor whose finite values are all integers
+prints as ``1.``; otherwise four decimals, or scientific notation when the magnitudes span
+more than three decades (or exceed 1e8, or go below 1e-4). Large tensors are summarized
+with ``...`` past 1000 elements, keeping 3 edge items. A dtype other than the default
+float, int64 or bool is shown after the values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazytorch.ir import dtypes as dt
+
+PRECISION = 4
+THRESHOLD = 1000
+EDGEITEMS = 3
+LINEWIDTH = 80
+
+
+def _float_formatter(values: Any) -> tuple[Any, int]:
+    """(format function, width) by torch's rules, decided on the nonzero finite values."""
+    import numpy as np
+
+    flat = values.reshape(-1).astype(np.float64)
+    nz = flat[np.isfinite(flat) & (flat != 0)]
+    if nz.size == 0:
+        return _int_mode, 1
+    mag = np.abs(nz)
+    lo, hi = mag.min(), mag.max()
+    int_mode = bool(np.all(np.ceil(nz) == nz))
+    sci = hi / lo > 1000.0 or hi > 1e8 or lo < 1e-4
+    if sci:
+        fmt = _sci
+        width = max(len(_sci(v)) for v in nz.tolist())
+    elif int_mode:
+        fmt = _int_mode
+        width = max(len(f"{v:.0f}") + 1 for v in nz.tolist())
+    else:
+        fmt = _fixed
+        width = max(len(_fixed(v)) for v in nz.tolist())
+    return fmt, width
+
+
+def _sci(v: float) -> str:
+    return f"{v:.{PRECISION}e}"
+
+
+def _fixed(v: float) -> str:
+    return f"{v:.{PRECISION}f}"
+
+
+def _int_mode(v: float) -> str:
+    return f"{v:.0f}" + ("" if v != v or v in (float("inf"), float("-inf")) else ".")
+
+
+def format_tensor(arr: Any, dtype: dt.DType, default_float: dt.DType) -> str:
+    import numpy as np
+
+    suffix = []
+    if arr.size == 0 and arr.shape != (0,):
+        suffix.append(
+            f"size=({', '.join(str(d) for d in arr.shape)}{',' if arr.ndim == 1 else ''})"
+        )
+    if dtype not in (default_float, dt.int64, dt.bool_):
+        suffix.append(f"dtype=lazytorch.{dtype.name}")
+    if arr.size == 0:
+        body = "[]"
+    else:
+        sample = arr if arr.size <= THRESHOLD else _edges(arr)
+        # torch right-aligns every element to one width.
+        if dtype.is_floating_point:
+            fmt, width = _float_formatter(sample)
+        else:
+            fmt = (lambda v: "True" if v else "False") if dtype is dt.bool_ else str
+            width = max(len(fmt(v)) for v in sample.reshape(-1).tolist())
+        kind = "float_kind" if dtype.is_floating_point else "bool" if dtype is dt.bool_ else "int"
+        formatter = {kind: lambda v: fmt(v).rjust(width)}
+        body = np.array2string(
+            arr,
+            separator=", ",
+            prefix="tensor(",
+            formatter=formatter,  # type: ignore[arg-type]
+            threshold=THRESHOLD,
+            edgeitems=EDGEITEMS,
+            max_line_width=LINEWIDTH,
+        )
+        body = body.replace(", ...,", ",  ...,")  # torch's vector summary marker
+    if suffix:
+        return f"tensor({body}, {', '.join(suffix)})"
+    return f"tensor({body})"
+
+
+def _edges(arr: Any) -> Any:
+    import numpy as np
+
+    flat = arr.reshape(-1)
+    return np.concatenate([flat[:EDGEITEMS], flat[-EDGEITEMS:]])

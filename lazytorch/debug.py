@@ -1,0 +1,31 @@
+"""Looking at what a materialization would run, without running it.
+
+>>> import lazytorch
+>>> x = lazytorch.ones(3)
+>>> print(lazytorch.debug.program(x * 2 + 1))       # doctest: +ELLIPSIS
+program (1 inputs, 6 nodes, 1 outputs)
+  %0 : i64[] = input 0 (scalar)
+...
+"""
+
+from __future__ import annotations
+
+from lazytorch.ir.program import Program
+from lazytorch.ir.verify import verify_graph
+from lazytorch.tensor import Tensor
+
+__all__ = ["program", "verify"]
+
+
+def program(*tensors: Tensor) -> Program:
+    """The canonical program ``materialize(*tensors)`` would run now (printable)."""
+    from lazytorch.runtime.executor import build_program
+
+    roots = [t._node for t in tensors if t._node.buffer is None]
+    return build_program(roots)
+
+
+def verify(*tensors: Tensor) -> int:
+    """Check the pending graph below the tensors against the primitive rules; returns the
+    number of nodes checked (raises IRVerificationError on a broken invariant)."""
+    return verify_graph(t._node for t in tensors)

@@ -1,0 +1,197 @@
+"""Element types and torch's type-promotion rules.
+
+A `DType` is a singleton per element type. NumPy is not imported here: the matching NumPy
+dtype is resolved on first use (`DType.np`), so `import lazytorch` stays fast.
+
+Promotion follows torch exactly (`torch.result_type`): operands fall in three tiers —
+tensors with dimensions, zero-dim tensors, and Python scalars ("weak") — and a lower tier
+can only raise the *category* (bool < integer < floating) of the result, never its width.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "DType",
+    "bool_",
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "promote_types",
+    "result_type_of",
+    "uint8",
+]
+
+
+class DType:
+    """An element type, printed as ``lazytorch.float32``.
+
+    >>> import lazytorch
+    >>> lazytorch.float32.itemsize, lazytorch.float32.is_floating_point
+    (4, True)
+    """
+
+    __slots__ = ("_np", "category", "is_floating_point", "is_signed", "itemsize", "name", "short")
+
+    # category: 0 bool, 1 integer, 2 floating
+    def __init__(self, name: str, short: str, itemsize: int, category: int, signed: bool) -> None:
+        self.name = name
+        self.short = short
+        self.itemsize = itemsize
+        self.category = category
+        self.is_floating_point = category == 2
+        self.is_signed = signed
+        self._np: Any = None
+
+    @property
+    def np(self) -> Any:
+        """The NumPy dtype with the same layout (imports NumPy on first use)."""
+        if self._np is None:
+            import numpy
+
+            self._np = numpy.dtype("bool" if self.name == "bool" else self.name)
+        return self._np
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    @property
+    def bits(self) -> int:
+        return self.itemsize * 8
+
+    def to_python(self, value: Any) -> Any:
+        """Coerce a Python number to this dtype's Python type (bool, int or float)."""
+        if self.category == 2:
+            return float(value)
+        if self.category == 1:
+            return int(value)
+        return bool(value)
+
+    def __repr__(self) -> str:
+        return f"lazytorch.{self.name}"
+
+    def __reduce__(self) -> str:
+        # Pickle as the module-level singleton.
+        return self.name if self.name != "bool" else "bool_"
+
+
+bool_ = DType("bool", "b8", 1, 0, False)
+uint8 = DType("uint8", "u8", 1, 1, False)
+int8 = DType("int8", "i8", 1, 1, True)
+int16 = DType("int16", "i16", 2, 1, True)
+int32 = DType("int32", "i32", 4, 1, True)
+int64 = DType("int64", "i64", 8, 1, True)
+float16 = DType("float16", "f16", 2, 2, True)
+float32 = DType("float32", "f32", 4, 2, True)
+float64 = DType("float64", "f64", 8, 2, True)
+
+ALL_DTYPES: tuple[DType, ...] = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
+BY_NAME.update(
+    {
+        "float": float32,
+        "double": float64,
+        "half": float16,
+        "long": int64,
+        "int": int32,
+        "short": int16,
+        "byte": uint8,
+        "char": int8,
+    }
+)
+
+
+def from_numpy_dtype(np_dtype: Any) -> DType:
+    """The DType for a NumPy dtype; TypeError for dtypes lazytorch does not support."""
+    name = str(np_dtype)
+    dt = BY_NAME.get(name)
+    if dt is None or name in ("float", "int", "long"):
+        raise TypeError(
+            f"can't convert NumPy array of dtype {name}; supported dtypes are "
+            + ", ".join(d.name for d in ALL_DTYPES)
+        )
+    return dt
+
+
+def _promote_ints(a: DType, b: DType) -> DType:
+    if a.is_signed == b.is_signed:
+        return a if a.itemsize >= b.itemsize else b
+    unsigned, signed = (a, b) if not a.is_signed else (b, a)
+    # uint8 mixed with a signed int needs the next wider signed int to hold both ranges.
+    if signed.itemsize > unsigned.itemsize:
+        return signed
+    return {1: int16, 2: int32, 4: int64}.get(signed.itemsize, int64)
+
+
+def _build_table() -> dict[tuple[DType, DType], DType]:
+    table: dict[tuple[DType, DType], DType] = {}
+    for a in ALL_DTYPES:
+        for b in ALL_DTYPES:
+            if a is b:
+                r = a
+            elif a.category != b.category:
+                r = a if a.category > b.category else b
+            elif a.category == 1:
+                r = _promote_ints(a, b)
+            else:
+                r = a if a.itemsize >= b.itemsize else b
+            table[a, b] = r
+    return table
+
+
+_PROMOTE = _build_table()
+
+
+def promote_types(a: DType, b: DType) -> DType:
+    """The smallest dtype both `a` and `b` convert to without losing category or range.
+
+    >>> import lazytorch
+    >>> lazytorch.promote_types(lazytorch.uint8, lazytorch.int8)
+    lazytorch.int16
+    """
+    return _PROMOTE[a, b]
+
+
+def scalar_dtype(value: Any, float_default: DType) -> DType:
+    """The dtype torch gives a Python scalar when it takes part in promotion."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    return float_default
+
+
+def _combine(higher: DType | None, lower: DType | None) -> DType | None:
+    # torch's combine_categories: a lower tier only matters if it raises the category.
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == 2:
+        return higher
+    if higher is bool_ or lower.category == 2:
+        return _PROMOTE[higher, lower]
+    return higher
+
+
+def result_type_of(
+    dim_dtypes: list[DType], zero_dim_dtypes: list[DType], scalar_dtypes: list[DType]
+) -> DType:
+    """torch.result_type over operands already sorted into their three tiers."""
+
+    def fold(ds: list[DType]) -> DType | None:
+        r = None
+        for d in ds:
+            r = d if r is None else _PROMOTE[r, d]
+        return r
+
+    out = _combine(fold(dim_dtypes), _combine(fold(zero_dim_dtypes), fold(scalar_dtypes)))
+    if out is None:
+        raise TypeError("result_type() needs at least one operand")
+    return out

@@ -1,0 +1,167 @@
+"""IR nodes: one immutable record per primitive application, with provenance.
+
+A node is ``(op, inputs, attrs, shape, dtype, device)`` plus
+
+* ``struct_hash`` — computed once at creation from the op, attrs, dtype, shape pattern and
+  the inputs' hashes (incremental, as Lazy Tensor Core does). Leaves hash their metadata,
+  never their data, so the same computation over new data hashes alike.
+* ``id`` — a process-wide creation counter. Inputs always exist before their users, so
+  sorting by id is a topological order.
+* ``loc`` — the user's ``(file, line)`` that recorded it.
+* ``buffer`` — the value, once known.
+
+The one transition a node makes is :meth:`Node.realize`: when a materialization computes
+it, it *becomes* a buffer leaf (its inputs are released and its hash becomes the leaf's
+metadata hash). Later graphs built on it then hash exactly like graphs built on fresh
+data, so a training loop hits the same cached program every step instead of one whose key
+grows with the history.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lazytorch.ir.device import Device
+    from lazytorch.ir.dtypes import DType
+    from lazytorch.ir.primitives import Primitive
+
+__all__ = ["Node", "format_loc", "internal_dirs", "user_loc"]
+
+_next_id = itertools.count().__next__
+
+# Frames from files under these directories are lazytorch's own; provenance skips them.
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+internal_dirs: list[str] = [_PKG_DIR + os.sep]
+_internal_files: dict[str, bool] = {}
+
+
+def _is_internal(filename: str) -> bool:
+    r = _internal_files.get(filename)
+    if r is None:
+        r = filename.startswith(tuple(internal_dirs)) or filename.startswith("<frozen ")
+        _internal_files[filename] = r
+    return r
+
+
+def user_loc() -> tuple[str, int] | None:
+    """The (file, line) of the innermost frame outside lazytorch, cheaply."""
+    f = sys._getframe(1)
+    internal = _internal_files
+    while f is not None:
+        fn = f.f_code.co_filename
+        r = internal.get(fn)
+        if r is None:
+            r = _is_internal(fn)
+        if not r:
+            return (fn, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+def format_loc(loc: tuple[str, int] | None) -> str:
+    """``file.py:12``, the path shown relative to the working directory when inside it."""
+    if loc is None:
+        return "<unknown>"
+    fn, line = loc
+    if os.path.isabs(fn):
+        try:
+            rel = os.path.relpath(fn)
+            if not rel.startswith(".."):
+                fn = rel
+        except ValueError:  # pragma: no cover - other drive on Windows
+            pass
+    return f"{fn}:{line}"
+
+
+class Node:
+    """One primitive application in the lazy graph (see module docstring)."""
+
+    __slots__ = (
+        "__weakref__",
+        "attrs",
+        "buffer",
+        "device",
+        "dtype",
+        "id",
+        "inputs",
+        "loc",
+        "op",
+        "shape",
+        "struct_hash",
+    )
+
+    op: Primitive
+    inputs: tuple[Node, ...]
+    attrs: tuple[Any, ...]
+    shape: tuple[Any, ...]
+    dtype: DType
+    device: Device
+    struct_hash: int
+    id: int
+    loc: tuple[str, int] | None
+    buffer: Any
+
+    def __init__(
+        self,
+        op: Primitive,
+        inputs: tuple[Node, ...],
+        attrs: tuple[Any, ...],
+        shape: tuple[Any, ...],
+        dtype: DType,
+        device: Device,
+        struct_hash: int,
+        loc: tuple[str, int] | None,
+        buffer: Any = None,
+    ) -> None:
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        self.shape = shape
+        self.dtype = dtype
+        self.device = device
+        self.struct_hash = struct_hash
+        self.id = _next_id()
+        self.loc = loc
+        self.buffer = buffer
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.op.category == "leaf"
+
+    @property
+    def realized(self) -> bool:
+        return self.buffer is not None
+
+    def attr(self, name: str) -> Any:
+        return self.attrs[self.op.attr_names.index(name)]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The attrs by name, e.g. ``{'axes': (1,)}``."""
+        return dict(zip(self.op.attr_names, self.attrs))
+
+    def realize(self, buffer: Any, leaf_op: Primitive) -> None:
+        """Attach a computed value and turn this node into a buffer leaf (see module doc)."""
+        self.buffer = buffer
+        if self.op.category != "leaf":
+            self.op = leaf_op
+            self.inputs = ()
+            self.attrs = ()
+            self.struct_hash = hash((leaf_op, self.dtype, self.shape, self.device))
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"%{i.id}" for i in self.inputs)
+        attrs = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return (
+            f"<Node %{self.id} = {self.op.name}"
+            f"{'[' + attrs + ']' if attrs else ''}({ins}) "
+            f": {self.dtype.short}{list(self.shape)} at {format_loc(self.loc)}>"
+        )

@@ -1,0 +1,167 @@
+"""The primitive table: every op the IR can hold, each defined once.
+
+A `Primitive` carries everything the rest of the system needs to know about an op:
+
+* ``shape_rule(inputs, *attrs)`` and ``dtype_rule(inputs, *attrs)`` — symbolic shapes are
+  fine; a rule raises the user-facing error for malformed input;
+* ``ref(*arrays, **attrs)`` — the NumPy reference implementation, used by the reference
+  executor (the correctness oracle and the ``interpreter`` backend);
+* ``category`` — what the scheduler needs to group it (see `CATEGORIES`);
+* ``vjp`` — a slot for the reverse-mode rule, filled by autograd.
+
+Backends keep their own lowering tables keyed by primitive; a primitive a backend cannot
+lower is an error naming the op and the backend, never a silent fallback.
+
+>>> from lazytorch.ir.primitives import get
+>>> get("reduce_sum").category, get("reduce_sum").attr_names
+('reduce', ('axes',))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lazytorch.ir.device import Device
+from lazytorch.ir.dtypes import DType
+from lazytorch.ir.node import Node, user_loc
+
+__all__ = ["CATEGORIES", "PRIMITIVES", "Primitive", "define", "get"]
+
+CATEGORIES = (
+    "leaf",  # buffer and scalar inputs of a program
+    "source",  # nodes computed from attrs alone: const, iota, random
+    "elementwise",  # same-shape (or 0-d) inputs, one output element per input position
+    "reduce",  # reductions over axes, reduced axes kept with size 1
+    "scan",  # prefix reductions along one axis (cumsum)
+    "movement",  # reshape/permute/expand/slice/pad/flip/cat: index arithmetic, no math
+    "index",  # gather/scatter: data-dependent indexing
+    "matmul",  # batched matrix product (an extern call on most backends)
+    "sort",  # argsort
+)
+
+
+class Primitive:
+    """One entry of the primitive table (see module docstring)."""
+
+    __slots__ = (
+        "attr_names",
+        "category",
+        "doc",
+        "dtype_rule",
+        "hash_attrs",
+        "name",
+        "nin",
+        "ref",
+        "shape_rule",
+        "vjp",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        category: str,
+        *,
+        nin: int | None,
+        attr_names: tuple[str, ...] = (),
+        shape_rule: Callable[..., tuple[Any, ...]] | None = None,
+        dtype_rule: Callable[..., DType] | None = None,
+        ref: Callable[..., Any] | None = None,
+        hash_attrs: Callable[[tuple[Any, ...]], Any] | None = None,
+        doc: str = "",
+    ) -> None:
+        if category not in CATEGORIES:
+            raise ValueError(f"unknown primitive category {category!r}")
+        self.name = name
+        self.category = category
+        self.nin = nin
+        self.attr_names = attr_names
+        self.shape_rule = shape_rule
+        self.dtype_rule = dtype_rule
+        self.ref = ref
+        self.hash_attrs = hash_attrs
+        self.vjp: Callable[..., Any] | None = None
+        self.doc = doc
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (get, (self.name,))
+
+    def bind(self, inputs: tuple[Node, ...], attrs: tuple[Any, ...] = ()) -> Node:
+        """Apply this primitive: run its rules and record a node.
+
+        Rules assume valid, already-promoted operands; public ops check user input first
+        so errors name the op the user called.
+        """
+        if self.nin is not None and len(inputs) != self.nin:
+            raise TypeError(f"{self.name}: expected {self.nin} inputs, got {len(inputs)}")
+        assert self.shape_rule is not None and self.dtype_rule is not None
+        shape = self.shape_rule(inputs, *attrs)
+        dtype = self.dtype_rule(inputs, *attrs)
+        device = inputs[0].device if inputs else attrs_device(attrs)
+        return make_node(self, inputs, attrs, shape, dtype, device)
+
+    def check(self, node: Node) -> None:
+        """Re-run the rules on a node; raise if its recorded shape or dtype disagree."""
+        assert self.shape_rule is not None and self.dtype_rule is not None
+        shape = tuple(self.shape_rule(node.inputs, *node.attrs))
+        dtype = self.dtype_rule(node.inputs, *node.attrs)
+        if shape != tuple(node.shape) or dtype is not node.dtype:
+            raise AssertionError(
+                f"{self.name}: node records {node.dtype.short}{list(node.shape)} but the rules "
+                f"give {dtype.short}{list(shape)}"
+            )
+
+
+def attrs_device(attrs: tuple[Any, ...]) -> Device:
+    for a in attrs:
+        if isinstance(a, Device):
+            return a
+    from lazytorch.ir.device import CPU
+
+    return CPU
+
+
+def make_node(
+    op: Primitive,
+    inputs: tuple[Node, ...],
+    attrs: tuple[Any, ...],
+    shape: tuple[Any, ...],
+    dtype: DType,
+    device: Device,
+) -> Node:
+    """Record a node whose shape and dtype are already known (the fast path)."""
+    hattrs = attrs if op.hash_attrs is None else op.hash_attrs(attrs)
+    n = len(inputs)
+    if n == 1:
+        h = hash((op, hattrs, dtype, shape, device, inputs[0].struct_hash))
+    elif n == 2:
+        h = hash((op, hattrs, dtype, shape, device, inputs[0].struct_hash, inputs[1].struct_hash))
+    else:
+        h = hash((op, hattrs, dtype, shape, device, *[i.struct_hash for i in inputs]))
+    return Node(op, inputs, attrs, shape, dtype, device, h, user_loc())
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+def define(prim: Primitive) -> Primitive:
+    """Register a primitive (each name once)."""
+    if prim.name in PRIMITIVES:
+        raise ValueError(f"primitive {prim.name!r} is defined twice")
+    PRIMITIVES[prim.name] = prim
+    return prim
+
+
+def get(name: str) -> Primitive:
+    """Look up a primitive by name, with an error listing close names."""
+    try:
+        return PRIMITIVES[name]
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(name, PRIMITIVES, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"no primitive named {name!r}{hint}") from None

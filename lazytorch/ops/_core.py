@@ -1,0 +1,234 @@
+"""What every public op shares: tensor wrapping, scalar inputs, promotion, broadcasting.
+
+Public ops check and promote their arguments eagerly (so errors point at the user's line),
+then record primitives through the helpers here. `wrap` is the per-op hot path: it makes
+the Tensor, registers it for ``materialize()``, and applies the auto-cut and sync-mode
+policies.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
+
+from lazytorch import _config
+from lazytorch import runtime as _rt
+from lazytorch._errors import op_error
+from lazytorch.ir import dtypes as dt
+from lazytorch.ir.device import Device
+from lazytorch.ir.node import Node, user_loc
+from lazytorch.ir.primitives import PRIMITIVES, make_node
+from lazytorch.ir.symbolic import SymInt
+from lazytorch.tensor import Tensor
+
+# The primitive table by attribute: P.add, P.reduce_sum, ...
+P = SimpleNamespace(**PRIMITIVES)
+
+_SCALAR = P.scalar
+_BUFFER = P.buffer
+_new_tensor = object.__new__
+_register = _rt.register
+_DEFAULTS = _config.DEFAULTS
+
+Number = (int, float, bool)
+
+
+# -- tensors ------------------------------------------------------------------------------
+def wrap(node: Node) -> Tensor:
+    """A new (non-view) Tensor for `node` — the hot path of every op."""
+    t = _new_tensor(Tensor)
+    t._node = node
+    t._view = None
+    t._views = None
+    _register(t)
+    if node.id - _rt.last_cut_id > _DEFAULTS.max_pending_nodes:
+        _rt.auto_cut(node.id)
+    if _config.sync_possible and _config.sync_enabled():
+        _rt.materialize_nodes([node], cause="sync mode")
+    return t
+
+
+def leaf_node(array: Any, device: Device) -> Node:
+    """A buffer leaf for a NumPy array (already of a supported dtype)."""
+    dtype = dt.from_numpy_dtype(array.dtype)
+    shape = tuple(array.shape)
+    h = hash((_BUFFER, dtype, shape, device))
+    return Node(_BUFFER, (), (), shape, dtype, device, h, user_loc(), array)
+
+
+def scalar_node(value: Any, dtype: dt.DType, device: Device) -> Node:
+    """A Python number as a 0-d program input; its value is not part of any hash."""
+    h = hash((_SCALAR, dtype, (), device))
+    return Node(_SCALAR, (), (), (), dtype, device, h, user_loc(), dtype.to_python(value))
+
+
+def const_node(value: Any, dtype: dt.DType, device: Device) -> Node:
+    """A literal baked into the program (for decompositions' own constants like 0 or -inf)."""
+    return make_node(P.const, (), (dtype.to_python(value), dtype, device), (), dtype, device)
+
+
+def is_scalar(x: Any) -> bool:
+    return isinstance(x, (*Number, SymInt))
+
+
+def dtype_of(x: Any) -> dt.DType:
+    if isinstance(x, Tensor):
+        return x._node.dtype
+    return dt.scalar_dtype(x, _config.get_default_dtype())
+
+
+def result_type(*args: Any) -> dt.DType:
+    """torch.result_type over tensors and Python scalars."""
+    dims: list[dt.DType] = []
+    zeros: list[dt.DType] = []
+    scalars: list[dt.DType] = []
+    for a in args:
+        if isinstance(a, Tensor):
+            n = a._node
+            (dims if n.shape else zeros).append(n.dtype)
+        elif isinstance(a, (*Number, SymInt)):
+            scalars.append(dt.scalar_dtype(a, _config.get_default_dtype()))
+        else:
+            raise TypeError(f"result_type(): unsupported operand of type {type(a).__name__}")
+    return dt.result_type_of(dims, zeros, scalars)
+
+
+def to_node(x: Any, dtype: dt.DType, device: Device) -> Node:
+    """A Tensor's node cast to `dtype`, or a scalar as a scalar input of that dtype."""
+    if isinstance(x, Tensor):
+        n = x._node
+        return n if n.dtype is dtype else cast(n, dtype)
+    return scalar_node(x, dtype, device)
+
+
+def cast(n: Node, dtype: dt.DType) -> Node:
+    if n.dtype is dtype:
+        return n
+    return make_node(P.cast, (n,), (dtype,), n.shape, dtype, n.device)
+
+
+def device_of(*args: Any, op: str) -> Device:
+    """The common device of the tensor operands (0-d tensors may come from the CPU)."""
+    dev = None
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a._node.device
+            if dev is None or (dev != d and not a._node.shape):
+                dev = dev or d
+            elif dev != d:
+                raise op_error(
+                    RuntimeError,
+                    op,
+                    f"expected all tensors to be on the same device, found {dev} and {d}",
+                )
+    return dev if dev is not None else _config.get_default_device()
+
+
+# -- shapes -------------------------------------------------------------------------------
+def broadcast_shapes(a: Sequence[Any], b: Sequence[Any], op: str) -> tuple[Any, ...]:
+    if a == b:
+        return tuple(a)
+    n = max(len(a), len(b))
+    pa = (1,) * (n - len(a)) + tuple(a)
+    pb = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for i, (x, y) in enumerate(zip(pa, pb)):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise op_error(
+                RuntimeError,
+                op,
+                f"the size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {i}",
+            )
+    return tuple(out)
+
+
+def expand_node(n: Node, shape: tuple[Any, ...]) -> Node:
+    if n.shape == shape:
+        return n
+    return make_node(P.expand, (n,), (shape,), shape, n.dtype, n.device)
+
+
+def reshape_node(n: Node, shape: tuple[Any, ...]) -> Node:
+    if n.shape == shape:
+        return n
+    return make_node(P.reshape, (n,), (tuple(shape),), tuple(shape), n.dtype, n.device)
+
+
+def broadcast_nodes(nodes: Sequence[Node], op: str) -> tuple[tuple[Any, ...], list[Node]]:
+    """Broadcast to a common shape; 0-d nodes stay 0-d (elementwise primitives take them)."""
+    shape: tuple[Any, ...] = ()
+    for n in nodes:
+        if n.shape and n.shape != shape:
+            shape = broadcast_shapes(shape, n.shape, op) if shape else n.shape
+    return shape, [n if not n.shape or n.shape == shape else expand_node(n, shape) for n in nodes]
+
+
+def normalize_dim(dim: Any, ndim: int, op: str) -> int:
+    """A dim in [-ndim, ndim) as a non-negative axis (0-d tensors accept 0 and -1)."""
+    try:
+        d = operator.index(dim)
+    except TypeError:
+        raise op_error(TypeError, op, f"dim must be an int, got {type(dim).__name__}") from None
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise op_error(
+            IndexError,
+            op,
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})",
+        )
+    return d % n
+
+
+def normalize_dims(dims: Any, ndim: int, op: str) -> tuple[int, ...]:
+    """Sorted unique axes for a `dim` argument (None means all axes)."""
+    if dims is None:
+        return tuple(range(ndim))
+    if isinstance(dims, (list, tuple)):
+        axes = [normalize_dim(d, ndim, op) for d in dims]
+        if len(set(axes)) != len(axes):
+            raise op_error(
+                RuntimeError, op, f"dim {list(dims)} appears multiple times in the list of dims"
+            )
+        return tuple(sorted(axes)) if ndim else ()
+    return (normalize_dim(dims, ndim, op),) if ndim else ()
+
+
+def numel(shape: Sequence[Any]) -> Any:
+    n: Any = 1
+    for d in shape:
+        n = n * d
+    return n
+
+
+def shape_arg(size: Any, op: str) -> tuple[Any, ...]:
+    """A size given as ints, a tuple/list/Size of ints, or a 1-d tensor-like."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, SymInt):
+            out.append(s)
+            continue
+        try:
+            v = operator.index(s)
+        except TypeError:
+            raise op_error(
+                TypeError,
+                op,
+                f"size must be a sequence of ints, got an element of type {type(s).__name__}",
+            ) from None
+        if v < 0:
+            raise op_error(
+                RuntimeError,
+                op,
+                f"Trying to create tensor with negative dimension {v}: {list(size)}",
+            )
+        out.append(v)
+    return tuple(out)

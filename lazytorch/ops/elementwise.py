@@ -1,0 +1,742 @@
+"""Elementwise math, arithmetic, comparisons, logic, where and clamp.
+
+Each public op promotes its operands (torch's rules: Python scalars are weak), broadcasts,
+and records primitives; ops that are not primitives decompose here (``sign``, ``clamp``,
+``lerp``, ``isnan``...). Integer inputs to floating math (``exp(int_tensor)``) compute in
+the default float dtype, as in torch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lazytorch import _config
+from lazytorch._errors import op_error
+from lazytorch.ir import dtypes as dt
+from lazytorch.ir.node import Node
+from lazytorch.ir.primitives import Primitive, make_node
+from lazytorch.ops._core import (
+    Number,
+    P,
+    broadcast_nodes,
+    cast,
+    const_node,
+    device_of,
+    result_type,
+    to_node,
+    wrap,
+)
+from lazytorch.tensor import Tensor
+
+# -- building blocks ------------------------------------------------------------------------
+
+
+def _tensor_arg(x: Any, op: str, name: str = "input") -> Tensor:
+    if not isinstance(x, Tensor):
+        raise op_error(TypeError, op, f"argument '{name}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def _operand(x: Any, op: str) -> Any:
+    if isinstance(x, (Tensor, Number)):
+        return x
+    from lazytorch.ir.symbolic import SymInt
+
+    if isinstance(x, SymInt):
+        return x
+    raise op_error(TypeError, op, f"unsupported operand type {type(x).__name__}")
+
+
+def node1(prim: Primitive, n: Node, dtype: dt.DType | None = None) -> Node:
+    return make_node(prim, (n,), (), n.shape, dtype or n.dtype, n.device)
+
+
+def node2(prim: Primitive, a: Node, b: Node, dtype: dt.DType | None = None) -> Node:
+    """An elementwise binary node; broadcasts if needed (0-d operands stay 0-d)."""
+    if a.shape == b.shape or not a.shape or not b.shape:
+        shape = a.shape or b.shape
+    else:
+        shape, (a, b) = broadcast_nodes([a, b], prim.name)
+    return make_node(prim, (a, b), (), shape, dtype or a.dtype, a.device)
+
+
+def where_node(c: Node, a: Node, b: Node) -> Node:
+    shape, (c, a, b) = broadcast_nodes([c, a, b], "where")
+    return make_node(P.where, (c, a, b), (), shape, a.dtype, a.device)
+
+
+def lit(value: Any, like: Node) -> Node:
+    return const_node(value, like.dtype, like.device)
+
+
+def binary(prim: Primitive, a: Any, b: Any, op: str, out_dtype: dt.DType | None = None) -> Tensor:
+    """Promote, broadcast and record `prim(a, b)`; the common path of arithmetic ops."""
+    if type(a) is Tensor and type(b) is Tensor:
+        na, nb = a._node, b._node
+        if na.dtype is nb.dtype and na.shape == nb.shape and na.device is nb.device:
+            return wrap(make_node(prim, (na, nb), (), na.shape, out_dtype or na.dtype, na.device))
+    a, b = _operand(a, op), _operand(b, op)
+    dtype = result_type(a, b)
+    dev = device_of(a, b, op=op)
+    na, nb = to_node(a, dtype, dev), to_node(b, dtype, dev)
+    shape, (na, nb) = broadcast_nodes([na, nb], op)
+    return wrap(make_node(prim, (na, nb), (), shape, out_dtype or dtype, dev))
+
+
+def _float_dtype(d: dt.DType) -> dt.DType:
+    return d if d.is_floating_point else _config.get_default_dtype()
+
+
+def _float_unary(prim: Primitive, name: str) -> Any:
+    def fn(input: Tensor, *, out: Any = None) -> Tensor:
+        n = _tensor_arg(input, name)._node
+        n = cast(n, _float_dtype(n.dtype))
+        return _finish(wrap(node1(prim, n)), out, name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {prim.doc} (integer inputs compute in the default float dtype)."
+    return fn
+
+
+def _finish(result: Tensor, out: Any, op: str) -> Tensor:
+    if out is None:
+        return result
+    from lazytorch.ops.views import assign
+
+    if not isinstance(out, Tensor):
+        raise op_error(TypeError, op, "out= must be a Tensor")
+    if tuple(out.shape) != tuple(result.shape):
+        raise op_error(
+            RuntimeError, op, f"out= has shape {list(out.shape)}, the result {list(result.shape)}"
+        )
+    return assign(out, cast(result._node, out.dtype))
+
+
+exp = _float_unary(P.exp, "exp")
+log = _float_unary(P.log, "log")
+sqrt = _float_unary(P.sqrt, "sqrt")
+sin = _float_unary(P.sin, "sin")
+cos = _float_unary(P.cos, "cos")
+tanh = _float_unary(P.tanh, "tanh")
+sigmoid = _float_unary(P.sigmoid, "sigmoid")
+erf = _float_unary(P.erf, "erf")
+atan = _float_unary(P.atan, "atan")
+log1p = _float_unary(P.log1p, "log1p")
+expm1 = _float_unary(P.expm1, "expm1")
+arctan = atan
+
+
+def _float_input(x: Any, op: str) -> Node:
+    n = _tensor_arg(x, op)._node
+    return cast(n, _float_dtype(n.dtype))
+
+
+def _decomposed_unary(name: str, build: Any, doc: str) -> Any:
+    def fn(input: Tensor, *, out: Any = None) -> Tensor:
+        return _finish(wrap(build(_float_input(input, name))), out, name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+rsqrt = _decomposed_unary(
+    "rsqrt", lambda n: node2(P.div, lit(1, n), node1(P.sqrt, n)), "1 / sqrt(x)"
+)
+reciprocal = _decomposed_unary("reciprocal", lambda n: node2(P.div, lit(1, n), n), "1 / x")
+tan = _decomposed_unary(
+    "tan", lambda n: node2(P.div, node1(P.sin, n), node1(P.cos, n)), "sin(x) / cos(x)"
+)
+log2 = _decomposed_unary(
+    "log2", lambda n: node2(P.mul, node1(P.log, n), lit(1 / math.log(2), n)), "log base 2"
+)
+log10 = _decomposed_unary(
+    "log10", lambda n: node2(P.mul, node1(P.log, n), lit(1 / math.log(10), n)), "log base 10"
+)
+exp2 = _decomposed_unary("exp2", lambda n: node2(P.pow, lit(2, n), n), "2 ** x")
+erfc = _decomposed_unary("erfc", lambda n: node2(P.sub, lit(1, n), node1(P.erf, n)), "1 - erf(x)")
+sinh = _decomposed_unary(
+    "sinh",
+    lambda n: node2(
+        P.mul, node2(P.sub, node1(P.exp, n), node1(P.exp, node1(P.neg, n))), lit(0.5, n)
+    ),
+    "(e**x - e**-x) / 2",
+)
+cosh = _decomposed_unary(
+    "cosh",
+    lambda n: node2(
+        P.mul, node2(P.add, node1(P.exp, n), node1(P.exp, node1(P.neg, n))), lit(0.5, n)
+    ),
+    "(e**x + e**-x) / 2",
+)
+
+
+def _sqrt_1m_x2(n: Node) -> Node:
+    return node1(P.sqrt, node2(P.sub, lit(1, n), node2(P.mul, n, n)))
+
+
+asin = _decomposed_unary("asin", lambda n: node2(P.atan2, n, _sqrt_1m_x2(n)), "inverse sine")
+acos = _decomposed_unary("acos", lambda n: node2(P.atan2, _sqrt_1m_x2(n), n), "inverse cosine")
+arcsin, arccos = asin, acos
+asinh = _decomposed_unary(
+    "asinh",
+    lambda n: node2(
+        P.mul,
+        _sign_float(n),
+        node1(
+            P.log,
+            node2(
+                P.add, node1(P.abs, n), node1(P.sqrt, node2(P.add, node2(P.mul, n, n), lit(1, n)))
+            ),
+        ),
+    ),
+    "inverse hyperbolic sine",
+)
+acosh = _decomposed_unary(
+    "acosh",
+    lambda n: node1(
+        P.log, node2(P.add, n, node1(P.sqrt, node2(P.sub, node2(P.mul, n, n), lit(1, n))))
+    ),
+    "inverse hyperbolic cosine",
+)
+atanh = _decomposed_unary(
+    "atanh",
+    lambda n: node2(
+        P.mul,
+        lit(0.5, n),
+        node1(P.log1p, node2(P.div, node2(P.mul, lit(2, n), n), node2(P.sub, lit(1, n), n))),
+    ),
+    "inverse hyperbolic tangent",
+)
+
+
+def _sign_float(n: Node) -> Node:
+    pos = cast(node2(P.gt, n, lit(0, n), dt.bool_), n.dtype)
+    neg = cast(node2(P.lt, n, lit(0, n), dt.bool_), n.dtype)
+    return node2(P.sub, pos, neg)
+
+
+def atan2(input: Tensor, other: Any, *, out: Any = None) -> Tensor:
+    d = _float_dtype(result_type(input, other))
+    dev = device_of(input, other, op="atan2")
+    return _finish(
+        wrap(node2(P.atan2, to_node(input, d, dev), to_node(other, d, dev))), out, "atan2"
+    )
+
+
+arctan2 = atan2
+
+
+# -- sign-preserving unary --------------------------------------------------------------------
+def neg(input: Tensor, *, out: Any = None) -> Tensor:
+    n = _tensor_arg(input, "neg")._node
+    if n.dtype is dt.bool_:
+        raise op_error(
+            RuntimeError,
+            "neg",
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead.",
+        )
+    return _finish(wrap(node1(P.neg, n)), out, "neg")
+
+
+negative = neg
+
+
+def positive(input: Tensor) -> Tensor:
+    if _tensor_arg(input, "positive").dtype is dt.bool_:
+        raise op_error(
+            RuntimeError, "positive", "The `+` operator, on a bool tensor is not supported."
+        )
+    return input
+
+
+def abs(input: Tensor, *, out: Any = None) -> Tensor:
+    n = _tensor_arg(input, "abs")._node
+    if n.dtype is dt.bool_:
+        return _finish(_copy(n), out, "abs")
+    return _finish(wrap(node1(P.abs, n)), out, "abs")
+
+
+absolute = abs
+
+
+def _copy(n: Node) -> Tensor:
+    return wrap(n)
+
+
+def sign(input: Tensor, *, out: Any = None) -> Tensor:
+    """-1, 0 or 1 by sign (0 for NaN, as in torch)."""
+    n = _tensor_arg(input, "sign")._node
+    if n.dtype is dt.bool_:
+        return _copy(n)
+    return _finish(
+        wrap(
+            _sign_float(n)
+            if n.dtype.is_signed
+            else cast(node2(P.gt, n, lit(0, n), dt.bool_), n.dtype)
+        ),
+        out,
+        "sign",
+    )
+
+
+sgn = sign
+
+
+def _rounding(prim: Primitive, name: str) -> Any:
+    def fn(input: Tensor, *, out: Any = None) -> Tensor:
+        n = _tensor_arg(input, name)._node
+        if not n.dtype.is_floating_point:
+            return _copy(n)
+        return _finish(wrap(node1(prim, n)), out, name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {prim.doc} (integers are returned unchanged)."
+    return fn
+
+
+floor = _rounding(P.floor, "floor")
+ceil = _rounding(P.ceil, "ceil")
+
+
+def round(input: Tensor, *, decimals: int = 0, out: Any = None) -> Tensor:
+    """Round half to even; with `decimals`, round(x * 10**d) / 10**d like torch."""
+    n = _tensor_arg(input, "round")._node
+    if not n.dtype.is_floating_point:
+        return _copy(n)
+    if decimals == 0:
+        return _finish(wrap(node1(P.round, n)), out, "round")
+    scale = 10.0**decimals
+    scaled = node1(P.round, node2(P.mul, n, lit(scale, n)))
+    return _finish(wrap(node2(P.div, scaled, lit(scale, n))), out, "round")
+
+
+def _trunc_node(n: Node) -> Node:
+    negative = node2(P.lt, n, lit(0, n), dt.bool_)
+    return where_node(negative, node1(P.ceil, n), node1(P.floor, n))
+
+
+def trunc(input: Tensor, *, out: Any = None) -> Tensor:
+    n = _tensor_arg(input, "trunc")._node
+    if not n.dtype.is_floating_point:
+        return _copy(n)
+    return _finish(wrap(_trunc_node(n)), out, "trunc")
+
+
+fix = trunc
+
+
+def frac(input: Tensor) -> Tensor:
+    n = _tensor_arg(input, "frac")._node
+    if not n.dtype.is_floating_point:
+        raise op_error(
+            RuntimeError, "frac", f"frac is only implemented for floating types, got {n.dtype}"
+        )
+    return wrap(node2(P.sub, n, _trunc_node(n)))
+
+
+# -- arithmetic ---------------------------------------------------------------------------------
+def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
+    """input + alpha * other, with broadcasting and type promotion."""
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return _finish(binary(P.add, input, other, "add"), out, "add")
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
+    """input - alpha * other."""
+    if _is_bool(input) and _is_bool(other):
+        raise op_error(
+            RuntimeError,
+            "sub",
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+            "`^` or `logical_xor()` operator instead.",
+        )
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return _finish(binary(P.sub, input, other, "sub"), out, "sub")
+
+
+subtract = sub
+
+
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    return sub(other, input, alpha=alpha)
+
+
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype is dt.bool_)
+
+
+def mul(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    return _finish(binary(P.mul, input, other, "mul"), out, "mul")
+
+
+multiply = mul
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = None) -> Tensor:
+    """input / other. rounding_mode: None (true division), 'trunc' or 'floor'."""
+    if rounding_mode is None:
+        a, b = _operand(input, "div"), _operand(other, "div")
+        d = _float_dtype(result_type(a, b))
+        dev = device_of(a, b, op="div")
+        return _finish(wrap(node2(P.div, to_node(a, d, dev), to_node(b, d, dev))), out, "div")
+    if rounding_mode == "floor":
+        return _finish(binary(P.floordiv, input, other, "div"), out, "div")
+    if rounding_mode == "trunc":
+        a, b = _operand(input, "div"), _operand(other, "div")
+        d = result_type(a, b)
+        dev = device_of(a, b, op="div")
+        na, nb = to_node(a, d, dev), to_node(b, d, dev)
+        if d.is_floating_point:
+            return _finish(wrap(_trunc_node(node2(P.div, na, nb))), out, "div")
+        q = node2(P.floordiv, na, nb)
+        r = node2(P.remainder, na, nb)
+        inexact = node2(P.ne, r, lit(0, r), dt.bool_)
+        signs_differ = node2(
+            P.ne,
+            node2(P.lt, na, lit(0, na), dt.bool_),
+            node2(P.lt, nb, lit(0, nb), dt.bool_),
+            dt.bool_,
+        )
+        fix_up = node2(P.bitwise_and, inexact, signs_differ)
+        return _finish(wrap(where_node(fix_up, node2(P.add, q, lit(1, q)), q)), out, "div")
+    raise op_error(
+        ValueError,
+        "div",
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'",
+    )
+
+
+divide = div
+true_divide = div
+
+
+def floor_divide(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    return div(input, other, rounding_mode="floor", out=out)
+
+
+def remainder(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    """Python-style modulus: the result has the sign of the divisor."""
+    return _finish(binary(P.remainder, input, other, "remainder"), out, "remainder")
+
+
+def fmod(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    """C-style modulus: the result has the sign of the dividend."""
+    return _finish(binary(P.fmod, input, other, "fmod"), out, "fmod")
+
+
+def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
+    """input ** exponent. Small integer exponents become multiplications, as in torch."""
+    if (
+        isinstance(input, Tensor)
+        and isinstance(exponent, Number)
+        and not isinstance(exponent, bool)
+    ):
+        d = result_type(input, exponent)
+        n = cast(input._node, d)
+        if not d.is_floating_point and exponent < 0:
+            raise op_error(
+                RuntimeError, "pow", "Integers to negative integer powers are not allowed."
+            )
+        if exponent == 2:
+            return _finish(wrap(node2(P.mul, n, n)), out, "pow")
+        if exponent == 1:
+            return _finish(_copy(n), out, "pow")
+        if exponent == 0.5 and d.is_floating_point:
+            return _finish(wrap(node1(P.sqrt, n)), out, "pow")
+    return _finish(binary(P.pow, input, exponent, "pow"), out, "pow")
+
+
+def square(input: Tensor) -> Tensor:
+    return pow(input, 2)
+
+
+def maximum(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
+    """Elementwise max of two tensors; NaN propagates."""
+    _tensor_arg(input, "maximum")
+    _tensor_arg(other, "maximum", "other")
+    return _finish(binary(P.maximum, input, other, "maximum"), out, "maximum")
+
+
+def minimum(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
+    """Elementwise min of two tensors; NaN propagates."""
+    _tensor_arg(input, "minimum")
+    _tensor_arg(other, "minimum", "other")
+    return _finish(binary(P.minimum, input, other, "minimum"), out, "minimum")
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """Max that ignores NaN when the other operand is a number."""
+    m = maximum(input, other)
+    return where(isnan(input), other, where(isnan(other), input, m))
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    m = minimum(input, other)
+    return where(isnan(input), other, where(isnan(other), input, m))
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -> Tensor:
+    """Clamp into [min, max]; NaN stays NaN; when min > max every element becomes max."""
+    x = _tensor_arg(input, "clamp")
+    if min is None and max is None:
+        raise op_error(RuntimeError, "clamp", "At least one of 'min' or 'max' must not be None")
+    operands = [a for a in (x, min, max) if a is not None]
+    d = result_type(*operands)
+    dev = device_of(*operands, op="clamp")
+    n = to_node(x, d, dev)
+    if min is not None:
+        n = node2(P.maximum, n, to_node(min, d, dev))
+    if max is not None:
+        n = node2(P.minimum, n, to_node(max, d, dev))
+    return _finish(wrap(n), out, "clamp")
+
+
+clip = clamp
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:
+    return clamp(input, max=max)
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """input + weight * (end - input), computed from the nearer end as torch does."""
+    d = result_type(input, end)
+    dev = device_of(input, end, weight, op="lerp")
+    a, b = to_node(input, d, dev), to_node(end, d, dev)
+    w = to_node(weight, d, dev)
+    diff = node2(P.sub, b, a)
+    low = node2(P.add, a, node2(P.mul, w, diff))
+    high = node2(P.sub, b, node2(P.mul, diff, node2(P.sub, lit(1, w), w)))
+    return wrap(where_node(node2(P.lt, node1(P.abs, w), lit(0.5, w), dt.bool_), low, high))
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return add(input, mul(tensor1, tensor2), alpha=value)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return add(input, div(tensor1, tensor2), alpha=value)
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    return sqrt(add(mul(input, input), mul(other, other)))
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """log(exp(a) + exp(b)) without overflow."""
+    m = maximum(input, other)
+    safe = where(isinf(m), 0.0, m)
+    return add(safe, log(add(exp(sub(input, safe)), exp(sub(other, safe)))))
+
+
+def xlogy(input: Any, other: Any) -> Tensor:
+    d = _float_dtype(result_type(input, other))
+    dev = device_of(input, other, op="xlogy")
+    x, y = to_node(input, d, dev), to_node(other, d, dev)
+    prod = node2(P.mul, x, node1(P.log, y))
+    zero_x = node2(P.eq, x, lit(0, x), dt.bool_)
+    out = where_node(zero_x, lit(0, x), prod)
+    return wrap(where_node(node2(P.ne, y, y, dt.bool_), y, out))
+
+
+# -- comparisons and logic ------------------------------------------------------------------
+def _compare(prim: Primitive, name: str) -> Any:
+    def fn(input: Any, other: Any, *, out: Any = None) -> Tensor:
+        return _finish(binary(prim, input, other, name, out_dtype=dt.bool_), out, name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {prim.doc} with promotion and broadcasting."
+    return fn
+
+
+eq = _compare(P.eq, "eq")
+ne = _compare(P.ne, "ne")
+lt = _compare(P.lt, "lt")
+le = _compare(P.le, "le")
+gt = _compare(P.gt, "gt")
+ge = _compare(P.ge, "ge")
+not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+
+
+def _bitwise(prim: Primitive, name: str) -> Any:
+    def fn(input: Any, other: Any, *, out: Any = None) -> Tensor:
+        d = result_type(input, other)
+        if d.is_floating_point:
+            raise op_error(
+                RuntimeError, name, f"\"{name}_cpu\" not implemented for '{d.name.capitalize()}'"
+            )
+        return _finish(binary(prim, input, other, name), out, name)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+bitwise_and = _bitwise(P.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(P.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(P.bitwise_xor, "bitwise_xor")
+
+
+def bitwise_not(input: Tensor, *, out: Any = None) -> Tensor:
+    n = _tensor_arg(input, "bitwise_not")._node
+    if n.dtype.is_floating_point:
+        raise op_error(
+            TypeError,
+            "bitwise_not",
+            "bitwise_not is only supported for integer and boolean tensors",
+        )
+    return _finish(wrap(node1(P.bitwise_not, n)), out, "bitwise_not")
+
+
+def _truth(x: Any, dev: Any) -> Node:
+    if isinstance(x, Tensor):
+        n = x._node
+        if n.dtype is dt.bool_:
+            return n
+        return node2(P.ne, n, lit(0, n), dt.bool_)
+    return to_node(bool(x), dt.bool_, dev)
+
+
+def _logical(prim: Primitive, name: str) -> Any:
+    def fn(input: Any, other: Any, *, out: Any = None) -> Tensor:
+        dev = device_of(input, other, op=name)
+        return _finish(wrap(node2(prim, _truth(input, dev), _truth(other, dev))), out, name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"Elementwise logical {name.split('_')[1]} of the operands' truth values (bool result)."
+    )
+    return fn
+
+
+logical_and = _logical(P.bitwise_and, "logical_and")
+logical_or = _logical(P.bitwise_or, "logical_or")
+logical_xor = _logical(P.bitwise_xor, "logical_xor")
+
+
+def logical_not(input: Tensor, *, out: Any = None) -> Tensor:
+    x = _tensor_arg(input, "logical_not")
+    return _finish(wrap(node1(P.bitwise_not, _truth(x, x.device))), out, "logical_not")
+
+
+def isnan(input: Tensor) -> Tensor:
+    n = _tensor_arg(input, "isnan")._node
+    if not n.dtype.is_floating_point:
+        return _fill_bool(n, False)
+    return wrap(node2(P.ne, n, n, dt.bool_))
+
+
+def isinf(input: Tensor) -> Tensor:
+    n = _tensor_arg(input, "isinf")._node
+    if not n.dtype.is_floating_point:
+        return _fill_bool(n, False)
+    return wrap(node2(P.eq, node1(P.abs, n), lit(math.inf, n), dt.bool_))
+
+
+def isposinf(input: Tensor) -> Tensor:
+    n = _tensor_arg(input, "isposinf")._node
+    return (
+        wrap(node2(P.eq, n, lit(math.inf, n), dt.bool_))
+        if n.dtype.is_floating_point
+        else isinf(input)
+    )
+
+
+def isneginf(input: Tensor) -> Tensor:
+    n = _tensor_arg(input, "isneginf")._node
+    return (
+        wrap(node2(P.eq, n, lit(-math.inf, n), dt.bool_))
+        if n.dtype.is_floating_point
+        else isinf(input)
+    )
+
+
+def isfinite(input: Tensor) -> Tensor:
+    n = _tensor_arg(input, "isfinite")._node
+    if not n.dtype.is_floating_point:
+        return _fill_bool(n, True)
+    # |x| < inf is false for both infinities and NaN.
+    return wrap(node2(P.lt, node1(P.abs, n), lit(math.inf, n), dt.bool_))
+
+
+def _fill_bool(n: Node, value: bool) -> Tensor:
+    return wrap(
+        make_node(
+            P.expand,
+            (const_node(value, dt.bool_, n.device),),
+            (n.shape,),
+            n.shape,
+            dt.bool_,
+            n.device,
+        )
+    )
+
+
+def isreal(input: Tensor) -> Tensor:
+    """All True: lazytorch has no complex dtypes."""
+    return _fill_bool(_tensor_arg(input, "isreal")._node, True)
+
+
+def nan_to_num(
+    input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Tensor:
+    n = _tensor_arg(input, "nan_to_num")._node
+    if not n.dtype.is_floating_point:
+        return _copy(n)
+    import numpy as np
+
+    info = np.finfo(n.dtype.np)
+    hi = float(info.max) if posinf is None else posinf
+    lo = float(info.min) if neginf is None else neginf
+    out = where_node(node2(P.ne, n, n, dt.bool_), lit(nan, n), n)
+    out = where_node(node2(P.eq, n, lit(math.inf, n), dt.bool_), lit(hi, n), out)
+    out = where_node(node2(P.eq, n, lit(-math.inf, n), dt.bool_), lit(lo, n), out)
+    return wrap(out)
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
+    """Elements of `input` where `condition` holds, else of `other` (scalars allowed).
+
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
+    """
+    if input is None and other is None:
+        from lazytorch.ops.indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    c = _tensor_arg(condition, "where", "condition")
+    if c.dtype is not dt.bool_:
+        raise op_error(
+            RuntimeError,
+            "where",
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype {c.dtype.name.capitalize()}",
+        )
+    a, b = _operand(input, "where"), _operand(other, "where")
+    d = (
+        result_type(a, b)
+        if (isinstance(a, Tensor) or isinstance(b, Tensor))
+        else _scalar_pair_dtype(a, b)
+    )
+    dev = device_of(c, a, b, op="where")
+    return wrap(where_node(c._node, to_node(a, d, dev), to_node(b, d, dev)))
+
+
+def _scalar_pair_dtype(a: Any, b: Any) -> dt.DType:
+    default = _config.get_default_dtype()
+    return dt.promote_types(dt.scalar_dtype(a, default), dt.scalar_dtype(b, default))
+
+
+# -- activations that are also torch.* functions ------------------------------------------------
+def relu(input: Tensor) -> Tensor:
+    """max(x, 0); NaN stays NaN."""
+    n = _tensor_arg(input, "relu")._node
+    if n.dtype is dt.bool_:
+        raise op_error(RuntimeError, "relu", "\"clamp_min_cpu\" not implemented for 'Bool'")
+    return wrap(node2(P.maximum, n, lit(0, n)))

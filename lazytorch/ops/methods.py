@@ -1,0 +1,613 @@
+"""Tensor methods, operators and in-place variants, bound from the op functions.
+
+The method table is data: most methods are the public op itself (its first parameter is
+the tensor). In-place variants run the op and `assign` the result back (functionalized), after
+torch's check that the result's dtype can be cast to the tensor's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazytorch._errors import op_error
+from lazytorch.ir import dtypes as dt
+from lazytorch.ir.device import as_device
+from lazytorch.ops import creation as C
+from lazytorch.ops import elementwise as E
+from lazytorch.ops import indexing as I
+from lazytorch.ops import linalg as L
+from lazytorch.ops import random as RND
+from lazytorch.ops import reduction as R
+from lazytorch.ops import shape as S
+from lazytorch.ops import sorting as SO
+from lazytorch.ops import views as V
+from lazytorch.ops._core import cast, const_node, expand_node, scalar_node, wrap
+from lazytorch.tensor import Tensor
+
+# -- out-of-place methods: name -> function(self, ...) -----------------------------------------
+METHODS: dict[str, Any] = {
+    # elementwise
+    **{
+        name: getattr(E, name)
+        for name in [
+            "abs",
+            "absolute",
+            "acos",
+            "arccos",
+            "acosh",
+            "add",
+            "addcdiv",
+            "addcmul",
+            "asin",
+            "arcsin",
+            "asinh",
+            "atan",
+            "arctan",
+            "atan2",
+            "arctan2",
+            "atanh",
+            "bitwise_and",
+            "bitwise_not",
+            "bitwise_or",
+            "bitwise_xor",
+            "ceil",
+            "clamp",
+            "clamp_max",
+            "clamp_min",
+            "clip",
+            "cos",
+            "cosh",
+            "div",
+            "divide",
+            "eq",
+            "erf",
+            "erfc",
+            "exp",
+            "exp2",
+            "expm1",
+            "fix",
+            "floor",
+            "floor_divide",
+            "fmax",
+            "fmin",
+            "fmod",
+            "frac",
+            "ge",
+            "greater",
+            "greater_equal",
+            "gt",
+            "hypot",
+            "isfinite",
+            "isinf",
+            "isnan",
+            "isneginf",
+            "isposinf",
+            "isreal",
+            "le",
+            "lerp",
+            "less",
+            "less_equal",
+            "log",
+            "log10",
+            "log1p",
+            "log2",
+            "logaddexp",
+            "logical_and",
+            "logical_not",
+            "logical_or",
+            "logical_xor",
+            "lt",
+            "maximum",
+            "minimum",
+            "mul",
+            "multiply",
+            "nan_to_num",
+            "ne",
+            "neg",
+            "negative",
+            "not_equal",
+            "positive",
+            "pow",
+            "reciprocal",
+            "relu",
+            "remainder",
+            "round",
+            "rsqrt",
+            "sigmoid",
+            "sign",
+            "sgn",
+            "sin",
+            "sinh",
+            "sqrt",
+            "square",
+            "sub",
+            "subtract",
+            "tan",
+            "tanh",
+            "true_divide",
+            "trunc",
+            "xlogy",
+        ]
+    },
+    # reductions
+    **{
+        name: getattr(R, name)
+        for name in [
+            "all",
+            "amax",
+            "amin",
+            "aminmax",
+            "any",
+            "argmax",
+            "argmin",
+            "count_nonzero",
+            "cumsum",
+            "logsumexp",
+            "max",
+            "mean",
+            "min",
+            "nanmean",
+            "nansum",
+            "norm",
+            "prod",
+            "std",
+            "sum",
+            "var",
+        ]
+    },
+    # shape and views
+    **{
+        name: getattr(S, name)
+        for name in [
+            "broadcast_to",
+            "chunk",
+            "clone",
+            "contiguous",
+            "detach",
+            "expand",
+            "expand_as",
+            "flatten",
+            "flip",
+            "fliplr",
+            "flipud",
+            "movedim",
+            "moveaxis",
+            "narrow",
+            "permute",
+            "ravel",
+            "repeat",
+            "reshape",
+            "reshape_as",
+            "roll",
+            "select",
+            "split",
+            "squeeze",
+            "swapaxes",
+            "swapdims",
+            "t",
+            "tile",
+            "transpose",
+            "tril",
+            "triu",
+            "unbind",
+            "unflatten",
+            "unsqueeze",
+            "view",
+            "view_as",
+        ]
+    },
+    # indexing
+    **{
+        name: getattr(I, name)
+        for name in [
+            "gather",
+            "index_put",
+            "index_select",
+            "masked_fill",
+            "masked_select",
+            "nonzero",
+            "scatter",
+            "scatter_add",
+            "take",
+        ]
+    },
+    "argwhere": I.argwhere,
+    "take_along_dim": I.take_along_dim,
+    # linear algebra and sorting
+    **{
+        name: getattr(L, name)
+        for name in ["addmm", "baddbmm", "bmm", "dot", "matmul", "mm", "mv", "outer"]
+    },
+    **{name: getattr(SO, name) for name in ["argsort", "kthvalue", "msort", "sort", "topk"]},
+    "where": lambda self, condition, other: E.where(condition, self, other),
+    "softmax": lambda self, dim, dtype=None: _F().softmax(self, dim, dtype=dtype),
+    "log_softmax": lambda self, dim, dtype=None: _F().log_softmax(self, dim, dtype=dtype),
+}
+
+
+def _F() -> Any:
+    from lazytorch.nn import functional
+
+    return functional
+
+
+# -- conversions ----------------------------------------------------------------------------------
+def _can_cast(src: dt.DType, dst: dt.DType) -> bool:
+    """torch's in-place rule: no float -> integral, no non-bool -> bool."""
+    if src.is_floating_point and not dst.is_floating_point:
+        return False
+    return not (src is not dt.bool_ and dst is dt.bool_)
+
+
+def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Convert dtype and/or device: ``to(dtype)``, ``to(device)``, ``to(other)``,
+    ``to(device, dtype)``. Returns self when nothing changes (unless copy=True)."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, dt.DType):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, bool):
+            continue  # legacy non_blocking positional
+        elif a is not None:
+            device = a
+    if device is not None:
+        target = as_device(device)
+        if target != self.device:
+            C.resolve_device(target, "to")
+    if dtype is not None and not isinstance(dtype, dt.DType):
+        dtype = C.resolve_dtype(dtype, "to")
+    if (dtype is None or dtype is self.dtype) and not copy:
+        return self
+    return wrap(cast(self._node, dtype or self.dtype))
+
+
+def _as(dtype: dt.DType) -> Any:
+    def fn(self: Tensor, memory_format: Any = None) -> Tensor:
+        return to(self, dtype)
+
+    fn.__name__ = dtype.name
+    return fn
+
+
+CONVERSIONS = {
+    "float": _as(dt.float32),
+    "double": _as(dt.float64),
+    "half": _as(dt.float16),
+    "long": _as(dt.int64),
+    "int": _as(dt.int32),
+    "short": _as(dt.int16),
+    "char": _as(dt.int8),
+    "byte": _as(dt.uint8),
+    "bool": _as(dt.bool_),
+}
+
+
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    return to(self, other.dtype)
+
+
+def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
+    return to(self, "cpu")
+
+
+def cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
+    return to(
+        self,
+        "cuda"
+        if device is None
+        else as_device(device if not isinstance(device, int) else f"cuda:{device}"),
+    )
+
+
+# -- in-place --------------------------------------------------------------------------------------
+def _assign_result(self: Tensor, result: Tensor, op: str) -> Tensor:
+    n = result._node
+    if n.dtype is not self.dtype:
+        if not _can_cast(n.dtype, self.dtype):
+            raise op_error(
+                RuntimeError,
+                op,
+                f"result type {_torch_name(n.dtype)} can't be cast to the desired output type {_torch_name(self.dtype)}",
+            )
+        n = cast(n, self.dtype)
+    if tuple(n.shape) != tuple(self._node.shape):
+        raise op_error(
+            RuntimeError,
+            op,
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(n.shape)}",
+        )
+    return V.assign(self, n)
+
+
+def _torch_name(d: dt.DType) -> str:
+    return {
+        "float32": "Float",
+        "float64": "Double",
+        "float16": "Half",
+        "int64": "Long",
+        "int32": "Int",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "bool": "Bool",
+    }[d.name]
+
+
+def _inplace(fn: Any, name: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return _assign_result(self, fn(self, *args, **kwargs), name)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place version of `{name[:-1]}` (rebinds this tensor; views see it)."
+    return method
+
+
+INPLACE = [
+    "abs",
+    "acos",
+    "add",
+    "addcdiv",
+    "addcmul",
+    "asin",
+    "atan",
+    "atan2",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "ceil",
+    "clamp",
+    "clamp_max",
+    "clamp_min",
+    "clip",
+    "cos",
+    "cosh",
+    "div",
+    "divide",
+    "erf",
+    "erfc",
+    "exp",
+    "exp2",
+    "expm1",
+    "floor",
+    "floor_divide",
+    "fmod",
+    "frac",
+    "lerp",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "masked_fill",
+    "mul",
+    "multiply",
+    "nan_to_num",
+    "neg",
+    "negative",
+    "pow",
+    "reciprocal",
+    "relu",
+    "remainder",
+    "round",
+    "rsqrt",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sinh",
+    "sqrt",
+    "square",
+    "sub",
+    "subtract",
+    "tan",
+    "tanh",
+    "true_divide",
+    "trunc",
+]
+
+
+def fill_(self: Tensor, value: Any) -> Tensor:
+    """Set every element to `value` (a number or a 0-d tensor)."""
+    n = self._node
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise op_error(
+                RuntimeError,
+                "fill_",
+                f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.",
+            )
+        v = cast(value._node, n.dtype)
+    else:
+        v = scalar_node(value, n.dtype, n.device)
+    return V.assign(self, expand_node(v, n.shape))
+
+
+def zero_(self: Tensor) -> Tensor:
+    n = self._node
+    return V.assign(self, expand_node(const_node(0, n.dtype, n.device), n.shape))
+
+
+def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Copy `src`'s values (broadcast, converted to this dtype) into this tensor."""
+    if not isinstance(src, Tensor):
+        raise op_error(
+            TypeError, "copy_", f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}"
+        )
+    n = cast(src._node, self.dtype)
+    from lazytorch.ops.indexing import _broadcast_value
+
+    return V.assign(self, _broadcast_value(n, tuple(self._node.shape), "copy_"))
+
+
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+    u = RND.rand(self.shape, dtype=self.dtype, device=self.device, generator=generator)
+    return V.assign(self, E.add(E.mul(u, b - a), a)._node)
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+    z = RND.randn(self.shape, dtype=self.dtype, device=self.device, generator=generator)
+    return V.assign(self, E.add(E.mul(z, std), mean)._node)
+
+
+def _new(factory: Any) -> Any:
+    def method(
+        self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        return factory(*size, dtype=dtype or self.dtype, device=device or self.device)
+
+    return method
+
+
+def new_full(
+    self: Tensor,
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    return C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
+
+
+def new_tensor(
+    self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    return C.tensor(data, dtype=dtype or self.dtype, device=device or self.device)
+
+
+def _get_data(self: Tensor) -> Tensor:
+    return S.detach(self)
+
+
+def _set_data(self: Tensor, value: Tensor) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError("data must be set to a Tensor")
+    if tuple(value.shape) == tuple(self.shape) and value.dtype is self.dtype:
+        V.assign(self, value._node)
+    else:
+        # Another shape or dtype replaces the contents outright; no longer a view.
+        self._node = value._node
+        self._view = None
+
+
+def _reversed(fn: Any) -> Any:
+    def method(self: Tensor, other: Any) -> Tensor:
+        return fn(other, self)
+
+    return method
+
+
+def _rdiv(self: Tensor, other: Any) -> Tensor:
+    return E.div(other, self)
+
+
+def _rfloordiv(self: Tensor, other: Any) -> Tensor:
+    return E.div(other, self, rounding_mode="floor")
+
+
+def _floordiv(self: Tensor, other: Any) -> Tensor:
+    return E.div(self, other, rounding_mode="floor")
+
+
+def _rmatmul(self: Tensor, other: Any) -> Tensor:
+    return L.matmul(other, self)
+
+
+OPERATORS = {
+    "__add__": E.add,
+    "__radd__": _reversed(E.add),
+    "__sub__": E.sub,
+    "__rsub__": _reversed(E.sub),
+    "__mul__": E.mul,
+    "__rmul__": _reversed(E.mul),
+    "__truediv__": E.div,
+    "__rtruediv__": _rdiv,
+    "__floordiv__": _floordiv,
+    "__rfloordiv__": _rfloordiv,
+    "__mod__": E.remainder,
+    "__rmod__": _reversed(E.remainder),
+    "__pow__": E.pow,
+    "__rpow__": _reversed(E.pow),
+    "__matmul__": L.matmul,
+    "__rmatmul__": _rmatmul,
+    "__neg__": E.neg,
+    "__pos__": E.positive,
+    "__abs__": E.abs,
+    "__invert__": E.bitwise_not,
+    "__and__": E.bitwise_and,
+    "__rand__": _reversed(E.bitwise_and),
+    "__or__": E.bitwise_or,
+    "__ror__": _reversed(E.bitwise_or),
+    "__xor__": E.bitwise_xor,
+    "__rxor__": _reversed(E.bitwise_xor),
+    "__eq__": E.eq,
+    "__ne__": E.ne,
+    "__lt__": E.lt,
+    "__le__": E.le,
+    "__gt__": E.gt,
+    "__ge__": E.ge,
+    "__getitem__": I.getitem,
+    "__setitem__": I.setitem,
+}
+
+INPLACE_OPERATORS = {
+    "__iadd__": "add_",
+    "__isub__": "sub_",
+    "__imul__": "mul_",
+    "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_",
+    "__imod__": "remainder_",
+    "__ipow__": "pow_",
+    "__iand__": "bitwise_and_",
+    "__ior__": "bitwise_or_",
+    "__ixor__": "bitwise_xor_",
+}
+
+
+def bind() -> None:
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, fn in CONVERSIONS.items():
+        setattr(Tensor, name, fn)
+    for name in INPLACE:
+        setattr(Tensor, name + "_", _inplace(METHODS[name], name + "_"))
+    for name, fn in OPERATORS.items():
+        setattr(Tensor, name, fn)
+    for dunder, name in INPLACE_OPERATORS.items():
+        setattr(Tensor, dunder, getattr(Tensor, name))
+    extras = {
+        "to": to,
+        "type_as": type_as,
+        "cpu": cpu,
+        "cuda": cuda,
+        "fill_": fill_,
+        "zero_": zero_,
+        "copy_": copy_,
+        "uniform_": uniform_,
+        "normal_": normal_,
+        "index_put_": I.index_put_,
+        "scatter_": I.scatter_,
+        "scatter_add_": I.scatter_add_,
+        "new_zeros": _new(C.zeros),
+        "new_ones": _new(C.ones),
+        "new_empty": _new(C.empty),
+        "new_full": new_full,
+        "new_tensor": new_tensor,
+    }
+    for name, fn in extras.items():
+        setattr(Tensor, name, fn)
+    Tensor.T = property(S.T)  # type: ignore[attr-defined]
+    Tensor.mT = property(S.mT)  # type: ignore[attr-defined]
+    Tensor.data = property(_get_data, _set_data)  # type: ignore[attr-defined]

@@ -1,0 +1,430 @@
+"""Reductions: sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std, logsumexp,
+norm, all/any, cumsum, count_nonzero.
+
+Primitive reductions keep the reduced axes (size 1); ``keepdim=False`` adds a reshape. Sums
+of integers and bools are int64, as in torch; float16 accumulates in float32.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from typing import Any
+
+from lazytorch._errors import op_error
+from lazytorch.ir import dtypes as dt
+from lazytorch.ir.node import Node
+from lazytorch.ir.primitives import Primitive, make_node
+from lazytorch.ops._core import (
+    P,
+    cast,
+    const_node,
+    normalize_dim,
+    normalize_dims,
+    numel,
+    reshape_node,
+    wrap,
+)
+from lazytorch.ops.creation import resolve_dtype
+from lazytorch.ops.elementwise import _tensor_arg, lit, node1, node2, where_node
+from lazytorch.tensor import Tensor
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+max_result = namedtuple("max", ["values", "indices"])
+min_result = namedtuple("min", ["values", "indices"])
+
+
+def reduce_node(
+    prim: Primitive, n: Node, axes: tuple[int, ...], dtype: dt.DType | None = None
+) -> Node:
+    """Reduce over `axes`, keeping them with size 1."""
+    shape = tuple(1 if i in axes else d for i, d in enumerate(n.shape))
+    return make_node(prim, (n,), (axes,), shape, dtype or n.dtype, n.device)
+
+
+def squeeze_axes(n: Node, axes: tuple[int, ...]) -> Node:
+    return reshape_node(n, tuple(d for i, d in enumerate(n.shape) if i not in axes))
+
+
+def _finish(n: Node, axes: tuple[int, ...], keepdim: bool) -> Node:
+    return n if keepdim else squeeze_axes(n, axes)
+
+
+def _dims(dim: Any, n: Node, op: str) -> tuple[int, ...]:
+    if isinstance(dim, (list, tuple)) and len(dim) == 0:
+        dim = None
+    return normalize_dims(dim, len(n.shape), op)
+
+
+def _sum_dtype(d: dt.DType) -> dt.DType:
+    return d if d.is_floating_point else dt.int64
+
+
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Sum over `dim` (all dims by default). Integer and bool inputs sum as int64.
+
+    >>> import lazytorch
+    >>> lazytorch.tensor([[1, 2], [3, 4]]).sum(dim=0).tolist()
+    [4, 6]
+    """
+    n = _tensor_arg(input, "sum")._node
+    out_dtype = resolve_dtype(dtype, "sum") or _sum_dtype(n.dtype)
+    axes = _dims(dim, n, "sum")
+    x = cast(n, out_dtype)
+    if not axes:
+        return wrap(x)
+    return wrap(_finish(reduce_node(P.reduce_sum, x, axes), axes, keepdim))
+
+
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    n = _tensor_arg(input, "nansum")._node
+    if n.dtype.is_floating_point:
+        n = where_node(node2(P.ne, n, n, dt.bool_), lit(0, n), n)
+    return sum(wrap(n), dim, keepdim, dtype=dtype)
+
+
+def _count(n: Node, axes: tuple[int, ...]) -> Any:
+    return numel([n.shape[a] for a in axes])
+
+
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Arithmetic mean over `dim`; floating-point inputs only (as torch)."""
+    n = _tensor_arg(input, "mean")._node
+    out_dtype = resolve_dtype(dtype, "mean") or n.dtype
+    if not out_dtype.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            "mean",
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {n.dtype.name.capitalize()}",
+        )
+    axes = _dims(dim, n, "mean")
+    # float16 accumulates and divides in float32, rounding once at the end.
+    work = dt.float32 if out_dtype is dt.float16 else out_dtype
+    x = cast(n, work)
+    if not axes:
+        return wrap(cast(x, out_dtype))
+    s = reduce_node(P.reduce_sum, x, axes)
+    m = node2(P.div, s, const_node(_count(n, axes), work, n.device))
+    return wrap(cast(_finish(m, axes, keepdim), out_dtype))
+
+
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    n = _tensor_arg(input, "nanmean")._node
+    from lazytorch.ops.elementwise import div
+
+    valid = node2(P.eq, n, n, dt.bool_)  # NaN != NaN
+    return div(nansum(input, dim, keepdim, dtype=dtype), sum(wrap(valid), dim, keepdim))
+
+
+def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Product over one `dim` (or all elements)."""
+    n = _tensor_arg(input, "prod")._node
+    out_dtype = resolve_dtype(dtype, "prod") or _sum_dtype(n.dtype)
+    if dim is not None and isinstance(dim, (list, tuple)):
+        raise op_error(TypeError, "prod", "prod() takes a single dim, not a list of dims")
+    axes = _dims(dim, n, "prod")
+    x = cast(n, out_dtype)
+    if not axes:
+        return wrap(x)
+    return wrap(_finish(reduce_node(P.reduce_prod, x, axes), axes, keepdim))
+
+
+def _check_nonempty(n: Node, axes: tuple[int, ...], op: str) -> None:
+    for a in axes:
+        if n.shape[a] == 0:
+            raise op_error(
+                IndexError,
+                op,
+                f"{op}(): Expected reduction dim {a} to have non-zero size.",
+            )
+    if not axes and numel(n.shape) == 0:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"{op}(): Expected reduction dim to be specified for input.numel() == 0.",
+        )
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Max over `dim` (all dims by default); NaN propagates."""
+    n = _tensor_arg(input, "amax")._node
+    axes = _dims(dim, n, "amax")
+    if numel(n.shape) == 0:
+        _check_nonempty(n, axes or tuple(range(len(n.shape))), "amax")
+    if not axes:
+        return wrap(n)
+    return wrap(_finish(reduce_node(P.reduce_max, n, axes), axes, keepdim))
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Min over `dim` (all dims by default); NaN propagates."""
+    n = _tensor_arg(input, "amin")._node
+    axes = _dims(dim, n, "amin")
+    if numel(n.shape) == 0:
+        _check_nonempty(n, axes or tuple(range(len(n.shape))), "amin")
+    if not axes:
+        return wrap(n)
+    return wrap(_finish(reduce_node(P.reduce_min, n, axes), axes, keepdim))
+
+
+def _arg(prim: Primitive, name: str, input: Tensor, dim: Any, keepdim: bool) -> Node:
+    n = _tensor_arg(input, name)._node
+    if dim is None:
+        flat = reshape_node(n, (numel(n.shape),))
+        _check_nonempty(flat, (0,), name)
+        r = make_node(prim, (flat,), (0,), (1,), dt.int64, n.device)
+        return reshape_node(r, (1,) * len(n.shape) if keepdim else ())
+    if not n.shape:
+        normalize_dim(dim, 0, name)
+        return const_node(0, dt.int64, n.device)
+    axis = normalize_dim(dim, len(n.shape), name)
+    _check_nonempty(n, (axis,), name)
+    shape = tuple(1 if i == axis else d for i, d in enumerate(n.shape))
+    r = make_node(prim, (n,), (axis,), shape, dt.int64, n.device)
+    return _finish(r, (axis,), keepdim)
+
+
+def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Index of the first maximum (over the flattened tensor when dim is None)."""
+    return wrap(_arg(P.argmax, "argmax", input, dim, keepdim))
+
+
+def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return wrap(_arg(P.argmin, "argmin", input, dim, keepdim))
+
+
+def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result: Any) -> Any:
+    def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Any:
+        if isinstance(dim, Tensor):
+            return pairwise(input, dim)
+        if dim is None:
+            n = _tensor_arg(input, name)._node
+            if numel(n.shape) == 0:
+                raise op_error(
+                    RuntimeError,
+                    name,
+                    f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                    "Specify the reduction dim with the 'dim' argument.",
+                )
+            return reducer(input)
+        values = reducer(input, dim, keepdim)
+        indices = wrap(_arg(arg_prim, name, input, dim, keepdim))
+        return result(values, indices)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"{name}(input): the {name}imum value; {name}(input, dim, keepdim): (values, indices) "
+        f"along dim; {name}(input, other): elementwise {name}imum."
+    )
+    return fn
+
+
+def _maximum(a: Tensor, b: Tensor) -> Tensor:
+    from lazytorch.ops.elementwise import maximum
+
+    return maximum(a, b)
+
+
+def _minimum(a: Tensor, b: Tensor) -> Tensor:
+    from lazytorch.ops.elementwise import minimum
+
+    return minimum(a, b)
+
+
+max = _extreme("max", amax, P.argmax, _maximum, max_result)
+min = _extreme("min", amin, P.argmin, _minimum, min_result)
+
+
+def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
+    r = namedtuple("aminmax", ["min", "max"])
+    d = () if dim is None else dim
+    return r(amin(input, d, keepdim), amax(input, d, keepdim))
+
+
+def _var_parts(
+    input: Tensor, dim: Any, correction: Any, keepdim: bool, op: str
+) -> tuple[Node, Node, dt.DType]:
+    n = _tensor_arg(input, op)._node
+    if not n.dtype.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"{op}(): input dtype should be floating point, got {n.dtype.name.capitalize()}",
+        )
+    axes = _dims(dim, n, op)
+    work = dt.float32 if n.dtype is dt.float16 else n.dtype
+    x = cast(n, work)
+    count = _count(n, axes) if axes else 1
+    if not axes:
+        axes = ()
+    s = reduce_node(P.reduce_sum, x, axes) if axes else x
+    mu = node2(P.div, s, const_node(count, work, n.device))
+    centered = node2(P.sub, x, mu)
+    sq = node2(P.mul, centered, centered)
+    ss = reduce_node(P.reduce_sum, sq, axes) if axes else sq
+    # torch divides by max(0, N - correction): inf (or NaN for 0/0) when too few samples.
+    denom = count - correction
+    var = node2(P.div, ss, const_node(denom if denom > 0 else 0, work, n.device))
+    return _finish(var, axes, keepdim), _finish(mu, axes, keepdim), n.dtype
+
+
+def _correction(unbiased: Any, correction: Any, op: str) -> Any:
+    if unbiased is not None and correction is not None:
+        raise op_error(RuntimeError, op, "cannot specify both unbiased and correction")
+    if correction is not None:
+        return correction
+    if unbiased is None:
+        return 1
+    return 1 if unbiased else 0
+
+
+def _var_args(dim: Any, unbiased: Any) -> tuple[Any, Any]:
+    # torch's legacy positional form: var(input, unbiased) with a bool second argument.
+    if isinstance(dim, bool):
+        return None, dim
+    return dim, unbiased
+
+
+def var(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: Any = None,
+    keepdim: bool = False,
+    *,
+    correction: Any = None,
+) -> Tensor:
+    """Variance over `dim` with Bessel's `correction` (default 1)."""
+    dim, unbiased = _var_args(dim, unbiased)
+    v, _, d = _var_parts(input, dim, _correction(unbiased, correction, "var"), keepdim, "var")
+    return wrap(cast(v, d))
+
+
+def std(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: Any = None,
+    keepdim: bool = False,
+    *,
+    correction: Any = None,
+) -> Tensor:
+    """Standard deviation over `dim` with Bessel's `correction` (default 1)."""
+    dim, unbiased = _var_args(dim, unbiased)
+    v, _, d = _var_parts(input, dim, _correction(unbiased, correction, "std"), keepdim, "std")
+    return wrap(cast(node1(P.sqrt, v), d))
+
+
+def var_mean(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: Any = None,
+    keepdim: bool = False,
+    *,
+    correction: Any = None,
+) -> tuple[Tensor, Tensor]:
+    dim, unbiased = _var_args(dim, unbiased)
+    v, m, d = _var_parts(
+        input, dim, _correction(unbiased, correction, "var_mean"), keepdim, "var_mean"
+    )
+    return wrap(cast(v, d)), wrap(cast(m, d))
+
+
+def std_mean(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: Any = None,
+    keepdim: bool = False,
+    *,
+    correction: Any = None,
+) -> tuple[Tensor, Tensor]:
+    dim, unbiased = _var_args(dim, unbiased)
+    v, m, d = _var_parts(
+        input, dim, _correction(unbiased, correction, "std_mean"), keepdim, "std_mean"
+    )
+    return wrap(cast(node1(P.sqrt, v), d)), wrap(cast(m, d))
+
+
+def logsumexp_node(n: Node, axes: tuple[int, ...]) -> Node:
+    """log(sum(exp(x))) over axes (kept), shifted by the max so it never overflows."""
+    m = reduce_node(P.reduce_max, n, axes)
+    finite = node2(P.lt, node1(P.abs, m), lit(math.inf, m), dt.bool_)
+    shift = where_node(finite, m, lit(0, m))
+    s = reduce_node(P.reduce_sum, node1(P.exp, node2(P.sub, n, shift)), axes)
+    return node2(P.add, node1(P.log, s), shift)
+
+
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    n = _tensor_arg(input, "logsumexp")._node
+    if not n.dtype.is_floating_point:
+        from lazytorch import _config
+
+        n = cast(n, _config.get_default_dtype())
+    axes = _dims(dim, n, "logsumexp")
+    if not axes:
+        return wrap(n)
+    return wrap(_finish(logsumexp_node(n, axes), axes, keepdim))
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """True where every element along `dim` is nonzero."""
+    return _logic_reduce(input, dim, keepdim, P.reduce_min, "all")
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """True where some element along `dim` is nonzero."""
+    return _logic_reduce(input, dim, keepdim, P.reduce_max, "any")
+
+
+def _logic_reduce(input: Tensor, dim: Any, keepdim: bool, prim: Primitive, op: str) -> Tensor:
+    n = _tensor_arg(input, op)._node
+    b = n if n.dtype is dt.bool_ else node2(P.ne, n, lit(0, n), dt.bool_)
+    axes = _dims(dim, n, op)
+    if numel(n.shape) == 0:
+        # all() of nothing is True, any() of nothing is False (the reductions' identities).
+        ident = prim is P.reduce_min
+        shape = tuple(1 if i in axes else d for i, d in enumerate(n.shape))
+        r = make_node(
+            P.expand, (const_node(ident, dt.bool_, n.device),), (shape,), shape, dt.bool_, n.device
+        )
+    elif not axes:
+        r = b
+    else:
+        r = reduce_node(prim, b, axes)
+    r = _finish(r, axes, keepdim)
+    # torch keeps uint8 for uint8 inputs.
+    return wrap(cast(r, dt.uint8) if n.dtype is dt.uint8 else r)
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
+    n = _tensor_arg(input, "count_nonzero")._node
+    nz = cast(node2(P.ne, n, lit(0, n), dt.bool_), dt.int64)
+    return sum(wrap(nz), dim)
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Inclusive prefix sums along `dim` (integers and bools accumulate as int64)."""
+    n = _tensor_arg(input, "cumsum")._node
+    out_dtype = resolve_dtype(dtype, "cumsum") or _sum_dtype(n.dtype)
+    x = cast(n, out_dtype)
+    if not n.shape:
+        normalize_dim(dim, 0, "cumsum")
+        return wrap(x)
+    axis = normalize_dim(dim, len(n.shape), "cumsum")
+    return wrap(make_node(P.cumsum, (x,), (axis,), x.shape, x.dtype, x.device))
+
+
+def norm(
+    input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None
+) -> Tensor:
+    """Vector p-norm over `dim` (torch.norm): p = 'fro', 2, 1, inf, -inf, 0, or any float."""
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        raise op_error(
+            NotImplementedError,
+            "norm",
+            "the nuclear norm needs an SVD, which lazytorch does not provide",
+        )
+    from lazytorch.ops.linalg import vector_norm
+
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)

@@ -1,0 +1,712 @@
+"""Shape and view ops: view/reshape, permute/transpose, (un)squeeze, flatten, expand,
+repeat, flip, roll, tril/triu, cat/stack, split/chunk/unbind/narrow/select, pad.
+
+Ops that torch documents as returning views (view, reshape, permute, transpose, expand,
+squeeze, unsqueeze, flatten, narrow, select, split, chunk, unbind, detach) return lazytorch
+views: writes through them reach the base tensor. Everything else returns a new tensor.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from lazytorch._errors import op_error
+from lazytorch.ir import dtypes as dt
+from lazytorch.ir.node import Node
+from lazytorch.ir.primitives import make_node
+from lazytorch.ir.symbolic import SymInt
+from lazytorch.ops import views as V
+from lazytorch.ops._core import (
+    P,
+    cast,
+    const_node,
+    device_of,
+    expand_node,
+    normalize_dim,
+    numel,
+    reshape_node,
+    result_type,
+    shape_arg,
+    wrap,
+)
+from lazytorch.ops.elementwise import _tensor_arg, lit, node2, where_node
+from lazytorch.tensor import Tensor
+
+
+def _infer_shape(shape: tuple[Any, ...], total: Any, op: str) -> tuple[Any, ...]:
+    neg = [i for i, d in enumerate(shape) if isinstance(d, int) and d == -1]
+    if len(neg) > 1:
+        raise op_error(RuntimeError, op, "only one dimension can be inferred")
+    for d in shape:
+        if isinstance(d, int) and d < -1:
+            raise op_error(RuntimeError, op, f"invalid shape dimension {d}")
+    if neg:
+        known = numel([d for d in shape if not (isinstance(d, int) and d == -1)])
+        if known == 0 or total % known != 0:
+            raise op_error(
+                RuntimeError, op, f"shape '{list(shape)}' is invalid for input of size {total}"
+            )
+        shape = tuple(total // known if i == neg[0] else d for i, d in enumerate(shape))
+    elif numel(shape) != total:
+        raise op_error(
+            RuntimeError, op, f"shape '{list(shape)}' is invalid for input of size {total}"
+        )
+    return shape
+
+
+def view(input: Tensor, *shape: Any) -> Tensor:
+    """A view with a new shape (one dim may be -1). Writes reach the base tensor."""
+    x = _tensor_arg(input, "view")
+    if len(shape) == 1 and isinstance(shape[0], dt.DType):
+        raise op_error(
+            NotImplementedError,
+            "view",
+            "reinterpreting a tensor's bits as another dtype is not supported",
+        )
+    new = _infer_shape(shape_arg_allow_neg(shape, "view"), numel(x._node.shape), "view")
+    return V.make_view(x, V.Reshape(new))
+
+
+reshape = view
+
+
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    return view(input, other.shape)
+
+
+reshape_as = view_as
+
+
+def permute(input: Tensor, *dims: Any) -> Tensor:
+    """A view with dims reordered: ``x.permute(2, 0, 1)``."""
+    x = _tensor_arg(input, "permute")
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    nd = x.ndim
+    if len(dims) != nd:
+        raise op_error(
+            RuntimeError,
+            "permute",
+            f"number of dims don't match in permute (input has {nd}, permutation has {len(dims)})",
+        )
+    perm = tuple(normalize_dim(d, nd, "permute") for d in dims) if nd else ()
+    if len(set(perm)) != len(perm):
+        raise op_error(RuntimeError, "permute", "repeated dim in permute")
+    return V.make_view(x, V.Permute(perm))
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """A view with two dims swapped."""
+    x = _tensor_arg(input, "transpose")
+    nd = x.ndim
+    a, b = normalize_dim(dim0, nd, "transpose"), normalize_dim(dim1, nd, "transpose")
+    perm = list(range(nd))
+    if nd:
+        perm[a], perm[b] = perm[b], perm[a]
+    return V.make_view(x, V.Permute(tuple(perm)))
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input: Tensor) -> Tensor:
+    """Transpose of a tensor with at most 2 dims."""
+    x = _tensor_arg(input, "t")
+    if x.ndim > 2:
+        raise op_error(
+            RuntimeError, "t", f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D"
+        )
+    return transpose(x, 0, 1) if x.ndim == 2 else V.make_view(x, V.Alias())
+
+
+def T(input: Tensor) -> Tensor:
+    """All dims reversed (the ``.T`` property)."""
+    x = _tensor_arg(input, "T")
+    return V.make_view(x, V.Permute(tuple(reversed(range(x.ndim)))))
+
+
+def mT(input: Tensor) -> Tensor:
+    """The last two dims swapped (the ``.mT`` property)."""
+    x = _tensor_arg(input, "mT")
+    if x.ndim < 2:
+        raise op_error(
+            RuntimeError,
+            "mT",
+            "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."
+            if x.ndim == 1
+            else "tensor.mT is only supported on matrices or batches of matrices. Got 0-D tensor.",
+        )
+    return transpose(x, -2, -1)
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    x = _tensor_arg(input, "movedim")
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise op_error(
+            RuntimeError,
+            "movedim",
+            "Invalid source or destination dims: source and destination must have the same number of dims",
+        )
+    nd = x.ndim
+    src = [normalize_dim(s, nd, "movedim") for s in src]
+    dst = [normalize_dim(d, nd, "movedim") for d in dst]
+    # Remaining dims keep their order; moved dims are inserted at their destinations.
+    order = [d for d in range(nd) if d not in src]
+    for s, d in sorted(zip(src, dst), key=lambda p: p[1]):
+        order.insert(d, s)
+    return V.make_view(x, V.Permute(tuple(order)))
+
+
+moveaxis = movedim
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """A view with a size-1 dim inserted at `dim`."""
+    x = _tensor_arg(input, "unsqueeze")
+    d = normalize_dim(dim, x.ndim + 1, "unsqueeze")
+    shape = list(x._node.shape)
+    shape.insert(d, 1)
+    return V.make_view(x, V.Reshape(tuple(shape)))
+
+
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:
+    """A view without size-1 dims (all of them, or those in `dim`)."""
+    x = _tensor_arg(input, "squeeze")
+    shape = x._node.shape
+    if dim is None:
+        axes = {i for i, d in enumerate(shape) if d == 1}
+    else:
+        dims = dim if isinstance(dim, (list, tuple)) else (dim,)
+        axes = {normalize_dim(d, x.ndim, "squeeze") for d in dims}
+        axes = {a for a in axes if x.ndim and shape[a] == 1}
+    return V.make_view(x, V.Reshape(tuple(d for i, d in enumerate(shape) if i not in axes)))
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """A view with dims start_dim..end_dim merged into one."""
+    x = _tensor_arg(input, "flatten")
+    shape = x._node.shape
+    if not shape:
+        return V.make_view(x, V.Reshape((1,)))
+    a = normalize_dim(start_dim, len(shape), "flatten")
+    b = normalize_dim(end_dim, len(shape), "flatten")
+    if a > b:
+        raise op_error(
+            RuntimeError,
+            "flatten",
+            "flatten() has invalid args: start_dim cannot come after end_dim",
+        )
+    new = (*shape[:a], numel(shape[a : b + 1]), *shape[b + 1 :])
+    return V.make_view(x, V.Reshape(tuple(new)))
+
+
+def ravel(input: Tensor) -> Tensor:
+    return flatten(input)
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[Any]) -> Tensor:
+    """A view with one dim split into `sizes` (one may be -1)."""
+    x = _tensor_arg(input, "unflatten")
+    shape = x._node.shape
+    d = normalize_dim(dim, len(shape), "unflatten")
+    inner = _infer_shape(tuple(sizes), shape[d], "unflatten")
+    return V.make_view(x, V.Reshape((*shape[:d], *inner, *shape[d + 1 :])))
+
+
+def expand(input: Tensor, *sizes: Any) -> Tensor:
+    """A broadcast view (size-1 dims repeated without copying; -1 keeps a dim)."""
+    x = _tensor_arg(input, "expand")
+    sizes = shape_arg_allow_neg(sizes, "expand")
+    src = x._node.shape
+    if len(sizes) < len(src):
+        raise op_error(
+            RuntimeError,
+            "expand",
+            f"the number of sizes provided ({len(sizes)}) must be greater or equal to the number "
+            f"of dimensions in the tensor ({len(src)})",
+        )
+    lead = len(sizes) - len(src)
+    out = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if isinstance(s, int) and s < 0:
+                raise op_error(
+                    RuntimeError,
+                    "expand",
+                    f"the expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}",
+                )
+            out.append(s)
+            continue
+        cur = src[i - lead]
+        if isinstance(s, int) and s == -1:
+            out.append(cur)
+        elif cur == s or cur == 1:
+            out.append(s)
+        else:
+            raise op_error(
+                RuntimeError,
+                "expand",
+                f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(src)}",
+            )
+    return V.make_view(x, V.Expand(tuple(out)))
+
+
+def shape_arg_allow_neg(size: Any, op: str) -> tuple[Any, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, SymInt):
+            out.append(s)
+            continue
+        try:
+            out.append(operator.index(s))
+        except TypeError:
+            raise op_error(TypeError, op, f"sizes must be ints, got {type(s).__name__}") from None
+    return tuple(out)
+
+
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    return expand(input, other.shape)
+
+
+def broadcast_to(input: Tensor, size: Any) -> Tensor:
+    return expand(input, size)
+
+
+def broadcast_shapes(*shapes: Any) -> Any:
+    from lazytorch.ops._core import broadcast_shapes as bs
+    from lazytorch.tensor import Size
+
+    out: tuple[Any, ...] = ()
+    for s in shapes:
+        s = (s,) if isinstance(s, int) else tuple(s)
+        out = bs(out, s, "broadcast_shapes")
+    return Size(out)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def repeat(input: Tensor, *repeats: Any) -> Tensor:
+    """Tile the tensor: ``x.repeat(2, 3)`` (a copy, not a view)."""
+    x = _tensor_arg(input, "repeat")
+    reps = shape_arg(repeats, "repeat")
+    if len(reps) < x.ndim:
+        raise op_error(
+            RuntimeError,
+            "repeat",
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor",
+        )
+    n = x._node
+    shape = (1,) * (len(reps) - len(n.shape)) + tuple(n.shape)
+    n = reshape_node(n, shape)
+    # Interleave: (r0, s0, r1, s1, ...) then merge each pair.
+    inter = []
+    for s in shape:
+        inter.extend([1, s])
+    n = reshape_node(n, tuple(inter))
+    big = []
+    for r, s in zip(reps, shape):
+        big.extend([r, s])
+    n = expand_node(n, tuple(big))
+    return wrap(reshape_node(n, tuple(r * s for r, s in zip(reps, shape))))
+
+
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    dims = tuple(dims)
+    if len(dims) < input.ndim:
+        dims = (1,) * (input.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
+    """The tensor itself if it is contiguous, else a copy that is."""
+    x = _tensor_arg(input, "contiguous")
+    return x if x.is_contiguous() else wrap(x._node)
+
+
+def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
+    """A new tensor with the same values that does not alias `input`."""
+    return wrap(_tensor_arg(input, "clone")._node)
+
+
+def detach(input: Tensor) -> Tensor:
+    """A tensor sharing `input`'s values (and its writes), cut from autograd."""
+    return V.make_view(_tensor_arg(input, "detach"), V.Alias())
+
+
+def flip(input: Tensor, dims: Any) -> Tensor:
+    """Reverse the order of elements along `dims` (a copy)."""
+    x = _tensor_arg(input, "flip")
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    axes = tuple(sorted({normalize_dim(d, x.ndim, "flip") for d in dims})) if x.ndim else ()
+    if not axes:
+        return wrap(x._node)
+    n = x._node
+    return wrap(make_node(P.flip, (n,), (axes,), n.shape, n.dtype, n.device))
+
+
+def fliplr(input: Tensor) -> Tensor:
+    if input.ndim < 2:
+        raise op_error(RuntimeError, "fliplr", "Input must be >= 2-d.")
+    return flip(input, 1)
+
+
+def flipud(input: Tensor) -> Tensor:
+    if input.ndim < 1:
+        raise op_error(RuntimeError, "flipud", "Input must be >= 1-d.")
+    return flip(input, 0)
+
+
+def slice_node(n: Node, axis: int, start: Any, stop: Any, step: int = 1) -> Node:
+    starts = tuple(start if i == axis else 0 for i in range(len(n.shape)))
+    stops = tuple(stop if i == axis else d for i, d in enumerate(n.shape))
+    steps = tuple(step if i == axis else 1 for i in range(len(n.shape)))
+    return V.Slice(starts, stops, steps).apply(n)
+
+
+def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """Rotate elements along dims (flattened when dims is None)."""
+    x = _tensor_arg(input, "roll")
+    if dims is None:
+        flat = reshape_node(x._node, (numel(x._node.shape),))
+        s = shifts if isinstance(shifts, int) else shifts[0]
+        return wrap(reshape_node(_roll_node(flat, s, 0), x._node.shape))
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise op_error(
+            RuntimeError,
+            "roll",
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}",
+        )
+    n = x._node
+    for s, d in zip(shifts, dims):
+        n = _roll_node(n, s, normalize_dim(d, x.ndim, "roll"))
+    return wrap(n)
+
+
+def _roll_node(n: Node, shift: int, axis: int) -> Node:
+    size = n.shape[axis]
+    if size == 0:
+        return n
+    s = shift % size
+    if s == 0:
+        return n
+    tail = slice_node(n, axis, size - s, size)
+    head = slice_node(n, axis, 0, size - s)
+    return make_node(P.cat, (tail, head), (axis,), n.shape, n.dtype, n.device)
+
+
+def _triangle(input: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
+    x = _tensor_arg(input, op)
+    if x.ndim < 2:
+        raise op_error(RuntimeError, op, f"{op}: input tensor must have at least 2 dimensions")
+    n = x._node
+    rows_cols = n.shape[-2:]
+    dev = n.device
+    r = make_node(P.iota, (), (tuple(rows_cols), 0, dt.int64, dev), tuple(rows_cols), dt.int64, dev)
+    c = make_node(P.iota, (), (tuple(rows_cols), 1, dt.int64, dev), tuple(rows_cols), dt.int64, dev)
+    off = node2(P.sub, c, r)  # column - row: 0 on the main diagonal
+    k = const_node(diagonal, dt.int64, dev)
+    keep = node2(P.le if lower else P.ge, off, k, dt.bool_)
+    return wrap(where_node(keep, n, lit(0, n)))
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """Lower triangle (elements with column - row <= diagonal); the rest zero."""
+    return _triangle(input, diagonal, True, "tril")
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """Upper triangle (elements with column - row >= diagonal); the rest zero."""
+    return _triangle(input, diagonal, False, "triu")
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
+    """Concatenate along an existing dim, with type promotion.
+
+    >>> import lazytorch
+    >>> lazytorch.cat([lazytorch.zeros(1, 2), lazytorch.ones(2, 2)]).shape
+    lazytorch.Size([3, 2])
+    """
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise op_error(TypeError, "cat", "expected a sequence of Tensors")
+    if not tensors:
+        raise op_error(RuntimeError, "cat", "torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise op_error(
+                TypeError,
+                "cat",
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}",
+            )
+    # Legacy torch rule: 1-d empty tensors are skipped whatever the others' shape.
+    parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
+    d = result_type(*tensors)
+    if not parts:
+        return wrap(cast(tensors[0]._node, d))
+    ref = parts[0]
+    if ref.ndim == 0:
+        raise op_error(
+            RuntimeError, "cat", "zero-dimensional tensor (at position 0) cannot be concatenated"
+        )
+    axis = normalize_dim(dim, ref.ndim, "cat")
+    device_of(*parts, op="cat")
+    nodes = []
+    for i, t in enumerate(parts):
+        if t.ndim != ref.ndim:
+            raise op_error(
+                RuntimeError,
+                "cat",
+                f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}",
+            )
+        for k in range(ref.ndim):
+            if k != axis and t._node.shape[k] != ref._node.shape[k]:
+                raise op_error(
+                    RuntimeError,
+                    "cat",
+                    f"Sizes of tensors must match except in dimension {axis}. Expected size "
+                    f"{ref._node.shape[k]} but got size {t._node.shape[k]} for tensor number {i} in the list.",
+                )
+        nodes.append(cast(t._node, d))
+    if len(nodes) == 1:
+        return wrap(nodes[0])
+    total = sum(n.shape[axis] for n in nodes)
+    shape = (*ref._node.shape[:axis], total, *ref._node.shape[axis + 1 :])
+    return wrap(make_node(P.cat, tuple(nodes), (axis,), shape, d, nodes[0].device))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
+    """Join tensors of the same shape along a new dim."""
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise op_error(RuntimeError, "stack", "stack expects a non-empty TensorList")
+    shape0 = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != shape0:
+            raise op_error(
+                RuntimeError,
+                "stack",
+                f"stack expects each tensor to be equal size, but got {list(shape0)} at entry 0 and "
+                f"{list(t.shape)} at entry {i}",
+            )
+    d = normalize_dim(dim, len(shape0) + 1, "stack")
+    return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [atleast_1d(t) for t in tensors]
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    return cat([atleast_2d(t) for t in tensors], 0)
+
+
+def atleast_1d(t: Tensor) -> Tensor:
+    return reshape(t, (1,)) if t.ndim == 0 else t
+
+
+def atleast_2d(t: Tensor) -> Tensor:
+    return reshape(t, (1, -1)) if t.ndim < 2 else t
+
+
+def narrow(input: Tensor, dim: int, start: Any, length: Any) -> Tensor:
+    """A view of `length` elements from `start` along `dim`."""
+    x = _tensor_arg(input, "narrow")
+    if x.ndim == 0:
+        raise op_error(RuntimeError, "narrow", "narrow() cannot be applied to a 0-dim tensor.")
+    axis = normalize_dim(dim, x.ndim, "narrow")
+    size = x._node.shape[axis]
+    if isinstance(start, Tensor):
+        start = int(start.item())
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise op_error(
+            IndexError if not 0 <= start <= size else RuntimeError,
+            "narrow",
+            f"start ({start}) + length ({length}) exceeds dimension size ({size}).",
+        )
+    return slice_view(x, axis, start, start + length, 1)
+
+
+def slice_view(x: Tensor, axis: int, start: Any, stop: Any, step: int) -> Tensor:
+    n = x._node
+    starts = tuple(start if i == axis else 0 for i in range(len(n.shape)))
+    stops = tuple(stop if i == axis else d for i, d in enumerate(n.shape))
+    steps = tuple(step if i == axis else 1 for i in range(len(n.shape)))
+    return V.make_view(x, V.Slice(starts, stops, steps))
+
+
+def select(input: Tensor, dim: int, index: Any) -> Tensor:
+    """A view of one index along `dim` (that dim removed)."""
+    x = _tensor_arg(input, "select")
+    if x.ndim == 0:
+        raise op_error(IndexError, "select", "select() cannot be applied to a 0-dim tensor.")
+    axis = normalize_dim(dim, x.ndim, "select")
+    size = x._node.shape[axis]
+    i = operator.index(index)
+    if not -size <= i < size:
+        raise op_error(
+            IndexError,
+            "select",
+            f"index {i} is out of bounds for dimension {axis} with size {size}",
+        )
+    i %= size
+    v = slice_view(x, axis, i, i + 1, 1)
+    shape = tuple(d for k, d in enumerate(v._node.shape) if k != axis)
+    return V.make_view(v, V.Reshape(shape))
+
+
+def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Views of consecutive pieces: equal `split_size` chunks or explicit section sizes."""
+    x = _tensor_arg(tensor, "split")
+    axis = normalize_dim(dim, x.ndim, "split")
+    size = x._node.shape[axis]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and size > 0:
+            raise op_error(
+                RuntimeError,
+                "split",
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}",
+            )
+        bounds = [(s, min(s + step, size)) for s in range(0, size, step)] if step > 0 else [(0, 0)]
+        if not bounds:
+            bounds = [(0, 0)]
+    else:
+        sections = list(split_size_or_sections)
+        if sum(sections) != size:
+            raise op_error(
+                RuntimeError,
+                "split",
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
+                f"dimension {axis}), but got split_sizes={sections}",
+            )
+        bounds, s = [], 0
+        for k in sections:
+            bounds.append((s, s + k))
+            s += k
+    return tuple(slice_view(x, axis, a, b, 1) for a, b in bounds)
+
+
+def split_with_sizes(
+    tensor: Tensor, split_sizes: Sequence[int], dim: int = 0
+) -> tuple[Tensor, ...]:
+    return split(tensor, list(split_sizes), dim)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into `chunks` pieces of ceil(size / chunks) (the last may be smaller)."""
+    x = _tensor_arg(input, "chunk")
+    if chunks <= 0:
+        raise op_error(
+            RuntimeError,
+            "chunk",
+            "chunk expects `chunks` to be greater than 0, got: " + str(chunks),
+        )
+    axis = normalize_dim(dim, x.ndim, "chunk")
+    size = x._node.shape[axis]
+    step = -(-size // chunks) if size else 1
+    return split(x, step, axis)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """Views of every index along `dim`."""
+    x = _tensor_arg(input, "unbind")
+    axis = normalize_dim(dim, x.ndim, "unbind")
+    return tuple(select(x, axis, i) for i in range(x._node.shape[axis]))
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None) -> Tensor:
+    """Pad the last dims: ``pad=(left, right, top, bottom, ...)``; negative pads crop.
+
+    Modes: 'constant' (with `value`), 'reflect', 'replicate', 'circular'.
+    """
+    x = _tensor_arg(input, "pad")
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise op_error(
+            RuntimeError,
+            "pad",
+            f"Padding length must be divisible by 2 and at most twice the input's dims; got {len(pad)} for {x.ndim} dims",
+        )
+    n = x._node
+    lo = [0] * x.ndim
+    hi = [0] * x.ndim
+    for k in range(len(pad) // 2):
+        axis = x.ndim - 1 - k
+        lo[axis], hi[axis] = pad[2 * k], pad[2 * k + 1]
+    if mode == "constant":
+        # Crop negative amounts first, then pad the positive ones with the fill value.
+        for axis in range(x.ndim):
+            a, b = lo[axis], hi[axis]
+            if a < 0 or b < 0:
+                size = n.shape[axis]
+                n = slice_node(n, axis, -a if a < 0 else 0, size + b if b < 0 else size)
+        plo = tuple(max(a, 0) for a in lo)
+        phi = tuple(max(b, 0) for b in hi)
+        if not any(plo) and not any(phi):
+            return wrap(n)
+        fill = 0 if value is None else value
+        from lazytorch.ops._core import scalar_node
+
+        v = (
+            scalar_node(fill, n.dtype, n.device)
+            if value is not None
+            else const_node(0, n.dtype, n.device)
+        )
+        shape = tuple(d + a + b for d, a, b in zip(n.shape, plo, phi))
+        return wrap(make_node(P.pad, (n, v), (plo, phi), shape, n.dtype, n.device))
+    if mode not in ("reflect", "replicate", "circular"):
+        raise op_error(NotImplementedError, "pad", f"unsupported padding mode {mode!r}")
+    if value is not None and value != 0:
+        raise op_error(
+            RuntimeError, "pad", f'Padding mode "{mode}" doesn\'t take in value argument'
+        )
+    for axis in range(x.ndim):
+        a, b = lo[axis], hi[axis]
+        if a == 0 and b == 0:
+            continue
+        size = n.shape[axis]
+        if mode == "reflect" and (a >= size or b >= size):
+            raise op_error(
+                RuntimeError,
+                "pad",
+                f"Argument #4: Padding size should be less than the corresponding input dimension, but got: padding ({a}, {b}) at dimension {axis} of input {list(x.shape)}",
+            )
+        pieces = []
+        if a > 0:
+            pieces.append(_pad_piece(n, axis, a, mode, left=True))
+        pieces.append(n)
+        if b > 0:
+            pieces.append(_pad_piece(n, axis, b, mode, left=False))
+        shape = list(n.shape)
+        shape[axis] = size + a + b
+        n = make_node(P.cat, tuple(pieces), (axis,), tuple(shape), n.dtype, n.device)
+    return wrap(n)
+
+
+def _pad_piece(n: Node, axis: int, k: int, mode: str, left: bool) -> Node:
+    size = n.shape[axis]
+    if mode == "replicate":
+        edge = slice_node(n, axis, 0, 1) if left else slice_node(n, axis, size - 1, size)
+        shape = list(n.shape)
+        shape[axis] = k
+        return expand_node(edge, tuple(shape))
+    if mode == "circular":
+        return slice_node(n, axis, size - k, size) if left else slice_node(n, axis, 0, k)
+    # reflect: mirror without repeating the edge element.
+    piece = slice_node(n, axis, 1, k + 1) if left else slice_node(n, axis, size - 1 - k, size - 1)
+    return make_node(P.flip, (piece,), ((axis,),), piece.shape, piece.dtype, piece.device)

@@ -1,0 +1,86 @@
+"""sort, argsort, topk, msort, kthvalue: one stable ``argsort`` primitive plus a gather."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+from lazytorch._errors import op_error
+from lazytorch.ir import dtypes as dt
+from lazytorch.ir.node import Node
+from lazytorch.ir.primitives import make_node
+from lazytorch.ops._core import P, normalize_dim, reshape_node, wrap
+from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops.shape import slice_node
+from lazytorch.tensor import Tensor
+
+sort_result = namedtuple("sort", ["values", "indices"])
+topk_result = namedtuple("topk", ["values", "indices"])
+kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
+
+
+def _order(n: Node, axis: int, descending: bool) -> Node:
+    return make_node(P.argsort, (n,), (axis, descending), n.shape, dt.int64, n.device)
+
+
+def _gather(n: Node, idx: Node, axis: int) -> Node:
+    return make_node(P.gather, (n, idx), (axis,), idx.shape, n.dtype, n.device)
+
+
+def _prep(input: Tensor, dim: int, op: str) -> tuple[Node, int, bool]:
+    n = _tensor_arg(input, op)._node
+    if not n.shape:
+        normalize_dim(dim, 0, op)
+        return reshape_node(n, (1,)), 0, True
+    return n, normalize_dim(dim, len(n.shape), op), False
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """(values, indices) sorted along `dim`. Always stable; NaN sorts as the largest."""
+    n, axis, scalar = _prep(input, dim, "sort")
+    idx = _order(n, axis, descending)
+    vals = _gather(n, idx, axis)
+    if scalar:
+        return sort_result(wrap(reshape_node(vals, ())), wrap(reshape_node(idx, ())))
+    return sort_result(wrap(vals), wrap(idx))
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    n, axis, scalar = _prep(input, dim, "argsort")
+    idx = _order(n, axis, descending)
+    return wrap(reshape_node(idx, ()) if scalar else idx)
+
+
+def msort(input: Tensor) -> Tensor:
+    return sort(input, 0).values
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    """The k largest (or smallest) entries along `dim` and their indices, in order."""
+    n, axis, scalar = _prep(input, dim, "topk")
+    size = n.shape[axis]
+    if not 0 <= k <= size:
+        raise op_error(RuntimeError, "topk", f"selected index k out of range (k={k}, size {size})")
+    idx = slice_node(_order(n, axis, largest), axis, 0, k)
+    vals = _gather(n, idx, axis)
+    if scalar:
+        return topk_result(wrap(reshape_node(vals, ())), wrap(reshape_node(idx, ())))
+    return topk_result(wrap(vals), wrap(idx))
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    """The k-th smallest entry (1-based) along `dim` and its index."""
+    n, axis, scalar = _prep(input, dim, "kthvalue")
+    size = n.shape[axis]
+    if not 1 <= k <= size:
+        raise op_error(
+            IndexError,
+            "kthvalue",
+            f"kthvalue(): selected number k out of range for dimension {axis}",
+        )
+    idx = slice_node(_order(n, axis, False), axis, k - 1, k)
+    vals = _gather(n, idx, axis)
+    if not keepdim or scalar:
+        shape = tuple(d for i, d in enumerate(vals.shape) if i != axis)
+        vals, idx = reshape_node(vals, shape), reshape_node(idx, shape)
+    return kthvalue_result(wrap(vals), wrap(idx))

@@ -1,0 +1,140 @@
+"""Materialization: cutting the pending graph and running it.
+
+The registry of live tensors and the cut logic live here and stay light (they are on the
+per-op path); executing a cut — program cache, backend compile, run — is in
+`lazytorch.runtime.executor`, imported on the first materialization.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from lazytorch import _config, metrics
+from lazytorch._errors import ImplicitMaterializationError
+from lazytorch.ir.node import Node, format_loc, user_loc
+
+if TYPE_CHECKING:
+    from lazytorch.tensor import Tensor
+
+__all__ = ["implicit_point", "materialize", "materialize_nodes", "register"]
+
+_log_syncs = logging.getLogger("lazytorch.syncs")
+
+_live: list[weakref.ref[Any]] = []
+_prune_at = 1024
+# Node id at the most recent cut: the auto-cut threshold counts nodes recorded since.
+last_cut_id = 0
+
+
+def register(t: Tensor) -> None:
+    """Track a new tensor so ``materialize()`` can find every live pending value."""
+    global _prune_at
+    _live.append(weakref.ref(t))
+    if len(_live) > _prune_at:
+        _prune()
+        _prune_at = max(1024, 2 * len(_live))
+
+
+def _prune() -> None:
+    alive = []
+    for r in _live:
+        t = r()
+        if t is not None and t._node.buffer is None:
+            alive.append(r)
+    _live[:] = alive
+
+
+def live_pending() -> list[Node]:
+    """Pending nodes of every live tensor, oldest first, without duplicates."""
+    _prune()
+    seen: set[int] = set()
+    out = []
+    for r in _live:
+        t = r()
+        if t is None:
+            continue
+        n = t._node
+        if n.buffer is None and id(n) not in seen:
+            seen.add(id(n))
+            out.append(n)
+    return out
+
+
+def materialize(*tensors: Tensor) -> None:
+    """Compute the given tensors now; with no arguments, every live pending tensor.
+
+    This is the explicit graph cut: everything recorded since the last cut that the
+    tensors depend on becomes one program, is looked up in the program cache (or compiled),
+    and runs. Afterwards the tensors hold values, and later graphs that use them read those
+    values instead of recomputing them.
+
+    >>> import lazytorch
+    >>> x = lazytorch.arange(4.0)
+    >>> y = (x * 2).sum()
+    >>> lazytorch.materialize(y)       # one program computes y
+    >>> y.item()                       # already materialized: no new cut
+    12.0
+    """
+    if tensors:
+        nodes = []
+        seen: set[int] = set()
+        for t in tensors:
+            if isinstance(t, (list, tuple)):
+                raise TypeError(
+                    "materialize() takes tensors as separate arguments: materialize(*ts)"
+                )
+            n = t._node
+            if n.buffer is None and id(n) not in seen:
+                seen.add(id(n))
+                nodes.append(n)
+    else:
+        nodes = live_pending()
+    materialize_nodes(nodes, cause="materialize()")
+
+
+def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -> None:
+    global last_cut_id
+    roots = [n for n in nodes if n.buffer is None]
+    if not roots:
+        return
+    from lazytorch.runtime.executor import run
+
+    metrics.increment("materializations")
+    last_cut_id = max(n.id for n in roots)
+    run(roots, cause=cause, loc=loc)
+
+
+def implicit_point(t: Tensor, cause: str) -> None:
+    """An implicit materialization (``.item()``, ``repr``...): counted, logged, maybe refused."""
+    n = t._node
+    if n.buffer is not None:
+        return
+    loc = user_loc()
+    if _config.strict_enabled():
+        raise ImplicitMaterializationError(
+            f"implicit materialization by {cause} at {format_loc(loc)} in strict mode; "
+            "materialize explicitly with lazytorch.materialize(...) before this line, "
+            "or leave strict mode"
+        )
+    metrics.implicit(cause)
+    if _log_syncs.isEnabledFor(logging.INFO):
+        _log_syncs.info("implicit materialization: %s at %s", cause, format_loc(loc))
+    materialize_nodes([n], cause=cause, loc=loc)
+
+
+def auto_cut(newest_id: int) -> None:
+    """Materialize every live pending tensor because the graph grew past the threshold."""
+    global last_cut_id
+    # Reset first: even if nothing live is pending (the graph was garbage), the next
+    # threshold is counted from here.
+    last_cut_id = newest_id
+    metrics.increment("auto_cuts")
+    _log_syncs.info(
+        "auto cut: more than %d nodes recorded since the last cut (at %s)",
+        _config.DEFAULTS.max_pending_nodes,
+        format_loc(user_loc()),
+    )
+    materialize_nodes(live_pending(), cause="auto cut (graph size)")

@@ -1,0 +1,64 @@
+"""Backends: what turns a canonical Program into something that runs.
+
+A backend is a name and a ``compile(program) -> Executable``; an executable's
+``run(inputs)`` takes one value per program parameter (arrays for buffers, Python numbers
+for scalars) and returns one array per program output.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from lazytorch.ir.program import Program
+
+__all__ = ["Backend", "Executable", "available_backends", "get_backend", "register_backend"]
+
+
+class Executable(Protocol):
+    def run(self, inputs: list[Any]) -> list[Any]: ...
+
+
+class Backend(Protocol):
+    name: str
+
+    def compile(self, program: Program) -> Executable: ...
+
+
+_factories: dict[str, Callable[[], Backend]] = {}
+_instances: dict[str, Backend] = {}
+
+
+def register_backend(name: str, factory: Callable[[], Backend]) -> None:
+    if name in _factories:
+        raise ValueError(f"backend {name!r} is already registered")
+    _factories[name] = factory
+
+
+def available_backends() -> list[str]:
+    return sorted(_factories)
+
+
+def get_backend(name: str) -> Backend:
+    b = _instances.get(name)
+    if b is not None:
+        return b
+    factory = _factories.get(name)
+    if factory is None:
+        close = difflib.get_close_matches(name, _factories, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(
+            f"unknown backend {name!r}{hint}; available: {', '.join(available_backends())}"
+        )
+    b = _instances[name] = factory()
+    return b
+
+
+def _interpreter() -> Backend:
+    from lazytorch.runtime.interpreter import InterpreterBackend
+
+    return InterpreterBackend()
+
+
+register_backend("interpreter", _interpreter)

@@ -1,0 +1,48 @@
+"""Running a cut: capture, program-cache lookup, compile on a miss, run, attach results."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from cachetools import LRUCache
+
+from lazytorch import _config, metrics
+from lazytorch.ir.node import Node
+from lazytorch.ir.primitives import get
+from lazytorch.ir.program import Program, canonicalize, capture
+from lazytorch.runtime.backends import Backend, Executable, get_backend
+
+_BUFFER = get("buffer")
+
+# Compiled programs by (backend, structural key). The key holds no buffers or nodes.
+_programs: LRUCache[Any, Executable] = LRUCache(maxsize=4096)
+
+
+def clear_cache() -> None:
+    """Forget every compiled program held in memory."""
+    _programs.clear()
+
+
+def build_program(roots: list[Node]) -> Program:
+    """The canonical program for `roots` (what a cache miss compiles); for inspection."""
+    return canonicalize(Program.from_capture(capture(roots)))
+
+
+def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
+    t0 = time.perf_counter()
+    cap = capture(roots)
+    backend: Backend = get_backend(_config.DEFAULTS.backend)
+    key = (backend.name, cap.key)
+    exe = _programs.get(key)
+    if exe is None:
+        t1 = time.perf_counter()
+        program = canonicalize(Program.from_capture(cap))
+        exe = backend.compile(program)
+        _programs[key] = exe
+        metrics.increment("programs_built")
+        metrics.timed("build", time.perf_counter() - t1)
+    outputs = exe.run([p.buffer for p in cap.params])
+    for node, value in zip(cap.roots, outputs):
+        node.realize(value, _BUFFER)
+    metrics.timed("materialize", time.perf_counter() - t0)

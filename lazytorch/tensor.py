@@ -1,0 +1,292 @@
+"""The Tensor: a handle on a lazy IR node.
+
+A Tensor holds the node that computes its value. Ops record new nodes and return new
+Tensors; in-place ops (``add_``, ``x[i] = v``) rebind the tensor to a new node, and a
+tensor that is a *view* of another (``x[0]``, ``x.T``, ``x.view(...)``) writes through to
+its base, which refreshes its other live views — torch's aliasing semantics, expressed
+functionally. Reading a value (``item``, ``tolist``, ``numpy``, ``repr``, ``bool``, ...)
+is an implicit materialization point.
+
+The op methods (``add``, ``sum``, ``reshape``, ...) are bound onto the class by
+`lazytorch.ops`; this module holds the state, the properties, and the conversions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazytorch import _config
+from lazytorch.ir import dtypes as dt
+from lazytorch.ir.device import Device
+from lazytorch.ir.node import Node
+from lazytorch.ir.symbolic import SymInt
+
+__all__ = ["Size", "Tensor"]
+
+
+class Size(tuple):  # type: ignore[type-arg]
+    """A tensor's shape: a tuple of ints (or SymInts for dynamic dims) with ``numel()``.
+
+    >>> import lazytorch
+    >>> lazytorch.zeros(2, 3).shape
+    lazytorch.Size([2, 3])
+    """
+
+    __slots__ = ()
+
+    def numel(self) -> Any:
+        n: Any = 1
+        for d in self:
+            n = n * d
+        return n
+
+    def __repr__(self) -> str:
+        return f"lazytorch.Size([{', '.join(str(d) for d in self)}])"
+
+    def __getitem__(self, i: Any) -> Any:  # type: ignore[override]
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other: Any) -> Size:  # type: ignore[override]
+        return Size(tuple(self) + tuple(other))
+
+
+def _host_value(n: Node) -> Any:
+    """The node's value as a NumPy array (scalar inputs hold Python numbers)."""
+    import numpy as np
+
+    b = n.buffer
+    if isinstance(b, np.ndarray):
+        return b
+    return np.asarray(b, dtype=n.dtype.np)
+
+
+class Tensor:
+    """A lazily computed n-dimensional array with torch's API.
+
+    >>> import lazytorch
+    >>> x = lazytorch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> y = x @ x.T + 1          # recorded, not computed
+    >>> y.sum().item()           # computed here
+    56.0
+    """
+
+    __slots__ = ("__weakref__", "_node", "_view", "_views")
+
+    _node: Node
+    # (root tensor, view steps from the root) for a view, else None.
+    _view: tuple[Tensor, tuple[Any, ...]] | None
+    # weakrefs to live views of this tensor (roots only), created on first view.
+    _views: list[Any] | None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        # lazytorch.Tensor(data) / lazytorch.Tensor(2, 3), like torch.Tensor: float tensors.
+        from lazytorch.ops import creation
+
+        return creation.legacy_tensor_new(*args, **kwargs)
+
+    # -- metadata ---------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._node.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape, or the size of one dimension."""
+        if dim is None:
+            return Size(self._node.shape)
+        from lazytorch.ops._core import normalize_dim
+
+        return self._node.shape[normalize_dim(dim, len(self._node.shape), "size")]
+
+    @property
+    def dtype(self) -> dt.DType:
+        return self._node.dtype
+
+    @property
+    def device(self) -> Device:
+        return self._node.device
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.shape)
+
+    def dim(self) -> int:
+        return len(self._node.shape)
+
+    ndimension = dim
+
+    def numel(self) -> Any:
+        n: Any = 1
+        for d in self._node.shape:
+            n = n * d
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._node.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._node.dtype.itemsize
+
+    @property
+    def nbytes(self) -> Any:
+        return self.numel() * self._node.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._node.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return False
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._node.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._node.device.type == "cpu"
+
+    @property
+    def layout(self) -> str:
+        return "strided"
+
+    @property
+    def requires_grad(self) -> bool:
+        return False
+
+    @property
+    def is_leaf(self) -> bool:
+        return True
+
+    @property
+    def grad(self) -> None:
+        return None
+
+    @property
+    def is_materialized(self) -> bool:
+        """Whether this tensor's value is computed (no pending graph behind it)."""
+        return self._node.buffer is not None
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Views that reorder or repeat elements (permute, expand, strided slices) are not."""
+        v = self._view
+        return v is None or all(s.contiguous for s in v[1])
+
+    # -- reading values (implicit materialization points) -----------------------------------
+    def _materialized(self, cause: str) -> Node:
+        from lazytorch.runtime import implicit_point
+
+        implicit_point(self, cause)
+        return self._node
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number (materializes)."""
+        n = self._node
+        if self.numel() != 1:
+            from lazytorch._errors import op_error
+
+            raise op_error(
+                RuntimeError,
+                "item",
+                f"a Tensor with {self.numel()} elements cannot be converted to Scalar",
+            )
+        n = self._materialized("item()")
+        return _host_value(n).item()
+
+    def tolist(self) -> Any:
+        """Nested Python lists of the values (materializes)."""
+        return _host_value(self._materialized("tolist()")).tolist()
+
+    def numpy(self, *, force: bool = False) -> Any:
+        """The values as a read-only NumPy array (materializes; no copy is made).
+
+        Read-only because lazytorch buffers are immutable; ``.copy()`` it to write.
+        """
+        arr = _host_value(self._materialized("numpy()"))
+        view = arr.view()
+        view.flags.writeable = False
+        return view
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        arr = _host_value(self._materialized("__array__ (NumPy conversion)"))
+        if dtype is not None:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    __array_priority__ = 1000  # NumPy binary ops defer to Tensor's reflected operators
+
+    def __repr__(self) -> str:
+        from lazytorch._format import format_tensor
+
+        n = self._materialized("repr()")
+        return format_tensor(_host_value(n), n.dtype, _config.get_default_dtype())
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.dim() == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def _scalar_value(self, cause: str) -> Any:
+        if self.numel() != 1:
+            from lazytorch._errors import op_error
+
+            what = (
+                "Boolean value"
+                if cause == "bool()"
+                else "only one element tensors can be converted to Python scalars"
+            )
+            if cause == "bool()":
+                raise op_error(
+                    RuntimeError, "bool", f"{what} of Tensor with more than one value is ambiguous"
+                )
+            raise op_error(RuntimeError, cause.rstrip("()"), what)
+        return _host_value(self._materialized(cause)).item()
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar_value("bool()"))
+
+    def __int__(self) -> int:
+        return int(self._scalar_value("int()"))
+
+    def __float__(self) -> float:
+        return float(self._scalar_value("float()"))
+
+    def __index__(self) -> int:
+        if self._node.dtype.is_floating_point:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._scalar_value("__index__"))
+
+    def __len__(self) -> int:
+        shape = self._node.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        d = shape[0]
+        return d.hint if isinstance(d, SymInt) else d
+
+    def __iter__(self) -> Any:
+        if not self._node.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))  # type: ignore[attr-defined]
+
+    def __contains__(self, element: Any) -> bool:
+        return bool((self == element).any())  # type: ignore[attr-defined]
+
+    __hash__ = object.__hash__
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        import numpy as np
+
+        return (_rebuild, (np.array(self.numpy()), str(self.device)))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        return self.clone()  # type: ignore[attr-defined,no-any-return]
+
+
+def _rebuild(array: Any, device: str) -> Tensor:
+    from lazytorch.ops.creation import tensor
+
+    return tensor(array, device=device)

@@ -1,0 +1,36 @@
+"""Build the native runtime (native/ -> lazytorch._C) and map the top-level packages.
+
+Everything else about the package is declared in pyproject.toml. Two things need code:
+
+* extension modules are still described through setup();
+* scheduler/ and codegen/ live at the top of the repository but install as
+  ``lazytorch.scheduler`` / ``lazytorch.codegen`` (so nothing generic like ``codegen`` lands
+  in site-packages). Package discovery does not follow a package-dir mapping, so the
+  package list is derived from the mapping here, including any future subpackages.
+"""
+
+from pybind11.setup_helpers import Pybind11Extension, build_ext
+from setuptools import find_packages, setup
+
+MAPPED = {"lazytorch.scheduler": "scheduler", "lazytorch.codegen": "codegen"}
+
+packages = find_packages(include=["lazytorch", "lazytorch.*"])
+for name, folder in MAPPED.items():
+    packages.append(name)
+    packages += [f"{name}.{sub}" for sub in find_packages(folder)]
+
+ext_modules = [
+    Pybind11Extension(
+        "lazytorch._C",
+        sorted(["native/module.cpp"]),
+        cxx_std=17,
+        extra_compile_args=["-O2"],
+    ),
+]
+
+setup(
+    packages=packages,
+    package_dir={"lazytorch": "lazytorch", **MAPPED},
+    ext_modules=ext_modules,
+    cmdclass={"build_ext": build_ext},
+)

@@ -1,0 +1,204 @@
+"""Compare lazytorch against torch (the oracle) on the same inputs.
+
+A test writes its op once, as ``fn(lib, *tensors)`` where ``lib`` is either module, because
+lazytorch mirrors torch's API::
+
+    check(lambda t, x, y: t.add(x, y), randn(2, 3), randn(3))
+
+`check` builds torch and lazytorch tensors from the same NumPy arrays, runs the function in
+lazy mode and in sync mode, verifies the recorded IR against the primitive rules, and
+compares dtypes, shapes and values (NaN == NaN). Exceptions must match in type too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+import lazytorch as lt
+
+DTYPE_PAIRS = {
+    "bool": (lt.bool, torch.bool),
+    "uint8": (lt.uint8, torch.uint8),
+    "int8": (lt.int8, torch.int8),
+    "int16": (lt.int16, torch.int16),
+    "int32": (lt.int32, torch.int32),
+    "int64": (lt.int64, torch.int64),
+    "float16": (lt.float16, torch.float16),
+    "float32": (lt.float32, torch.float32),
+    "float64": (lt.float64, torch.float64),
+}
+FLOATS = ("float16", "float32", "float64")
+INTS = ("uint8", "int8", "int16", "int32", "int64")
+ALL = ("bool", *INTS, *FLOATS)
+
+# Tolerances per dtype: float16 results are rounded once more than the float32 math.
+TOL = {"float16": (1e-2, 1e-2), "float32": (1e-5, 1e-5), "float64": (1e-10, 1e-10)}
+
+_rng = np.random.default_rng(0)
+
+
+def arr(
+    *shape: int,
+    dtype: str = "float32",
+    low: float = -2.0,
+    high: float = 2.0,
+    seed: int | None = None,
+) -> np.ndarray:
+    """Random values of `dtype` in [low, high) (integers and bools by their own rules)."""
+    rng = np.random.default_rng(seed) if seed is not None else _rng
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype in INTS:
+        lo = max(int(low), np.iinfo(dtype).min)
+        hi = min(int(high), np.iinfo(dtype).max)
+        if hi <= lo:
+            hi = lo + 1
+        return rng.integers(lo, hi, size=shape).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def randn(*shape: int, dtype: str = "float32") -> np.ndarray:
+    return arr(*shape, dtype=dtype)
+
+
+def positive(*shape: int, dtype: str = "float32") -> np.ndarray:
+    return arr(*shape, dtype=dtype, low=0.1, high=3.0)
+
+
+def to_torch(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return torch.from_numpy(x.copy())
+    return x
+
+
+def to_lt(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return lt.from_numpy(x.copy())
+    return x
+
+
+def _flatten(out: Any) -> list[Any]:
+    if isinstance(out, (tuple, list)):
+        items = []
+        for o in out:
+            items.extend(_flatten(o))
+        return items
+    return [out]
+
+
+def assert_same(
+    got: Any, want: Any, atol: float | None = None, rtol: float | None = None, what: str = ""
+) -> None:
+    """lazytorch result `got` equals torch result `want` in type, dtype, shape and values."""
+    gs, ws = _flatten(got), _flatten(want)
+    assert len(gs) == len(ws), f"{what}: {len(gs)} outputs vs torch's {len(ws)}"
+    for k, (g, w) in enumerate(zip(gs, ws)):
+        label = f"{what} output {k}"
+        if isinstance(w, torch.Tensor):
+            assert isinstance(g, lt.Tensor), f"{label}: expected a Tensor, got {type(g).__name__}"
+            wd = str(w.dtype).replace("torch.", "")
+            assert g.dtype.name == wd, f"{label}: dtype {g.dtype.name} != torch {wd}"
+            assert tuple(g.shape) == tuple(w.shape), (
+                f"{label}: shape {tuple(g.shape)} != torch {tuple(w.shape)}"
+            )
+            gv = g.numpy()
+            wv = w.detach().numpy()
+            if w.dtype.is_floating_point:
+                a, r = TOL[wd]
+                a = atol if atol is not None else a
+                r = rtol if rtol is not None else r
+                np.testing.assert_allclose(
+                    gv.astype(np.float64),
+                    wv.astype(np.float64),
+                    atol=a,
+                    rtol=r,
+                    equal_nan=True,
+                    err_msg=label,
+                )
+            else:
+                np.testing.assert_array_equal(gv, wv, err_msg=label)
+        elif isinstance(w, (bool, int, float)):
+            if isinstance(w, float):
+                assert np.isclose(g, w, atol=atol or 1e-6, rtol=rtol or 1e-6, equal_nan=True), (
+                    f"{label}: {g} != {w}"
+                )
+            else:
+                assert g == w, f"{label}: {g} != {w}"
+        elif isinstance(w, torch.Size):
+            assert tuple(g) == tuple(w), f"{label}: {tuple(g)} != {tuple(w)}"
+        else:
+            assert g == w, f"{label}: {g!r} != {w!r}"
+
+
+def run_lt(
+    fn: Callable[..., Any], inputs: Sequence[Any], sync: bool, kwargs: dict[str, Any]
+) -> Any:
+    args = [to_lt(x) for x in inputs]
+    with lt.sync_mode(sync):
+        out = fn(lt, *args, **kwargs)
+    pending = [o for o in _flatten(out) if isinstance(o, lt.Tensor) and not o.is_materialized]
+    if pending:
+        lt.debug.verify(*pending)
+    return out
+
+
+def check(
+    fn: Callable[..., Any],
+    *inputs: Any,
+    atol: float | None = None,
+    rtol: float | None = None,
+    modes: Sequence[str] = ("lazy", "sync"),
+    **kwargs: Any,
+) -> Any:
+    """Run `fn(lib, *inputs)` on torch and on lazytorch (each mode) and compare.
+
+    If torch raises, lazytorch must raise the same exception type.
+    """
+    try:
+        want = fn(torch, *[to_torch(x) for x in inputs], **kwargs)
+    except Exception as e:  # torch refuses: so must we
+        for mode in modes:
+            try:
+                got = run_lt(fn, inputs, mode == "sync", kwargs)
+                lt.materialize(*[o for o in _flatten(got) if isinstance(o, lt.Tensor)])
+            except Exception as ours:
+                assert isinstance(ours, type(e)) or _compatible(ours, e), (
+                    f"[{mode}] torch raised {type(e).__name__}({e}); lazytorch raised "
+                    f"{type(ours).__name__}({ours})"
+                )
+            else:
+                raise AssertionError(
+                    f"[{mode}] torch raised {type(e).__name__}({e}); lazytorch did not"
+                )
+        return None
+    for mode in modes:
+        got = run_lt(fn, inputs, mode == "sync", kwargs)
+        assert_same(got, want, atol, rtol, what=f"[{mode}]")
+    return want
+
+
+def _compatible(ours: Exception, theirs: Exception) -> bool:
+    # torch raises IndexError for some dim errors that subclass its own hierarchy; accept
+    # our type when torch's is a subclass of it (e.g. torch's custom errors).
+    return isinstance(theirs, type(ours))
+
+
+def check_raises(
+    fn: Callable[..., Any], *inputs: Any, match: str | None = None, **kwargs: Any
+) -> Exception:
+    """torch and lazytorch both raise, with the same type; returns lazytorch's exception."""
+    import pytest
+
+    with pytest.raises(Exception) as theirs:
+        fn(torch, *[to_torch(x) for x in inputs], **kwargs)
+    with pytest.raises(Exception, match=match) as ours:
+        out = fn(lt, *[to_lt(x) for x in inputs], **kwargs)
+        lt.materialize(*[o for o in _flatten(out) if isinstance(o, lt.Tensor)])
+    assert isinstance(ours.value, type(theirs.value)), (
+        f"torch raised {type(theirs.value).__name__}, lazytorch {type(ours.value).__name__}: {ours.value}"
+    )
+    return ours.value
