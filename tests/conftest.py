@@ -17,6 +17,7 @@ import lazytorch as lt
 @pytest.fixture(autouse=True)
 def _fresh_state():
     lt.manual_seed(0)
+    lt.runtime.clear_cache()  # tests that count compiles must not see earlier programs
     lt.metrics.reset()
     yield
     lt.set_sync_mode(False)

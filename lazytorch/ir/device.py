@@ -65,18 +65,9 @@ class Device:
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, str):
-            try:
-                other = Device(other)
-            except (TypeError, ValueError):
-                return False
-        if not isinstance(other, Device):
-            return NotImplemented
-        return self.type == other.type and self.index == other.index
-
-    def __hash__(self) -> int:
-        return hash((self.type, self.index))
+    # Devices are interned (one object per type and index), so identity is equality and
+    # the default identity hash applies: both stay C-speed on the per-node hashing path.
+    # As in torch, a device never equals a string.
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Device, (self.type, self.index))

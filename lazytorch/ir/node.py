@@ -36,28 +36,37 @@ _next_id = itertools.count().__next__
 # Frames from files under these directories are lazytorch's own; provenance skips them.
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 internal_dirs: list[str] = [_PKG_DIR + os.sep]
-_internal_files: dict[str, bool] = {}
+# Verdicts per code object: most frames on the recording path are the same few functions,
+# so the walk costs one dict hit per frame.
+_internal_code: dict[object, bool] = {}
 
 
-def _is_internal(filename: str) -> bool:
-    r = _internal_files.get(filename)
-    if r is None:
-        r = filename.startswith(tuple(internal_dirs)) or filename.startswith("<frozen ")
-        _internal_files[filename] = r
+def _is_internal(code: object) -> bool:
+    fn = code.co_filename  # type: ignore[attr-defined]
+    r = fn.startswith(tuple(internal_dirs)) or fn.startswith("<frozen ")
+    if len(_internal_code) > 50_000:  # code objects of exec'd strings can be unbounded
+        _internal_code.clear()
+    _internal_code[code] = r
     return r
 
 
-def user_loc() -> tuple[str, int] | None:
-    """The (file, line) of the innermost frame outside lazytorch, cheaply."""
-    f = sys._getframe(1)
-    internal = _internal_files
+def user_loc(skip: int = 1) -> tuple[str, int] | None:
+    """The (file, line) of the innermost frame outside lazytorch, cheaply.
+
+    `skip` frames above the caller are known to be lazytorch's own and are not looked at.
+    """
+    try:
+        f = sys._getframe(skip)
+    except ValueError:  # a shallower stack than the caller assumed
+        f = sys._getframe(1)
+    internal = _internal_code
     while f is not None:
-        fn = f.f_code.co_filename
-        r = internal.get(fn)
+        code = f.f_code
+        r = internal.get(code)
         if r is None:
-            r = _is_internal(fn)
+            r = _is_internal(code)
         if not r:
-            return (fn, f.f_lineno)
+            return (code.co_filename, f.f_lineno)
         f = f.f_back
     return None
 

@@ -19,18 +19,16 @@ W0, W1 = 0x9E3779B9, 0xBB67AE85  # key schedule (Weyl sequence) increments
 _MASK = 0xFFFFFFFF
 
 
-def philox4x32(counter: Any, seed: int, rounds: int = 10) -> tuple[Any, Any, Any, Any]:
-    """Four uint32 words per 64-bit counter (a uint64 array)."""
+def rounds(
+    c: tuple[Any, Any, Any, Any], k: tuple[Any, Any], n: int = 10
+) -> tuple[Any, Any, Any, Any]:
+    """`n` Philox4x32 rounds on uint64 arrays holding 32-bit words (counter c, key k)."""
     u64 = np.uint64
     mask = u64(_MASK)
-    c0 = counter & mask
-    c1 = counter >> u64(32)
-    c2 = np.zeros_like(counter)
-    c3 = np.zeros_like(counter)
-    k0 = u64(seed & _MASK)
-    k1 = u64((seed >> 32) & _MASK)
+    c0, c1, c2, c3 = c
+    k0, k1 = k
     m0, m1 = u64(M0), u64(M1)
-    for _ in range(rounds):
+    for _ in range(n):
         p0 = m0 * c0  # < 2**64: both factors are 32-bit
         p1 = m1 * c2
         c0, c1, c2, c3 = (
@@ -42,6 +40,15 @@ def philox4x32(counter: Any, seed: int, rounds: int = 10) -> tuple[Any, Any, Any
         k0 = (k0 + u64(W0)) & mask
         k1 = (k1 + u64(W1)) & mask
     return c0, c1, c2, c3
+
+
+def philox4x32(counter: Any, seed: int) -> tuple[Any, Any, Any, Any]:
+    """Four uint32 words (as uint64 arrays) per 64-bit counter, keyed by a 64-bit seed."""
+    u64 = np.uint64
+    zero = np.zeros_like(counter)
+    c = (counter & u64(_MASK), counter >> u64(32), zero, zero)
+    k = (u64(seed & _MASK), u64((seed >> 32) & _MASK))
+    return rounds(c, k)
 
 
 def _counters(numel: int, offset: int) -> Any:

@@ -24,7 +24,9 @@ from typing import Any
 
 from lazytorch.ir.device import Device
 from lazytorch.ir.dtypes import DType
-from lazytorch.ir.node import Node, user_loc
+from lazytorch.ir.node import Node, _next_id, user_loc
+
+_new_node = object.__new__
 
 __all__ = ["CATEGORIES", "PRIMITIVES", "Primitive", "define", "get"]
 
@@ -134,14 +136,27 @@ def make_node(
 ) -> Node:
     """Record a node whose shape and dtype are already known (the fast path)."""
     hattrs = attrs if op.hash_attrs is None else op.hash_attrs(attrs)
-    n = len(inputs)
-    if n == 1:
+    k = len(inputs)
+    if k == 1:
         h = hash((op, hattrs, dtype, shape, device, inputs[0].struct_hash))
-    elif n == 2:
+    elif k == 2:
         h = hash((op, hattrs, dtype, shape, device, inputs[0].struct_hash, inputs[1].struct_hash))
     else:
         h = hash((op, hattrs, dtype, shape, device, *[i.struct_hash for i in inputs]))
-    return Node(op, inputs, attrs, shape, dtype, device, h, user_loc())
+    # Slots are filled directly (no __init__ frame): this is the per-node hot path.
+    n = _new_node(Node)
+    n.op = op
+    n.inputs = inputs
+    n.attrs = attrs
+    n.shape = shape
+    n.dtype = dtype
+    n.device = device
+    n.struct_hash = h
+    n.id = _next_id()
+    # Our frame and our caller's are lazytorch's own: start the walk above them.
+    n.loc = user_loc(3)
+    n.buffer = None
+    return n
 
 
 PRIMITIVES: dict[str, Primitive] = {}

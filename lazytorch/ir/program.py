@@ -101,7 +101,7 @@ class Param:
 class Instr:
     """One primitive application inside a program; inputs are value numbers."""
 
-    __slots__ = ("attrs", "device", "dtype", "inputs", "loc", "op", "shape")
+    __slots__ = ("attrs", "device", "dtype", "inputs", "loc", "op", "origin", "shape")
 
     def __init__(
         self,
@@ -112,6 +112,7 @@ class Instr:
         dtype: DType,
         device: Device,
         loc: tuple[str, int] | None,
+        origin: int = -1,
     ) -> None:
         self.op = op
         self.inputs = inputs
@@ -119,7 +120,11 @@ class Instr:
         self.shape = shape
         self.dtype = dtype
         self.device = device
+        # `loc` is where the capture that *compiled* this program recorded the node; a
+        # cached program serves later captures too, so runtime errors map `origin` (the
+        # node's index in the capture's order) to the current capture's node instead.
         self.loc = loc
+        self.origin = origin
 
     @property
     def params(self) -> dict[str, Any]:
@@ -162,7 +167,7 @@ class Program:
         base = len(params)
         for j, wid in enumerate(instr_walk_ids):
             remap[wid] = base + j
-        for node, wiring in zip(cap.order, cap.wiring):
+        for k, (node, wiring) in enumerate(zip(cap.order, cap.wiring)):
             instrs.append(
                 Instr(
                     node.op,
@@ -172,6 +177,7 @@ class Program:
                     node.dtype,
                     node.device,
                     node.loc,
+                    k,
                 )
             )
         outputs = [remap[w] for w in cap.key[-1]]
@@ -198,9 +204,17 @@ class Program:
         base = len(self.params)
         locs = []
         for j, ins in enumerate(self.instrs):
-            attrs = ", ".join(f"{k}={_fmt_attr(v)}" for k, v in ins.params.items())
             args = ", ".join(f"%{a}" for a in ins.inputs)
-            rhs = f"= {ins.op.name}{'[' + attrs + ']' if attrs else ''}{' ' + args if args else ''}"
+            if ins.op.name == "const":
+                rhs = f"= const {ins.attrs[0]!r}"
+            else:
+                # The dtype shows in the type column; the device rarely differs.
+                attrs = ", ".join(
+                    f"{k}={_fmt_attr(v)}"
+                    for k, v in ins.params.items()
+                    if not isinstance(v, Device) and not (k == "dtype" and v is ins.dtype)
+                )
+                rhs = f"= {ins.op.name}{'[' + attrs + ']' if attrs else ''}{' ' + args if args else ''}"
             rows.append((f"%{base + j} : {ins.dtype.short}{format_shape(ins.shape)}", rhs))
             locs.append(ins.loc)
         width = max((len(a) for a, _ in rows), default=0)
@@ -253,6 +267,7 @@ def _rebuild(prog: Program, keep: list[int], remap: dict[int, int]) -> Program:
                 ins.dtype,
                 ins.device,
                 ins.loc,
+                ins.origin,
             )
         )
     return Program(prog.params, new_instrs, [remap[o] for o in prog.outputs], prog.key)
@@ -283,7 +298,9 @@ def cse(prog: Program) -> Program:
     changed = False
     for j, ins in enumerate(prog.instrs):
         inputs = tuple(remap[a] for a in ins.inputs)
-        probe = Instr(ins.op, inputs, ins.attrs, ins.shape, ins.dtype, ins.device, ins.loc)
+        probe = Instr(
+            ins.op, inputs, ins.attrs, ins.shape, ins.dtype, ins.device, ins.loc, ins.origin
+        )
         s = probe.structure()
         hit = seen.get(s)
         if hit is not None:
@@ -328,7 +345,14 @@ def fold_constants(prog: Program) -> Program:
                 continue  # leave it to runtime, which reports the error at the user's line
             py = np.asarray(value).item()
             new_instrs[j] = Instr(
-                const, (), (py, ins.dtype, ins.device), (), ins.dtype, ins.device, ins.loc
+                const,
+                (),
+                (py, ins.dtype, ins.device),
+                (),
+                ins.dtype,
+                ins.device,
+                ins.loc,
+                ins.origin,
             )
             literal[base + j] = py
             changed = True

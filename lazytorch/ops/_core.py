@@ -8,7 +8,9 @@ policies.
 
 from __future__ import annotations
 
+import math
 import operator
+import weakref
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -29,8 +31,9 @@ P = SimpleNamespace(**PRIMITIVES)
 _SCALAR = P.scalar
 _BUFFER = P.buffer
 _new_tensor = object.__new__
-_register = _rt.register
 _DEFAULTS = _config.DEFAULTS
+_live = _rt._live
+_weakref = weakref.ref
 
 Number = (int, float, bool)
 
@@ -42,7 +45,9 @@ def wrap(node: Node) -> Tensor:
     t._node = node
     t._view = None
     t._views = None
-    _register(t)
+    _live.append(_weakref(t))  # runtime.register, inlined
+    if len(_live) > _rt._prune_at:
+        _rt.prune()
     if node.id - _rt.last_cut_id > _DEFAULTS.max_pending_nodes:
         _rt.auto_cut(node.id)
     if _config.sync_possible and _config.sync_enabled():
@@ -59,14 +64,33 @@ def leaf_node(array: Any, device: Device) -> Node:
 
 
 def scalar_node(value: Any, dtype: dt.DType, device: Device) -> Node:
-    """A Python number as a 0-d program input; its value is not part of any hash."""
+    """A Python number as a 0-d program input; its value is not part of any hash.
+
+    No provenance: an input cannot fail, and skipping the stack walk halves the cost of
+    ``x * 2``.
+    """
     h = hash((_SCALAR, dtype, (), device))
-    return Node(_SCALAR, (), (), (), dtype, device, h, user_loc(), dtype.to_python(value))
+    return Node(_SCALAR, (), (), (), dtype, device, h, None, dtype.to_python(value))
+
+
+# Literal nodes are immutable and never program inputs, so one node per (value, dtype,
+# device) can be shared by every graph. The key tells -0.0 from 0.0 (equal under ==);
+# NaN is never cached (NaN != NaN would make every lookup miss and the cache grow).
+_const_cache: dict[tuple[Any, ...], Node] = {}
 
 
 def const_node(value: Any, dtype: dt.DType, device: Device) -> Node:
     """A literal baked into the program (for decompositions' own constants like 0 or -inf)."""
-    return make_node(P.const, (), (dtype.to_python(value), dtype, device), (), dtype, device)
+    v = dtype.to_python(value)
+    if v != v:
+        return make_node(P.const, (), (v, dtype, device), (), dtype, device)
+    key = (v, math.copysign(1.0, v), dtype, device)
+    n = _const_cache.get(key)
+    if n is None:
+        if len(_const_cache) > 4096:
+            _const_cache.clear()
+        n = _const_cache[key] = make_node(P.const, (), (v, dtype, device), (), dtype, device)
+    return n
 
 
 def is_scalar(x: Any) -> bool:
@@ -81,6 +105,19 @@ def dtype_of(x: Any) -> dt.DType:
 
 def result_type(*args: Any) -> dt.DType:
     """torch.result_type over tensors and Python scalars."""
+    if len(args) == 2:
+        a, b = args
+        # The common cases: tensor (op) tensor of one dtype, tensor (op) Python scalar.
+        if type(a) is Tensor:
+            da = a._node.dtype
+            if type(b) is Tensor:
+                if b._node.dtype is da:
+                    return da
+            elif type(b) is float:
+                if da.category == 2:
+                    return da
+            elif type(b) is int and da.category == 1:
+                return da
     dims: list[dt.DType] = []
     zeros: list[dt.DType] = []
     scalars: list[dt.DType] = []
@@ -115,9 +152,11 @@ def device_of(*args: Any, op: str) -> Device:
     for a in args:
         if isinstance(a, Tensor):
             d = a._node.device
-            if dev is None or (dev != d and not a._node.shape):
-                dev = dev or d
-            elif dev != d:
+            if dev is None or dev is d:
+                dev = d
+            elif not a._node.shape:
+                continue  # a 0-d tensor may come from another device, as in torch
+            else:
                 raise op_error(
                     RuntimeError,
                     op,

@@ -19,7 +19,7 @@ from lazytorch.ir.node import Node, format_loc, user_loc
 if TYPE_CHECKING:
     from lazytorch.tensor import Tensor
 
-__all__ = ["implicit_point", "materialize", "materialize_nodes", "register"]
+__all__ = ["clear_cache", "implicit_point", "materialize", "materialize_nodes", "register"]
 
 _log_syncs = logging.getLogger("lazytorch.syncs")
 
@@ -30,12 +30,20 @@ last_cut_id = 0
 
 
 def register(t: Tensor) -> None:
-    """Track a new tensor so ``materialize()`` can find every live pending value."""
-    global _prune_at
+    """Track a new tensor so ``materialize()`` can find every live pending value.
+
+    (`lazytorch.ops._core.wrap` inlines this on the per-op path.)
+    """
     _live.append(weakref.ref(t))
     if len(_live) > _prune_at:
-        _prune()
-        _prune_at = max(1024, 2 * len(_live))
+        prune()
+
+
+def prune() -> None:
+    """Drop dead and materialized tensors; the next prune happens at twice the survivors."""
+    global _prune_at
+    _prune()
+    _prune_at = max(1024, 2 * len(_live))
 
 
 def _prune() -> None:
@@ -123,6 +131,15 @@ def implicit_point(t: Tensor, cause: str) -> None:
     if _log_syncs.isEnabledFor(logging.INFO):
         _log_syncs.info("implicit materialization: %s at %s", cause, format_loc(loc))
     materialize_nodes([n], cause=cause, loc=loc)
+
+
+def clear_cache() -> None:
+    """Forget every compiled program held in memory (the next cut of each compiles again)."""
+    import sys
+
+    executor = sys.modules.get("lazytorch.runtime.executor")
+    if executor is not None:
+        executor.clear_cache()
 
 
 def auto_cut(newest_id: int) -> None:

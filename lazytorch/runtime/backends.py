@@ -13,11 +13,34 @@ from typing import Any, Protocol
 
 from lazytorch.ir.program import Program
 
-__all__ = ["Backend", "Executable", "available_backends", "get_backend", "register_backend"]
+__all__ = [
+    "Backend",
+    "Executable",
+    "ProgramError",
+    "available_backends",
+    "get_backend",
+    "register_backend",
+]
 
 
 class Executable(Protocol):
+    program: Program
+
     def run(self, inputs: list[Any]) -> list[Any]: ...
+
+
+class ProgramError(Exception):
+    """Raised by an executable when instruction `index` of its program fails.
+
+    The runtime turns it back into the original exception type, naming the op and the
+    line that recorded the failing node *in the current capture* (a cached program may
+    have been compiled from a capture recorded elsewhere).
+    """
+
+    def __init__(self, index: int, error: BaseException) -> None:
+        super().__init__(index, error)
+        self.index = index
+        self.error = error
 
 
 class Backend(Protocol):

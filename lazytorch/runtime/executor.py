@@ -8,10 +8,10 @@ from typing import Any
 from cachetools import LRUCache
 
 from lazytorch import _config, metrics
-from lazytorch.ir.node import Node
+from lazytorch.ir.node import Node, format_loc
 from lazytorch.ir.primitives import get
 from lazytorch.ir.program import Program, canonicalize, capture
-from lazytorch.runtime.backends import Backend, Executable, get_backend
+from lazytorch.runtime.backends import Backend, Executable, ProgramError, get_backend
 
 _BUFFER = get("buffer")
 
@@ -42,7 +42,23 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
         _programs[key] = exe
         metrics.increment("programs_built")
         metrics.timed("build", time.perf_counter() - t1)
-    outputs = exe.run([p.buffer for p in cap.params])
+    try:
+        outputs = exe.run([p.buffer for p in cap.params])
+    except ProgramError as pe:
+        raise _located(pe, exe.program, cap) from pe.error
     for node, value in zip(cap.roots, outputs):
         node.realize(value, _BUFFER)
     metrics.timed("materialize", time.perf_counter() - t0)
+
+
+def _located(pe: ProgramError, program: Program, cap: Any) -> BaseException:
+    """The failing instruction's error, naming its op and the current capture's line."""
+    ins = program.instrs[pe.index]
+    node = cap.order[ins.origin] if 0 <= ins.origin < len(cap.order) else None
+    loc = node.loc if node is not None else ins.loc
+    e = pe.error
+    msg = f"{e} (in {ins.op.name} recorded at {format_loc(loc)})"
+    try:
+        return type(e)(msg)
+    except Exception:
+        return RuntimeError(msg)

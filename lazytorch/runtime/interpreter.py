@@ -14,8 +14,9 @@ from lazytorch.ir._lazynp import np
 from lazytorch.ir.node import format_loc
 from lazytorch.ir.program import Program
 from lazytorch.ir.symbolic import SymInt
+from lazytorch.runtime.backends import ProgramError
 
-__all__ = ["InterpretedProgram", "InterpreterBackend"]
+__all__ = ["InterpretedProgram", "InterpreterBackend", "ProgramError"]
 
 
 def _concrete(v: Any) -> Any:
@@ -27,7 +28,7 @@ def _concrete(v: Any) -> Any:
 
 
 class _Step:
-    __slots__ = ("dtype", "free", "inputs", "kwargs", "loc", "name", "out", "ref", "shape")
+    __slots__ = ("dtype", "free", "index", "inputs", "kwargs", "loc", "name", "out", "ref", "shape")
 
     def __init__(self, **kw: Any) -> None:
         for k, v in kw.items():
@@ -57,6 +58,7 @@ class InterpretedProgram:
                     dtype=ins.dtype.np,
                     shape=_concrete(tuple(ins.shape)),
                     free=free,
+                    index=j,
                     loc=ins.loc,
                     name=ins.op.name,
                 )
@@ -74,7 +76,7 @@ class InterpretedProgram:
                 try:
                     out = s.ref(*args, **s.kwargs)
                 except Exception as e:
-                    raise _located(e, s) from e
+                    raise ProgramError(s.index, e) from e
                 out = np.asarray(out)
                 if out.dtype != s.dtype or out.shape != s.shape:
                     raise AssertionError(
@@ -85,14 +87,6 @@ class InterpretedProgram:
                 for a in s.free:
                     vals[a] = None
         return [vals[o] for o in self.program.outputs]
-
-
-def _located(e: Exception, step: _Step) -> Exception:
-    msg = f"{e} (in {step.name} recorded at {format_loc(step.loc)})"
-    try:
-        return type(e)(msg)
-    except Exception:
-        return RuntimeError(msg)
 
 
 class InterpreterBackend:

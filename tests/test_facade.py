@@ -1,0 +1,141 @@
+"""The facade: what `import lazytorch` loads (and does not), the curated namespace, lazy
+submodules, scoped switches, devices, grad-mode switches, and the native extension."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import lazytorch as lt
+
+HEAVY = ["numpy", "sympy", "networkx", "triton", "torch", "cachetools", "scipy"]
+
+
+def test_import_loads_nothing_heavy():
+    code = (
+        "import sys, json, lazytorch\n"
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
+
+
+def test_recording_needs_no_numpy_until_a_value_is_read():
+    code = (
+        "import sys, lazytorch as lt\n"
+        "y = (lt.ones(3, 4) * 2).sum(0).reshape(2, 2)\n"
+        "assert 'numpy' not in sys.modules\n"
+        "assert y.tolist() == [[6.0, 6.0], [6.0, 6.0]]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_public_name_resolves():
+    for name in lt.__all__:
+        assert getattr(lt, name) is not None, name
+    assert len(set(lt.__all__)) == len(lt.__all__)
+
+
+def test_heavy_submodules_load_on_first_use():
+    code = (
+        "import sys, lazytorch as lt\n"
+        "assert 'lazytorch.nn.functional' not in sys.modules\n"
+        "lt.nn.functional.relu\n"
+        "assert 'lazytorch.nn.functional' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        lt.nope  # noqa: B018
+
+
+def test_import_time_is_recorded():
+    assert 0 < lt.import_seconds < 10  # the benchmark reports it; no timing assert here
+
+
+# -- devices and scoped defaults ----------------------------------------------------------------
+def test_devices_are_interned_and_print_like_torch():
+    assert lt.device("cpu") is lt.device("cpu")
+    assert lt.device("cuda:1") is lt.device("cuda", 1)
+    assert repr(lt.device("cuda", 1)) == "device(type='cuda', index=1)"
+    assert str(lt.device("cuda:0")) == "cuda:0"
+    assert lt.device("cpu") != "cpu"  # as in torch
+    for bad in ("cuda:x", "", "cu da"):
+        with pytest.raises(ValueError):
+            lt.device(bad)
+    with pytest.raises(TypeError):
+        lt.device(3.5)
+
+
+def test_device_context_is_thread_local_and_nests():
+    seen = {}
+    with lt.device("cpu"):
+        assert lt.get_default_device() is lt.device("cpu")
+        with lt.device("cuda"):
+            assert lt.get_default_device() is lt.device("cuda")
+            t = threading.Thread(target=lambda: seen.setdefault("d", lt.get_default_device()))
+            t.start()
+            t.join()
+        assert lt.get_default_device() is lt.device("cpu")
+    assert seen["d"] is lt.device("cpu")  # the other thread kept the process default
+
+
+def test_creating_on_an_unavailable_device_fails_clearly():
+    with lt.device("cuda"), pytest.raises(RuntimeError, match="'cuda' is not available"):
+        lt.ones(2)
+
+
+def test_set_default_device():
+    lt.set_default_device("cpu")
+    try:
+        assert lt.zeros(1).device is lt.device("cpu")
+    finally:
+        lt.set_default_device(None)
+
+
+# -- grad mode (switches exist ahead of autograd) ------------------------------------------------
+def test_grad_mode_switches():
+    assert lt.is_grad_enabled()
+    with lt.no_grad():
+        assert not lt.is_grad_enabled()
+        with lt.enable_grad():
+            assert lt.is_grad_enabled()
+    assert lt.is_grad_enabled()
+
+    @lt.no_grad()
+    def f():
+        return lt.is_grad_enabled()
+
+    assert f() is False and lt.is_grad_enabled()
+    with lt.set_grad_enabled(False):
+        assert not lt.is_grad_enabled()
+    assert lt.is_grad_enabled()
+    with lt.inference_mode():
+        assert lt.is_inference_mode_enabled() and not lt.is_grad_enabled()
+    assert not lt.is_inference_mode_enabled()
+
+
+def test_requires_grad_is_refused_until_autograd_exists():
+    with pytest.raises(NotImplementedError, match="autograd"):
+        lt.zeros(2, requires_grad=True)
+
+
+# -- the native extension -----------------------------------------------------------------------
+def test_native_extension_is_built_and_loads():
+    from lazytorch import _native
+
+    mod = _native.load()
+    assert mod is not None, "lazytorch._C did not build; reinstall with a C++ compiler"
+    info = mod.build_info()
+    assert info["cplusplus"] >= 201703
+
+
+def test_mapped_subpackages_install_under_lazytorch():
+    import lazytorch.codegen
+    import lazytorch.scheduler
+
+    assert lazytorch.scheduler.__name__ == "lazytorch.scheduler"
+    assert lazytorch.codegen.__name__ == "lazytorch.codegen"
