@@ -1,11 +1,15 @@
 """Looking at what a materialization would run, without running it.
 
 >>> import lazytorch
->>> x = lazytorch.ones(3)
+>>> x = lazytorch.tensor([1.0, 2.0, 3.0])
 >>> print(lazytorch.debug.program(x * 2 + 1))       # doctest: +ELLIPSIS
-program (1 inputs, 6 nodes, 1 outputs)
-  %0 : i64[] = input 0 (scalar)
-...
+program (3 inputs, 2 nodes, 1 outputs)
+  %0 : f32[3] = input 0 (buffer)
+  %1 : f32[]  = input 1 (scalar)
+  %2 : f32[]  = input 2 (scalar)
+  %3 : f32[3] = mul %0, %1  # ...
+  %4 : f32[3] = add %3, %2  # ...
+  return %4
 """
 
 from __future__ import annotations
