@@ -76,6 +76,7 @@ from lazytorch.ops import random as _random
 from lazytorch.ops import reduction as _reduction
 from lazytorch.ops import shape as _shape
 from lazytorch.ops import sorting as _sorting
+from lazytorch.ops import transcendental as _transcendental
 from lazytorch.runtime import materialize
 from lazytorch.tensor import Size, Tensor
 
@@ -111,11 +112,12 @@ _EXPORTS: dict[Any, str] = {
     "logical_or logical_xor lt maximum minimum mul multiply nan_to_num ne neg negative "
     "not_equal positive pow reciprocal relu remainder round rsqrt rsub sigmoid sign sgn sin "
     "sinh sqrt square sub subtract tan tanh true_divide trunc where xlogy",
+    _transcendental: "acos acosh arccos arcsin arctan2 asin asinh atan2 atanh cosh erfc exp2 log10 log2 reciprocal rsqrt sinh tan",
     _reduction: "all amax amin aminmax any argmax argmin count_nonzero cumsum logsumexp max mean "
     "min nanmean nansum norm prod std std_mean sum var var_mean",
     _shape: "atleast_1d atleast_2d broadcast_shapes broadcast_tensors broadcast_to cat chunk clone "
     "concat concatenate detach flatten flip fliplr flipud hstack movedim moveaxis narrow "
-    "permute ravel reshape roll select split squeeze stack swapaxes swapdims "
+    "permute ravel reshape roll select split split_with_sizes squeeze stack swapaxes swapdims "
     "t tile transpose tril triu unbind unflatten unsqueeze vstack",
     _indexing: "argwhere gather index_put index_select masked_fill masked_select nonzero scatter "
     "scatter_add take take_along_dim",

@@ -19,7 +19,13 @@ from lazytorch.ir import node as _node
 
 __all__ = ["counters", "increment", "report", "reset", "timed"]
 
-KEYS = ("materializations", "implicit_materializations", "nodes_recorded", "auto_cuts")
+KEYS = (
+    "materializations",
+    "implicit_materializations",
+    "nodes_recorded",
+    "auto_cuts",
+    "programs_built",
+)
 
 _counts: collections.Counter[str] = collections.Counter()
 _causes: collections.Counter[str] = collections.Counter()

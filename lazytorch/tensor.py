@@ -170,9 +170,12 @@ class Tensor:
         return self._node.buffer is not None
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        """Views that reorder or repeat elements (permute, expand, strided slices) are not."""
-        v = self._view
-        return v is None or all(s.contiguous for s in v[1])
+        """Whether the elements are in row-major order (torch's rule, from the view's strides)."""
+        if self._view is None:
+            return True
+        from lazytorch.ops.views import is_contiguous
+
+        return is_contiguous(self)
 
     # -- reading values (implicit materialization points) -----------------------------------
     def _materialized(self, cause: str) -> Node:

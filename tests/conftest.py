@@ -18,6 +18,7 @@ import lazytorch as lt
 def _fresh_state():
     lt.manual_seed(0)
     lt.runtime.clear_cache()  # tests that count compiles must not see earlier programs
+    lt.runtime.forget_live()  # materialize() must not pick up an earlier test's tensors
     lt.metrics.reset()
     yield
     lt.set_sync_mode(False)

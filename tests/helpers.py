@@ -51,7 +51,7 @@ def arr(
     """Random values of `dtype` in [low, high) (integers and bools by their own rules)."""
     rng = np.random.default_rng(seed) if seed is not None else _rng
     if dtype == "bool":
-        return rng.random(shape) < 0.5
+        return np.asarray(rng.random(shape) < 0.5)
     if dtype in INTS:
         lo = max(int(low), np.iinfo(dtype).min)
         hi = min(int(high), np.iinfo(dtype).max)

@@ -70,7 +70,13 @@ class DType:
         if self.category == 2:
             return float(value)
         if self.category == 1:
-            return int(value)
+            # Integer scalars wrap into the dtype's range, as torch's do (uint8 + 300 is 44).
+            v = int(value)
+            bits = self.itemsize * 8
+            v &= (1 << bits) - 1
+            if self.is_signed and v >= 1 << (bits - 1):
+                v -= 1 << bits
+            return v
         return bool(value)
 
     def __repr__(self) -> str:

@@ -7,10 +7,12 @@ from lazytorch.ops import (
     indexing,
     linalg,
     methods,
+    pad,
     random,
     reduction,
     shape,
     sorting,
+    transcendental,
     views,
 )
 
@@ -22,9 +24,11 @@ __all__ = [
     "indexing",
     "linalg",
     "methods",
+    "pad",
     "random",
     "reduction",
     "shape",
     "sorting",
+    "transcendental",
     "views",
 ]

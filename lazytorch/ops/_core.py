@@ -236,7 +236,8 @@ def normalize_dims(dims: Any, ndim: int, op: str) -> tuple[int, ...]:
                 RuntimeError, op, f"dim {list(dims)} appears multiple times in the list of dims"
             )
         return tuple(sorted(axes)) if ndim else ()
-    return (normalize_dim(dims, ndim, op),) if ndim else ()
+    axis = normalize_dim(dims, ndim, op)  # checked for 0-d tensors too: [-1, 0]
+    return (axis,) if ndim else ()
 
 
 def numel(shape: Sequence[Any]) -> Any:

@@ -8,6 +8,7 @@ inputs (changing them never recompiles); ``zeros``/``ones`` are literals.
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
@@ -80,41 +81,156 @@ def _check_requires_grad(requires_grad: bool, dtype: dt.DType, op: str) -> None:
         )
 
 
-def _infer_dtype_from_data(data: Any) -> tuple[Any, dt.DType]:
+def _int_range(d: dt.DType) -> tuple[int, int]:
+    if d.is_signed:
+        return -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
+    return 0, (1 << d.bits) - 1
+
+
+_FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38, "float64": math.inf}
+
+
+def checked_scalar(value: Any, d: dt.DType, op: str, *, check_float: bool = True) -> Any:
+    """`value` converted to `d` with torch's overflow check (c10::checked_convert).
+
+    Integers must fit the dtype, except that an unsigned dtype also takes negative ints down
+    to -max, which wrap (torch allows ``a - b`` to be computed as ``a + 255 * b`` in uint8);
+    floats converted to an integer dtype must be finite and in range before truncation.
+    With `check_float`, a finite value beyond a float dtype's range is an error too (torch's
+    fills check it; ``tensor()`` rounds it to inf).
+    """
+    if d is dt.bool_:
+        return bool(value)
+    if d.is_floating_point:
+        v = float(value)
+        if check_float and math.isfinite(v) and builtins.abs(v) > _FLOAT_MAX[d.name]:
+            raise _overflow(d, op)
+        return v
+    lo, hi = _int_range(d)
+    if isinstance(value, float) or getattr(getattr(value, "dtype", None), "kind", "") == "f":
+        f = float(value)
+        if not math.isfinite(f) or not lo <= f <= hi:
+            raise _overflow(d, op)
+        return int(f)  # truncates toward zero
+    v = int(value)
+    if not d.is_signed and -hi <= v < 0:
+        return v + hi + 1  # two's complement wrap
+    if not lo <= v <= hi:
+        raise _overflow(d, op)
+    return v
+
+
+def _overflow(d: dt.DType, op: str) -> Exception:
+    return op_error(
+        RuntimeError, op, f"value cannot be converted to type {d.name} without overflow"
+    )
+
+
+def _numpy_dtype(np_dtype: Any, op: str) -> dt.DType:
+    try:
+        return dt.from_numpy_dtype(np_dtype)
+    except TypeError as e:
+        raise op_error(TypeError, op, str(e)) from None
+
+
+def _leaf_dtype(x: Any) -> dt.DType:
+    """torch's infer_scalar_type: an element's dtype, promoted over nested sequences."""
     import numpy as np
 
-    if isinstance(data, (np.ndarray, np.generic)):
-        arr = np.asarray(data)
-        return arr, dt.from_numpy_dtype(arr.dtype)
-    try:
-        arr = np.array(data)
-    except ValueError as e:
+    if isinstance(x, bool):
+        return dt.bool_
+    if isinstance(x, int):
+        return dt.int64
+    if isinstance(x, float):
+        return _config.get_default_dtype()
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, (np.ndarray, np.generic)):
+        return _numpy_dtype(x.dtype, "tensor")
+    if isinstance(x, (list, tuple)):
+        d: dt.DType | None = None
+        for item in x:
+            i = _leaf_dtype(item)
+            d = i if d is None else dt.promote_types(d, i)
+        return d or _config.get_default_dtype()  # an empty list is a float tensor
+    if isinstance(x, str):
+        raise op_error(TypeError, "tensor", "new(): invalid data type 'str'")
+    raise op_error(RuntimeError, "tensor", f"Could not infer dtype of {type(x).__name__}")
+
+
+def _data_shape(x: Any) -> list[int]:
+    """torch's compute_sizes: the lengths along the first element of each nesting level."""
+    shape: list[int] = []
+    while isinstance(x, (list, tuple)):
+        shape.append(len(x))
+        if not x:
+            return shape
+        x = x[0]
+        if isinstance(x, str):  # torch walks into a string as a sequence of strings
+            raise op_error(ValueError, "tensor", "too many dimensions 'str'")
+    if isinstance(x, Tensor) or getattr(x, "ndim", 0):
+        shape.extend(int(s) for s in x.shape)
+    return shape
+
+
+def _flatten_data(x: Any, shape: list[int], dim: int, out: list[Any]) -> None:
+    """Append the leaves of `x` to `out`, checking that every level has the expected length."""
+    if isinstance(x, Tensor):
+        x = x.numpy()
+    if not isinstance(x, (list, tuple)) and getattr(x, "ndim", 0):
+        if list(x.shape) != shape[dim:]:
+            raise op_error(
+                ValueError,
+                "tensor",
+                f"expected sequence of length {shape[dim]} at dim {dim} (got {len(x)})",
+            )
+        out.extend(x.reshape(-1).tolist())
+        return
+    if dim == len(shape):
+        if isinstance(x, (list, tuple)):
+            raise op_error(
+                TypeError,
+                "tensor",
+                f"'{type(x).__name__}' object cannot be interpreted as a number",
+            )
+        v = x.item() if hasattr(x, "item") else x
+        if not isinstance(v, (int, float)):
+            raise op_error(TypeError, "tensor", f"must be real number, not {type(v).__name__}")
+        out.append(v)
+        return
+    if not isinstance(x, (list, tuple)):
+        raise op_error(TypeError, "tensor", "not a sequence")
+    if len(x) != shape[dim]:
         raise op_error(
-            ValueError, "tensor", f"could not build a tensor from ragged data: {e}"
-        ) from None
-    kind = arr.dtype.kind
-    if kind == "b":
-        return arr, dt.bool_
-    if kind in "iu":
-        if kind == "u" or arr.dtype.itemsize > 8:
-            raise op_error(RuntimeError, "tensor", "Overflow when unpacking long")
-        return arr, dt.int64
-    if kind == "f":
-        return arr, _config.get_default_dtype()
-    if kind == "O" or kind in "SUV":
-        raise op_error(
-            TypeError, "tensor", f"could not infer a dtype for data of type {type(data).__name__}"
+            ValueError,
+            "tensor",
+            f"expected sequence of length {shape[dim]} at dim {dim} (got {len(x)})",
         )
-    raise op_error(TypeError, "tensor", f"unsupported data of NumPy kind {kind!r}")
+    for item in x:
+        _flatten_data(item, shape, dim + 1, out)
 
 
-def _materialize_nested(data: Any) -> Any:
-    """Lists of tensors (``tensor([t0, t1])``) read each tensor's value."""
-    if isinstance(data, Tensor):
-        return data.numpy()
-    if isinstance(data, (list, tuple)):
-        return [_materialize_nested(x) for x in data]
-    return data
+def _from_python(data: Any, dtype: dt.DType | None) -> tuple[Any, dt.DType]:
+    """A NumPy array for (nested) Python data, with torch's dtype inference and checks."""
+    import numpy as np
+
+    if isinstance(data, str):
+        raise op_error(TypeError, "tensor", "new(): invalid data type 'str'")
+    shape = _data_shape(data)
+    d = _leaf_dtype(data) if dtype is None else dtype
+    leaves: list[Any] = []
+    _flatten_data(data, shape, 0, leaves)
+    for v in leaves:
+        if isinstance(v, int) and not -(1 << 63) <= v < 1 << 63:
+            raise op_error(ValueError, "tensor", "Overflow when unpacking long long")
+    if d.is_floating_point:
+        # Out-of-range floats round to inf (1e300 in float32), as in torch.
+        with np.errstate(over="ignore"):
+            values = np.array(leaves, dtype=np.float64).astype(d.np)
+    else:
+        checked = [checked_scalar(v, d, "tensor", check_float=False) for v in leaves]
+        values = np.array(checked, dtype=d.np)
+    return values.reshape(shape), d
 
 
 def tensor(
@@ -147,12 +263,14 @@ def tensor(
             if data._node.buffer is None
             else _from_array(data.numpy(), target, dev)
         )
-    if isinstance(data, (list, tuple)):
-        data = _materialize_nested(data)
-    arr, inferred = _infer_dtype_from_data(data)
-    target = dtype or inferred
+    if isinstance(data, (np.ndarray, np.generic)):
+        # Arrays keep their dtype and convert with NumPy's (unchecked) casts, as in torch.
+        target = dtype or _numpy_dtype(data.dtype, "tensor")
+        _check_requires_grad(requires_grad, target, "tensor")
+        return _from_array(np.asarray(data), target, dev)
+    arr, target = _from_python(data, dtype)
     _check_requires_grad(requires_grad, target, "tensor")
-    return _from_array(np.asarray(arr), target, dev)
+    return _from_array(arr, target, dev)
 
 
 def _from_array(arr: Any, dtype: dt.DType, device: Device) -> Tensor:
@@ -174,7 +292,8 @@ def from_numpy(ndarray: Any) -> Tensor:
         raise op_error(
             TypeError, "from_numpy", f"expected np.ndarray (got {type(ndarray).__name__})"
         )
-    return _from_array(ndarray, dt.from_numpy_dtype(ndarray.dtype), _config.get_default_device())
+    d = _numpy_dtype(ndarray.dtype, "from_numpy")
+    return _from_array(ndarray, d, _config.get_default_device())
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -190,7 +309,55 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
 
 def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
     d = resolve_dtype(dtype, "scalar_tensor") or _config.get_default_dtype()
-    return wrap(scalar_node(s, d, resolve_device(device, "scalar_tensor")))
+    value = checked_scalar(s, d, "scalar_tensor", check_float=False)
+    return wrap(scalar_node(value, d, resolve_device(device, "scalar_tensor")))
+
+
+def size_args(size: tuple[Any, ...], kwargs: dict[str, Any], op: str) -> tuple[Any, ...]:
+    """The shape of a factory called as ``op(2, 3)``, ``op((2, 3))`` or ``op(size=(2, 3))``.
+
+    `kwargs` holds the factory's extra keywords: only ``size`` is allowed there.
+    """
+    size_kw = kwargs.pop("size", None)
+    if kwargs:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if size_kw is not None:
+        if size:
+            raise TypeError(f"{op}() got multiple values for argument 'size'")
+        size = (size_kw,)
+    elif not size:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "size"')
+    return shape_arg(size, op)
+
+
+def into_out(result: Tensor, out: Any, op: str) -> Tensor:
+    """Write a factory's result into `out=` (converted to its dtype) and return `out`."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise op_error(TypeError, op, f"out must be a Tensor, not {type(out).__name__}")
+    from lazytorch.ops.views import assign
+
+    n = cast(result._node, out.dtype)
+    if tuple(out.shape) != tuple(n.shape):
+        if out._view is not None or out._views:
+            raise op_error(
+                RuntimeError,
+                op,
+                f"out= has shape {list(out.shape)} but the result {list(n.shape)}, and a "
+                "tensor with views cannot be resized",
+            )
+        out._node = n  # torch resizes `out`; nothing else aliases it
+        return out
+    return assign(out, n)
+
+
+def _out_dtype(dtype: Any, out: Any, op: str) -> dt.DType | None:
+    """The dtype argument, or out='s dtype when only that is given (torch's rule)."""
+    d = resolve_dtype(dtype, op)
+    if d is None and isinstance(out, Tensor):
+        return out.dtype
+    return d
 
 
 def _fill(shape: tuple[Any, ...], value: Node) -> Tensor:
@@ -198,26 +365,43 @@ def _fill(shape: tuple[Any, ...], value: Node) -> Tensor:
 
 
 def _literal_fill(
-    size: Any, value: int, dtype: Any, device: Any, requires_grad: bool, op: str
+    size: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    value: int,
+    dtype: Any,
+    device: Any,
+    requires_grad: bool,
+    out: Any,
+    op: str,
 ) -> Tensor:
-    shape = shape_arg(size, op)
-    d = resolve_dtype(dtype, op) or _config.get_default_dtype()
+    shape = size_args(size, kwargs, op)
+    d = _out_dtype(dtype, out, op) or _config.get_default_dtype()
     _check_requires_grad(requires_grad, d, op)
-    return _fill(shape, const_node(value, d, resolve_device(device, op)))
+    return into_out(_fill(shape, const_node(value, d, resolve_device(device, op))), out, op)
 
 
 def zeros(
-    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None
+    *size: Any,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    out: Any = None,
+    **kwargs: Any,
 ) -> Tensor:
-    """A tensor of zeros. ``zeros(2, 3)`` or ``zeros((2, 3))``."""
-    return _literal_fill(size, 0, dtype, device, requires_grad, "zeros")
+    """A tensor of zeros. ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    return _literal_fill(size, kwargs, 0, dtype, device, requires_grad, out, "zeros")
 
 
 def ones(
-    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None
+    *size: Any,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    out: Any = None,
+    **kwargs: Any,
 ) -> Tensor:
     """A tensor of ones."""
-    return _literal_fill(size, 1, dtype, device, requires_grad, "ones")
+    return _literal_fill(size, kwargs, 1, dtype, device, requires_grad, out, "ones")
 
 
 def empty(
@@ -227,9 +411,11 @@ def empty(
     requires_grad: bool = False,
     memory_format: Any = None,
     pin_memory: bool = False,
+    out: Any = None,
+    **kwargs: Any,
 ) -> Tensor:
     """An "uninitialized" tensor; lazytorch fills it with zeros (values are never garbage)."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _literal_fill(size, kwargs, 0, dtype, device, requires_grad, out, "empty")
 
 
 def full(
@@ -239,14 +425,23 @@ def full(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    out: Any = None,
 ) -> Tensor:
-    """A tensor filled with `fill_value`; its dtype follows the value (float -> default)."""
+    """A tensor filled with `fill_value`; its dtype follows the value (float -> default).
+
+    The value must fit the dtype (torch's overflow check): ``full((2,), 300, dtype=uint8)``
+    is a RuntimeError. It is a program input, so a new value reuses the compiled program.
+    """
     shape = shape_arg((size,), "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    d = resolve_dtype(dtype, "full") or dt.scalar_dtype(fill_value, _config.get_default_dtype())
+    d = _out_dtype(dtype, out, "full")
+    d = d or dt.scalar_dtype(fill_value, _config.get_default_dtype())
     _check_requires_grad(requires_grad, d, "full")
-    return _fill(shape, scalar_node(fill_value, d, resolve_device(device, "full")))
+    value = checked_scalar(fill_value, d, "full")
+    return into_out(
+        _fill(shape, scalar_node(value, d, resolve_device(device, "full"))), out, "full"
+    )
 
 
 def _like(t: Tensor, dtype: Any, device: Any, op: str) -> tuple[tuple[Any, ...], dt.DType, Device]:
@@ -294,7 +489,7 @@ def full_like(
     memory_format: Any = None,
 ) -> Tensor:
     shape, d, dev = _like(input, dtype, device, "full_like")
-    return _fill(shape, scalar_node(fill_value, d, dev))
+    return _fill(shape, scalar_node(checked_scalar(fill_value, d, "full_like"), d, dev))
 
 
 def _iota(n: Any, dtype: dt.DType, device: Device) -> Node:
@@ -328,6 +523,11 @@ def arange(
 ) -> Tensor:
     """Values from `start` to `end` (exclusive) by `step`.
 
+    Element i is ``start + i * step`` computed in torch's accumulate type and rounded once:
+    float64 for float32/float64 (so float steps do not accumulate error), float32 for
+    float16, and int64 for integer dtypes — whose start and step are truncated to integers
+    first, as torch does (``arange(0, 2, 0.5, dtype=int32)`` is four zeros).
+
     >>> import lazytorch
     >>> lazytorch.arange(5).tolist(), lazytorch.arange(1, 2, 0.25).tolist()
     ([0, 1, 2, 3, 4], [1.0, 1.25, 1.5, 1.75])
@@ -337,23 +537,53 @@ def arange(
     start = _number(start, "arange", "start")
     end = _number(end, "arange", "end")
     step = _number(step, "arange", "step")
+    is_float = any(isinstance(v, float) for v in (start, end, step))
+    d = _out_dtype(dtype, out, "arange")
+    d = d or (_config.get_default_dtype() if is_float else dt.int64)
+    dev = resolve_device(device, "arange")
+    if d is dt.bool_:
+        raise op_error(NotImplementedError, "arange", "\"arange_cpu\" not implemented for 'Bool'")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise op_error(RuntimeError, "arange", f"unsupported range: {start} -> {end}")
     if step == 0:
         raise op_error(RuntimeError, "arange", "step must be nonzero")
-    if (end - start) * step < 0 and end != start:
+    if d.is_floating_point:
+        n = _arange_length(start, end, step)
+        work = dt.float64 if d is not dt.float16 else dt.float32
+        return into_out(wrap(_affine(_iota(n, work, dev), start, step, d)), out, "arange")
+    # Integer dtypes: torch's accumulate type is int64, so start and step are truncated.
+    istart, istep = math.trunc(start), math.trunc(step)
+    if d is dt.int64:
+        # ... and for int64 the length comes from the truncated values too.
+        iend = math.trunc(end)
+        if istep == 0:
+            raise op_error(ValueError, "arange", "step must be nonzero")
+        _check_direction(istart, iend, istep)
+        sign = (istep > 0) - (istep < 0)
+        n = _c_div(iend - istart + istep - sign, istep)
+    else:
+        n = _arange_length(start, end, step)
+    return into_out(wrap(_affine(_iota(n, dt.int64, dev), istart, istep, d)), out, "arange")
+
+
+def _check_direction(start: Any, end: Any, step: Any) -> None:
+    if step == 0:
+        raise op_error(RuntimeError, "arange", "step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
         raise op_error(
-            RuntimeError, "arange", "upper bound and larger bound inconsistent with step sign"
+            RuntimeError, "arange", "upper bound and lower bound inconsistent with step sign"
         )
-    if any(isinstance(v, float) and not math.isfinite(v) for v in (start, end, step)):
-        raise op_error(
-            RuntimeError, "arange", "unsupported range: start, end and step must be finite"
-        )
-    is_float = any(isinstance(v, float) for v in (start, end, step))
-    d = resolve_dtype(dtype, "arange") or (_config.get_default_dtype() if is_float else dt.int64)
-    dev = resolve_device(device, "arange")
-    n = max(0, math.ceil((end - start) / step))
-    # Values are computed in float64 (int64 for integer ranges) and rounded once, as torch does.
-    work = dt.float64 if (is_float or d.is_floating_point) else dt.int64
-    return wrap(_affine(_iota(n, work, dev), start, step, d))
+
+
+def _arange_length(start: Any, end: Any, step: Any) -> int:
+    _check_direction(start, end, step)
+    return max(0, math.ceil((float(end) - float(start)) / float(step)))
+
+
+def _c_div(a: int, b: int) -> int:
+    """C's integer division: truncation toward zero."""
+    q = builtins.abs(a) // builtins.abs(b)
+    return q if (a < 0) == (b < 0) else -q
 
 
 def linspace(
@@ -366,28 +596,47 @@ def linspace(
     requires_grad: bool = False,
     out: Any = None,
 ) -> Tensor:
-    """`steps` evenly spaced values from `start` to `end` inclusive."""
+    """`steps` evenly spaced values from `start` to `end` inclusive.
+
+    Bit-compatible with torch's kernel: start and end are converted to the dtype, the step
+    is (end - start) / (steps - 1) in the dtype's arithmetic (float64 for integer dtypes),
+    the first half counts up from start and the second half down from end, and integer
+    results truncate.
+    """
+    import numpy as np
+
     start = _number(start, "linspace", "start")
     end = _number(end, "linspace", "end")
     if not isinstance(steps, int) or steps < 0:
-        raise op_error(
-            RuntimeError, "linspace", f"number of steps must be non-negative, got {steps}"
-        )
-    d = resolve_dtype(dtype, "linspace") or _config.get_default_dtype()
+        raise op_error(RuntimeError, "linspace", "number of steps must be non-negative")
+    d = _out_dtype(dtype, out, "linspace") or _config.get_default_dtype()
     dev = resolve_device(device, "linspace")
+    if d is dt.bool_:
+        raise op_error(
+            NotImplementedError, "linspace", "\"linspace_cpu\" not implemented for 'Bool'"
+        )
+    s = checked_scalar(start, d, "linspace")
+    e = checked_scalar(end, d, "linspace")
     if steps <= 1:
-        return full((steps,), start, dtype=d, device=dev)
-    step = (end - start) / (steps - 1)
-    i = _iota(steps, dt.float64, dev)
-    # Symmetric like torch: the first half counts up from start, the second down from end.
-    up = _affine(i, start, step, dt.float64)
-    down = _affine(i, end - step * (steps - 1), step, dt.float64)
-    half = const_node(steps // 2, dt.float64, dev)
-    first = make_node(P.lt, (i, half), (), i.shape, dt.bool_, dev)
-    vals = make_node(P.where, (first, up, down), (), i.shape, dt.float64, dev)
-    if not d.is_floating_point:
-        vals = make_node(P.floor, (vals,), (), vals.shape, dt.float64, dev)
-    return wrap(cast(vals, d))
+        return into_out(full((steps,), s, dtype=d, device=dev), out, "linspace")
+    # Every op below rounds in `work` as torch's scalar arithmetic does (float16 included).
+    work = d if d.is_floating_point else dt.float64
+    w = work.np.type
+    with np.errstate(over="ignore", invalid="ignore"):
+        step = float((w(e) - w(s)) / w(steps - 1))
+    i = _iota(steps, work, dev)
+
+    def op(prim: Any, a: Node, b: Node) -> Node:
+        return make_node(prim, (a, b), (), i.shape, work, dev)
+
+    def lit(v: Any) -> Node:
+        return const_node(v, work, dev)
+
+    up = op(P.add, lit(s), op(P.mul, lit(step), i))
+    down = op(P.sub, lit(e), op(P.mul, lit(step), op(P.sub, lit(steps - 1), i)))
+    first = make_node(P.lt, (i, lit(steps // 2)), (), i.shape, dt.bool_, dev)
+    vals = make_node(P.where, (first, up, down), (), i.shape, work, dev)
+    return into_out(wrap(cast(vals, d)), out, "linspace")
 
 
 def eye(
@@ -397,17 +646,20 @@ def eye(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    out: Any = None,
 ) -> Tensor:
     """The n×m identity matrix."""
+    if n < 0:
+        raise op_error(RuntimeError, "eye", f"n must be greater or equal to 0, got {n}")
     m = n if m is None else m
-    if n < 0 or m < 0:
-        raise op_error(RuntimeError, "eye", f"n and m must be non-negative, got {n}, {m}")
-    d = resolve_dtype(dtype, "eye") or _config.get_default_dtype()
+    if m < 0:
+        raise op_error(RuntimeError, "eye", f"m must be greater or equal to 0, got {m}")
+    d = _out_dtype(dtype, out, "eye") or _config.get_default_dtype()
     dev = resolve_device(device, "eye")
     rows = make_node(P.iota, (), ((n, m), 0, dt.int64, dev), (n, m), dt.int64, dev)
     cols = make_node(P.iota, (), ((n, m), 1, dt.int64, dev), (n, m), dt.int64, dev)
     diag = make_node(P.eq, (rows, cols), (), (n, m), dt.bool_, dev)
-    return wrap(cast(diag, d))
+    return into_out(wrap(cast(diag, d)), out, "eye")
 
 
 def legacy_tensor_new(*args: Any, **kwargs: Any) -> Tensor:
@@ -417,4 +669,4 @@ def legacy_tensor_new(*args: Any, **kwargs: Any) -> Tensor:
     device = kwargs.get("device")
     if len(args) == 1 and not isinstance(args[0], int):
         return tensor(args[0], dtype=_config.get_default_dtype(), device=device)
-    return zeros(*args, device=device)
+    return zeros(*(args or (0,)), device=device)  # Tensor() is an empty 1-d tensor

@@ -8,6 +8,7 @@ the default float dtype, as in torch.
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
@@ -23,10 +24,12 @@ from lazytorch.ops._core import (
     cast,
     const_node,
     device_of,
+    expand_node,
     result_type,
     to_node,
     wrap,
 )
+from lazytorch.ops.creation import checked_scalar, into_out
 from lazytorch.tensor import Tensor
 
 # -- building blocks ------------------------------------------------------------------------
@@ -46,6 +49,26 @@ def _operand(x: Any, op: str) -> Any:
     if isinstance(x, SymInt):
         return x
     raise op_error(TypeError, op, f"unsupported operand type {type(x).__name__}")
+
+
+_TORCH_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+}
+
+
+def _not_implemented(op: str, kernel: str, d: dt.DType) -> Exception:
+    """torch's error for a dtype its kernel has no implementation for."""
+    return op_error(
+        NotImplementedError, op, f"\"{kernel}\" not implemented for '{_TORCH_NAMES[d.name]}'"
+    )
 
 
 def node1(prim: Primitive, n: Node, dtype: dt.DType | None = None) -> Node:
@@ -100,17 +123,24 @@ def _float_unary(prim: Primitive, name: str) -> Any:
 
 
 def _finish(result: Tensor, out: Any, op: str) -> Tensor:
+    """Return `result`, or write it into `out=` as torch does: out's dtype must be able to
+    hold the result (no float -> integer, no non-bool -> bool), and out is resized when its
+    shape differs."""
     if out is None:
         return result
-    from lazytorch.ops.views import assign
-
     if not isinstance(out, Tensor):
-        raise op_error(TypeError, op, "out= must be a Tensor")
-    if tuple(out.shape) != tuple(result.shape):
+        raise op_error(TypeError, op, f"out must be a Tensor, not {type(out).__name__}")
+    src, dst = result.dtype, out.dtype
+    if (src.is_floating_point and not dst.is_floating_point) or (
+        dst is dt.bool_ and src is not dt.bool_
+    ):
         raise op_error(
-            RuntimeError, op, f"out= has shape {list(out.shape)}, the result {list(result.shape)}"
+            RuntimeError,
+            op,
+            f"result type {_TORCH_NAMES[src.name]} can't be cast to the desired output type "
+            f"{_TORCH_NAMES[dst.name]}",
         )
-    return assign(out, cast(result._node, out.dtype))
+    return into_out(result, out, op)
 
 
 exp = _float_unary(P.exp, "exp")
@@ -132,100 +162,43 @@ def _float_input(x: Any, op: str) -> Node:
     return cast(n, _float_dtype(n.dtype))
 
 
-def _decomposed_unary(name: str, build: Any, doc: str) -> Any:
-    def fn(input: Tensor, *, out: Any = None) -> Tensor:
-        return _finish(wrap(build(_float_input(input, name))), out, name)
+def _in_opmath(build: Any, *nodes: Node) -> Node:
+    """`build(*nodes)`, run in float32 when the inputs are float16 and rounded once at the end.
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    return fn
-
-
-rsqrt = _decomposed_unary(
-    "rsqrt", lambda n: node2(P.div, lit(1, n), node1(P.sqrt, n)), "1 / sqrt(x)"
-)
-reciprocal = _decomposed_unary("reciprocal", lambda n: node2(P.div, lit(1, n), n), "1 / x")
-tan = _decomposed_unary(
-    "tan", lambda n: node2(P.div, node1(P.sin, n), node1(P.cos, n)), "sin(x) / cos(x)"
-)
-log2 = _decomposed_unary(
-    "log2", lambda n: node2(P.mul, node1(P.log, n), lit(1 / math.log(2), n)), "log base 2"
-)
-log10 = _decomposed_unary(
-    "log10", lambda n: node2(P.mul, node1(P.log, n), lit(1 / math.log(10), n)), "log base 10"
-)
-exp2 = _decomposed_unary("exp2", lambda n: node2(P.pow, lit(2, n), n), "2 ** x")
-erfc = _decomposed_unary("erfc", lambda n: node2(P.sub, lit(1, n), node1(P.erf, n)), "1 - erf(x)")
-sinh = _decomposed_unary(
-    "sinh",
-    lambda n: node2(
-        P.mul, node2(P.sub, node1(P.exp, n), node1(P.exp, node1(P.neg, n))), lit(0.5, n)
-    ),
-    "(e**x - e**-x) / 2",
-)
-cosh = _decomposed_unary(
-    "cosh",
-    lambda n: node2(
-        P.mul, node2(P.add, node1(P.exp, n), node1(P.exp, node1(P.neg, n))), lit(0.5, n)
-    ),
-    "(e**x + e**-x) / 2",
-)
+    torch's CPU kernels compute half-precision math in float ("opmath"); a decomposition
+    rounded to float16 after every step would lose digits and overflow in intermediates
+    (``x * x`` for ``x > 256``).
+    """
+    d = nodes[0].dtype
+    if d is not dt.float16:
+        return build(*nodes)  # type: ignore[no-any-return]
+    return cast(build(*[cast(n, dt.float32) for n in nodes]), d)
 
 
-def _sqrt_1m_x2(n: Node) -> Node:
-    return node1(P.sqrt, node2(P.sub, lit(1, n), node2(P.mul, n, n)))
+def _mul(a: Node, b: Node) -> Node:
+    return node2(P.mul, a, b)
 
 
-asin = _decomposed_unary("asin", lambda n: node2(P.atan2, n, _sqrt_1m_x2(n)), "inverse sine")
-acos = _decomposed_unary("acos", lambda n: node2(P.atan2, _sqrt_1m_x2(n), n), "inverse cosine")
-arcsin, arccos = asin, acos
-asinh = _decomposed_unary(
-    "asinh",
-    lambda n: node2(
-        P.mul,
-        _sign_float(n),
-        node1(
-            P.log,
-            node2(
-                P.add, node1(P.abs, n), node1(P.sqrt, node2(P.add, node2(P.mul, n, n), lit(1, n)))
-            ),
-        ),
-    ),
-    "inverse hyperbolic sine",
-)
-acosh = _decomposed_unary(
-    "acosh",
-    lambda n: node1(
-        P.log, node2(P.add, n, node1(P.sqrt, node2(P.sub, node2(P.mul, n, n), lit(1, n))))
-    ),
-    "inverse hyperbolic cosine",
-)
-atanh = _decomposed_unary(
-    "atanh",
-    lambda n: node2(
-        P.mul,
-        lit(0.5, n),
-        node1(P.log1p, node2(P.div, node2(P.mul, lit(2, n), n), node2(P.sub, lit(1, n), n))),
-    ),
-    "inverse hyperbolic tangent",
-)
+def _add(a: Node, b: Node) -> Node:
+    return node2(P.add, a, b)
+
+
+def _sub(a: Node, b: Node) -> Node:
+    return node2(P.sub, a, b)
+
+
+def _div(a: Node, b: Node) -> Node:
+    return node2(P.div, a, b)
+
+
+def _lt(a: Node, b: Node) -> Node:
+    return node2(P.lt, a, b, dt.bool_)
 
 
 def _sign_float(n: Node) -> Node:
     pos = cast(node2(P.gt, n, lit(0, n), dt.bool_), n.dtype)
     neg = cast(node2(P.lt, n, lit(0, n), dt.bool_), n.dtype)
     return node2(P.sub, pos, neg)
-
-
-def atan2(input: Tensor, other: Any, *, out: Any = None) -> Tensor:
-    d = _float_dtype(result_type(input, other))
-    dev = device_of(input, other, op="atan2")
-    return _finish(
-        wrap(node2(P.atan2, to_node(input, d, dev), to_node(other, d, dev))), out, "atan2"
-    )
-
-
-arctan2 = atan2
 
 
 # -- sign-preserving unary --------------------------------------------------------------------
@@ -255,7 +228,7 @@ def positive(input: Tensor) -> Tensor:
 def abs(input: Tensor, *, out: Any = None) -> Tensor:
     n = _tensor_arg(input, "abs")._node
     if n.dtype is dt.bool_:
-        return _finish(_copy(n), out, "abs")
+        raise _not_implemented("abs", "abs_cpu", n.dtype)
     return _finish(wrap(node1(P.abs, n)), out, "abs")
 
 
@@ -270,7 +243,7 @@ def sign(input: Tensor, *, out: Any = None) -> Tensor:
     """-1, 0 or 1 by sign (0 for NaN, as in torch)."""
     n = _tensor_arg(input, "sign")._node
     if n.dtype is dt.bool_:
-        return _copy(n)
+        return _finish(_copy(n), out, "sign")
     return _finish(
         wrap(
             _sign_float(n)
@@ -285,11 +258,18 @@ def sign(input: Tensor, *, out: Any = None) -> Tensor:
 sgn = sign
 
 
+def _rounding_input(input: Any, name: str) -> Node:
+    n = _tensor_arg(input, name)._node
+    if n.dtype is dt.bool_:
+        raise _not_implemented(name, f"{name}_vml_cpu", n.dtype)
+    return n
+
+
 def _rounding(prim: Primitive, name: str) -> Any:
     def fn(input: Tensor, *, out: Any = None) -> Tensor:
-        n = _tensor_arg(input, name)._node
+        n = _rounding_input(input, name)
         if not n.dtype.is_floating_point:
-            return _copy(n)
+            return _finish(_copy(n), out, name)
         return _finish(wrap(node1(prim, n)), out, name)
 
     fn.__name__ = fn.__qualname__ = name
@@ -301,16 +281,28 @@ floor = _rounding(P.floor, "floor")
 ceil = _rounding(P.ceil, "ceil")
 
 
-def round(input: Tensor, *, decimals: int = 0, out: Any = None) -> Tensor:
-    """Round half to even; with `decimals`, round(x * 10**d) / 10**d like torch."""
-    n = _tensor_arg(input, "round")._node
+def round(input: Tensor, *, decimals: int | None = None, out: Any = None) -> Tensor:
+    """Round half to even; with `decimals`, round(x * 10**d) / 10**d like torch.
+
+    As in torch, passing `decimals` at all (even 0) needs a floating-point input.
+    """
+    n = _rounding_input(input, "round")
     if not n.dtype.is_floating_point:
-        return _copy(n)
-    if decimals == 0:
+        if decimals is not None:
+            raise _not_implemented("round", "round_vml_cpu", n.dtype)
+        return _finish(_copy(n), out, "round")
+    if not decimals:
         return _finish(wrap(node1(P.round, n)), out, "round")
-    scale = 10.0**decimals
-    scaled = node1(P.round, node2(P.mul, n, lit(scale, n)))
-    return _finish(wrap(node2(P.div, scaled, lit(scale, n))), out, "round")
+
+    def build(m: Node) -> Node:
+        # torch's kernel: scale by an exact power of ten (dividing for negative decimals,
+        # as 10**-d is inexact), round, and undo the scaling — in float32 for float16.
+        scale = lit(10.0 ** builtins.abs(decimals), m)
+        if decimals > 0:
+            return node2(P.div, node1(P.round, node2(P.mul, m, scale)), scale)
+        return node2(P.mul, node1(P.round, node2(P.div, m, scale)), scale)
+
+    return _finish(wrap(_in_opmath(build, n)), out, "round")
 
 
 def _trunc_node(n: Node) -> Node:
@@ -319,9 +311,9 @@ def _trunc_node(n: Node) -> Node:
 
 
 def trunc(input: Tensor, *, out: Any = None) -> Tensor:
-    n = _tensor_arg(input, "trunc")._node
+    n = _rounding_input(input, "trunc")
     if not n.dtype.is_floating_point:
-        return _copy(n)
+        return _finish(_copy(n), out, "trunc")
     return _finish(wrap(_trunc_node(n)), out, "trunc")
 
 
@@ -331,31 +323,45 @@ fix = trunc
 def frac(input: Tensor) -> Tensor:
     n = _tensor_arg(input, "frac")._node
     if not n.dtype.is_floating_point:
-        raise op_error(
-            RuntimeError, "frac", f"frac is only implemented for floating types, got {n.dtype}"
-        )
+        raise _not_implemented("frac", "frac_cpu", n.dtype)
     return wrap(node2(P.sub, n, _trunc_node(n)))
 
 
 # -- arithmetic ---------------------------------------------------------------------------------
+def _scaled(input: Any, other: Any, alpha: Any, op: str) -> Any:
+    """`other * alpha` in the dtype of `input op other` (alpha itself never promotes)."""
+    if type(alpha) is int and alpha == 1:
+        return other
+    d = result_type(input, other)
+    if isinstance(alpha, bool) and d is not dt.bool_:
+        raise op_error(RuntimeError, op, "Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not d.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            op,
+            "For integral input tensors, argument alpha must not be a floating point number.",
+        )
+    dev = device_of(input, other, op=op)
+    n = to_node(other, d, dev)
+    return wrap(node2(P.mul, n, to_node(alpha, d, dev)))
+
+
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
     """input + alpha * other, with broadcasting and type promotion."""
-    if alpha != 1:
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    other = _scaled(input, other, alpha, "add")
     return _finish(binary(P.add, input, other, "add"), out, "add")
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
     """input - alpha * other."""
-    if _is_bool(input) and _is_bool(other):
+    if _is_bool(input) or _is_bool(other):
         raise op_error(
             RuntimeError,
             "sub",
-            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-            "`^` or `logical_xor()` operator instead.",
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead.",
         )
-    if alpha != 1:
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    other = _scaled(input, other, alpha, "sub")
     return _finish(binary(P.sub, input, other, "sub"), out, "sub")
 
 
@@ -377,6 +383,12 @@ def mul(input: Any, other: Any, *, out: Any = None) -> Tensor:
 multiply = mul
 
 
+def _no_bool_result(a: Any, b: Any, op: str, kernel: str) -> None:
+    d = result_type(a, b)
+    if d is dt.bool_:
+        raise _not_implemented(op, kernel, d)
+
+
 def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = None) -> Tensor:
     """input / other. rounding_mode: None (true division), 'trunc' or 'floor'."""
     if rounding_mode is None:
@@ -385,9 +397,11 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = 
         dev = device_of(a, b, op="div")
         return _finish(wrap(node2(P.div, to_node(a, d, dev), to_node(b, d, dev))), out, "div")
     if rounding_mode == "floor":
+        _no_bool_result(input, other, "div", "div_floor_cpu")
         return _finish(binary(P.floordiv, input, other, "div"), out, "div")
     if rounding_mode == "trunc":
         a, b = _operand(input, "div"), _operand(other, "div")
+        _no_bool_result(a, b, "div", "div_trunc_cpu")
         d = result_type(a, b)
         dev = device_of(a, b, op="div")
         na, nb = to_node(a, d, dev), to_node(b, d, dev)
@@ -405,7 +419,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = 
         fix_up = node2(P.bitwise_and, inexact, signs_differ)
         return _finish(wrap(where_node(fix_up, node2(P.add, q, lit(1, q)), q)), out, "div")
     raise op_error(
-        ValueError,
+        RuntimeError,
         "div",
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'",
     )
@@ -421,33 +435,44 @@ def floor_divide(input: Any, other: Any, *, out: Any = None) -> Tensor:
 
 def remainder(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """Python-style modulus: the result has the sign of the divisor."""
+    _no_bool_result(input, other, "remainder", "remainder_cpu")
     return _finish(binary(P.remainder, input, other, "remainder"), out, "remainder")
 
 
 def fmod(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """C-style modulus: the result has the sign of the dividend."""
+    _no_bool_result(input, other, "fmod", "fmod_cpu")
     return _finish(binary(P.fmod, input, other, "fmod"), out, "fmod")
 
 
 def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
-    """input ** exponent. Small integer exponents become multiplications, as in torch."""
-    if (
-        isinstance(input, Tensor)
-        and isinstance(exponent, Number)
-        and not isinstance(exponent, bool)
-    ):
+    """input ** exponent, with torch's special cases for a scalar exponent.
+
+    0 gives ones and 1 a copy (for any dtype, bool included); 2 is a multiplication; for
+    float32/float64, 0.5 and -0.5 are sqrt and 1/sqrt (which differ from pow at -inf and
+    -0.0), as in torch's CPU kernel.
+    """
+    if isinstance(input, Tensor) and isinstance(exponent, Number):
         d = result_type(input, exponent)
         n = cast(input._node, d)
+        if exponent == 0:
+            return _finish(wrap(expand_node(lit(1, n), n.shape)), out, "pow")
+        if exponent == 1:
+            return _finish(_copy(n), out, "pow")
+        if d is dt.bool_:
+            raise _not_implemented("pow", "pow", d)
         if not d.is_floating_point and exponent < 0:
             raise op_error(
                 RuntimeError, "pow", "Integers to negative integer powers are not allowed."
             )
         if exponent == 2:
             return _finish(wrap(node2(P.mul, n, n)), out, "pow")
-        if exponent == 1:
-            return _finish(_copy(n), out, "pow")
-        if exponent == 0.5 and d.is_floating_point:
-            return _finish(wrap(node1(P.sqrt, n)), out, "pow")
+        if d is dt.float32 or d is dt.float64:
+            if exponent == 0.5:
+                return _finish(wrap(node1(P.sqrt, n)), out, "pow")
+            if exponent == -0.5:
+                return _finish(wrap(node2(P.div, lit(1, n), node1(P.sqrt, n))), out, "pow")
+    _no_bool_result(input, exponent, "pow", "pow")
     return _finish(binary(P.pow, input, exponent, "pow"), out, "pow")
 
 
@@ -485,14 +510,28 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -
     x = _tensor_arg(input, "clamp")
     if min is None and max is None:
         raise op_error(RuntimeError, "clamp", "At least one of 'min' or 'max' must not be None")
-    operands = [a for a in (x, min, max) if a is not None]
-    d = result_type(*operands)
-    dev = device_of(*operands, op="clamp")
+    bounds = [a for a in (min, max) if a is not None]
+    if len(bounds) == 2 and isinstance(min, Tensor) != isinstance(max, Tensor):
+        raise op_error(
+            TypeError, "clamp", "min and max must both be Tensors or both be numbers, not mixed"
+        )
+    d = result_type(x, *bounds)
+    if d is dt.bool_:
+        kernel = "clamp" if len(bounds) == 2 else "clamp_min" if max is None else "clamp_max"
+        scalar = "" if isinstance(bounds[0], Tensor) else "_scalar"
+        raise _not_implemented("clamp", f"{kernel}{scalar}_cpu", d)
+    dev = device_of(x, *bounds, op="clamp")
+
+    def bound(b: Any) -> Node:
+        # A number bound must fit the dtype (torch's checked conversion: uint8 takes -1 as
+        # 255 but refuses 300, float16 refuses 1e10).
+        return to_node(b if isinstance(b, Tensor) else checked_scalar(b, d, "clamp"), d, dev)
+
     n = to_node(x, d, dev)
     if min is not None:
-        n = node2(P.maximum, n, to_node(min, d, dev))
+        n = node2(P.maximum, n, bound(min))
     if max is not None:
-        n = node2(P.minimum, n, to_node(max, d, dev))
+        n = node2(P.minimum, n, bound(max))
     return _finish(wrap(n), out, "clamp")
 
 
@@ -507,35 +546,120 @@ def clamp_max(input: Tensor, max: Any) -> Tensor:
     return clamp(input, max=max)
 
 
+def _check_float_kernel(op: str, kernel: str, *args: Any) -> dt.DType:
+    """The common dtype of ops whose torch kernels exist for floating dtypes only."""
+    d = result_type(*args)
+    if not d.is_floating_point:
+        raise _not_implemented(op, kernel, d)
+    return d
+
+
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """input + weight * (end - input), computed from the nearer end as torch does."""
-    d = result_type(input, end)
-    dev = device_of(input, end, weight, op="lerp")
-    a, b = to_node(input, d, dev), to_node(end, d, dev)
-    w = to_node(weight, d, dev)
-    diff = node2(P.sub, b, a)
-    low = node2(P.add, a, node2(P.mul, w, diff))
-    high = node2(P.sub, b, node2(P.mul, diff, node2(P.sub, lit(1, w), w)))
-    return wrap(where_node(node2(P.lt, node1(P.abs, w), lit(0.5, w), dt.bool_), low, high))
+    x = _tensor_arg(input, "lerp")
+    e = _tensor_arg(end, "lerp", "end")
+    for name, t in (("end", e), ("weight", weight)):
+        if isinstance(t, Tensor) and t.dtype is not x.dtype:
+            raise op_error(
+                RuntimeError,
+                "lerp",
+                f"expected dtype {x.dtype.name} for `{name}` but got dtype {t.dtype.name}",
+            )
+    kind = "tensor" if isinstance(weight, Tensor) else "scalar"
+    d = _check_float_kernel("lerp", f"lerp_kernel_{kind}", x, e)
+    dev = device_of(x, e, weight, op="lerp")
+    _, (a, b, w) = broadcast_nodes([x._node, e._node, to_node(weight, d, dev)], "lerp")
+
+    def build(a: Node, b: Node, w: Node) -> Node:
+        diff = _sub(b, a)
+        low = _add(a, _mul(w, diff))
+        high = _sub(b, _mul(diff, _sub(lit(1, w), w)))
+        return where_node(_lt(node1(P.abs, w), lit(0.5, w)), low, high)
+
+    return wrap(_in_opmath(build, a, b, w))
+
+
+def _addc(name: str, input: Tensor, t1: Tensor, t2: Tensor, value: Any, prim: Primitive) -> Tensor:
+    """input + value * (t1 op t2), all in the promoted dtype (value is cast to it)."""
+    args = [_tensor_arg(input, name), _tensor_arg(t1, name, "tensor1")]
+    args.append(_tensor_arg(t2, name, "tensor2"))
+    d = result_type(*args)
+    if d is dt.bool_:
+        raise _not_implemented(name, f"{name}_cpu_out", d)
+    dev = device_of(*args, op=name)
+    a, b, c = (to_node(t, d, dev) for t in args)
+    if isinstance(value, Number) and not d.is_floating_point:
+        # torch converts `value` to the integer dtype with an overflow check (it truncates).
+        lo = -(1 << (d.bits - 1)) if d.is_signed else 0
+        hi = (1 << (d.bits - 1 if d.is_signed else d.bits)) - 1
+        if not lo <= int(value) <= hi:
+            raise op_error(
+                RuntimeError,
+                name,
+                f"value cannot be converted to type {d.name} without overflow",
+            )
+    v = to_node(value, d, dev)  # a program input: a new value does not recompile
+    return wrap(node2(P.add, a, node2(P.mul, v, node2(prim, b, c))))
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    return add(input, mul(tensor1, tensor2), alpha=value)
+    return _addc("addcmul", input, tensor1, tensor2, value, P.mul)
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    return add(input, div(tensor1, tensor2), alpha=value)
+    for t in (tensor1, tensor2):
+        _tensor_arg(t, "addcdiv")
+    if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            "addcdiv",
+            "Integer division with addcdiv is no longer supported, and in a future release "
+            "addcdiv will perform a true division of tensor1 and tensor2. Use "
+            "(input + value * tensor1 / tensor2) instead.",
+        )
+    return _addc("addcdiv", input, tensor1, tensor2, value, P.div)
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
-    return sqrt(add(mul(input, input), mul(other, other)))
+    """sqrt(a**2 + b**2) without overflow or underflow; inf wins over NaN (C's hypot)."""
+    d = _check_float_kernel("hypot", "hypot_cpu", input, other)
+    dev = device_of(input, other, op="hypot")
+    _, (x, y) = broadcast_nodes([to_node(input, d, dev), to_node(other, d, dev)], "hypot")
+
+    def build(x: Node, y: Node) -> Node:
+        a, b = node1(P.abs, x), node1(P.abs, y)
+        big, small = node2(P.maximum, a, b), node2(P.minimum, a, b)
+        r = _div(small, big)
+        h = _mul(big, node1(P.sqrt, _add(lit(1, r), _mul(r, r))))
+        h = where_node(node2(P.eq, big, lit(0, big), dt.bool_), lit(0, big), h)
+        inf = lit(math.inf, a)
+        either_inf = node2(
+            P.bitwise_or, node2(P.eq, a, inf, dt.bool_), node2(P.eq, b, inf, dt.bool_)
+        )
+        return where_node(either_inf, inf, h)
+
+    return wrap(_in_opmath(build, x, y))
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """log(exp(a) + exp(b)) without overflow."""
-    m = maximum(input, other)
-    safe = where(isinf(m), 0.0, m)
-    return add(safe, log(add(exp(sub(input, safe)), exp(sub(other, safe)))))
+    d = _check_float_kernel("logaddexp", "logaddexp_cpu", input, other)
+    dev = device_of(input, other, op="logaddexp")
+    _, (x, y) = broadcast_nodes([to_node(input, d, dev), to_node(other, d, dev)], "logaddexp")
+
+    def build(x: Node, y: Node) -> Node:
+        # torch's formula: max + log1p(exp(-|a - b|)), except that equal infinities stay
+        # themselves (inf - inf would be NaN).
+        m = node2(P.maximum, x, y)
+        v = _add(m, node1(P.log1p, node1(P.exp, node1(P.neg, node1(P.abs, _sub(x, y))))))
+        same_inf = node2(
+            P.bitwise_and,
+            node2(P.eq, node1(P.abs, x), lit(math.inf, x), dt.bool_),
+            node2(P.eq, x, y, dt.bool_),
+        )
+        return where_node(same_inf, x, v)
+
+    return wrap(_in_opmath(build, x, y))
 
 
 def xlogy(input: Any, other: Any) -> Tensor:
@@ -571,9 +695,7 @@ def _bitwise(prim: Primitive, name: str) -> Any:
     def fn(input: Any, other: Any, *, out: Any = None) -> Tensor:
         d = result_type(input, other)
         if d.is_floating_point:
-            raise op_error(
-                RuntimeError, name, f"\"{name}_cpu\" not implemented for '{d.name.capitalize()}'"
-            )
+            raise _not_implemented(name, f"{name}_cpu", d)
         return _finish(binary(prim, input, other, name), out, name)
 
     fn.__name__ = fn.__qualname__ = name
@@ -588,11 +710,7 @@ bitwise_xor = _bitwise(P.bitwise_xor, "bitwise_xor")
 def bitwise_not(input: Tensor, *, out: Any = None) -> Tensor:
     n = _tensor_arg(input, "bitwise_not")._node
     if n.dtype.is_floating_point:
-        raise op_error(
-            TypeError,
-            "bitwise_not",
-            "bitwise_not is only supported for integer and boolean tensors",
-        )
+        raise _not_implemented("bitwise_not", "bitwise_not_cpu", n.dtype)
     return _finish(wrap(node1(P.bitwise_not, n)), out, "bitwise_not")
 
 
@@ -607,6 +725,8 @@ def _truth(x: Any, dev: Any) -> Node:
 
 def _logical(prim: Primitive, name: str) -> Any:
     def fn(input: Any, other: Any, *, out: Any = None) -> Tensor:
+        _tensor_arg(input, name)
+        _tensor_arg(other, name, "other")  # torch takes no Python scalars here
         dev = device_of(input, other, op=name)
         return _finish(wrap(node2(prim, _truth(input, dev), _truth(other, dev))), out, name)
 

@@ -46,6 +46,8 @@ def _as_index_tensor(item: Any, device: Any) -> Tensor:
     if isinstance(item, Tensor):
         return item
     arr = np.asarray(item)
+    if isinstance(item, list) and arr.dtype.kind == "f":
+        arr = arr.astype(np.int64)  # torch converts index lists with dtype=long (truncating)
     if arr.dtype.kind not in "biu":
         raise op_error(
             IndexError,
@@ -55,24 +57,36 @@ def _as_index_tensor(item: Any, device: Any) -> Tensor:
     return tensor(arr if arr.dtype.kind == "b" else arr.astype(np.int64), device=device)
 
 
+def _sequence_as_tuple(idx: Any) -> bool:
+    """torch's legacy rule (numpy's before 1.23): a short list that holds a tensor, a
+    sequence, a slice, None or Ellipsis is a tuple of indices, so ``x[[0, [1, 2]]]`` is
+    ``x[0, [1, 2]]`` while ``x[[0, 1]]`` is one index list."""
+    import numpy as np
+
+    if not isinstance(idx, list) or len(idx) >= 32:
+        return False
+    return builtins.any(
+        it is None or it is Ellipsis or isinstance(it, (Tensor, list, tuple, slice, np.ndarray))
+        for it in idx
+    )
+
+
 def _normalize_items(x: Tensor, idx: Any) -> list[Any]:
+    if _sequence_as_tuple(idx):
+        idx = tuple(idx)
     items = list(idx) if isinstance(idx, tuple) else [idx]
     out: list[Any] = []
     for it in items:
+        if isinstance(it, str):
+            # torch tries to build an index tensor from any sequence, and a str cannot be one
+            raise op_error(TypeError, "index", "new(): invalid data type 'str'")
         if isinstance(it, (list,)) or type(it).__module__ == "numpy":
             if isinstance(it, list) or getattr(it, "ndim", 0) > 0:
                 it = _as_index_tensor(it, x.device)
             else:
                 it = it.item()
         if isinstance(it, Tensor):
-            if it.dtype.is_floating_point:
-                raise op_error(
-                    IndexError,
-                    "index",
-                    "tensors used as indices must be long, int, byte or bool tensors",
-                )
-            if it.dtype is dt.uint8:
-                it = it.to(dt.bool_)  # type: ignore[attr-defined]
+            it = _checked_index(it)
         elif not (it is None or it is Ellipsis or isinstance(it, (slice, int, SymInt))):
             raise op_error(
                 IndexError,
@@ -113,13 +127,18 @@ def _mask_to_indices(mask: Tensor, cause: str) -> list[Tensor]:
 
 
 class _Parsed:
-    """The basic-indexed view and the advanced indices applying to its dims."""
+    """The basic-indexed view and the advanced indices applying to its dims.
 
-    __slots__ = ("advanced", "view")
+    `copy`: a Python bool was among the indices. torch indexes with it as a 0-d mask
+    (advanced indexing), so ``x[True]`` is a copy even though it needs no gather.
+    """
 
-    def __init__(self, view: Tensor, advanced: list[tuple[int, Tensor]]) -> None:
+    __slots__ = ("advanced", "copy", "view")
+
+    def __init__(self, view: Tensor, advanced: list[tuple[int, Tensor]], copy: bool) -> None:
         self.view = view
         self.advanced = advanced
+        self.copy = copy
 
 
 def _parse(x: Tensor, idx: Any, for_write: bool) -> _Parsed:
@@ -129,7 +148,10 @@ def _parse(x: Tensor, idx: Any, for_write: bool) -> _Parsed:
     v = x
     d = 0  # position in the current view
     advanced: list[tuple[int, Tensor]] = []
+    copy = False
     for it in items:
+        if it is True or it is False:
+            copy = True
         if it is None or it is True:
             v = unsqueeze(v, d)
             d += 1
@@ -173,7 +195,7 @@ def _parse(x: Tensor, idx: Any, for_write: bool) -> _Parsed:
             assert isinstance(it, Tensor)
             advanced.append((d, it))
             d += 1
-    return _Parsed(v, advanced)
+    return _Parsed(v, advanced, copy)
 
 
 def _slice_bounds(s: slice, size: Any) -> tuple[Any, Any, int]:
@@ -195,27 +217,49 @@ def _linear_index(
 ) -> tuple[Node, list[int], tuple[Any, ...]]:
     """Broadcast the index tensors and fold them into one linear index over their dims."""
     dims = [a for a, _ in advanced]
+    sizes = [v._node.shape[a] for a in dims]
     nodes = []
-    for a, t in advanced:
+    for (_, t), size in zip(advanced, sizes):
         n = t._node
         if n.dtype is not dt.int64:
             n = cast(n, dt.int64)
-        size = v._node.shape[a]
         # Negative indices count from the end.
         neg = node2(P.lt, n, lit(0, n), dt.bool_)
         n = where_node(neg, node2(P.add, n, const_node(size, dt.int64, n.device)), n)
         nodes.append(n)
-    bshape, nodes = broadcast_nodes(nodes, "index")
+    try:
+        bshape, nodes = broadcast_nodes(nodes, "index")
+    except RuntimeError:
+        shapes = ", ".join(str(list(t.shape)) for _, t in advanced)
+        raise op_error(
+            IndexError,
+            "index",
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}",
+        ) from None
     bshape = tuple(bshape)
     lin = None
-    for a, n in zip(dims, nodes):
-        size = v._node.shape[a]
+    bad = None
+    for size, n in zip(sizes, nodes):
+        dev = n.device
+        if len(nodes) > 1:
+            # An out-of-range index in one dim can fold into an in-range linear position
+            # (x[[0], [3]] on 3 columns would read x[1, 0]): flag it for the bounds check.
+            out = node2(
+                P.bitwise_or,
+                node2(P.lt, n, lit(0, n), dt.bool_),
+                node2(P.ge, n, const_node(size, dt.int64, dev), dt.bool_),
+            )
+            bad = out if bad is None else node2(P.bitwise_or, bad, out)
         lin = (
             n
             if lin is None
-            else node2(P.add, node2(P.mul, lin, const_node(size, dt.int64, n.device)), n)
+            else node2(P.add, node2(P.mul, lin, const_node(size, dt.int64, dev)), n)
         )
     assert lin is not None
+    if bad is not None:
+        # numel(sizes) is the first invalid linear position: the gather/scatter's bounds
+        # check raises there, at materialization, like any other out-of-range index.
+        lin = where_node(bad, const_node(numel(sizes), dt.int64, lin.device), lin)
     if lin.shape != bshape:
         lin = expand_node(lin, bshape)
     return lin, dims, bshape
@@ -254,24 +298,38 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
     """``x[idx]``: a view for basic indices, a gathered copy for tensor indices."""
     parsed = _parse(x, idx, for_write=False)
     if not parsed.advanced:
-        return parsed.view
+        return wrap(parsed.view._node) if parsed.copy else parsed.view
     return wrap(_gather_advanced(parsed.view, parsed.advanced))
 
 
 def _value_node(value: Any, like: Node, op: str) -> Node:
+    """An assigned value (a Tensor or a number, as torch takes) in `like`'s dtype."""
+    import numpy as np
+
     if isinstance(value, Tensor):
         return cast(value._node, like.dtype)
+    if isinstance(value, np.integer):
+        # torch takes NumPy integers (and float64, a float subclass) but refuses other
+        # NumPy scalars, as it does arrays and lists.
+        value = int(value)
     if isinstance(value, (int, float, bool, SymInt)):
         from lazytorch.ops._core import scalar_node
 
         return scalar_node(value, like.dtype, like.device)
-    import numpy as np
+    raise op_error(
+        TypeError, op, f"can't assign a {type(value).__name__} to a {like.dtype.name} tensor"
+    )
 
-    if isinstance(value, (list, tuple, np.ndarray)):
-        from lazytorch.ops.creation import tensor
 
-        return cast(tensor(value, device=like.device)._node, like.dtype)
-    raise op_error(TypeError, op, f"can't assign a {type(value).__name__} to a tensor")
+def _same_dtype_for_put(value: Tensor, dst: dt.DType) -> None:
+    # torch's index_put_ copies tensor values without converting them.
+    if value.dtype is not dst:
+        raise op_error(
+            RuntimeError,
+            "index_put_",
+            f"Index put requires the source and destination dtypes match, got {dst.name} for "
+            f"the destination and {value.dtype.name} for the source.",
+        )
 
 
 def _broadcast_value(value: Node, shape: tuple[Any, ...], op: str) -> Node:
@@ -310,28 +368,58 @@ def setitem(x: Tensor, idx: Any, value: Any) -> None:
     target = parsed.view
     if not parsed.advanced:
         v = _value_node(value, target._node, "setitem")
-        V.assign(target, _broadcast_value(v, tuple(target._node.shape), "setitem"))
+        # torch copies into the target, and refuses a target whose elements alias each
+        # other (an expanded view) even for one broadcast value.
+        V.assign(
+            target, _broadcast_value(v, tuple(target._node.shape), "setitem"), allow_overlap=False
+        )
         return
-    index_put_(
-        target, tuple(t for _, t in parsed.advanced), value, _dims=[a for a, _ in parsed.advanced]
-    )
+    # Through tensor indices torch puts (index_put_): a tensor value keeps its dtype.
+    if isinstance(value, Tensor):
+        _same_dtype_for_put(value, target.dtype)
+    _index_put(target, parsed.advanced, _value_node(value, target._node, "index_put_"), False)
 
 
 def index_put_(
-    input: Tensor,
-    indices: tuple[Tensor, ...],
-    values: Any,
-    accumulate: bool = False,
-    *,
-    _dims: Any = None,
+    input: Tensor, indices: tuple[Tensor, ...], values: Tensor, accumulate: bool = False
 ) -> Tensor:
-    """Write `values` at the positions `indices` select (scatter; += with accumulate)."""
+    """Write `values` at the positions `indices` (one index tensor per leading dim) select
+    (a scatter; += with accumulate, where duplicate positions add up)."""
     x = _tensor_arg(input, "index_put_")
-    dims = _dims if _dims is not None else list(range(len(indices)))
-    adv = [
-        (d, t if isinstance(t, Tensor) else _as_index_tensor(t, x.device))
-        for d, t in zip(dims, indices)
-    ]
+    if not isinstance(values, Tensor):
+        raise op_error(
+            TypeError,
+            "index_put_",
+            f"index_put_(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}",
+        )
+    adv = []
+    for d, t in enumerate(indices):
+        if not isinstance(t, Tensor):
+            raise op_error(
+                TypeError,
+                "index_put_",
+                f"expected Tensor as element {d} in argument 0, but got {type(t).__name__}",
+            )
+        adv.append((d, _checked_index(t)))
+    if len(indices) > x.ndim:
+        raise op_error(
+            IndexError, "index_put_", f"too many indices for tensor of dimension {x.ndim}"
+        )
+    _same_dtype_for_put(values, x.dtype)
+    return _index_put(x, adv, values._node, accumulate)
+
+
+def _checked_index(t: Tensor) -> Tensor:
+    """An index tensor of a dtype torch takes (long, int, byte = mask, bool)."""
+    if t.dtype not in (dt.int64, dt.int32, dt.uint8, dt.bool_):
+        raise op_error(
+            IndexError, "index", "tensors used as indices must be long, int, byte or bool tensors"
+        )
+    return t.to(dt.bool_) if t.dtype is dt.uint8 else t  # type: ignore[attr-defined]
+
+
+def _index_put(x: Tensor, adv: list[tuple[int, Tensor]], value: Node, accumulate: bool) -> Tensor:
+    """Scatter `value` (x's dtype) into x at the advanced indices `adv` (dim, index)."""
     expanded: list[tuple[int, Tensor]] = []
     for d, t in adv:
         if t.dtype is dt.bool_:
@@ -352,7 +440,7 @@ def index_put_(
     if _adjacent(dims2) and dims2[0] != 0:
         p = dims2[0]
         res_shape = (*rest[:p], *bshape, *rest[p:])
-    val = _broadcast_value(_value_node(values, n, "index_put_"), res_shape, "index_put_")
+    val = _broadcast_value(value, res_shape, "index_put_")
     if _adjacent(dims2) and dims2[0] != 0:
         p, k = dims2[0], len(bshape)
         order = list(range(p, p + k)) + list(range(p)) + list(range(p + k, len(res_shape)))
@@ -377,11 +465,12 @@ def index_put(
 
 # -- gather / scatter family ------------------------------------------------------------------
 def _check_index_tensor(index: Any, op: str) -> Node:
+    """The int64 node of a gather/scatter index (torch accepts int32 too)."""
     if not isinstance(index, Tensor):
         raise op_error(TypeError, op, f"index must be a Tensor, got {type(index).__name__}")
-    if index.dtype is not dt.int64:
-        raise op_error(RuntimeError, op, f"{op}(): Expected dtype int64 for index")
-    return index._node
+    if index.dtype not in (dt.int64, dt.int32):
+        raise op_error(RuntimeError, op, f"{op}(): Expected dtype int32/int64 for index")
+    return cast(index._node, dt.int64)
 
 
 def _fit_to_index(n: Node, idx: Node, axis: int, op: str, what: str) -> Node:
@@ -408,23 +497,41 @@ def _fit_to_index(n: Node, idx: Node, axis: int, op: str, what: str) -> Node:
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """out[i][j] = input[index[i][j]][j] (for dim=0), and so on for other dims."""
     x = _tensor_arg(input, "gather")
-    idx = _check_index_tensor(index, "gather")
-    if x.ndim == 0 and idx.shape == ():
-        axis = normalize_dim(dim, 0, "gather")
-        one = reshape_node(x._node, (1,))
-        g = make_node(P.gather, (one, reshape_node(idx, (1,))), (0,), (1,), one.dtype, one.device)
-        return wrap(reshape_node(g, ()))
+    idx0 = _check_index_tensor(index, "gather")
     axis = normalize_dim(dim, x.ndim, "gather")
-    src = _fit_to_index(x._node, idx, axis, "gather", "input")
-    return wrap(make_node(P.gather, (src, idx), (axis,), idx.shape, src.dtype, src.device))
+    n, idx = _as_1d(x._node), _as_1d(idx0)
+    src = _fit_to_index(n, idx, axis, "gather", "input")
+    g = make_node(P.gather, (src, idx), (axis,), idx.shape, src.dtype, src.device)
+    return wrap(reshape_node(g, idx0.shape))
+
+
+def _as_1d(n: Node) -> Node:
+    # gather/scatter treat a 0-d input, index or src as 1-d of one element, as torch does.
+    return reshape_node(n, (1,)) if not n.shape else n
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    x = _tensor_arg(input, "take_along_dim")
+    if not isinstance(indices, Tensor) or indices.dtype is not dt.int64:
+        got = indices.dtype.name if isinstance(indices, Tensor) else type(indices).__name__
+        raise op_error(
+            RuntimeError,
+            "take_along_dim",
+            f"torch.take_along_dim(): dtype of indices should be Long but got {got}",
+        )
     if dim is None:
-        return take(input, indices)
+        # Both are flattened (a 1-d result whatever the index's shape), then gathered.
+        return gather(x.reshape(-1), 0, indices.reshape(-1))  # type: ignore[attr-defined]
     from lazytorch.ops.shape import broadcast_shapes
 
-    x = _tensor_arg(input, "take_along_dim")
+    if x.ndim != indices.ndim:
+        raise op_error(
+            RuntimeError,
+            "take_along_dim",
+            f"torch.take_along_dim(): input and indices should have the same number of "
+            f"dimensions, but got {x.ndim} dimensions for input, and {indices.ndim} dimensions "
+            "for indices",
+        )
     axis = normalize_dim(dim, x.ndim, "take_along_dim")
     xs, ixs = list(x.shape), list(indices.shape)
     xs[axis] = 1
@@ -433,16 +540,36 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     bx, bi = list(b), list(b)
     bx[axis] = x.shape[axis]
     bi[axis] = indices.shape[axis]
-    return gather(x.expand(bx), axis, indices.expand(bi))  # type: ignore[attr-defined]
+    idx = indices.expand(bi)  # type: ignore[attr-defined]
+    size = x.shape[axis]
+    if size == 0 and idx.numel():
+        raise op_error(RuntimeError, "take_along_dim", "ZeroDivisionError")
+    if size:
+        # torch 2.13 takes every index modulo the dim's size (Python's sign rule), so -1 is
+        # the last element and nothing is out of range.
+        n = idx._node
+        idx = wrap(node2(P.remainder, n, const_node(size, dt.int64, n.device)))
+    return gather(x.expand(bx), axis, idx)  # type: ignore[attr-defined]
 
 
 def _scatter(input: Tensor, dim: int, index: Tensor, src: Any, reduce: str, op: str) -> Node:
     x = _tensor_arg(input, op)
-    idx = _check_index_tensor(index, op)
+    idx = _as_1d(_check_index_tensor(index, op))
     axis = normalize_dim(dim, x.ndim, op)
-    n = x._node
+    n0 = x._node
+    n = _as_1d(n0)
+    if len(idx.shape) != len(n.shape):
+        raise op_error(
+            RuntimeError,
+            op,
+            "Index tensor must have the same number of dimensions as self tensor",
+        )
     if isinstance(src, Tensor):
-        s = _fit_to_index(cast(src._node, n.dtype), idx, -1, op, "src")
+        if src.dtype is not n.dtype:
+            raise op_error(
+                RuntimeError, op, f"{op}(): Expected self.dtype to be equal to src.dtype"
+            )
+        s = _fit_to_index(_as_1d(src._node), idx, -1, op, "src")
     else:
         from lazytorch.ops._core import scalar_node
 
@@ -465,8 +592,9 @@ def _scatter(input: Tensor, dim: int, index: Tensor, src: Any, reduce: str, op: 
         updated = make_node(
             P.scatter, (part, idx, s), (axis, reduce), part.shape, n.dtype, n.device
         )
-        return window.write_back(n, updated)
-    return make_node(P.scatter, (n, idx, s), (axis, reduce), n.shape, n.dtype, n.device)
+        return reshape_node(window.write_back(n, updated), n0.shape)
+    out = make_node(P.scatter, (n, idx, s), (axis, reduce), n.shape, n.dtype, n.device)
+    return reshape_node(out, n0.shape)
 
 
 def scatter(
@@ -478,16 +606,13 @@ def scatter(
     value: Any = None,
     reduce: str | None = None,
 ) -> Tensor:
-    """input with input[index[i][j]][j] = src[i][j] (dim=0); duplicates: one write wins."""
+    """input with input[index[i][j]][j] = src[i][j] (dim=0); duplicates: one write wins
+    (or all of them combine, with reduce='add' / 'multiply')."""
     if src is None:
         src = value
-    if reduce not in (None, "add"):
-        raise op_error(
-            NotImplementedError,
-            "scatter",
-            f"reduce={reduce!r} is not supported (use 'add' or scatter_add)",
-        )
-    return wrap(_scatter(input, dim, index, src, "add" if reduce == "add" else "none", "scatter"))
+    if reduce not in (None, "add", "multiply"):
+        raise op_error(RuntimeError, "scatter", "reduce argument must be either add or multiply.")
+    return wrap(_scatter(input, dim, index, src, reduce or "none", "scatter"))
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -541,7 +666,12 @@ def cast_index(t: Tensor) -> Tensor:
 def take(input: Tensor, index: Tensor) -> Tensor:
     """Entries of the flattened input at `index` (result has index's shape)."""
     x = _tensor_arg(input, "take")
-    idx = cast_index(index)
+    if not isinstance(index, Tensor) or index.dtype is not dt.int64:
+        got = index.dtype.name if isinstance(index, Tensor) else type(index).__name__
+        raise op_error(
+            RuntimeError, "take", f"take(): Expected a long tensor for index, but got {got}"
+        )
+    idx = index
     flat = reshape_node(x._node, (numel(x._node.shape),))
     lin = reshape_node(idx._node, (numel(idx._node.shape),))
     size = flat.shape[0]
@@ -565,22 +695,20 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     n = x._node
     from lazytorch.ops._core import broadcast_shapes
 
-    shape = broadcast_shapes(mask._node.shape, n.shape, "masked_fill")
-    if tuple(shape) != tuple(n.shape):
-        raise op_error(
-            RuntimeError,
-            "masked_fill",
-            f"The size of the mask {list(mask.shape)} must be broadcastable to the input {list(x.shape)}",
-        )
+    # Out of place, torch broadcasts input and mask both (masked_fill_ then rejects a
+    # result larger than the tensor when it assigns).
+    shape = tuple(broadcast_shapes(mask._node.shape, n.shape, "masked_fill"))
     v = to_node(value, n.dtype, n.device)
     device_of(x, mask, op="masked_fill")
-    return wrap(where_node(expand_node(mask._node, n.shape), v, n))
+    return wrap(where_node(expand_node(mask._node, shape), v, expand_node(n, shape)))
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The 1-d tensor of input's entries where mask is True (a data-dependent size)."""
     from lazytorch.ops.shape import broadcast_tensors
 
+    if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
+        raise op_error(RuntimeError, "masked_select", "masked_select: expected BoolTensor for mask")
     x, m = broadcast_tensors(input, mask)
     return getitem(x, m)
 

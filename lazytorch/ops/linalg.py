@@ -23,13 +23,15 @@ from lazytorch.ops._core import (
     const_node,
     device_of,
     expand_node,
+    normalize_dim,
     normalize_dims,
     numel,
     reshape_node,
     wrap,
 )
+from lazytorch.ops.creation import resolve_dtype
 from lazytorch.ops.elementwise import _tensor_arg, lit, node1, node2
-from lazytorch.ops.reduction import _finish, reduce_node
+from lazytorch.ops.reduction import _finish, _sum_dtype, reduce_node
 from lazytorch.tensor import Tensor
 
 
@@ -50,7 +52,7 @@ def _check_mm_dtypes(a: Tensor, b: Tensor, op: str) -> None:
             f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name} != {b.dtype.name}",
         )
     if a.dtype is dt.bool_:
-        raise op_error(RuntimeError, op, "\"addmm_impl_cpu_\" not implemented for 'Bool'")
+        raise op_error(NotImplementedError, op, "\"addmm_impl_cpu_\" not implemented for 'Bool'")
     device_of(a, b, op=op)
 
 
@@ -162,59 +164,131 @@ inner_product = dot
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     from lazytorch.ops.elementwise import mul
 
+    for name, v in (("self", input), ("vec2", vec2)):
+        if _tensor_arg(v, "outer", name).ndim != 1:
+            raise op_error(
+                RuntimeError, "outer", f"outer: Expected 1-D argument {name}, but got {v.ndim}-D"
+            )
     return mul(input.reshape(-1, 1), vec2.reshape(1, -1))  # type: ignore[attr-defined]
 
 
 ger = outer
 
 
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    """beta * input + alpha * (mat1 @ mat2)."""
+def _add_product(input: Tensor, prod: Tensor, beta: Any, alpha: Any, op: str) -> Tensor:
+    """beta * input + alpha * prod, with torch's addmm rules: `input` has the product's
+    dtype and expands (one way) to its shape; beta=0 ignores input's values (even NaN)."""
     from lazytorch.ops.elementwise import add, mul
 
-    prod = mm(mat1, mat2)
+    input = _tensor_arg(input, op)
+    if input.dtype is not prod.dtype:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"self and mat2 must have the same dtype, but got {input.dtype.name} and "
+            f"{prod.dtype.name}",
+        )
+    if input.ndim > prod.ndim or broadcast_shapes(input.shape, prod.shape, op) != prod.shape:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"the bias of shape {list(input.shape)} does not expand to the product's shape "
+            f"{list(prod.shape)}",
+        )
+    # The scalars take the tensors' dtype, as in torch (so a float alpha truncates for ints).
+    beta, alpha = prod.dtype.to_python(beta), prod.dtype.to_python(alpha)
     if alpha != 1:
         prod = mul(prod, alpha)
     if beta == 0:
         return prod
     return add(mul(input, beta) if beta != 1 else input, prod)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2)."""
+    return _add_product(input, mm(mat1, mat2), beta, alpha, "addmm")
 
 
 def baddbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
-    from lazytorch.ops.elementwise import add, mul
-
-    prod = bmm(batch1, batch2)
-    if alpha != 1:
-        prod = mul(prod, alpha)
-    if beta == 0:
-        return prod
-    return add(mul(input, beta) if beta != 1 else input, prod)
+    """beta * input + alpha * (batch1 @ batch2), batch by batch."""
+    return _add_product(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
 
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """Contract the last `dims` dims of `a` with the first of `b`, or the dims listed in
+    ``dims = (dims_a, dims_b)``."""
+    a, b = _tensor_arg(a, "tensordot", "a"), _tensor_arg(b, "tensordot", "b")
     if isinstance(dims, int):
+        if dims < 0:
+            raise op_error(
+                RuntimeError, "tensordot", f"tensordot expects dims >= 0, but got dims={dims}"
+            )
+        if dims > a.ndim or dims > b.ndim:
+            raise op_error(
+                RuntimeError,
+                "tensordot",
+                f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}",
+            )
         da = list(range(a.ndim - dims, a.ndim))
         db = list(range(dims))
     else:
-        da, db = (
-            ([dims[0]] if isinstance(dims[0], int) else list(dims[0])),
-            ([dims[1]] if isinstance(dims[1], int) else list(dims[1])),
-        )
+        # torch takes two lists of ints here, never two bare ints.
+        for k, name in ((0, "dims_self"), (1, "dims_other")):
+            if not isinstance(dims[k], (list, tuple)):
+                raise op_error(
+                    TypeError,
+                    "tensordot",
+                    f"tensordot(): argument '{name}' must be tuple of ints, not "
+                    f"{type(dims[k]).__name__}",
+                )
+        if len(dims[0]) != len(dims[1]):
+            raise op_error(
+                RuntimeError, "tensordot", "both dimension lists should have same length"
+            )
+        da = [normalize_dim(d, a.ndim, "tensordot") for d in dims[0]]
+        db = [normalize_dim(d, b.ndim, "tensordot") for d in dims[1]]
     letters = iter(string.ascii_letters)
     la = [next(letters) for _ in range(a.ndim)]
     lb = [next(letters) for _ in range(b.ndim)]
     for i, j in zip(da, db):
-        lb[j % b.ndim] = la[i % a.ndim]
-    contracted = {la[i % a.ndim] for i in da}
+        if a.shape[i] != b.shape[j]:
+            raise op_error(
+                RuntimeError,
+                "tensordot",
+                f"contracted dimensions need to match, but first has size {a.shape[i]} in dim "
+                f"{i} and second has size {b.shape[j]} in dim {j}",
+            )
+        lb[j] = la[i]
+    contracted = {la[i] for i in da}
     out = [c for c in la if c not in contracted] + [c for c in lb if c not in contracted]
     return einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
 
 
 # -- einsum -------------------------------------------------------------------------------
+def _check_subscripts(eq: str) -> None:
+    """Letters, commas, "..." and one "->": anything else is torch's RuntimeError."""
+    i = 0
+    while i < len(eq):
+        if eq.startswith("...", i):
+            i += 3
+        elif eq.startswith("->", i) and "->" not in eq[:i]:
+            i += 2
+        elif eq[i] in string.ascii_letters or eq[i] == ",":
+            i += 1
+        else:
+            raise op_error(
+                RuntimeError,
+                "einsum",
+                f"einsum(): invalid subscript given at index {i} in the equation string, "
+                "subscripts must be in [a-zA-Z]",
+            )
+
+
 def _parse_einsum(equation: str, operands: tuple[Tensor, ...]) -> tuple[list[str], str]:
     eq = equation.replace(" ", "")
+    _check_subscripts(eq)
     if "->" in eq:
         lhs, rhs = eq.split("->")
         explicit = True
@@ -222,10 +296,11 @@ def _parse_einsum(equation: str, operands: tuple[Tensor, ...]) -> tuple[list[str
         lhs, rhs, explicit = eq, "", False
     terms = lhs.split(",")
     if len(terms) != len(operands):
+        which = "more" if len(operands) > len(terms) else "fewer"
         raise op_error(
-            ValueError,
+            RuntimeError,
             "einsum",
-            f"{len(terms)} operand terms in {equation!r} but {len(operands)} operands given",
+            f"einsum(): {which} operands were provided than specified in the equation",
         )
     used = set(eq) - set(".,->")
     spare = [c for c in string.ascii_letters if c not in used]
@@ -261,6 +336,12 @@ def _parse_einsum(equation: str, operands: tuple[Tensor, ...]) -> tuple[list[str
                 counts[c] = counts.get(c, 0) + 1
         rhs = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
     for c in rhs:
+        if rhs.count(c) > 1:
+            raise op_error(
+                RuntimeError,
+                "einsum",
+                f"einsum(): output subscript {c} appears more than once in the output",
+            )
         if not any(c in t for t in out_terms):
             raise op_error(
                 RuntimeError,
@@ -274,7 +355,8 @@ def _sum_out(n: Node, term: str, keep: set[str]) -> tuple[Node, str]:
     axes = tuple(i for i, c in enumerate(term) if c not in keep)
     if not axes:
         return n, term
-    r = reduce_node(P.reduce_sum, n, axes)
+    # A sum as torch.sum: integers and bools sum as int64 (torch's einsum does the same).
+    r = reduce_node(P.reduce_sum, cast(n, _sum_dtype(n.dtype)), axes)
     r = _finish(r, axes, False)
     return r, "".join(c for c in term if c in keep)
 
@@ -293,6 +375,25 @@ def _contract(a: Node, ta: str, b: Node, tb: str, keep: set[str]) -> tuple[Node,
     contract = [c for c in ta if c in tb and c not in keep]
     left = [c for c in ta if c not in tb]
     right = [c for c in tb if c not in ta]
+    if not contract:
+        # Nothing summed (outer or Hadamard products): a broadcast multiply, which promotes
+        # and takes bools, as torch's einsum does here.
+        d = dt.promote_types(a.dtype, b.dtype)
+        A = V.Permute(tuple(ta.index(c) for c in batch + left)).apply(cast(a, d))
+        A = reshape_node(A, (*A.shape, *(1,) * len(right)))
+        B = V.Permute(tuple(tb.index(c) for c in batch + right)).apply(cast(b, d))
+        nb = len(batch)
+        B = reshape_node(B, (*B.shape[:nb], *(1,) * len(left), *B.shape[nb:]))
+        return node2(P.mul, A, B), "".join(batch + left + right)
+    if a.dtype is not b.dtype:
+        # Only after a sum-out promoted one side to int64; torch's bmm refuses this too.
+        raise op_error(
+            RuntimeError,
+            "einsum",
+            f"expected scalar type {a.dtype.name} but found {b.dtype.name}",
+        )
+    if a.dtype is dt.bool_:
+        raise op_error(NotImplementedError, "einsum", "\"bmm\" not implemented for 'Bool'")
 
     def arrange(n: Node, t: str, order: list[str]) -> Node:
         perm = tuple(t.index(c) for c in order)
@@ -323,7 +424,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     for o in operands:
         _tensor_arg(o, "einsum", "operands")
     if not operands:
-        raise op_error(RuntimeError, "einsum", "einsum(): must provide at least one operand")
+        raise op_error(ValueError, "einsum", "einsum(): must provide at least one operand")
     terms, rhs = _parse_einsum(equation, operands)
     d = operands[0].dtype
     for o in operands[1:]:
@@ -348,14 +449,29 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 # -- norms ----------------------------------------------------------------------------------
 def _norm_input(x: Tensor, op: str, dtype: Any) -> Node:
     n = _tensor_arg(x, op)._node
-    if dtype is not None:
-        n = cast(n, dtype)
+    # torch checks the input's own dtype, then that `dtype` only widens it.
     if not n.dtype.is_floating_point:
         raise op_error(
             RuntimeError,
             op,
             f"{op}: Expected a floating point or complex tensor as input. Got {n.dtype.name.capitalize()}",
         )
+    d = resolve_dtype(dtype, op)
+    if d is not None:
+        if not d.is_floating_point:
+            raise op_error(
+                RuntimeError,
+                op,
+                f"{op}: dtype should be floating point or complex, but got {d.name.capitalize()}",
+            )
+        if dt.promote_types(n.dtype, d) is not d:
+            raise op_error(
+                RuntimeError,
+                op,
+                f"{op}: the dtype of the input ({n.dtype.name}) should be convertible without "
+                f"narrowing to the specified dtype ({d.name})",
+            )
+        n = cast(n, d)
     return n
 
 
@@ -363,32 +479,50 @@ def vector_norm(
     x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
 ) -> Tensor:
     """The vector `ord`-norm over `dim` (all elements by default)."""
+    if not isinstance(ord, (int, float)):
+        raise op_error(
+            TypeError,
+            "linalg.vector_norm",
+            f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__}",
+        )
     n = _norm_input(x, "linalg.vector_norm", dtype)
     if isinstance(dim, (list, tuple)) and len(dim) == 0:
         dim = None
     axes = normalize_dims(dim, len(n.shape), "linalg.vector_norm")
     if not n.shape:
         axes = ()
+    if (ord < 0 or ord == math.inf) and any(n.shape[i] == 0 for i in axes):
+        # max/min (and the inf a negative power gives) have no identity over nothing.
+        raise op_error(
+            RuntimeError,
+            "linalg.vector_norm",
+            f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the "
+            "operation does not have an identity",
+        )
+    out_dtype = n.dtype
+    # float16 squares and powers overflow early: work in float32 and round once, as torch.
+    if n.dtype is dt.float16:
+        n = cast(n, dt.float32)
     a = node1(P.abs, n)
 
     def red(prim: Any, m: Node) -> Node:
         return _finish(reduce_node(prim, m, axes), axes, keepdim) if axes else m
 
     if ord == math.inf:
-        return wrap(red(P.reduce_max, a))
-    if ord == -math.inf:
-        return wrap(red(P.reduce_min, a))
-    if ord == 0:
-        return wrap(red(P.reduce_sum, cast(node2(P.ne, n, lit(0, n), dt.bool_), n.dtype)))
-    if ord == 1:
-        return wrap(red(P.reduce_sum, a))
-    if ord == 2:
-        return wrap(node1(P.sqrt, red(P.reduce_sum, node2(P.mul, a, a))))
-    if not isinstance(ord, (int, float)):
-        raise op_error(RuntimeError, "linalg.vector_norm", f"unsupported ord {ord!r}")
-    p = const_node(ord, n.dtype, n.device)
-    s = red(P.reduce_sum, node2(P.pow, a, p))
-    return wrap(node2(P.pow, s, const_node(1.0 / ord, n.dtype, n.device)))
+        r = red(P.reduce_max, a)
+    elif ord == -math.inf:
+        r = red(P.reduce_min, a)
+    elif ord == 0:
+        r = red(P.reduce_sum, cast(node2(P.ne, n, lit(0, n), dt.bool_), n.dtype))
+    elif ord == 1:
+        r = red(P.reduce_sum, a)
+    elif ord == 2:
+        r = node1(P.sqrt, red(P.reduce_sum, node2(P.mul, a, a)))
+    else:
+        p = const_node(ord, n.dtype, n.device)
+        s = red(P.reduce_sum, node2(P.pow, a, p))
+        r = node2(P.pow, s, const_node(1.0 / ord, n.dtype, n.device))
+    return wrap(cast(r, out_dtype))
 
 
 def matrix_norm(
@@ -402,10 +536,22 @@ def matrix_norm(
             "linalg.matrix_norm",
             "The input tensor A must have at least 2 dimensions.",
         )
+    if len(dim) != 2:
+        raise op_error(
+            RuntimeError,
+            "linalg.matrix_norm",
+            f"linalg.matrix_norm: dim must be a 2-tuple. Got {len(dim)}",
+        )
     r, c = (
         normalize_dims(dim[0], len(n.shape), "matrix_norm")[0],
         normalize_dims(dim[1], len(n.shape), "matrix_norm")[0],
     )
+    if r == c:
+        raise op_error(
+            RuntimeError,
+            "linalg.matrix_norm",
+            f"linalg.matrix_norm: dims must be different. Got {(r, c)}",
+        )
     if ord == "fro":
         return vector_norm(wrap(n), 2, (r, c), keepdim)
     if ord in ("nuc", 2, -2):
@@ -419,7 +565,21 @@ def matrix_norm(
     a = node1(P.abs, n)
     inner, outer = (r, c) if ord in (1, -1) else (c, r)
     s = reduce_node(P.reduce_sum, a, (inner,))
-    m = reduce_node(P.reduce_max if ord > 0 else P.reduce_min, s, (outer,))
+    if n.shape[outer] == 0:
+        if ord < 0:
+            # torch's amin over the column/row sums (inner dim dropped) has no identity.
+            d = outer - (inner < outer)
+            raise op_error(
+                IndexError,
+                "linalg.matrix_norm",
+                f"amin(): Expected reduction dim {d} to have non-zero size.",
+            )
+        # The max of no sums of absolute values is 0, as in torch.
+        shape = tuple(1 if i in (r, c) else size for i, size in enumerate(n.shape))
+        zero = const_node(0, n.dtype, n.device)
+        m = make_node(P.expand, (zero,), (shape,), shape, n.dtype, n.device)
+    else:
+        m = reduce_node(P.reduce_max if ord > 0 else P.reduce_min, s, (outer,))
     return wrap(_finish(m, tuple(sorted((r, c))), keepdim))
 
 
@@ -429,15 +589,21 @@ def norm(
     """torch.linalg.norm: a vector norm or a matrix norm depending on `dim` and `ord`."""
     if isinstance(dim, int):
         dim = (dim,)
-    if dim is not None and len(dim) == 2:
-        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    if dim is not None and len(dim) not in (1, 2):
+        raise op_error(
+            RuntimeError,
+            "linalg.norm",
+            f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}",
+        )
     if dim is None and ord is not None:
-        if A.ndim == 2:
-            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
-        if A.ndim != 1:
+        if A.ndim not in (1, 2):
             raise op_error(
                 RuntimeError,
                 "linalg.norm",
                 f"If dim is not specified but ord is, the input must be 1D or 2D. Got {A.ndim}D.",
             )
+        dim = tuple(range(-A.ndim, 0))
+    if (dim is not None and len(dim) == 2) or isinstance(ord, str):
+        # A pair of dims or a named (matrix-only) ord: a matrix norm.
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)

@@ -20,6 +20,7 @@ from lazytorch.ops import random as RND
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops import sorting as SO
+from lazytorch.ops import transcendental as TR
 from lazytorch.ops import views as V
 from lazytorch.ops._core import cast, const_node, expand_node, scalar_node, wrap
 from lazytorch.tensor import Tensor
@@ -28,7 +29,7 @@ from lazytorch.tensor import Tensor
 METHODS: dict[str, Any] = {
     # elementwise
     **{
-        name: getattr(E, name)
+        name: getattr(E, name) if hasattr(E, name) else getattr(TR, name)
         for name in [
             "abs",
             "absolute",
@@ -181,6 +182,7 @@ METHODS: dict[str, Any] = {
             "roll",
             "select",
             "split",
+            "split_with_sizes",
             "squeeze",
             "swapaxes",
             "swapdims",
@@ -351,6 +353,8 @@ def _inplace(fn: Any, name: str) -> Any:
 
 
 INPLACE = [
+    *"absolute acosh arccos arcsin arctan arctan2 asinh atanh fix sgn hypot xlogy eq ne lt le "
+    "gt ge not_equal less less_equal greater greater_equal addmm baddbmm cumsum tril triu".split(),
     "abs",
     "acos",
     "add",
@@ -447,7 +451,10 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     n = cast(src._node, self.dtype)
     from lazytorch.ops.indexing import _broadcast_value
 
-    return V.assign(self, _broadcast_value(n, tuple(self._node.shape), "copy_"))
+    # Unlike fill_, torch's copy_ refuses a target whose elements overlap (an expanded view).
+    return V.assign(
+        self, _broadcast_value(n, tuple(self._node.shape), "copy_"), allow_overlap=False
+    )
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -492,14 +499,23 @@ def _get_data(self: Tensor) -> Tensor:
 
 
 def _set_data(self: Tensor, value: Tensor) -> None:
+    # torch rebinds the storage: existing views keep the old values, and a view whose
+    # .data is replaced stops aliasing its base.
     if not isinstance(value, Tensor):
         raise TypeError("data must be set to a Tensor")
-    if tuple(value.shape) == tuple(self.shape) and value.dtype is self.dtype:
-        V.assign(self, value._node)
-    else:
-        # Another shape or dtype replaces the contents outright; no longer a view.
-        self._node = value._node
-        self._view = None
+    if self._view is not None:
+        root = self._view[0]
+        if root._views is not None:
+            root._views[:] = [r for r in root._views if r() is not self]
+    if self._views:
+        # The old views now hang off a hidden tensor holding the old value.
+        old = wrap(self._node)
+        old._views = self._views
+        for r in old._views:
+            v = r()
+            if v is not None and v._view is not None:
+                v._view = (old, v._view[1])
+    self._node, self._view, self._views = value._node, None, None
 
 
 def _reversed(fn: Any) -> Any:
@@ -525,6 +541,16 @@ def _rmatmul(self: Tensor, other: Any) -> Tensor:
     return L.matmul(other, self)
 
 
+def _invert(self: Tensor) -> Tensor:
+    if self.dtype.is_floating_point:
+        raise op_error(
+            TypeError,
+            "__invert__",
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors",
+        )
+    return E.bitwise_not(self)
+
+
 OPERATORS = {
     "__add__": E.add,
     "__radd__": _reversed(E.add),
@@ -545,7 +571,7 @@ OPERATORS = {
     "__neg__": E.neg,
     "__pos__": E.positive,
     "__abs__": E.abs,
-    "__invert__": E.bitwise_not,
+    "__invert__": _invert,
     "__and__": E.bitwise_and,
     "__rand__": _reversed(E.bitwise_and),
     "__or__": E.bitwise_or,

@@ -17,7 +17,7 @@ from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import P, cast, numel, scalar_node, shape_arg, wrap
-from lazytorch.ops.creation import resolve_device, resolve_dtype
+from lazytorch.ops.creation import resolve_device, resolve_dtype, size_args
 from lazytorch.tensor import Tensor
 
 __all__ = [
@@ -36,6 +36,14 @@ __all__ = [
 ]
 
 _DEFAULT_SEED = 67280421310721  # torch's default, for familiarity
+_TORCH_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+}
 
 
 class Generator:
@@ -55,10 +63,15 @@ class Generator:
         self._offset = 0
 
     def manual_seed(self, seed: int) -> Generator:
+        """Reset to `seed` (any int in [-2**63, 2**64); negatives wrap as in torch)."""
         if isinstance(seed, Tensor):
-            seed = int(seed.item())
+            seed = seed.item()
+        if isinstance(seed, (bool, float)):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         if not isinstance(seed, int):
-            raise TypeError(f"manual_seed expected an int, got {type(seed).__name__}")
+            raise TypeError(f"manual_seed(): an integer is required, got {type(seed).__name__}")
+        if not -(1 << 63) <= seed < 1 << 64:
+            raise ValueError(f"manual_seed(): seed {seed} overflows 64 bits")
         self._seed = seed & 0xFFFF_FFFF_FFFF_FFFF
         self._offset = 0
         return self
@@ -94,9 +107,9 @@ class Generator:
 default_generator = Generator()
 
 
-def manual_seed(seed: int) -> Generator:
-    """Seed the default generator; returns it."""
-    return default_generator.manual_seed(seed)
+def manual_seed(seed: Any) -> Generator:
+    """Seed the default generator; returns it. Like torch, anything `int()` takes is a seed."""
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:
@@ -124,7 +137,19 @@ def _draw(
     shape: tuple[Any, ...], dtype: dt.DType, dist: str, generator: Any, device: Any, op: str
 ) -> Any:
     if not dtype.is_floating_point:
-        raise op_error(TypeError, op, f"expected a floating-point dtype, got {dtype}")
+        # torch's kernels for these distributions exist for floating dtypes only.
+        kernel = "check_uniform_bounds" if dist == "uniform" else "normal_kernel_cpu"
+        raise op_error(
+            NotImplementedError,
+            op,
+            f"\"{kernel}\" not implemented for '{_TORCH_NAMES[dtype.name]}'",
+        )
+    if generator is not None and not isinstance(generator, Generator):
+        raise op_error(
+            TypeError,
+            op,
+            f"generator must be a lazytorch.Generator, not {type(generator).__name__}",
+        )
     g = generator or default_generator
     dev = resolve_device(device, op)
     s, off = g.draw(numel(shape))
@@ -139,9 +164,10 @@ def rand(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    **kwargs: Any,
 ) -> Tensor:
-    """Uniform samples in [0, 1)."""
-    shape = shape_arg(size, "rand")
+    """Uniform samples in [0, 1). ``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``."""
+    shape = size_args(size, kwargs, "rand")
     d = resolve_dtype(dtype, "rand") or _config.get_default_dtype()
     return wrap(_draw(shape, d, "uniform", generator, device, "rand"))
 
@@ -152,11 +178,30 @@ def randn(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    **kwargs: Any,
 ) -> Tensor:
     """Standard normal samples."""
-    shape = shape_arg(size, "randn")
+    shape = size_args(size, kwargs, "randn")
     d = resolve_dtype(dtype, "randn") or _config.get_default_dtype()
     return wrap(_draw(shape, d, "normal", generator, device, "randn"))
+
+
+_C_TYPES = {
+    "bool": "bool",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short",
+    "int32": "int",
+    "int64": "long",
+}
+
+
+def _int_arg(x: Any, name: str) -> int:
+    if isinstance(x, Tensor):
+        x = x.item()
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise op_error(TypeError, "randint", f"{name} must be an int, not {type(x).__name__}")
+    return x
 
 
 def randint(
@@ -165,24 +210,42 @@ def randint(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    **kwargs: Any,
 ) -> Tensor:
-    """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
-    if len(args) == 2:
-        low, (high, size) = 0, args
-    elif len(args) == 3:
-        low, high, size = args
-    else:
+    """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``.
+
+    ``low``, ``high`` and ``size`` may also be keywords, as in torch.
+    """
+    names = ("low", "high", "size") if len(args) + len(kwargs) >= 3 else ("high", "size")
+    given = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names or k in given:
+            raise op_error(TypeError, "randint", f"unexpected or repeated argument '{k}'")
+        given[k] = v
+    if set(given) != set(names):
         raise op_error(
             TypeError, "randint", "expected randint(high, size) or randint(low, high, size)"
         )
+    low = _int_arg(given.get("low", 0), "low")
+    high = _int_arg(given["high"], "high")
     if high <= low:
         raise op_error(
             RuntimeError,
             "randint",
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}",
         )
-    shape = shape_arg((size,), "randint")
+    shape = shape_arg((given["size"],), "randint")
     d = resolve_dtype(dtype, "randint") or dt.int64
+    if not d.is_floating_point:
+        lo = -(1 << (d.bits - 1)) if d.is_signed else 0
+        hi = (1 << (d.bits - 1 if d.is_signed else d.bits)) - 1 if d.category else 1
+        if not lo <= low <= hi:
+            raise op_error(RuntimeError, "randint", f"from is out of bounds for {_C_TYPES[d.name]}")
+        if not lo <= high - 1 <= hi:
+            raise op_error(
+                RuntimeError, "randint", f"to - 1 is out of bounds for {_C_TYPES[d.name]}"
+            )
+    # floor(u * (high - low)) with 53-bit uniforms: exact and unbiased to 2**-53 per value.
     u = _draw(shape, dt.float64, "uniform", generator, device, "randint")
     dev = u.device
     span = make_node(
@@ -195,7 +258,7 @@ def randint(
 
 
 def rand_like(
-    input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None
+    input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None, **kwargs: Any
 ) -> Tensor:
     return rand(
         input.shape, dtype=dtype or input.dtype, device=device or input.device, generator=generator
@@ -203,7 +266,7 @@ def rand_like(
 
 
 def randn_like(
-    input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None
+    input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None, **kwargs: Any
 ) -> Tensor:
     return randn(
         input.shape, dtype=dtype or input.dtype, device=device or input.device, generator=generator
@@ -211,17 +274,40 @@ def randn_like(
 
 
 def randint_like(
-    input: Tensor, low: int = 0, high: int | None = None, *, dtype: Any = None, device: Any = None
+    input: Tensor,
+    low: int = 0,
+    high: int | None = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    generator: Any = None,
 ) -> Tensor:
     if high is None:
         low, high = 0, low
     return randint(
-        low, high, input.shape, dtype=dtype or input.dtype, device=device or input.device
+        low,
+        high,
+        input.shape,
+        dtype=dtype or input.dtype,
+        device=device or input.device,
+        generator=generator,
     )
 
 
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None) -> Tensor:
     """A random permutation of 0..n-1 (argsort of uniform keys)."""
+    (n,) = shape_arg((n,), "randperm")
+    d = resolve_dtype(dtype, "randperm") or dt.int64
+    if d is dt.bool_:
+        raise op_error(NotImplementedError, "randperm", "\"randperm\" not implemented for 'Bool'")
+    if d.category == 1 and n > 0:
+        hi = (1 << (d.bits - 1 if d.is_signed else d.bits)) - 1
+        if n - 1 > hi:
+            raise op_error(
+                RuntimeError,
+                "randperm",
+                f"value cannot be converted to type {d.name} without overflow",
+            )
     keys = _draw((n,), dt.float64, "uniform", generator, device, "randperm")
     order = make_node(P.argsort, (keys,), (0, False), (n,), dt.int64, keys.device)
-    return wrap(cast(order, resolve_dtype(dtype, "randperm") or dt.int64))
+    return wrap(cast(order, d))

@@ -73,7 +73,15 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     x = cast(n, out_dtype)
     if not axes:
         return wrap(x)
-    return wrap(_finish(reduce_node(P.reduce_sum, x, axes), axes, keepdim))
+    return wrap(_finish(_bool_safe_reduce(P.reduce_sum, x, axes), axes, keepdim))
+
+
+def _bool_safe_reduce(prim: Primitive, x: Node, axes: tuple[int, ...]) -> Node:
+    """Reduce `x`; a bool `x` (from ``dtype=bool``) goes through int64, which gives torch's
+    bool sum (any) and bool product (all) once cast back."""
+    if x.dtype is not dt.bool_:
+        return reduce_node(prim, x, axes)
+    return cast(reduce_node(prim, cast(x, dt.int64), axes), dt.bool_)
 
 
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -113,6 +121,14 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     n = _tensor_arg(input, "nanmean")._node
     from lazytorch.ops.elementwise import div
 
+    if not n.dtype.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            "nanmean",
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{n.dtype.name.capitalize()}",
+        )
+
     valid = node2(P.eq, n, n, dt.bool_)  # NaN != NaN
     return div(nansum(input, dim, keepdim, dtype=dtype), sum(wrap(valid), dim, keepdim))
 
@@ -127,7 +143,7 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     x = cast(n, out_dtype)
     if not axes:
         return wrap(x)
-    return wrap(_finish(reduce_node(P.reduce_prod, x, axes), axes, keepdim))
+    return wrap(_finish(_bool_safe_reduce(P.reduce_prod, x, axes), axes, keepdim))
 
 
 def _check_nonempty(n: Node, axes: tuple[int, ...], op: str) -> None:
@@ -146,26 +162,29 @@ def _check_nonempty(n: Node, axes: tuple[int, ...], op: str) -> None:
         )
 
 
-def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
-    """Max over `dim` (all dims by default); NaN propagates."""
-    n = _tensor_arg(input, "amax")._node
-    axes = _dims(dim, n, "amax")
+def _no_dim(dim: Any) -> bool:
+    return dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0)
+
+
+def _extreme_reduce(prim: Primitive, op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    n = _tensor_arg(input, op)._node
+    axes = _dims(dim, n, op)
     if numel(n.shape) == 0:
-        _check_nonempty(n, axes or tuple(range(len(n.shape))), "amax")
+        # No dim given: torch's RuntimeError; an empty dim named explicitly: its IndexError.
+        _check_nonempty(n, () if _no_dim(dim) else axes, op)
     if not axes:
         return wrap(n)
-    return wrap(_finish(reduce_node(P.reduce_max, n, axes), axes, keepdim))
+    return wrap(_finish(reduce_node(prim, n, axes), axes, keepdim))
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Max over `dim` (all dims by default); NaN propagates."""
+    return _extreme_reduce(P.reduce_max, "amax", input, dim, keepdim)
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Min over `dim` (all dims by default); NaN propagates."""
-    n = _tensor_arg(input, "amin")._node
-    axes = _dims(dim, n, "amin")
-    if numel(n.shape) == 0:
-        _check_nonempty(n, axes or tuple(range(len(n.shape))), "amin")
-    if not axes:
-        return wrap(n)
-    return wrap(_finish(reduce_node(P.reduce_min, n, axes), axes, keepdim))
+    return _extreme_reduce(P.reduce_min, "amin", input, dim, keepdim)
 
 
 def _arg(prim: Primitive, name: str, input: Tensor, dim: Any, keepdim: bool) -> Node:
@@ -185,17 +204,25 @@ def _arg(prim: Primitive, name: str, input: Tensor, dim: Any, keepdim: bool) -> 
     return _finish(r, (axis,), keepdim)
 
 
+def _no_bool(input: Tensor, op: str) -> None:
+    # torch refuses bool in argmax/argmin (max/min with a dim accept it).
+    if _tensor_arg(input, op)._node.dtype is dt.bool_:
+        raise op_error(RuntimeError, op, f"{op}(): does not support bool input")
+
+
 def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Index of the first maximum (over the flattened tensor when dim is None)."""
+    _no_bool(input, "argmax")
     return wrap(_arg(P.argmax, "argmax", input, dim, keepdim))
 
 
 def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    _no_bool(input, "argmin")
     return wrap(_arg(P.argmin, "argmin", input, dim, keepdim))
 
 
 def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result: Any) -> Any:
-    def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Any:
+    def fn(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
         if isinstance(dim, Tensor):
             return pairwise(input, dim)
         if dim is None:
@@ -236,10 +263,25 @@ max = _extreme("max", amax, P.argmax, _maximum, max_result)
 min = _extreme("min", amin, P.argmin, _minimum, min_result)
 
 
+aminmax_result = namedtuple("aminmax", ["min", "max"])
+
+
 def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
-    r = namedtuple("aminmax", ["min", "max"])
+    """(min, max) over one `dim` (all elements by default)."""
+    n = _tensor_arg(input, "aminmax")._node
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
+        raise op_error(
+            TypeError, "aminmax", f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}"
+        )
+    if dim is None and numel(n.shape) == 0:
+        raise op_error(
+            RuntimeError,
+            "aminmax",
+            "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+            "identity.",
+        )
     d = () if dim is None else dim
-    return r(amin(input, d, keepdim), amax(input, d, keepdim))
+    return aminmax_result(amin(input, d, keepdim), amax(input, d, keepdim))
 
 
 def _var_parts(
@@ -271,7 +313,8 @@ def _var_parts(
 
 def _correction(unbiased: Any, correction: Any, op: str) -> Any:
     if unbiased is not None and correction is not None:
-        raise op_error(RuntimeError, op, "cannot specify both unbiased and correction")
+        # torch's argument parser rejects the combination: a TypeError.
+        raise op_error(TypeError, op, "cannot specify both unbiased and correction")
     if correction is not None:
         return correction
     if unbiased is None:
@@ -346,6 +389,11 @@ def std_mean(
 
 def logsumexp_node(n: Node, axes: tuple[int, ...]) -> Node:
     """log(sum(exp(x))) over axes (kept), shifted by the max so it never overflows."""
+    if _count(n, axes) == 0:
+        # log(0) = -inf; the max shift has no identity over an empty dim, so skip it.
+        shape = tuple(1 if i in axes else d for i, d in enumerate(n.shape))
+        ninf = const_node(-math.inf, n.dtype, n.device)
+        return make_node(P.expand, (ninf,), (shape,), shape, n.dtype, n.device)
     m = reduce_node(P.reduce_max, n, axes)
     finite = node2(P.lt, node1(P.abs, m), lit(math.inf, m), dt.bool_)
     shift = where_node(finite, m, lit(0, m))
@@ -378,7 +426,8 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def _logic_reduce(input: Tensor, dim: Any, keepdim: bool, prim: Primitive, op: str) -> Tensor:
     n = _tensor_arg(input, op)._node
     b = n if n.dtype is dt.bool_ else node2(P.ne, n, lit(0, n), dt.bool_)
-    axes = _dims(dim, n, op)
+    # Unlike sum's, an empty dim list here reduces nothing (torch's all/any).
+    axes = () if isinstance(dim, (list, tuple)) and not dim else _dims(dim, n, op)
     if numel(n.shape) == 0:
         # all() of nothing is True, any() of nothing is False (the reductions' identities).
         ident = prim is P.reduce_min
@@ -405,6 +454,10 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Inclusive prefix sums along `dim` (integers and bools accumulate as int64)."""
     n = _tensor_arg(input, "cumsum")._node
     out_dtype = resolve_dtype(dtype, "cumsum") or _sum_dtype(n.dtype)
+    if out_dtype is dt.bool_:
+        raise op_error(
+            NotImplementedError, "cumsum", "\"cumsum_out_cpu\" not implemented for 'Bool'"
+        )
     x = cast(n, out_dtype)
     if not n.shape:
         normalize_dim(dim, 0, "cumsum")

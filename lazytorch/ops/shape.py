@@ -31,7 +31,7 @@ from lazytorch.ops._core import (
     shape_arg,
     wrap,
 )
-from lazytorch.ops.elementwise import _tensor_arg, lit, node2, where_node
+from lazytorch.ops.elementwise import _finish, _tensor_arg, lit, node2, where_node
 from lazytorch.tensor import Tensor
 
 
@@ -56,9 +56,16 @@ def _infer_shape(shape: tuple[Any, ...], total: Any, op: str) -> tuple[Any, ...]
     return shape
 
 
+def _require_args(args: tuple[Any, ...], op: str, what: str) -> None:
+    """torch's argument parser: ``x.view()`` is a TypeError, ``x.view(())`` a 0-d shape."""
+    if not args:
+        raise op_error(TypeError, op, f'{op}() missing 1 required positional arguments: "{what}"')
+
+
 def view(input: Tensor, *shape: Any) -> Tensor:
     """A view with a new shape (one dim may be -1). Writes reach the base tensor."""
     x = _tensor_arg(input, "view")
+    _require_args(shape, "view", "size")
     if len(shape) == 1 and isinstance(shape[0], dt.DType):
         raise op_error(
             NotImplementedError,
@@ -66,22 +73,43 @@ def view(input: Tensor, *shape: Any) -> Tensor:
             "reinterpreting a tensor's bits as another dtype is not supported",
         )
     new = _infer_shape(shape_arg_allow_neg(shape, "view"), numel(x._node.shape), "view")
+    if not V.can_view(x, new):
+        raise op_error(
+            RuntimeError,
+            "view",
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
+        )
     return V.make_view(x, V.Reshape(new))
 
 
-reshape = view
+def reshape(input: Tensor, *shape: Any) -> Tensor:
+    """A new shape: a view when torch's strides allow one, else a copy (as in torch, writes
+    to the copy do not reach the input)."""
+    x = _tensor_arg(input, "reshape")
+    _require_args(shape, "reshape", "shape")
+    new = _infer_shape(shape_arg_allow_neg(shape, "reshape"), numel(x._node.shape), "reshape")
+    return _reshape_to(x, new)
+
+
+def _reshape_to(x: Tensor, new: tuple[Any, ...]) -> Tensor:
+    if V.can_view(x, new):
+        return V.make_view(x, V.Reshape(new))
+    return wrap(reshape_node(x._node, new))
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:
     return view(input, other.shape)
 
 
-reshape_as = view_as
+def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    return reshape(input, other.shape)
 
 
 def permute(input: Tensor, *dims: Any) -> Tensor:
     """A view with dims reordered: ``x.permute(2, 0, 1)``."""
     x = _tensor_arg(input, "permute")
+    _require_args(dims, "permute", "dims")
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
     nd = x.ndim
@@ -130,13 +158,13 @@ def T(input: Tensor) -> Tensor:
 def mT(input: Tensor) -> Tensor:
     """The last two dims swapped (the ``.mT`` property)."""
     x = _tensor_arg(input, "mT")
-    if x.ndim < 2:
+    if x.ndim == 0:
+        return V.make_view(x, V.Alias())  # torch: the identity on 0-d (deprecated there)
+    if x.ndim == 1:
         raise op_error(
             RuntimeError,
             "mT",
-            "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."
-            if x.ndim == 1
-            else "tensor.mT is only supported on matrices or batches of matrices. Got 0-D tensor.",
+            "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.",
         )
     return transpose(x, -2, -1)
 
@@ -154,6 +182,9 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     nd = x.ndim
     src = [normalize_dim(s, nd, "movedim") for s in src]
     dst = [normalize_dim(d, nd, "movedim") for d in dst]
+    for what, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise op_error(RuntimeError, "movedim", f"repeated dim in `{what}` ({dims})")
     # Remaining dims keep their order; moved dims are inserted at their destinations.
     order = [d for d in range(nd) if d not in src]
     for s, d in sorted(zip(src, dst), key=lambda p: p[1]):
@@ -173,6 +204,17 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     return V.make_view(x, V.Reshape(tuple(shape)))
 
 
+def _dims_arg(dims: Any, ndim: int, op: str) -> tuple[int, ...]:
+    """Sorted axes of an int-or-sequence `dims`, checked like torch: in range (0 and -1 on
+    a 0-d tensor, which has no axes to return) and not repeated."""
+    seq = list(dims) if isinstance(dims, (list, tuple)) else [dims]
+    axes = [normalize_dim(d, ndim, op) for d in seq]
+    for i, a in enumerate(axes):
+        if a in axes[:i]:
+            raise op_error(RuntimeError, op, f"dim {a} appears multiple times in the list of dims")
+    return tuple(sorted(axes)) if ndim else ()
+
+
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     """A view without size-1 dims (all of them, or those in `dim`)."""
     x = _tensor_arg(input, "squeeze")
@@ -180,9 +222,7 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     if dim is None:
         axes = {i for i, d in enumerate(shape) if d == 1}
     else:
-        dims = dim if isinstance(dim, (list, tuple)) else (dim,)
-        axes = {normalize_dim(d, x.ndim, "squeeze") for d in dims}
-        axes = {a for a in axes if x.ndim and shape[a] == 1}
+        axes = {a for a in _dims_arg(dim, x.ndim, "squeeze") if shape[a] == 1}
     return V.make_view(x, V.Reshape(tuple(d for i, d in enumerate(shape) if i not in axes)))
 
 
@@ -191,6 +231,9 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     x = _tensor_arg(input, "flatten")
     shape = x._node.shape
     if not shape:
+        # 0-d accepts dims 0 and -1 only, and flattens to one element.
+        normalize_dim(start_dim, 0, "flatten")
+        normalize_dim(end_dim, 0, "flatten")
         return V.make_view(x, V.Reshape((1,)))
     a = normalize_dim(start_dim, len(shape), "flatten")
     b = normalize_dim(end_dim, len(shape), "flatten")
@@ -200,12 +243,15 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
             "flatten",
             "flatten() has invalid args: start_dim cannot come after end_dim",
         )
+    if a == b:
+        return x  # torch returns the input itself
     new = (*shape[:a], numel(shape[a : b + 1]), *shape[b + 1 :])
-    return V.make_view(x, V.Reshape(tuple(new)))
+    return _reshape_to(x, tuple(new))  # reshape semantics: a copy when no view is possible
 
 
 def ravel(input: Tensor) -> Tensor:
-    return flatten(input)
+    """The flattened tensor: a view of a contiguous input, else a copy."""
+    return flatten(contiguous(input))
 
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[Any]) -> Tensor:
@@ -220,6 +266,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[Any]) -> Tensor:
 def expand(input: Tensor, *sizes: Any) -> Tensor:
     """A broadcast view (size-1 dims repeated without copying; -1 keeps a dim)."""
     x = _tensor_arg(input, "expand")
+    _require_args(sizes, "expand", "size")
     sizes = shape_arg_allow_neg(sizes, "expand")
     src = x._node.shape
     if len(sizes) < len(src):
@@ -244,6 +291,10 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
         cur = src[i - lead]
         if isinstance(s, int) and s == -1:
             out.append(cur)
+        elif isinstance(s, int) and s < 0:
+            raise op_error(
+                RuntimeError, "expand", f"invalid size {s} at dimension {i}: {list(sizes)}"
+            )
         elif cur == s or cur == 1:
             out.append(s)
         else:
@@ -298,6 +349,7 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 def repeat(input: Tensor, *repeats: Any) -> Tensor:
     """Tile the tensor: ``x.repeat(2, 3)`` (a copy, not a view)."""
     x = _tensor_arg(input, "repeat")
+    _require_args(repeats, "repeat", "repeats")
     reps = shape_arg(repeats, "repeat")
     if len(reps) < x.ndim:
         raise op_error(
@@ -320,8 +372,10 @@ def repeat(input: Tensor, *repeats: Any) -> Tensor:
     return wrap(reshape_node(n, tuple(r * s for r, s in zip(reps, shape))))
 
 
-def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
-    dims = tuple(dims)
+def tile(input: Tensor, *dims: Any) -> Tensor:
+    """repeat() with `dims` padded by leading 1s: ``x.tile((2,))``, ``x.tile(2, 2)``."""
+    _require_args(dims, "tile", "dims")
+    dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (list, tuple)) else dims
     if len(dims) < input.ndim:
         dims = (1,) * (input.ndim - len(dims)) + dims
     return repeat(input, dims)
@@ -330,7 +384,7 @@ def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
 def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
     """The tensor itself if it is contiguous, else a copy that is."""
     x = _tensor_arg(input, "contiguous")
-    return x if x.is_contiguous() else wrap(x._node)
+    return x if V.is_contiguous(x) else wrap(x._node)
 
 
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
@@ -343,11 +397,14 @@ def detach(input: Tensor) -> Tensor:
     return V.make_view(_tensor_arg(input, "detach"), V.Alias())
 
 
-def flip(input: Tensor, dims: Any) -> Tensor:
-    """Reverse the order of elements along `dims` (a copy)."""
+def flip(input: Tensor, *dims: Any) -> Tensor:
+    """Reverse the order of elements along `dims` (a copy): ``flip(x, (0, 1))``,
+    ``x.flip(0, 1)``."""
     x = _tensor_arg(input, "flip")
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    axes = tuple(sorted({normalize_dim(d, x.ndim, "flip") for d in dims})) if x.ndim else ()
+    _require_args(dims, "flip", "dims")
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    axes = _dims_arg(list(dims), x.ndim, "flip")
     if not axes:
         return wrap(x._node)
     n = x._node
@@ -378,6 +435,12 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     x = _tensor_arg(input, "roll")
     if dims is None:
         flat = reshape_node(x._node, (numel(x._node.shape),))
+        if not isinstance(shifts, int) and len(shifts) != 1:
+            raise op_error(
+                RuntimeError,
+                "roll",
+                f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0",
+            )
         s = shifts if isinstance(shifts, int) else shifts[0]
         return wrap(reshape_node(_roll_node(flat, s, 0), x._node.shape))
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
@@ -441,7 +504,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise op_error(TypeError, "cat", "expected a sequence of Tensors")
     if not tensors:
-        raise op_error(RuntimeError, "cat", "torch.cat(): expected a non-empty list of Tensors")
+        raise op_error(ValueError, "cat", "torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise op_error(
@@ -479,13 +542,37 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
                 )
         nodes.append(cast(t._node, d))
     if len(nodes) == 1:
-        return wrap(nodes[0])
+        return _write_out(wrap(nodes[0]), out, "cat")
     total = sum(n.shape[axis] for n in nodes)
     shape = (*ref._node.shape[:axis], total, *ref._node.shape[axis + 1 :])
-    return wrap(make_node(P.cat, tuple(nodes), (axis,), shape, d, nodes[0].device))
+    result = wrap(make_node(P.cat, tuple(nodes), (axis,), shape, d, nodes[0].device))
+    return _write_out(result, out, "cat")
 
 
 concat = concatenate = cat
+
+
+def _write_out(result: Tensor, out: Any, op: str) -> Tensor:
+    """Honour ``out=``: write the result into `out` (converting its dtype) and return it."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise op_error(TypeError, op, "out= must be a Tensor")
+    src, dst = result.dtype, out.dtype
+    if (src.is_floating_point and not dst.is_floating_point) or (
+        src is not dt.bool_ and dst is dt.bool_
+    ):
+        raise op_error(
+            TypeError,
+            op,
+            f"torch.{op}(): input types can't be cast to the desired output type {dst.name}",
+        )
+    if tuple(out.shape) != tuple(result.shape) and out._view is None and not out._views:
+        # torch resizes a mismatched `out` (warning when it had elements); a tensor no
+        # other tensor aliases can simply take the result's shape.
+        out._node = cast(result._node, dst)
+        return out
+    return _finish(result, out, op)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
@@ -502,7 +589,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor
                 f"{list(t.shape)} at entry {i}",
             )
     d = normalize_dim(dim, len(shape0) + 1, "stack")
-    return cat([unsqueeze(t, d) for t in tensors], d)
+    return cat([unsqueeze(t, d) for t in tensors], d, out=out)
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -588,6 +675,13 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
             bounds = [(0, 0)]
     else:
         sections = list(split_size_or_sections)
+        if any(k < 0 for k in sections):
+            raise op_error(
+                RuntimeError,
+                "split",
+                f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                f"split_sizes={sections}",
+            )
         if sum(sections) != size:
             raise op_error(
                 RuntimeError,
@@ -619,8 +713,10 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         )
     axis = normalize_dim(dim, x.ndim, "chunk")
     size = x._node.shape[axis]
-    step = -(-size // chunks) if size else 1
-    return split(x, step, axis)
+    if size == 0:
+        # torch returns `chunks` empty pieces here (split would give one).
+        return tuple(slice_view(x, axis, 0, 0, 1) for _ in range(chunks))
+    return split(x, -(-size // chunks), axis)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
@@ -628,85 +724,3 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     x = _tensor_arg(input, "unbind")
     axis = normalize_dim(dim, x.ndim, "unbind")
     return tuple(select(x, axis, i) for i in range(x._node.shape[axis]))
-
-
-def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None) -> Tensor:
-    """Pad the last dims: ``pad=(left, right, top, bottom, ...)``; negative pads crop.
-
-    Modes: 'constant' (with `value`), 'reflect', 'replicate', 'circular'.
-    """
-    x = _tensor_arg(input, "pad")
-    if len(pad) % 2 or len(pad) // 2 > x.ndim:
-        raise op_error(
-            RuntimeError,
-            "pad",
-            f"Padding length must be divisible by 2 and at most twice the input's dims; got {len(pad)} for {x.ndim} dims",
-        )
-    n = x._node
-    lo = [0] * x.ndim
-    hi = [0] * x.ndim
-    for k in range(len(pad) // 2):
-        axis = x.ndim - 1 - k
-        lo[axis], hi[axis] = pad[2 * k], pad[2 * k + 1]
-    if mode == "constant":
-        # Crop negative amounts first, then pad the positive ones with the fill value.
-        for axis in range(x.ndim):
-            a, b = lo[axis], hi[axis]
-            if a < 0 or b < 0:
-                size = n.shape[axis]
-                n = slice_node(n, axis, -a if a < 0 else 0, size + b if b < 0 else size)
-        plo = tuple(max(a, 0) for a in lo)
-        phi = tuple(max(b, 0) for b in hi)
-        if not any(plo) and not any(phi):
-            return wrap(n)
-        fill = 0 if value is None else value
-        from lazytorch.ops._core import scalar_node
-
-        v = (
-            scalar_node(fill, n.dtype, n.device)
-            if value is not None
-            else const_node(0, n.dtype, n.device)
-        )
-        shape = tuple(d + a + b for d, a, b in zip(n.shape, plo, phi))
-        return wrap(make_node(P.pad, (n, v), (plo, phi), shape, n.dtype, n.device))
-    if mode not in ("reflect", "replicate", "circular"):
-        raise op_error(NotImplementedError, "pad", f"unsupported padding mode {mode!r}")
-    if value is not None and value != 0:
-        raise op_error(
-            RuntimeError, "pad", f'Padding mode "{mode}" doesn\'t take in value argument'
-        )
-    for axis in range(x.ndim):
-        a, b = lo[axis], hi[axis]
-        if a == 0 and b == 0:
-            continue
-        size = n.shape[axis]
-        if mode == "reflect" and (a >= size or b >= size):
-            raise op_error(
-                RuntimeError,
-                "pad",
-                f"Argument #4: Padding size should be less than the corresponding input dimension, but got: padding ({a}, {b}) at dimension {axis} of input {list(x.shape)}",
-            )
-        pieces = []
-        if a > 0:
-            pieces.append(_pad_piece(n, axis, a, mode, left=True))
-        pieces.append(n)
-        if b > 0:
-            pieces.append(_pad_piece(n, axis, b, mode, left=False))
-        shape = list(n.shape)
-        shape[axis] = size + a + b
-        n = make_node(P.cat, tuple(pieces), (axis,), tuple(shape), n.dtype, n.device)
-    return wrap(n)
-
-
-def _pad_piece(n: Node, axis: int, k: int, mode: str, left: bool) -> Node:
-    size = n.shape[axis]
-    if mode == "replicate":
-        edge = slice_node(n, axis, 0, 1) if left else slice_node(n, axis, size - 1, size)
-        shape = list(n.shape)
-        shape[axis] = k
-        return expand_node(edge, tuple(shape))
-    if mode == "circular":
-        return slice_node(n, axis, size - k, size) if left else slice_node(n, axis, 0, k)
-    # reflect: mirror without repeating the edge element.
-    piece = slice_node(n, axis, 1, k + 1) if left else slice_node(n, axis, size - 1 - k, size - 1)
-    return make_node(P.flip, (piece,), ((axis,),), piece.shape, piece.dtype, piece.device)

@@ -9,7 +9,7 @@ from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
-from lazytorch.ops._core import P, normalize_dim, reshape_node, wrap
+from lazytorch.ops._core import P, const_node, normalize_dim, reshape_node, wrap
 from lazytorch.ops.elementwise import _tensor_arg
 from lazytorch.ops.shape import slice_node
 from lazytorch.tensor import Tensor
@@ -61,20 +61,26 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     size = n.shape[axis]
     if not 0 <= k <= size:
         raise op_error(RuntimeError, "topk", f"selected index k out of range (k={k}, size {size})")
-    idx = slice_node(_order(n, axis, largest), axis, 0, k)
-    vals = _gather(n, idx, axis)
     if scalar:
-        return topk_result(wrap(reshape_node(vals, ())), wrap(reshape_node(idx, ())))
-    return topk_result(wrap(vals), wrap(idx))
+        # torch treats a 0-d input as its own top element even for k=0.
+        return topk_result(wrap(reshape_node(n, ())), wrap(const_node(0, dt.int64, n.device)))
+    idx = slice_node(_order(n, axis, largest), axis, 0, k)
+    return topk_result(wrap(_gather(n, idx, axis)), wrap(idx))
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     """The k-th smallest entry (1-based) along `dim` and its index."""
     n, axis, scalar = _prep(input, dim, "kthvalue")
     size = n.shape[axis]
-    if not 1 <= k <= size:
+    if size == 0:
         raise op_error(
             IndexError,
+            "kthvalue",
+            f"kthvalue(): Expected reduction dim {axis} to have non-zero size.",
+        )
+    if not 1 <= k <= size:
+        raise op_error(
+            RuntimeError,
             "kthvalue",
             f"kthvalue(): selected number k out of range for dimension {axis}",
         )

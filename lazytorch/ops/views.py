@@ -11,6 +11,12 @@ write a new view value back into its input. An in-place op on a view therefore
 so ``v = x[0]; v.add_(1)`` changes ``x`` and ``x[0] = 5`` changes ``v``, as in torch, while
 every node stays immutable. Writing back a step is index arithmetic (pad + where for unit-
 stride slices, a scatter of linear indices otherwise), so it stays fusable.
+
+Each step can also tell the *strides* the view would have in torch, taking the root as a
+contiguous buffer (computed on first use, then kept). They decide what torch decides from
+real strides: whether ``view`` is possible (else ``reshape`` copies), whether a view is
+contiguous, and whether a written-to view overlaps itself (an expanded dim). Symbolic sizes
+leave the strides unknown (None), and the checks then fall back to permissive defaults.
 """
 
 from __future__ import annotations
@@ -25,12 +31,19 @@ from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import P, const_node, expand_node, numel, reshape_node, wrap
 from lazytorch.tensor import Tensor
 
+Strides = tuple[int, ...]
+
+
+_UNSET = object()
+
 
 class ViewStep:
     """One link of a view chain."""
 
-    __slots__ = ()
-    contiguous = True  # whether the view keeps row-major element order
+    # Set by make_view: the step's input and output shapes and the step before it (None:
+    # the input is the root). `_layout` memoizes layout().
+    __slots__ = ("_in", "_layout", "_out", "_prev")
+    default_contiguous = True  # the guess used when the strides are unknown
 
     def apply(self, n: Node) -> Node:
         raise NotImplementedError
@@ -38,6 +51,52 @@ class ViewStep:
     def write_back(self, base: Node, value: Node) -> Node:
         """The new value of this step's input when its output becomes `value`."""
         raise NotImplementedError
+
+    def out_strides(
+        self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]
+    ) -> Strides | None:
+        """The strides of the output (of shape `out`) given the input's; None if torch
+        could not express this step as a view of that input."""
+        raise NotImplementedError
+
+    @property
+    def strides(self) -> Strides | None:
+        """The view's torch strides after this step (None: unknown)."""
+        layout = self.layout()
+        return None if layout is None else layout[1]
+
+    @property
+    def contiguous(self) -> bool:
+        """Whether the view is row-major contiguous after this step (torch's rule)."""
+        layout = self.layout()
+        return self.default_contiguous if layout is None else _is_contiguous(*layout)
+
+    def layout(self) -> tuple[tuple[int, ...], Strides] | None:
+        """(shape, strides) of the view after this step, the root taken as contiguous; None
+        where sizes are symbolic or the step was not made by make_view."""
+        memo = getattr(self, "_layout", _UNSET)
+        if memo is not _UNSET:
+            return memo  # type: ignore[no-any-return]
+        if not hasattr(self, "_in"):
+            return None
+        # Walk back to the first step without a memo (iteratively: chains can be long).
+        todo: list[ViewStep] = []
+        step: ViewStep | None = self
+        while step is not None and getattr(step, "_layout", _UNSET) is _UNSET:
+            todo.append(step)
+            step = step._prev
+        if step is not None:
+            layout = step._layout
+        else:
+            shape = todo[-1]._in
+            layout = (shape, contiguous_strides(shape)) if _concrete(shape) else None
+        for step in reversed(todo):
+            if layout is not None:
+                out = step._out
+                st = step.out_strides(layout[0], layout[1], out) if _concrete(out) else None
+                layout = None if st is None else (out, st)
+            step._layout = layout
+        return layout
 
 
 class Reshape(ViewStep):
@@ -52,13 +111,23 @@ class Reshape(ViewStep):
     def write_back(self, base: Node, value: Node) -> Node:
         return reshape_node(value, base.shape)
 
+    def out_strides(
+        self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]
+    ) -> Strides | None:
+        return view_strides(shape, strides, out)
+
 
 class Permute(ViewStep):
     __slots__ = ("perm",)
-    contiguous = False
+    default_contiguous = False
 
     def __init__(self, perm: tuple[int, ...]) -> None:
         self.perm = perm
+
+    def out_strides(
+        self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]
+    ) -> Strides | None:
+        return tuple(strides[p] for p in self.perm)
 
     def apply(self, n: Node) -> Node:
         if self.perm == tuple(range(len(self.perm))):
@@ -73,7 +142,7 @@ class Permute(ViewStep):
 
 class Expand(ViewStep):
     __slots__ = ("shape",)
-    contiguous = False
+    default_contiguous = False
 
     def __init__(self, shape: tuple[Any, ...]) -> None:
         self.shape = shape
@@ -82,12 +151,27 @@ class Expand(ViewStep):
         return expand_node(n, self.shape)
 
     def write_back(self, base: Node, value: Node) -> Node:
-        raise op_error(
-            RuntimeError,
-            "in-place write",
-            "unsupported operation: more than one element of the written-to tensor refers to "
-            "a single memory location (an expanded view); clone() the tensor first",
+        # Only reached for a chain whose strides are unknown; _write_back scatters through
+        # expanded chains it can prove free of self-overlap.
+        raise _overlap_error()
+
+    def out_strides(
+        self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]
+    ) -> Strides | None:
+        lead = len(out) - len(shape)
+        # New leading dims and broadcast size-1 dims repeat memory: stride 0.
+        return (0,) * lead + tuple(
+            0 if d == 1 and o != 1 else st for d, st, o in zip(shape, strides, out[lead:])
         )
+
+
+def _overlap_error() -> Exception:
+    return op_error(
+        RuntimeError,
+        "in-place write",
+        "unsupported operation: more than one element of the written-to tensor refers to "
+        "a single memory location (an expanded view); clone() the tensor first",
+    )
 
 
 class Slice(ViewStep):
@@ -101,8 +185,13 @@ class Slice(ViewStep):
         self.steps = steps
 
     @property
-    def contiguous(self) -> bool:  # type: ignore[override]
+    def default_contiguous(self) -> bool:  # type: ignore[override]
         return all(s == 1 for s in self.steps)
+
+    def out_strides(
+        self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]
+    ) -> Strides | None:
+        return tuple(st * k for st, k in zip(strides, self.steps))
 
     def out_shape(self, shape: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(
@@ -134,6 +223,11 @@ class Alias(ViewStep):
 
     __slots__ = ()
 
+    def out_strides(
+        self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]
+    ) -> Strides | None:
+        return strides
+
     def apply(self, n: Node) -> Node:
         return n
 
@@ -156,18 +250,108 @@ def _pad_where(base: Node, value: Node, starts: Any, stops: Any) -> Node:
     return make_node(P.where, (mask, padded, base), (), base.shape, base.dtype, dev)
 
 
-def _scatter_linear(base: Node, step: ViewStep, value: Node) -> Node:
-    """General write-back: scatter value at the linear positions the step reads."""
+def _scatter_linear(base: Node, step: ViewStep | tuple[ViewStep, ...], value: Node) -> Node:
+    """General write-back: scatter value at the linear positions the step (or chain of
+    steps) reads. Positions read twice (a self-overlapping view) must get equal values."""
     n = numel(base.shape)
     dev = base.device
     lin = make_node(P.iota, (), ((n,), 0, dt.int64, dev), (n,), dt.int64, dev)
-    positions = step.apply(reshape_node(lin, base.shape))
+    steps = step if isinstance(step, tuple) else (step,)
+    positions = replay(reshape_node(lin, base.shape), steps)
     m = numel(positions.shape)
     flat_idx = reshape_node(positions, (m,))
     flat_val = reshape_node(value, (m,))
     flat_base = reshape_node(base, (n,))
     out = make_node(P.scatter, (flat_base, flat_idx, flat_val), (0, "none"), (n,), base.dtype, dev)
     return reshape_node(out, base.shape)
+
+
+# -- strides ----------------------------------------------------------------------------------
+def _concrete(shape: tuple[Any, ...]) -> bool:
+    return all(type(d) is int for d in shape)
+
+
+def contiguous_strides(shape: tuple[int, ...]) -> Strides:
+    out = []
+    acc = 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= max(d, 1)
+    return tuple(reversed(out))
+
+
+def _is_contiguous(shape: tuple[int, ...], strides: Strides) -> bool:
+    """torch's is_contiguous: row-major strides, ignoring size-1 dims; empty is contiguous."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for d, st in zip(reversed(shape), reversed(strides)):
+        if d != 1:
+            if st != expected:
+                return False
+            expected *= d
+    return True
+
+
+def view_strides(shape: tuple[int, ...], strides: Strides, new: tuple[int, ...]) -> Strides | None:
+    """Strides for viewing (shape, strides) as `new`, or None when the elements cannot be
+    addressed with strides (torch's computeStride: a new dim may only span dims of the
+    input that are contiguous with one another)."""
+    if 0 in shape or not shape:
+        return tuple(strides) if tuple(shape) == tuple(new) else contiguous_strides(new)
+    out = [0] * len(new)
+    view_d = len(new) - 1
+    chunk_base = strides[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[tensor_d]
+        # A chunk of input dims ends where the next dim is not contiguous with it.
+        if tensor_d == 0 or (
+            shape[tensor_d - 1] != 1 and strides[tensor_d - 1] != tensor_numel * chunk_base
+        ):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                out[view_d] = view_numel * chunk_base
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base = strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(out)
+
+
+def strides_of(t: Tensor) -> Strides | None:
+    """t's torch strides, its root taken as contiguous (None where sizes are symbolic)."""
+    if t._view is None:
+        shape = t._node.shape
+        return contiguous_strides(shape) if _concrete(shape) else None
+    return t._view[1][-1].strides  # type: ignore[no-any-return]
+
+
+def can_view(t: Tensor, shape: tuple[Any, ...]) -> bool:
+    """Whether torch could ``view`` t as `shape` (else ``reshape`` must copy)."""
+    st = strides_of(t)
+    if st is None or not _concrete(shape):
+        return True  # symbolic: no stride model, stay permissive
+    return view_strides(tuple(t._node.shape), st, tuple(shape)) is not None
+
+
+def is_contiguous(t: Tensor) -> bool:
+    """torch's ``is_contiguous`` for t, from its strides (exact where sizes are concrete)."""
+    st = strides_of(t)
+    if st is None:
+        return t._view is None or all(s.contiguous for s in t._view[1])
+    return _is_contiguous(tuple(t._node.shape), st)
+
+
+def _overlaps(shape: tuple[Any, ...], strides: Strides) -> bool:
+    """torch's internal-overlap test: a stride-0 dim with more than one element."""
+    return any(st == 0 and d > 1 for d, st in zip(shape, strides))
 
 
 # -- making views ---------------------------------------------------------------------------
@@ -179,6 +363,10 @@ def make_view(src: Tensor, step: ViewStep) -> Tensor:
     else:
         root, prev = src._view
         steps = (*prev, step)
+    # What layout() needs to work out the strides, if ever asked.
+    step._in = src._node.shape
+    step._out = t._node.shape
+    step._prev = None if src._view is None else src._view[1][-1]
     t._view = (root, steps)
     if root._views is None:
         root._views = []
@@ -194,6 +382,11 @@ def replay(root_node: Node, steps: tuple[ViewStep, ...]) -> Node:
 
 
 def _write_back(root_node: Node, steps: tuple[ViewStep, ...], value: Node) -> Node:
+    if any(isinstance(s, Expand) for s in steps) and steps[-1].strides is not None:
+        # An expanded intermediate has no single value to fold back into, so scatter the
+        # view's value at its root positions (distinct, or all written the same value:
+        # assign checked).
+        return _scatter_linear(root_node, steps, value)
     # Inputs of every step, root first, then fold the new value back from the innermost.
     chain = [root_node]
     for s in steps[:-1]:
@@ -203,14 +396,24 @@ def _write_back(root_node: Node, steps: tuple[ViewStep, ...], value: Node) -> No
     return value
 
 
-def assign(t: Tensor, value: Node) -> Tensor:
-    """Make `value` (already of t's shape and dtype) the new content of `t`, in place."""
+def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tensor:
+    """Make `value` (already of t's shape and dtype) the new content of `t`, in place.
+
+    A view whose elements alias each other (an expanded dim) takes only writes that cannot
+    disagree between aliases: by default (`allow_overlap` None) one value broadcast
+    everywhere, as torch's ``fill_``/``zero_`` allow; torch refuses the others.
+    """
     if t._view is None:
         t._node = value
         if t._views:
             _refresh(t, skip=None)
         return t
     root, steps = t._view
+    st = steps[-1].strides if any(isinstance(s, Expand) for s in steps) else None
+    if st is not None and _overlaps(t._node.shape, st):
+        uniform = value.op is P.expand and value.inputs[0].shape == ()
+        if not (uniform if allow_overlap is None else allow_overlap):
+            raise _overlap_error()
     root._node = _write_back(root._node, steps, value)
     t._node = value
     _refresh(root, skip=t)

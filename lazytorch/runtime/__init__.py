@@ -133,6 +133,13 @@ def implicit_point(t: Tensor, cause: str) -> None:
     materialize_nodes([n], cause=cause, loc=loc)
 
 
+def forget_live() -> None:
+    """Stop tracking every tensor recorded so far: ``materialize()`` with no arguments and
+    the auto-cut will not compute them (they still compute when read). For test isolation
+    and for dropping abandoned work."""
+    _live.clear()
+
+
 def clear_cache() -> None:
     """Forget every compiled program held in memory (the next cut of each compiles again)."""
     import sys

@@ -68,9 +68,10 @@ class InterpretedProgram:
 
     def run(self, inputs: list[Any]) -> list[Any]:
         vals: list[Any] = [None] * self.n_values
-        for i, (v, dt) in enumerate(zip(inputs, self.param_dtypes)):
-            vals[i] = np.asarray(v, dtype=dt)
+        # Overflow and invalid operations give inf/NaN as in torch, silently.
         with np.errstate(all="ignore"):
+            for i, (v, dt) in enumerate(zip(inputs, self.param_dtypes)):
+                vals[i] = np.asarray(v, dtype=dt)
             for s in self.steps:
                 args = [vals[a] for a in s.inputs]
                 try:

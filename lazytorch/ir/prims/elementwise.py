@@ -65,6 +65,16 @@ def _integral_only(name: str) -> Callable[..., DType]:
     return rule
 
 
+def _numeric_only(name: str) -> Callable[..., DType]:
+    def rule(inputs: tuple[Any, ...], *attrs: Any) -> DType:
+        d = _same_dtype(inputs)
+        if d is bool_:
+            raise TypeError(f"{name}: expected a numeric input, got {d}")
+        return d
+
+    return rule
+
+
 def _compare_dtype(inputs: tuple[Any, ...], *attrs: Any) -> DType:
     _same_dtype(inputs)
     return bool_
@@ -91,10 +101,24 @@ def _no_int_zero_division(name: str, fn: Callable[..., Any]) -> Callable[..., An
     return ref
 
 
+def _c_pow(a: Any, b: Any) -> Any:
+    # C's pow, elementwise. NumPy 2 swaps in sqrt for a broadcast exponent of 0.5, which
+    # differs at -inf and -0.0 (sqrt(-inf) is NaN, pow(-inf, 0.5) is inf): give it full arrays.
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    return np.power(np.array(np.broadcast_to(a, shape)), np.array(np.broadcast_to(b, shape)))
+
+
 def _pow_ref(a: Any, b: Any) -> Any:
     if a.dtype.kind in "iu" and np.any(b < 0):
-        raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
-    return _via_f32(np.power)(a, b)
+        # torch's integer pow: a negative exponent gives the integer part of 1 / a**|b|,
+        # which is 1 for a = 1, +-1 by parity for a = -1, and 0 otherwise (0 included).
+        # NumPy refuses negative integer powers, so they are computed apart.
+        negative = b < 0
+        out = np.power(a, np.where(negative, 0, b).astype(b.dtype))
+        odd = (b & 1) == 1
+        special = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+        return np.where(negative, special, out).astype(a.dtype)
+    return _via_f32(_c_pow)(a, b)
 
 
 def _erf(x: Any) -> Any:
@@ -183,22 +207,22 @@ _binary("div", _via_f32(lambda a, b: np.true_divide(a, b)), _floating_only("div"
 _binary(
     "floordiv",
     _no_int_zero_division("floordiv", lambda a, b: np.floor_divide(a, b)),
-    _same_dtype,
+    _numeric_only("floordiv"),
     "floor(a / b)",
 )
 _binary(
     "remainder",
     _no_int_zero_division("remainder", lambda a, b: np.remainder(a, b)),
-    _same_dtype,
+    _numeric_only("remainder"),
     "a mod b with the sign of b (Python's %)",
 )
 _binary(
     "fmod",
     _no_int_zero_division("fmod", lambda a, b: np.fmod(a, b)),
-    _same_dtype,
+    _numeric_only("fmod"),
     "a mod b with the sign of a (C's fmod)",
 )
-_binary("pow", _pow_ref, _same_dtype, "a ** b")
+_binary("pow", _pow_ref, _numeric_only("pow"), "a ** b")
 _binary("maximum", lambda a, b: np.maximum(a, b), _same_dtype, "max(a, b), NaN-propagating")
 _binary("minimum", lambda a, b: np.minimum(a, b), _same_dtype, "min(a, b), NaN-propagating")
 _binary(

@@ -126,10 +126,20 @@ def _index_check(name: str, x: Any, idx: Any, axis: int) -> None:
             raise RuntimeError(f"{name}: index and input sizes differ at axis {d} ({a} vs {b})")
 
 
+class IndexOutOfRangeError(IndexError, RuntimeError):
+    """An index outside its dim, found when the gather/scatter runs.
+
+    torch raises IndexError for ``x[idx]`` / ``index_put_`` but RuntimeError for ``gather`` /
+    ``scatter``; by the time a lazy program runs, the primitive cannot tell which public op
+    recorded it, so the error is both (``except IndexError`` and ``except RuntimeError``
+    each catch it, as they would in torch).
+    """
+
+
 def _bounds(name: str, idx: Any, size: int, axis: int) -> None:
     if idx.size and (idx.min() < 0 or idx.max() >= size):
         bad = idx[(idx < 0) | (idx >= size)].flat[0]
-        raise IndexError(
+        raise IndexOutOfRangeError(
             f"{name}: index {int(bad)} is out of bounds for dimension {axis} with size {size}"
         )
 
@@ -164,7 +174,7 @@ def _scatter_shape(inputs: tuple[Any, ...], axis: int, reduce: str) -> Any:
     _index_check("scatter", x, idx, axis)
     if src.shape != idx.shape:
         raise RuntimeError("scatter: source and index must have the same shape")
-    if reduce not in ("none", "add"):
+    if reduce not in ("none", "add", "multiply"):
         raise ValueError(f"scatter: unknown reduce {reduce!r}")
     return x.shape
 
@@ -182,6 +192,8 @@ def _scatter_ref(x: Any, idx: Any, src: Any, axis: int, reduce: str) -> Any:
     grids[axis] = idx
     if reduce == "add":
         np.add.at(out, tuple(grids), src)
+    elif reduce == "multiply":
+        np.multiply.at(out, tuple(grids), src)
     else:
         out[tuple(grids)] = src  # duplicate indices: the last write wins
     return out
@@ -196,7 +208,7 @@ define(
         shape_rule=_scatter_shape,
         dtype_rule=_scatter_dtype,
         ref=_scatter_ref,
-        doc="x with x[.., idx[..i..], ..] = src[..i..] (or += for reduce='add')",
+        doc="x with x[.., idx[..i..], ..] = src[..i..] (or += / *= for reduce='add' / 'multiply')",
     )
 )
 

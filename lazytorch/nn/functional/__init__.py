@@ -1,0 +1,94 @@
+"""torch.nn.functional: activations, softmax family, normalization, linear/embedding,
+dropout, conv2d and pooling, losses, pad, attention.
+
+All of these are decompositions into primitives, written with tensor ops so they read like
+the math; the scheduler fuses what they record. Convolution is im2col: the kernel-offset
+windows of the (padded) input are strided slices stacked into columns, then one matmul.
+"""
+
+from lazytorch.nn.functional.activation import (
+    celu,
+    elu,
+    gelu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    leaky_relu,
+    log_softmax,
+    logsigmoid,
+    mish,
+    relu,
+    relu6,
+    selu,
+    silu,
+    softmax,
+    softmin,
+    softplus,
+    softsign,
+)
+from lazytorch.nn.functional.attention import scaled_dot_product_attention
+from lazytorch.nn.functional.conv import avg_pool2d, conv2d, max_pool2d
+from lazytorch.nn.functional.layers import dropout, embedding, linear, one_hot
+from lazytorch.nn.functional.loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
+from lazytorch.nn.functional.normalization import (
+    batch_norm,
+    cosine_similarity,
+    layer_norm,
+    normalize,
+)
+from lazytorch.ops import elementwise as _E
+from lazytorch.ops.pad import pad
+
+sigmoid = _E.sigmoid
+tanh = _E.tanh
+
+__all__ = [
+    "avg_pool2d",
+    "batch_norm",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "celu",
+    "conv2d",
+    "cosine_similarity",
+    "cross_entropy",
+    "dropout",
+    "elu",
+    "embedding",
+    "gelu",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "l1_loss",
+    "layer_norm",
+    "leaky_relu",
+    "linear",
+    "log_softmax",
+    "logsigmoid",
+    "max_pool2d",
+    "mish",
+    "mse_loss",
+    "nll_loss",
+    "normalize",
+    "one_hot",
+    "pad",
+    "relu",
+    "relu6",
+    "scaled_dot_product_attention",
+    "selu",
+    "sigmoid",
+    "silu",
+    "smooth_l1_loss",
+    "softmax",
+    "softmin",
+    "softplus",
+    "softsign",
+    "tanh",
+]

@@ -1,0 +1,184 @@
+"""Activations and the softmax family."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lazytorch._errors import op_error
+from lazytorch.ir import dtypes as dt
+from lazytorch.nn.functional._common import _float_input, _maybe_inplace, _opmath
+from lazytorch.ops import elementwise as E
+from lazytorch.ops import reduction as R
+from lazytorch.ops._core import normalize_dim
+from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops.methods import _torch_name
+from lazytorch.tensor import Tensor
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0)."""
+    return _maybe_inplace(input, E.relu(input), inplace)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    x = _tensor_arg(input, "hardtanh")
+    if x.dtype is dt.bool_:
+        raise op_error(RuntimeError, "hardtanh", "Bool inputs not supported for hardtanh")
+    if min_val > max_val:
+        raise op_error(ValueError, "hardtanh", "min_val cannot be greater than max_val")
+    if not x.dtype.is_floating_point:
+        if x.dtype is dt.uint8 and (min_val < 0 or max_val < 0):
+            raise op_error(
+                RuntimeError,
+                "hardtanh",
+                "cannot do hardtanh on an unsigned type with negative limits",
+            )
+        # torch converts the limits to the integer dtype (truncating), so the result keeps
+        # the input's dtype instead of promoting to float.
+        min_val, max_val = int(min_val), int(max_val)
+    return _maybe_inplace(x, E.clamp(x, min_val, max_val), inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    x = _float_input(input, "leaky_relu", "leaky_relu_cpu")
+    return _maybe_inplace(x, E.where(x > 0, x, x * negative_slope), inplace)  # type: ignore[operator]
+
+
+def _elu(x: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
+    """torch's shared elu kernel: scale * (x if x > 0 else alpha * expm1(x * input_scale))."""
+    w = _opmath(x)
+    y = E.where(w > 0, w, E.expm1(w * input_scale) * alpha)  # type: ignore[operator]
+    if scale != 1.0:
+        y = y * scale  # type: ignore[operator]
+    return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    x = _float_input(input, "elu", "elu_cpu")
+    return _maybe_inplace(x, _elu(x, alpha, 1.0, 1.0), inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    x = _float_input(input, "selu", "elu_cpu")
+    return _maybe_inplace(x, _elu(x, alpha, scale, 1.0), inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    x = _float_input(input, "celu", "elu_cpu")
+    if alpha == 0:
+        raise op_error(RuntimeError, "celu", "ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _maybe_inplace(x, _elu(x, alpha, 1.0, 1.0 / alpha), inplace)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit: exact (erf) or the tanh approximation."""
+    if approximate not in ("none", "tanh"):
+        raise op_error(
+            RuntimeError,
+            "gelu",
+            f"approximate argument must be either none or tanh, got {approximate!r}",
+        )
+    x = _float_input(input, "gelu", "GeluKernelImpl")
+    w = _opmath(x)
+    if approximate == "none":
+        y = w * 0.5 * (1.0 + E.erf(w * (1.0 / math.sqrt(2.0))))  # type: ignore[operator]
+    else:
+        inner = (w + 0.044715 * w * w * w) * math.sqrt(2.0 / math.pi)  # type: ignore[operator]
+        y = 0.5 * w * (1.0 + E.tanh(inner))  # type: ignore[operator]
+    return y.to(x.dtype)  # type: ignore[no-any-return]
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x)."""
+    x = _float_input(input, "silu", "silu_cpu")
+    w = _opmath(x)
+    return _maybe_inplace(x, (w * E.sigmoid(w)).to(x.dtype), inplace)  # type: ignore[operator]
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    x = _float_input(input, "mish", "mish_cpu")
+    w = _opmath(x)
+    return _maybe_inplace(x, (w * E.tanh(softplus(w))).to(x.dtype), inplace)  # type: ignore[operator]
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, linear above `threshold` (as torch)."""
+    x = _float_input(input, "softplus", "softplus_cpu")
+    w = _opmath(x)
+    bx = w * beta  # type: ignore[operator]
+    return E.where(bx > threshold, w, E.log1p(E.exp(bx)) / beta).to(x.dtype)  # type: ignore[operator,no-any-return]
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    x = _float_input(input, "logsigmoid", "log_sigmoid_cpu")
+    w = _opmath(x)
+    return (-(E.log1p(E.exp(-E.abs(w))) + E.relu(-w))).to(x.dtype)  # type: ignore[operator,no-any-return]
+
+
+def softsign(input: Tensor) -> Tensor:
+    return input / (1 + E.abs(input))  # type: ignore[operator,no-any-return]
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    x = _float_input(input, "hardsigmoid", "hardsigmoid_cpu")
+    return _maybe_inplace(x, E.clamp(x / 6.0 + 0.5, 0.0, 1.0), inplace)  # type: ignore[operator]
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    x = _float_input(input, "hardswish", "hardswish_cpu")
+    return _maybe_inplace(x, x * E.clamp(x / 6.0 + 0.5, 0.0, 1.0), inplace)  # type: ignore[operator]
+
+
+# -- softmax family -----------------------------------------------------------------------------
+def _softmax_input(input: Tensor, dim: Any, dtype: Any, op: str) -> tuple[Tensor, int]:
+    x = _tensor_arg(input, op)
+    if dim is None:
+        dim = 0 if x.ndim in (0, 1, 3) else 1  # torch's legacy implicit choice
+    if dtype is not None:
+        x = x.to(dtype)  # type: ignore[attr-defined]
+    if not x.dtype.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"\"{op}_lastdim_kernel_impl\" not implemented for '{_torch_name(x.dtype)}'",
+        )
+    return x, normalize_dim(dim, x.ndim, op)
+
+
+def _shift_by_max(x: Tensor, d: int) -> Tensor:
+    """x - max along d, so exp() cannot overflow; an empty dim has no max (nor results)."""
+    if x.shape[d] == 0:
+        return x
+    return x - R.amax(x, d, keepdim=True)  # type: ignore[operator,no-any-return]
+
+
+def softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """exp(x - max) / sum(exp(x - max)) along `dim`."""
+    x, d = _softmax_input(input, dim, dtype, "softmax")
+    if x.ndim == 0:
+        return E.exp(x - x)  # type: ignore[operator]
+    shifted = _shift_by_max(_opmath(x), d)
+    e = E.exp(shifted)
+    return (e / R.sum(e, d, keepdim=True)).to(x.dtype)  # type: ignore[operator,no-any-return]
+
+
+def softmin(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    return softmax(-input, dim, dtype=dtype)  # type: ignore[operator]
+
+
+def log_softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """x - max - log(sum(exp(x - max))) along `dim`."""
+    x, d = _softmax_input(input, dim, dtype, "log_softmax")
+    if x.ndim == 0:
+        return x - x  # type: ignore[operator,no-any-return]
+    shifted = _shift_by_max(_opmath(x), d)
+    return (shifted - E.log(R.sum(E.exp(shifted), d, keepdim=True))).to(x.dtype)  # type: ignore[operator,no-any-return]

@@ -1,0 +1,180 @@
+"""layer_norm, batch_norm, normalize, cosine_similarity."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import lazytorch as lt
+from lazytorch._errors import op_error
+from lazytorch.ir import dtypes as dt
+from lazytorch.nn.functional._common import _opmath
+from lazytorch.ops import elementwise as E
+from lazytorch.ops import reduction as R
+from lazytorch.ops import shape as S
+from lazytorch.ops import transcendental as TR
+from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops.methods import _torch_name
+from lazytorch.tensor import Tensor
+
+
+# -- normalization -------------------------------------------------------------------------------
+def _check_param_dtypes(x: Tensor, params: Sequence[Tensor | None], op: str) -> None:
+    """torch's CPU norm kernels take parameters of the input's dtype, or float32 ones for a
+    float16 input (its one "mixed" case); anything else is an error, not a promotion."""
+    given = [p for p in params if p is not None]
+    if not given:
+        return
+    if x.dtype is dt.float16 and given[0].dtype is not dt.float16:
+        if any(p.dtype is not dt.float32 for p in given):
+            raise op_error(
+                RuntimeError, op, "mixed dtype (CPU): expect parameter to have scalar type of Float"
+            )
+    elif any(p.dtype is not x.dtype for p in given):
+        raise op_error(RuntimeError, op, "mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over the trailing `normalized_shape` dims, then scale and shift."""
+    x = _tensor_arg(input, "layer_norm")
+    if not isinstance(normalized_shape, (list, tuple)):  # torch.Size is a tuple
+        raise op_error(
+            TypeError,
+            "layer_norm",
+            f"argument 'normalized_shape' (position 2) must be tuple of ints, not {type(normalized_shape).__name__}",
+        )
+    ns = tuple(normalized_shape)
+    k = len(ns)
+    if k == 0:
+        raise op_error(
+            RuntimeError,
+            "layer_norm",
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = []",
+        )
+    if x.ndim < k or tuple(x.shape[x.ndim - k :]) != ns:
+        raise op_error(
+            RuntimeError,
+            "layer_norm",
+            f"Given normalized_shape={list(ns)}, expected input with shape [*, {', '.join(map(str, ns))}], "
+            f"but got input of size{list(x.shape)}",
+        )
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != ns:
+            raise op_error(
+                RuntimeError,
+                "layer_norm",
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape {list(p.shape)} and normalized_shape = {list(ns)}",
+            )
+    _check_param_dtypes(x, (weight, bias), "layer_norm")
+    dims = tuple(range(x.ndim - k, x.ndim))
+    work = _opmath(x)
+    mu = R.mean(work, dims, keepdim=True)
+    centered = work - mu  # type: ignore[operator]
+    var = R.mean(centered * centered, dims, keepdim=True)  # type: ignore[operator]
+    y = centered * TR.rsqrt(var + eps)  # type: ignore[operator]
+    if weight is not None:
+        y = y * weight  # type: ignore[operator]
+    if bias is not None:
+        y = y + bias  # type: ignore[operator]
+    return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over every dim but the channel dim (1); updates running stats in training."""
+    x = _tensor_arg(input, "batch_norm")
+    dims = tuple(d for d in range(x.ndim) if d != 1)
+    if training:
+        count = 1
+        for d in dims:
+            count *= x.shape[d]
+        if count <= 1:
+            raise op_error(
+                ValueError,
+                "batch_norm",
+                f"Expected more than 1 value per channel when training, got input size {list(x.shape)}",
+            )
+    # torch sizes the parameters before it looks at the channel dim (a 1-d input has 0).
+    channels = x.shape[1] if x.ndim >= 2 else 0
+    params = (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    )
+    for name, p in params:
+        if p is not None and p.numel() != channels:
+            raise op_error(
+                RuntimeError,
+                "batch_norm",
+                f"{name} should contain {channels} elements not {p.numel()}",
+            )
+    if x.ndim < 2:
+        raise op_error(
+            IndexError,
+            "batch_norm",
+            f"Dimension out of range (expected to be in range of [{-max(x.ndim, 1)}, {max(x.ndim, 1) - 1}], but got 1)",
+        )
+    _check_param_dtypes(x, [p for _, p in params], "batch_norm")
+    shape = [1] * x.ndim
+    shape[1] = channels
+    work = _opmath(x)
+    if training:
+        mu = R.mean(work, dims, keepdim=True)
+        var = R.var(work, dims, keepdim=True, correction=0)
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(S.reshape(mu, -1).detach() * momentum)  # type: ignore[attr-defined,operator]
+        if running_var is not None:
+            unbiased = S.reshape(var, -1) * (count / (count - 1))  # type: ignore[operator]
+            running_var.mul_(1 - momentum).add_(unbiased.detach() * momentum)  # type: ignore[attr-defined]
+    else:
+        if running_mean is None or running_var is None:
+            raise op_error(
+                RuntimeError,
+                "batch_norm",
+                "running_mean and running_var must be defined in evaluation mode",
+            )
+        mu = S.reshape(running_mean, shape)
+        var = S.reshape(running_var, shape)
+    y = (work - mu) * TR.rsqrt(var + eps)  # type: ignore[operator]
+    if weight is not None:
+        y = y * S.reshape(weight, shape)  # type: ignore[operator]
+    if bias is not None:
+        y = y + S.reshape(bias, shape)  # type: ignore[operator]
+    return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """x / max(||x||_p, eps) along `dim`."""
+    n = lt.linalg.vector_norm(input, p, dim, keepdim=True)
+    return input / E.clamp(n, min=eps)  # type: ignore[operator,no-any-return]
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """sum((x1 / max(||x1||, eps)) * (x2 / max(||x2||, eps))) along `dim`, as torch computes
+    it: each norm is clamped on its own (not their product), so tiny vectors whose norms'
+    product is below eps still get their true cosine, and the result stays in [-1, 1]."""
+    d = lt.result_type(x1, x2)
+    if not d.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            "cosine_similarity",
+            f"expected common dtype to be floating point, yet common dtype is {_torch_name(d)}",
+        )
+    a, b = lt.broadcast_tensors(x1.to(d), x2.to(d))  # type: ignore[attr-defined]
+    na = E.clamp(lt.linalg.vector_norm(a, 2, dim, keepdim=True), min=eps)
+    nb = E.clamp(lt.linalg.vector_norm(b, 2, dim, keepdim=True), min=eps)
+    return R.sum((a / na) * (b / nb), dim)  # type: ignore[operator]

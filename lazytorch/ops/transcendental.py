@@ -1,0 +1,190 @@
+"""Transcendental functions that are decompositions, not primitives: reciprocal/rsqrt,
+tan, log2/log10/exp2, erfc, hyperbolic and inverse trig functions, atan2.
+
+Each is written to stay accurate where the naive formula is not: erfc by Cody's rational
+approximations (erfc(x) is not 1 - erf(x) for large x), sinh/asinh near 0 returning x, the
+log(2x) forms before x**2 overflows, and float16 computed in float32 ("opmath").
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lazytorch.ir.node import Node
+from lazytorch.ops._core import (
+    P,
+    device_of,
+    result_type,
+    to_node,
+    wrap,
+)
+from lazytorch.ops.elementwise import (
+    _add,
+    _div,
+    _finish,
+    _float_dtype,
+    _float_input,
+    _in_opmath,
+    _lt,
+    _mul,
+    _sub,
+    lit,
+    node1,
+    node2,
+    where_node,
+)
+from lazytorch.tensor import Tensor
+
+
+def _decomposed_unary(name: str, build: Any, doc: str) -> Any:
+    def fn(input: Tensor, *, out: Any = None) -> Tensor:
+        return _finish(wrap(_in_opmath(build, _float_input(input, name))), out, name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+# Below TINY an odd function f with f'(0) = 1 (sinh, asinh) equals x to the last bit (the
+# cubic term is x**2 / 6 relative); returning x there also keeps -0.0. Above HUGE, x**2 + 1
+# rounds to x**2 in every float dtype, so asinh/acosh switch to log(2x) before x**2 overflows.
+_TINY = 2.0**-28
+_HUGE = 2.0**28
+_LN2 = math.log(2)
+
+
+def _odd(n: Node, v: Node) -> Node:
+    """The odd extension of `v` = f(|n|): -v for negative n, and n itself where |n| is tiny."""
+    signed = where_node(_lt(n, lit(0, n)), node1(P.neg, v), v)
+    return where_node(_lt(node1(P.abs, n), lit(_TINY, n)), n, signed)
+
+
+def _sinh(n: Node) -> Node:
+    a = node1(P.abs, n)
+    # Small |x|: expm1 avoids the cancellation of e**x - e**-x (fdlibm's formula).
+    t = node1(P.expm1, a)
+    small = _mul(lit(0.5, n), _add(t, _div(t, _add(t, lit(1, n)))))
+    # Otherwise e**(x/2) squared: no overflow before the result itself overflows.
+    h = node1(P.exp, _mul(a, lit(0.5, n)))
+    large = _sub(_mul(_mul(lit(0.5, n), h), h), _div(_div(lit(0.5, n), h), h))
+    return _odd(n, where_node(_lt(a, lit(1, n)), small, large))
+
+
+def _cosh(n: Node) -> Node:
+    h = node1(P.exp, _mul(node1(P.abs, n), lit(0.5, n)))
+    return _add(_mul(_mul(lit(0.5, n), h), h), _div(_div(lit(0.5, n), h), h))
+
+
+def _sqrt_1m_x2(n: Node) -> Node:
+    # (1 - x)(1 + x) rather than 1 - x*x: no cancellation near |x| = 1.
+    return node1(P.sqrt, _mul(_sub(lit(1, n), n), _add(lit(1, n), n)))
+
+
+def _asinh(n: Node) -> Node:
+    a = node1(P.abs, n)
+    # log1p(a + a**2 / (1 + sqrt(1 + a**2))) = log(a + sqrt(a**2 + 1)), accurate near 0.
+    a2 = _mul(a, a)
+    mid = node1(P.log1p, _add(a, _div(a2, _add(lit(1, n), node1(P.sqrt, _add(a2, lit(1, n)))))))
+    big = _add(node1(P.log, a), lit(_LN2, n))
+    return _odd(n, where_node(_lt(lit(_HUGE, n), a), big, mid))
+
+
+def _acosh(n: Node) -> Node:
+    # log1p(t + sqrt(2t + t**2)) with t = x - 1: log(x + sqrt(x**2 - 1)), accurate near 1.
+    t = _sub(n, lit(1, n))
+    mid = node1(P.log1p, _add(t, node1(P.sqrt, _mul(t, _add(t, lit(2, n))))))
+    big = _add(node1(P.log, n), lit(_LN2, n))
+    v = where_node(_lt(lit(_HUGE, n), n), big, mid)
+    # The formula's rounding can land on log1p(-1) = -inf for large negative x; acosh is NaN.
+    return where_node(_lt(n, lit(1, n)), lit(math.nan, n), v)
+
+
+def _atanh(n: Node) -> Node:
+    # 0.5 * log1p(2x / (1 - x)) = 0.5 * log((1 + x) / (1 - x)), accurate near 0.
+    return _mul(lit(0.5, n), node1(P.log1p, _div(_mul(lit(2, n), n), _sub(lit(1, n), n))))
+
+
+# W. J. Cody's rational approximations for erfc (Math. Comp. 23, 1969; netlib specfun
+# CALERF): relative error near float64 rounding, where 1 - erf(x) loses every digit for
+# large x (erfc(10) = 2e-45 but 1 - erf(10) = 0).
+_ERFC_C = (
+    5.64188496988670089e-1, 8.88314979438837594, 6.61191906371416295e1, 2.98635138197400131e2,
+    8.81952221241769090e2, 1.71204761263407058e3, 2.05107837782607147e3, 1.23033935479799725e3,
+    2.15311535474403846e-8,
+)  # fmt: skip
+_ERFC_D = (
+    1.57449261107098347e1, 1.17693950891312499e2, 5.37181101862009858e2, 1.62138957456669019e3,
+    3.29079923573345963e3, 4.36261909014324716e3, 3.43936767414372164e3, 1.23033935480374942e3,
+)  # fmt: skip
+_ERFC_P = (
+    3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
+    1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2,
+)  # fmt: skip
+_ERFC_Q = (
+    2.56852019228982242, 1.87295284992346725, 5.27905102951428412e-1, 6.05183413124413191e-2,
+    2.33520497626869185e-3,
+)  # fmt: skip
+_ERFC_SMALL = 0.46875  # below it 1 - erf(x) is accurate (erfc(x) > 0.5)
+_ERFC_ZERO = 27.0  # erfc underflows to 0 beyond it in float64 (and earlier in narrower dtypes)
+
+
+def _erfc(n: Node) -> Node:
+    y = node1(P.abs, n)
+    # 0.46875 <= y <= 4: erfc(y) = exp(-y**2) * C(y) / D(y).
+    num, den = _mul(lit(_ERFC_C[8], n), y), y
+    for c, d in zip(_ERFC_C[:7], _ERFC_D[:7]):
+        num, den = _mul(_add(num, lit(c, n)), y), _mul(_add(den, lit(d, n)), y)
+    mid = _div(_add(num, lit(_ERFC_C[7], n)), _add(den, lit(_ERFC_D[7], n)))
+    # y > 4: erfc(y) = exp(-y**2) / y * (1/sqrt(pi) - P(1/y**2) / Q(1/y**2) / y**2).
+    z = _div(lit(1, n), _mul(y, y))
+    num, den = _mul(lit(_ERFC_P[5], n), z), z
+    for p, q in zip(_ERFC_P[:4], _ERFC_Q[:4]):
+        num, den = _mul(_add(num, lit(p, n)), z), _mul(_add(den, lit(q, n)), z)
+    tail = _div(_mul(z, _add(num, lit(_ERFC_P[4], n))), _add(den, lit(_ERFC_Q[4], n)))
+    big = _div(_sub(lit(1 / math.sqrt(math.pi), n), tail), y)
+    r = where_node(_lt(lit(4, n), y), big, mid)
+    # exp(-y**2) as exp(-s**2) * exp(-(y - s)(y + s)) with s = y rounded down to 1/16: s**2
+    # is exact, so the large exponent carries no rounding error.
+    s = _mul(node1(P.floor, _mul(y, lit(16, n))), lit(1 / 16, n))
+    e = _mul(
+        node1(P.exp, node1(P.neg, _mul(s, s))),
+        node1(P.exp, node1(P.neg, _mul(_sub(y, s), _add(y, s)))),
+    )
+    pos = where_node(_lt(lit(_ERFC_ZERO, n), y), lit(0, n), _mul(e, r))
+    # erfc(-y) = 2 - erfc(y); NaN falls through every comparison into `pos`, which is NaN.
+    full = where_node(_lt(n, lit(0, n)), _sub(lit(2, n), pos), pos)
+    near0 = _sub(lit(1, n), node1(P.erf, n))
+    return where_node(_lt(y, lit(_ERFC_SMALL, n)), near0, full)
+
+
+rsqrt = _decomposed_unary("rsqrt", lambda n: _div(lit(1, n), node1(P.sqrt, n)), "1 / sqrt(x)")
+reciprocal = _decomposed_unary("reciprocal", lambda n: _div(lit(1, n), n), "1 / x")
+tan = _decomposed_unary("tan", lambda n: _div(node1(P.sin, n), node1(P.cos, n)), "sin(x) / cos(x)")
+log2 = _decomposed_unary(
+    "log2", lambda n: _mul(node1(P.log, n), lit(1 / math.log(2), n)), "log base 2"
+)
+log10 = _decomposed_unary(
+    "log10", lambda n: _mul(node1(P.log, n), lit(1 / math.log(10), n)), "log base 10"
+)
+exp2 = _decomposed_unary("exp2", lambda n: node2(P.pow, lit(2, n), n), "2 ** x")
+erfc = _decomposed_unary("erfc", _erfc, "1 - erf(x), accurate where it is tiny")
+sinh = _decomposed_unary("sinh", _sinh, "(e**x - e**-x) / 2")
+cosh = _decomposed_unary("cosh", _cosh, "(e**x + e**-x) / 2")
+asin = _decomposed_unary("asin", lambda n: node2(P.atan2, n, _sqrt_1m_x2(n)), "inverse sine")
+acos = _decomposed_unary("acos", lambda n: node2(P.atan2, _sqrt_1m_x2(n), n), "inverse cosine")
+arcsin, arccos = asin, acos
+asinh = _decomposed_unary("asinh", _asinh, "inverse hyperbolic sine")
+acosh = _decomposed_unary("acosh", _acosh, "inverse hyperbolic cosine")
+atanh = _decomposed_unary("atanh", _atanh, "inverse hyperbolic tangent")
+
+
+def atan2(input: Tensor, other: Any, *, out: Any = None) -> Tensor:
+    d = _float_dtype(result_type(input, other))
+    dev = device_of(input, other, op="atan2")
+    return _finish(
+        wrap(node2(P.atan2, to_node(input, d, dev), to_node(other, d, dev))), out, "atan2"
+    )
+
+
+arctan2 = atan2
