@@ -29,24 +29,22 @@ if TYPE_CHECKING:
     from lazytorch.ir.dtypes import DType
     from lazytorch.ir.primitives import Primitive
 
-__all__ = ["Node", "format_loc", "internal_dirs", "user_loc"]
+__all__ = ["Node", "format_loc", "internal_dirs", "stamp", "user_loc"]
 
 _next_id = itertools.count().__next__
 
 # Frames from files under these directories are lazytorch's own; provenance skips them.
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 internal_dirs: list[str] = [_PKG_DIR + os.sep]
-# Verdicts per code object: most frames on the recording path are the same few functions,
-# so the walk costs one dict hit per frame.
-_internal_code: dict[object, bool] = {}
+# Verdicts per file name. Keyed by the name string, whose hash is cached on the object; a
+# code object's hash is recomputed from its contents on every lookup (expensive for big
+# functions), so keying by code costs more than the walk it saves.
+_internal_files: dict[str, bool] = {}
 
 
-def _is_internal(code: object) -> bool:
-    fn = code.co_filename  # type: ignore[attr-defined]
-    r = fn.startswith(tuple(internal_dirs)) or fn.startswith("<frozen ")
-    if len(_internal_code) > 50_000:  # code objects of exec'd strings can be unbounded
-        _internal_code.clear()
-    _internal_code[code] = r
+def _is_internal(filename: str) -> bool:
+    r = filename.startswith(tuple(internal_dirs)) or filename.startswith("<frozen ")
+    _internal_files[filename] = r
     return r
 
 
@@ -59,16 +57,32 @@ def user_loc(skip: int = 1) -> tuple[str, int] | None:
         f = sys._getframe(skip)
     except ValueError:  # a shallower stack than the caller assumed
         f = sys._getframe(1)
-    internal = _internal_code
+    internal = _internal_files
     while f is not None:
-        code = f.f_code
-        r = internal.get(code)
+        fn = f.f_code.co_filename
+        r = internal.get(fn)
         if r is None:
-            r = _is_internal(code)
+            r = _is_internal(fn)
         if not r:
-            return (code.co_filename, f.f_lineno)
+            return (fn, f.f_lineno)
         f = f.f_back
     return None
+
+
+def stamp(node: Node, loc: tuple[str, int] | None) -> None:
+    """Give `loc` to `node` and to every input chain of it not yet located.
+
+    Public ops record their nodes without provenance and stamp the user's line once, when
+    the result is handed to the user (one stack walk per op, not one per node). The walk
+    stops at located nodes, so it only visits what the op just recorded.
+    """
+    node.loc = loc
+    pending = [node]
+    while pending:
+        for i in pending.pop().inputs:
+            if i.loc is None:
+                i.loc = loc
+                pending.append(i)
 
 
 def format_loc(loc: tuple[str, int] | None) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from lazytorch.ir.device import Device
 from lazytorch.ir.dtypes import DType
-from lazytorch.ir.node import Node, _next_id, user_loc
+from lazytorch.ir.node import Node, _next_id, stamp, user_loc
 
 _new_node = object.__new__
 
@@ -103,7 +103,9 @@ class Primitive:
         shape = self.shape_rule(inputs, *attrs)
         dtype = self.dtype_rule(inputs, *attrs)
         device = inputs[0].device if inputs else attrs_device(attrs)
-        return make_node(self, inputs, attrs, shape, dtype, device)
+        node = make_node(self, inputs, attrs, shape, dtype, device)
+        stamp(node, user_loc(2))
+        return node
 
     def check(self, node: Node) -> None:
         """Re-run the rules on a node; raise if its recorded shape or dtype disagree."""
@@ -153,8 +155,9 @@ def make_node(
     n.device = device
     n.struct_hash = h
     n.id = _next_id()
-    # Our frame and our caller's are lazytorch's own: start the walk above them.
-    n.loc = user_loc(3)
+    # Provenance is stamped by the public op that hands the result to the user (see
+    # lazytorch.ir.node.stamp); bind() locates its node itself.
+    n.loc = None
     n.buffer = None
     return n
 

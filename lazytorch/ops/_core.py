@@ -20,7 +20,7 @@ from lazytorch import runtime as _rt
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import Device
-from lazytorch.ir.node import Node, user_loc
+from lazytorch.ir.node import Node, stamp, user_loc
 from lazytorch.ir.primitives import PRIMITIVES, make_node
 from lazytorch.ir.symbolic import SymInt
 from lazytorch.tensor import Tensor
@@ -41,6 +41,12 @@ Number = (int, float, bool)
 # -- tensors ------------------------------------------------------------------------------
 def wrap(node: Node) -> Tensor:
     """A new (non-view) Tensor for `node` — the hot path of every op."""
+    if node.loc is None:
+        # stamp(node, user_loc(2)), with the common case (inputs already located) inline
+        loc = node.loc = user_loc(2)
+        for i in node.inputs:
+            if i.loc is None:
+                stamp(i, loc)
     t = _new_tensor(Tensor)
     t._node = node
     t._view = None

@@ -26,6 +26,7 @@ from lazytorch.ops._core import (
     device_of,
     expand_node,
     result_type,
+    scalar_node,
     to_node,
     wrap,
 )
@@ -95,10 +96,29 @@ def lit(value: Any, like: Node) -> Node:
 
 def binary(prim: Primitive, a: Any, b: Any, op: str, out_dtype: dt.DType | None = None) -> Tensor:
     """Promote, broadcast and record `prim(a, b)`; the common path of arithmetic ops."""
-    if type(a) is Tensor and type(b) is Tensor:
-        na, nb = a._node, b._node
-        if na.dtype is nb.dtype and na.shape == nb.shape and na.device is nb.device:
-            return wrap(make_node(prim, (na, nb), (), na.shape, out_dtype or na.dtype, na.device))
+    ta, tb = type(a), type(b)
+    if ta is Tensor:
+        na = a._node
+        if tb is Tensor:
+            nb = b._node
+            if na.dtype is nb.dtype and na.device is nb.device:
+                if na.shape == nb.shape:
+                    shape = na.shape
+                else:  # one dtype: only broadcasting to do, no promotion
+                    shape, (na, nb) = broadcast_nodes([na, nb], op)
+                return wrap(make_node(prim, (na, nb), (), shape, out_dtype or na.dtype, na.device))
+        elif (tb is float and na.dtype.category == 2) or (tb is int and na.dtype.category):
+            # A weak Python scalar leaves a float (or, if an int, an integer) dtype as it is.
+            d = na.dtype
+            nb = scalar_node(b, d, na.device)
+            return wrap(make_node(prim, (na, nb), (), na.shape, out_dtype or d, na.device))
+    elif tb is Tensor and (
+        (ta is float and b._node.dtype.category == 2) or (ta is int and b._node.dtype.category)
+    ):
+        nb = b._node
+        d = nb.dtype
+        na = scalar_node(a, d, nb.device)
+        return wrap(make_node(prim, (na, nb), (), nb.shape, out_dtype or d, nb.device))
     a, b = _operand(a, op), _operand(b, op)
     dtype = result_type(a, b)
     dev = device_of(a, b, op=op)

@@ -61,10 +61,10 @@ def _sequence_as_tuple(idx: Any) -> bool:
     """torch's legacy rule (numpy's before 1.23): a short list that holds a tensor, a
     sequence, a slice, None or Ellipsis is a tuple of indices, so ``x[[0, [1, 2]]]`` is
     ``x[0, [1, 2]]`` while ``x[[0, 1]]`` is one index list."""
-    import numpy as np
-
     if not isinstance(idx, list) or len(idx) >= 32:
         return False
+    import numpy as np
+
     return builtins.any(
         it is None or it is Ellipsis or isinstance(it, (Tensor, list, tuple, slice, np.ndarray))
         for it in idx
@@ -296,6 +296,21 @@ def _gather_advanced(v: Tensor, advanced: list[tuple[int, Tensor]]) -> Node:
 
 def getitem(x: Tensor, idx: Any) -> Tensor:
     """``x[idx]``: a view for basic indices, a gathered copy for tensor indices."""
+    # Fast paths for the most common forms, x[i] and x[a:b:c] (same checks, no parsing).
+    if x._node.shape:
+        if type(idx) is int:
+            size = x._node.shape[0]
+            if not -size <= idx < size:
+                raise op_error(
+                    IndexError,
+                    "index",
+                    f"index {idx} is out of bounds for dimension 0 with size {size}",
+                )
+            return V.make_view(x, V.Select(0, idx % size))
+        if type(idx) is slice:
+            from lazytorch.ops.shape import slice_view
+
+            return slice_view(x, 0, *_slice_bounds(idx, x._node.shape[0]))
     parsed = _parse(x, idx, for_write=False)
     if not parsed.advanced:
         return wrap(parsed.view._node) if parsed.copy else parsed.view

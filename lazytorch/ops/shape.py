@@ -651,10 +651,7 @@ def select(input: Tensor, dim: int, index: Any) -> Tensor:
             "select",
             f"index {i} is out of bounds for dimension {axis} with size {size}",
         )
-    i %= size
-    v = slice_view(x, axis, i, i + 1, 1)
-    shape = tuple(d for k, d in enumerate(v._node.shape) if k != axis)
-    return V.make_view(v, V.Reshape(shape))
+    return V.make_view(x, V.Select(axis, i % size))
 
 
 def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
-from lazytorch.ir.node import Node
+from lazytorch.ir.node import Node, stamp, user_loc
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import P, const_node, expand_node, numel, reshape_node, wrap
 from lazytorch.tensor import Tensor
@@ -218,6 +218,36 @@ class Slice(ViewStep):
         return _scatter_linear(base, self, value)
 
 
+class Select(ViewStep):
+    """``x.select(axis, i)``: one index along `axis`, that axis dropped (one view step, so
+    ``x[0]`` makes one tensor rather than a slice view and a reshape view)."""
+
+    __slots__ = ("axis", "index")
+
+    def __init__(self, axis: int, index: Any) -> None:
+        self.axis = axis
+        self.index = index
+
+    def _window(self, shape: tuple[Any, ...]) -> Slice:
+        a, i = self.axis, self.index
+        starts = tuple(i if k == a else 0 for k in range(len(shape)))
+        stops = tuple(i + 1 if k == a else d for k, d in enumerate(shape))
+        return Slice(starts, stops, (1,) * len(shape))
+
+    def apply(self, n: Node) -> Node:
+        shape = tuple(d for k, d in enumerate(n.shape) if k != self.axis)
+        return reshape_node(self._window(n.shape).apply(n), shape)
+
+    def write_back(self, base: Node, value: Node) -> Node:
+        window = self._window(base.shape)
+        return window.write_back(base, reshape_node(value, window.out_shape(base.shape)))
+
+    def out_strides(
+        self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]
+    ) -> Strides | None:
+        return tuple(st for k, st in enumerate(strides) if k != self.axis)
+
+
 class Alias(ViewStep):
     """detach() / view_as / .data: same elements, shared storage."""
 
@@ -335,6 +365,8 @@ def strides_of(t: Tensor) -> Strides | None:
 
 def can_view(t: Tensor, shape: tuple[Any, ...]) -> bool:
     """Whether torch could ``view`` t as `shape` (else ``reshape`` must copy)."""
+    if t._view is None:
+        return True  # a root is contiguous: every shape of the same numel is a view
     st = strides_of(t)
     if st is None or not _concrete(shape):
         return True  # symbolic: no stride model, stay permissive
@@ -403,10 +435,12 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
     disagree between aliases: by default (`allow_overlap` None) one value broadcast
     everywhere, as torch's ``fill_``/``zero_`` allow; torch refuses the others.
     """
+    loc = user_loc(2)
     if t._view is None:
         t._node = value
+        stamp(value, loc)
         if t._views:
-            _refresh(t, skip=None)
+            _refresh(t, skip=None, loc=loc)
         return t
     root, steps = t._view
     st = steps[-1].strides if any(isinstance(s, Expand) for s in steps) else None
@@ -416,11 +450,13 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
             raise _overlap_error()
     root._node = _write_back(root._node, steps, value)
     t._node = value
-    _refresh(root, skip=t)
+    stamp(root._node, loc)
+    _refresh(root, skip=t, loc=loc)
     return t
 
 
-def _refresh(root: Tensor, skip: Tensor | None) -> None:
+def _refresh(root: Tensor, skip: Tensor | None, loc: tuple[str, int] | None = None) -> None:
+    """Re-derive every live view of `root` (but `skip`) from its new value."""
     alive = []
     assert root._views is not None
     for r in root._views:
@@ -431,4 +467,5 @@ def _refresh(root: Tensor, skip: Tensor | None) -> None:
         if v is not skip:
             assert v._view is not None
             v._node = replay(root._node, v._view[1])
+            stamp(v._node, loc)
     root._views[:] = alive
