@@ -36,12 +36,25 @@ class DType:
     (4, True)
     """
 
-    __slots__ = ("_np", "category", "is_floating_point", "is_signed", "itemsize", "name", "short")
+    __slots__ = (
+        "_np",
+        "category",
+        "is_floating_point",
+        "is_signed",
+        "itemsize",
+        "legacy_name",
+        "name",
+        "short",
+    )
 
     # category: 0 bool, 1 integer, 2 floating
-    def __init__(self, name: str, short: str, itemsize: int, category: int, signed: bool) -> None:
+    def __init__(
+        self, name: str, short: str, legacy: str, itemsize: int, category: int, signed: bool
+    ) -> None:
         self.name = name
         self.short = short
+        # torch's legacy type name ("Float", "Long"), which its error messages use.
+        self.legacy_name = legacy
         self.itemsize = itemsize
         self.category = category
         self.is_floating_point = category == 2
@@ -87,15 +100,15 @@ class DType:
         return self.name if self.name != "bool" else "bool_"
 
 
-bool_ = DType("bool", "b8", 1, 0, False)
-uint8 = DType("uint8", "u8", 1, 1, False)
-int8 = DType("int8", "i8", 1, 1, True)
-int16 = DType("int16", "i16", 2, 1, True)
-int32 = DType("int32", "i32", 4, 1, True)
-int64 = DType("int64", "i64", 8, 1, True)
-float16 = DType("float16", "f16", 2, 2, True)
-float32 = DType("float32", "f32", 4, 2, True)
-float64 = DType("float64", "f64", 8, 2, True)
+bool_ = DType("bool", "b8", "Bool", 1, 0, False)
+uint8 = DType("uint8", "u8", "Byte", 1, 1, False)
+int8 = DType("int8", "i8", "Char", 1, 1, True)
+int16 = DType("int16", "i16", "Short", 2, 1, True)
+int32 = DType("int32", "i32", "Int", 4, 1, True)
+int64 = DType("int64", "i64", "Long", 8, 1, True)
+float16 = DType("float16", "f16", "Half", 2, 2, True)
+float32 = DType("float32", "f32", "Float", 4, 2, True)
+float64 = DType("float64", "f64", "Double", 8, 2, True)
 
 ALL_DTYPES: tuple[DType, ...] = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}

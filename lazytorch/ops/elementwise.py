@@ -52,24 +52,9 @@ def _operand(x: Any, op: str) -> Any:
     raise op_error(TypeError, op, f"unsupported operand type {type(x).__name__}")
 
 
-_TORCH_NAMES = {
-    "bool": "Bool",
-    "uint8": "Byte",
-    "int8": "Char",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-}
-
-
 def _not_implemented(op: str, kernel: str, d: dt.DType) -> Exception:
     """torch's error for a dtype its kernel has no implementation for."""
-    return op_error(
-        NotImplementedError, op, f"\"{kernel}\" not implemented for '{_TORCH_NAMES[d.name]}'"
-    )
+    return op_error(NotImplementedError, op, f"\"{kernel}\" not implemented for '{d.legacy_name}'")
 
 
 def node1(prim: Primitive, n: Node, dtype: dt.DType | None = None) -> Node:
@@ -157,8 +142,8 @@ def _finish(result: Tensor, out: Any, op: str) -> Tensor:
         raise op_error(
             RuntimeError,
             op,
-            f"result type {_TORCH_NAMES[src.name]} can't be cast to the desired output type "
-            f"{_TORCH_NAMES[dst.name]}",
+            f"result type {src.legacy_name} can't be cast to the desired output type "
+            f"{dst.legacy_name}",
         )
     return into_out(result, out, op)
 

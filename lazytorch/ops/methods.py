@@ -317,7 +317,7 @@ def _assign_result(self: Tensor, result: Tensor, op: str) -> Tensor:
             raise op_error(
                 RuntimeError,
                 op,
-                f"result type {_torch_name(n.dtype)} can't be cast to the desired output type {_torch_name(self.dtype)}",
+                f"result type {n.dtype.legacy_name} can't be cast to the desired output type {self.dtype.legacy_name}",
             )
         n = cast(n, self.dtype)
     if tuple(n.shape) != tuple(self._node.shape):
@@ -327,20 +327,6 @@ def _assign_result(self: Tensor, result: Tensor, op: str) -> Tensor:
             f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(n.shape)}",
         )
     return V.assign(self, n)
-
-
-def _torch_name(d: dt.DType) -> str:
-    return {
-        "float32": "Float",
-        "float64": "Double",
-        "float16": "Half",
-        "int64": "Long",
-        "int32": "Int",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "bool": "Bool",
-    }[d.name]
 
 
 def _inplace(fn: Any, name: str) -> Any:

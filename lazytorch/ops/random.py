@@ -36,14 +36,6 @@ __all__ = [
 ]
 
 _DEFAULT_SEED = 67280421310721  # torch's default, for familiarity
-_TORCH_NAMES = {
-    "bool": "Bool",
-    "uint8": "Byte",
-    "int8": "Char",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-}
 
 
 class Generator:
@@ -142,7 +134,7 @@ def _draw(
         raise op_error(
             NotImplementedError,
             op,
-            f"\"{kernel}\" not implemented for '{_TORCH_NAMES[dtype.name]}'",
+            f"\"{kernel}\" not implemented for '{dtype.legacy_name}'",
         )
     if generator is not None and not isinstance(generator, Generator):
         raise op_error(

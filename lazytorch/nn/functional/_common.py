@@ -7,7 +7,6 @@ from typing import Any
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ops.elementwise import _tensor_arg
-from lazytorch.ops.methods import _torch_name
 from lazytorch.tensor import Tensor
 
 
@@ -24,7 +23,7 @@ def _float_input(input: Any, op: str, kernel: str) -> Tensor:
     x = _tensor_arg(input, op)
     if not x.dtype.is_floating_point:
         raise op_error(
-            NotImplementedError, op, f"\"{kernel}\" not implemented for '{_torch_name(x.dtype)}'"
+            NotImplementedError, op, f"\"{kernel}\" not implemented for '{x.dtype.legacy_name}'"
         )
     return x
 

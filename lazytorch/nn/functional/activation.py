@@ -12,7 +12,6 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops._core import normalize_dim
 from lazytorch.ops.elementwise import _tensor_arg
-from lazytorch.ops.methods import _torch_name
 from lazytorch.tensor import Tensor
 
 
@@ -149,7 +148,7 @@ def _softmax_input(input: Tensor, dim: Any, dtype: Any, op: str) -> tuple[Tensor
         raise op_error(
             RuntimeError,
             op,
-            f"\"{op}_lastdim_kernel_impl\" not implemented for '{_torch_name(x.dtype)}'",
+            f"\"{op}_lastdim_kernel_impl\" not implemented for '{x.dtype.legacy_name}'",
         )
     return x, normalize_dim(dim, x.ndim, op)
 

@@ -12,7 +12,6 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops.elementwise import _tensor_arg
-from lazytorch.ops.methods import _torch_name
 from lazytorch.ops.pad import pad
 from lazytorch.tensor import Tensor
 
@@ -292,7 +291,7 @@ def avg_pool2d(
         raise op_error(
             NotImplementedError,
             "avg_pool2d",
-            f"\"avg_pool2d\" not implemented for '{_torch_name(x.dtype)}'",
+            f"\"avg_pool2d\" not implemented for '{x.dtype.legacy_name}'",
         )
     if divisor_override is not None and divisor_override == 0:
         raise op_error(RuntimeError, "avg_pool2d", "divisor must be not zero")

@@ -10,7 +10,6 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops.elementwise import _tensor_arg
-from lazytorch.ops.methods import _torch_name
 from lazytorch.tensor import Tensor
 
 
@@ -78,7 +77,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         raise op_error(
             RuntimeError,
             "dropout",
-            f"result type Float can't be cast to the desired output type {_torch_name(x.dtype)}",
+            f"result type Float can't be cast to the desired output type {x.dtype.legacy_name}",
         )
     keep = lt.rand(x.shape, dtype=x.dtype, device=x.device) >= p  # type: ignore[operator]
     # Multiply by the scaled mask (not where(keep, x, 0)), as torch: a dropped NaN or inf

@@ -12,7 +12,6 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops.elementwise import _tensor_arg
-from lazytorch.ops.methods import _torch_name
 from lazytorch.tensor import Tensor
 
 
@@ -32,7 +31,7 @@ def _float_loss_inputs(input: Tensor, target: Tensor, op: str, kernel: str) -> N
     d = lt.result_type(input, target)
     if not d.is_floating_point:
         raise op_error(
-            NotImplementedError, op, f"\"{kernel}\" not implemented for '{_torch_name(d)}'"
+            NotImplementedError, op, f"\"{kernel}\" not implemented for '{d.legacy_name}'"
         )
 
 
@@ -97,7 +96,7 @@ def _check_class_targets(logp: Tensor, target: Tensor, weight: Tensor | None, op
         raise op_error(
             RuntimeError,
             op,
-            f"expected target dtype to be Long or Byte, but got {_torch_name(target.dtype)}",
+            f"expected target dtype to be Long or Byte, but got {target.dtype.legacy_name}",
         )
     if target.dtype is dt.uint8 and logp.ndim > 2:
         # torch's spatial (k-d) kernel takes int64 targets only
@@ -138,7 +137,7 @@ def _check_class_targets(logp: Tensor, target: Tensor, weight: Tensor | None, op
         raise op_error(
             RuntimeError,
             op,
-            f"expected scalar type {_torch_name(logp.dtype)} but found {_torch_name(weight.dtype)}",
+            f"expected scalar type {logp.dtype.legacy_name} but found {weight.dtype.legacy_name}",
         )
 
 
@@ -230,7 +229,7 @@ def _cross_entropy_probs(
         raise op_error(
             RuntimeError,
             op,
-            f"Expected floating point type for target with class probabilities, got {_torch_name(target.dtype)}",
+            f"Expected floating point type for target with class probabilities, got {target.dtype.legacy_name}",
         )
     if ignore_index >= 0:
         raise op_error(RuntimeError, op, "ignore_index is not supported for floating point target")
@@ -274,7 +273,7 @@ def binary_cross_entropy(
         raise op_error(
             RuntimeError,
             "binary_cross_entropy",
-            f"Found dtype {_torch_name(target.dtype)} but expected {_torch_name(x.dtype)}",
+            f"Found dtype {target.dtype.legacy_name} but expected {x.dtype.legacy_name}",
         )
     log_x = E.clamp(E.log(x), min=-100.0)
     log_1mx = E.clamp(E.log(1 - x), min=-100.0)  # type: ignore[operator]
@@ -306,7 +305,7 @@ def binary_cross_entropy_with_logits(
         raise op_error(
             RuntimeError,
             "binary_cross_entropy_with_logits",
-            f"result type Float can't be cast to the desired output type {_torch_name(target.dtype)}",
+            f"result type Float can't be cast to the desired output type {target.dtype.legacy_name}",
         )
     softplus_neg = E.log1p(E.exp(-E.abs(x))) + E.relu(-x)  # log(1 + exp(-x)), stable  # type: ignore[operator]
     if pos_weight is not None:

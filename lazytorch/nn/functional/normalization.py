@@ -13,7 +13,6 @@ from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops import transcendental as TR
 from lazytorch.ops.elementwise import _tensor_arg
-from lazytorch.ops.methods import _torch_name
 from lazytorch.tensor import Tensor
 
 
@@ -172,7 +171,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         raise op_error(
             RuntimeError,
             "cosine_similarity",
-            f"expected common dtype to be floating point, yet common dtype is {_torch_name(d)}",
+            f"expected common dtype to be floating point, yet common dtype is {d.legacy_name}",
         )
     a, b = lt.broadcast_tensors(x1.to(d), x2.to(d))  # type: ignore[attr-defined]
     na = E.clamp(lt.linalg.vector_norm(a, 2, dim, keepdim=True), min=eps)
