@@ -229,6 +229,17 @@ class Program:
         out.append("  return " + ", ".join(f"%{o}" for o in self.outputs))
         return out
 
+    def canonical_text(self) -> str:
+        """The program's structure as text, without source lines: equal for programs that
+        compute the same thing, stable across processes (the on-disk cache key)."""
+        rows = [f"in {p.kind} {p.dtype.name}{format_shape(p.shape)}" for p in self.params]
+        for ins in self.instrs:
+            attrs = ",".join(f"{k}={_canon_attr(v)}" for k, v in ins.params.items())
+            args = ",".join(str(a) for a in ins.inputs)
+            rows.append(f"{ins.op.name}[{attrs}]({args}) {ins.dtype.name}{format_shape(ins.shape)}")
+        rows.append("out " + ",".join(str(o) for o in self.outputs))
+        return "\n".join(rows)
+
     def __str__(self) -> str:
         head = (
             f"program ({len(self.params)} inputs, {len(self.instrs)} nodes, "
@@ -238,6 +249,18 @@ class Program:
 
     def __repr__(self) -> str:
         return f"<Program {len(self.params)} inputs, {len(self.instrs)} nodes>"
+
+
+def _canon_attr(v: Any) -> str:
+    if isinstance(v, DType):
+        return v.name
+    if isinstance(v, Device):
+        return str(v)
+    if isinstance(v, float):
+        return v.hex() if v == v else "nan"
+    if isinstance(v, tuple):
+        return "(" + ",".join(_canon_attr(x) for x in v) + ")"
+    return repr(v)
 
 
 def _fmt_attr(v: Any) -> str:

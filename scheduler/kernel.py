@@ -1,0 +1,218 @@
+"""What the scheduler produces: buffers, kernels, extern calls, and the schedule.
+
+A `Kernel` is a loop nest over an *outer* iteration space (run in parallel) with an
+optional *inner* space (the reduced dims of its reductions). Its body is a small SSA
+graph of `KVal`s; each value lives at the outer level (once per outer point) or the inner
+level (once per element), and the kernel runs as a sequence of passes over the inner
+space: pass 1 computes the reductions that need nothing else, pass 2 those that need pass
+1's results (a variance needs its mean), ..., and element-level stores run in the first
+pass after the reductions they read. Softmax over rows is one kernel of three passes; a
+pointwise kernel has no inner space and one implicit pass.
+
+This is plain data: the scheduler decides it, codegen prints it, nobody else changes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lazytorch.ir.dtypes import DType
+from lazytorch.ir.node import format_loc
+from lazytorch.scheduler.indexing import Expr
+
+__all__ = ["Buffer", "Extern", "KVal", "Kernel", "Reduce", "Schedule", "Store"]
+
+
+@dataclass
+class Buffer:
+    """A tensor in memory: a program input, a program output, or a temporary in the arena."""
+
+    id: int
+    shape: tuple[int, ...]
+    dtype: DType
+    kind: str  # "input" | "output" | "temp"
+    param: int | None = None  # program parameter number (inputs)
+    value: int | None = None  # program value it holds
+    offset: int | None = None  # arena offset (temps), set by the memory plan
+    inplace_of: int | None = None  # temp whose memory it reuses, if any
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * self.dtype.itemsize
+
+    def __str__(self) -> str:
+        return f"b{self.id}:{self.dtype.short}{list(self.shape)}"
+
+
+@dataclass
+class KVal:
+    """One value in a kernel body.
+
+    ops: ``load`` (attr = (buffer id, index Expr)), ``scalar`` (attr = scalar slot),
+    ``const`` (attr = Python number), ``index`` (attr = Expr, an int64), ``inrange``
+    (attr = (Expr, lo, hi), a bool), ``prim`` (attr = (primitive name, params dict)),
+    ``select`` (args = cond, a, b), ``acc`` (attr = Reduce id: a reduction's result),
+    ``rand`` (args = seed, offset; attr = (linear index Expr, dist)), ``check`` (args =
+    index value; attr = (size, program instruction, axis): bounds-checked index).
+    """
+
+    id: int
+    op: str
+    args: tuple[int, ...]
+    attr: Any
+    dtype: DType
+    inner: bool = False
+
+    def __str__(self) -> str:
+        a = ", ".join(f"v{x}" for x in self.args)
+        return f"v{self.id} = {self.op}{'(' + a + ')' if a else ''} {self.attr!r}"
+
+
+@dataclass
+class Reduce:
+    """A reduction of an inner-level value over the inner space, in pass `pass_no`."""
+
+    id: int
+    kind: str  # sum | prod | max | min | argmax | argmin | cumsum
+    value: int  # KVal id (inner level)
+    dtype: DType  # result dtype
+    pass_no: int = 1
+
+
+@dataclass
+class Store:
+    """Write a value to a buffer at an index (inner level: per element of a pass)."""
+
+    buffer: int
+    index: Expr
+    value: int
+    inner: bool
+    pass_no: int = 1
+    mode: str = "set"  # "set" | "add" (scatter-add) ; dynamic indices come from check values
+
+
+@dataclass
+class Kernel:
+    name: str
+    kind: str  # pointwise | reduction | scan | scatter
+    outer: tuple[int, ...]
+    inner: tuple[int, ...]
+    values: list[KVal] = field(default_factory=list)
+    reductions: list[Reduce] = field(default_factory=list)
+    stores: list[Store] = field(default_factory=list)
+    npasses: int = 1
+    fused: list[str] = field(default_factory=list)  # primitive names, for printing
+    locs: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def reads(self) -> set[int]:
+        return {v.attr[0] for v in self.values if v.op == "load"}
+
+    @property
+    def writes(self) -> set[int]:
+        return {s.buffer for s in self.stores}
+
+    def describe(self) -> str:
+        ops = ", ".join(self.fused) if self.fused else "copy"
+        space = "x".join(str(d) for d in self.outer) or "1"
+        if self.inner:
+            space += " | " + "x".join(str(d) for d in self.inner)
+        passes = f", {self.npasses} passes" if self.inner and self.npasses > 1 else ""
+        return f"{self.name} [{self.kind} {space}{passes}]: fused[{ops}]"
+
+
+@dataclass
+class Extern:
+    """A call into a library routine: matmul (BLAS) or argsort."""
+
+    name: str
+    kind: str  # matmul | argsort
+    inputs: list[Any]  # matmul: StridedView per operand; argsort: buffer id
+    output: int  # buffer id
+    attrs: dict[str, Any] = field(default_factory=dict)
+    locs: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def reads(self) -> set[int]:
+        out = set()
+        for i in self.inputs:
+            out.add(i.buffer if isinstance(i, StridedView) else i)
+        return out
+
+    @property
+    def writes(self) -> set[int]:
+        return {self.output}
+
+    def describe(self) -> str:
+        return f"{self.name} [extern {self.kind}] {self.attrs}"
+
+
+@dataclass
+class StridedView:
+    """A buffer read through strides: how BLAS sees an operand without a copy."""
+
+    buffer: int
+    offset: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+@dataclass
+class Schedule:
+    """The whole plan for a program: what runs, in order, over which buffers."""
+
+    buffers: list[Buffer]
+    steps: list[Kernel | Extern]
+    params: list[tuple[str, int]]  # per program param: ("buffer", buffer id) | ("scalar", slot)
+    scalar_dtypes: list[DType]
+    outputs: list[int]  # buffer ids, one per program output
+    arena_bytes: int = 0
+    naive_bytes: int = 0
+
+    @property
+    def kernels(self) -> list[Kernel]:
+        return [s for s in self.steps if isinstance(s, Kernel)]
+
+    def __str__(self) -> str:
+        nk = len(self.kernels)
+        ne = len(self.steps) - nk
+        kinds = {"input": 0, "output": 0, "temp": 0}
+        for b in self.buffers:
+            if b.kind in kinds:
+                kinds[b.kind] += 1
+        lines = [
+            f"schedule: {nk} kernels, {ne} extern calls; buffers: {kinds['input']} inputs, "
+            f"{kinds['output']} outputs, {kinds['temp']} temporaries"
+        ]
+        for s in self.steps:
+            lines.append("  " + s.describe())
+            ins = sorted(s.reads)
+            outs = sorted(s.writes)
+            if ins or outs:
+                lines.append(
+                    f"      reads {', '.join(str(self.buffers[i]) for i in ins) or '-'}"
+                    f"  writes {', '.join(str(self.buffers[o]) for o in outs)}"
+                )
+            if s.locs:
+                lines.append("      from " + ", ".join(sorted({format_loc(loc) for loc in s.locs})))
+        lines.append(
+            f"memory: planned peak {_bytes(self.arena_bytes)} for temporaries "
+            f"(naive {_bytes(self.naive_bytes)})"
+        )
+        return "\n".join(lines)
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"

@@ -1,0 +1,362 @@
+"""From a canonical program to a schedule: anchors, groups, kernel bodies, memory.
+
+See `lazytorch.scheduler.fusion` for the fusion rules and `lazytorch.scheduler.lower` for
+how a kernel body computes values at index expressions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazytorch.ir import dtypes as dt
+from lazytorch.ir.program import Program
+from lazytorch.ir.symbolic import SymInt
+from lazytorch.scheduler.fusion import (
+    Group,
+    can_share_space,
+    describe_anchor,
+    log,
+    reaches,
+    topo_order,
+)
+from lazytorch.scheduler.indexing import Dyn, Expr, Var, ravel
+from lazytorch.scheduler.kernel import Buffer, Extern, Kernel, Schedule, StridedView
+from lazytorch.scheduler.lower import (
+    MOVES,
+    REDUCE_KINDS,
+    BodyBuilder,
+    FusionRefused,
+    move_index,
+)
+from lazytorch.scheduler.memory import plan_memory
+
+__all__ = ["SchedulingError", "schedule"]
+
+# Inline-cost model for bound_recompute: transcendental calls count as several plain ops.
+OP_COST = {"exp": 4, "log": 4, "tanh": 4, "sigmoid": 4, "erf": 4, "sin": 4, "cos": 4,
+           "atan": 4, "pow": 6, "expm1": 4, "log1p": 4, "div": 2, "sqrt": 2}  # fmt: skip
+INLINE_SHARED_COST = 16
+INLINE_MAX_COST = 64
+FUSION_CANDIDATES = 16  # groups tried per anchor in place()
+
+EXTERN_KINDS = {"matmul": "matmul", "argsort": "argsort", "scatter": "scatter", "cumsum": "scan"}
+
+
+class SchedulingError(NotImplementedError):
+    """The scheduler cannot handle this program (names the reason)."""
+
+
+def schedule(prog: Program) -> Schedule:
+    """The schedule that computes `prog`'s outputs."""
+    return _Scheduler(prog).run()
+
+
+class _Scheduler:
+    def __init__(self, prog: Program) -> None:
+        self.prog = prog
+        self.base = len(prog.params)
+        self.buffers: list[Buffer] = []
+        self.buffer_of: dict[int, Buffer] = {}
+        self.scalar_slot: dict[int, int] = {}
+        self.scalar_dtypes: list[dt.DType] = []
+        self.params: list[tuple[str, int]] = []
+        self.kind_of: dict[int, str] = {}  # anchor value -> anchor kind
+        self.group_of: dict[int, int] = {}  # anchor value -> group id
+        self.groups: dict[int, Group] = {}
+        self.views: dict[int, list[StridedView]] = {}  # matmul anchor -> operand views
+        self.built: dict[int, list[Kernel | Extern]] = {}
+
+    # -- setup -------------------------------------------------------------------------------
+    def new_buffer(self, shape: tuple[Any, ...], dtype: dt.DType, kind: str, **kw: Any) -> Buffer:
+        if any(isinstance(d, SymInt) for d in shape):
+            raise SchedulingError(
+                "the C++ backend does not compile symbolic sizes yet (dynamic shapes); "
+                "use the interpreter backend for this program"
+            )
+        b = Buffer(len(self.buffers), tuple(int(d) for d in shape), dtype, kind, **kw)
+        self.buffers.append(b)
+        return b
+
+    def run(self) -> Schedule:
+        prog = self.prog
+        for i, p in enumerate(prog.params):
+            if p.kind == "scalar":
+                self.scalar_slot[i] = len(self.scalar_dtypes)
+                self.scalar_dtypes.append(p.dtype)
+                self.params.append(("scalar", self.scalar_slot[i]))
+            else:
+                b = self.new_buffer(p.shape, p.dtype, "input", param=i, value=i)
+                self.buffer_of[i] = b
+                self.params.append(("buffer", b.id))
+        self.classify()
+        for vid in sorted(self.kind_of):
+            v = prog.value(vid)
+            kind = "output" if vid in prog.outputs else "temp"
+            self.buffer_of[vid] = self.new_buffer(v.shape, v.dtype, kind, value=vid)
+        for vid in sorted(self.kind_of):
+            self.place(vid)
+        steps = self.finish()
+        for b in self.buffers:
+            if b.kind == "temp" and not any(b.id in s.reads or b.id in s.writes for s in steps):
+                b.kind = "unused"
+        arena, naive = plan_memory(self.buffers, steps)
+        outputs = [self.buffer_of[o].id for o in prog.outputs]
+        return Schedule(self.buffers, steps, self.params, self.scalar_dtypes, outputs, arena, naive)
+
+    # -- anchors ------------------------------------------------------------------------------
+    def classify(self) -> None:
+        prog = self.prog
+        for j, ins in enumerate(prog.instrs):
+            vid = self.base + j
+            name = ins.op.name
+            if name in REDUCE_KINDS:
+                self.kind_of[vid] = "reduction"
+            elif name in EXTERN_KINDS:
+                self.kind_of[vid] = EXTERN_KINDS[name]
+            elif vid in prog.outputs:
+                self.kind_of[vid] = "pointwise"
+        # Operands an extern must find in memory become realized values.
+        for vid, kind in list(self.kind_of.items()):
+            ins = prog.value(vid)
+            if kind == "matmul":
+                views = []
+                for a in ins.inputs:
+                    view = self.strided_view(a)
+                    if view is None or (ins.dtype.is_floating_point and not _blas_ok(view)):
+                        self.realize(a)
+                        view = None
+                    views.append(view)
+                self.views[vid] = views  # None entries are resolved after buffers exist
+            elif kind == "argsort":
+                self.realize(ins.inputs[0])
+        self.bound_recompute()
+
+    def bound_recompute(self) -> None:
+        """Store values whose inlined recomputation would cost more than a load.
+
+        Fusion inlines every pointwise producer into each kernel that reads it, which is
+        free for short chains but compounds when kernel after kernel reads the previous
+        one's pointwise result (softmax over dim 0, then dim 1, ...): each kernel would redo
+        the whole history. Like TorchInductor's realize thresholds, a value is stored once
+        (becoming a kernel output) when it has several readers and its inline cost reaches
+        INLINE_SHARED_COST, or when its cost alone reaches INLINE_MAX_COST.
+        """
+        prog = self.prog
+        users: dict[int, int] = {}
+        for ins in prog.instrs:
+            for a in set(ins.inputs):
+                users[a] = users.get(a, 0) + 1
+        cost: dict[int, int] = {}
+        for j, ins in enumerate(prog.instrs):
+            vid = self.base + j
+            if vid in self.kind_of:
+                cost[vid] = 0  # already stored
+                continue
+            own = 0 if ins.op.name in MOVES else OP_COST.get(ins.op.name, 1)
+            c = own + sum(cost.get(a, 0) for a in set(ins.inputs))
+            if c >= INLINE_MAX_COST or (users.get(vid, 0) >= 2 and c >= INLINE_SHARED_COST):
+                self.kind_of[vid] = "pointwise"
+                c = 0
+            cost[vid] = c
+
+    def realize(self, vid: int) -> None:
+        if vid < self.base or vid in self.kind_of:
+            return
+        self.kind_of[vid] = "pointwise"
+
+    def strided_view(self, vid: int) -> StridedView | None:
+        """`vid` as strides over a buffer (through movement ops), if that is possible."""
+        shape = tuple(self.prog.value(vid).shape)
+        names = [f"s{i}" for i in range(len(shape))]
+        idx = [Var(n, d) for n, d in zip(names, shape)]
+        v = vid
+        while v >= self.base and v not in self.kind_of:
+            ins = self.prog.value(v)
+            if ins.op.name not in MOVES:
+                return None
+            v, idx = move_index(self.prog, ins, idx)
+        if v < self.base and self.prog.params[v].kind == "scalar":
+            return None
+        src_shape = self.prog.value(v).shape
+        lin = ravel(idx, src_shape) if src_shape else Expr()
+        strides = []
+        for n in names:
+            c = lin.coefficient(n)
+            if c is None:
+                return None
+            strides.append(c)
+        if any(type(t).__name__ != "_Var" for t in lin.terms):
+            return None
+        return StridedView(-1 - v, lin.const, shape, tuple(strides))  # buffer filled in later
+
+    # -- grouping -------------------------------------------------------------------------------
+    def space(self, vid: int) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+        ins = self.prog.value(vid)
+        kind = self.kind_of[vid]
+        if kind == "reduction":
+            src = self.prog.value(ins.inputs[0])
+            axes = tuple(ins.params["axes"]) if "axes" in ins.params else (ins.params["axis"],)
+            return kind, tuple(src.shape), axes
+        if kind == "scan":
+            return kind, tuple(ins.shape), (ins.params["axis"],)
+        return kind, tuple(ins.shape), ()
+
+    def place(self, vid: int) -> None:
+        kind, shape, axes = self.space(vid)
+        # The most recent groups first, and only the last few: a program of thousands of
+        # kernels must not cost a trial build per pair (fusing with a group far back in
+        # program order would rarely pay off anyway).
+        for gid in sorted(self.groups, reverse=True)[:FUSION_CANDIDATES]:
+            g = self.groups[gid]
+            ok, why = can_share_space(g, kind, shape, axes)
+            if not ok:
+                log.debug(
+                    "not fused: %s into %s: %s", describe_anchor(self.prog, vid), g.label(), why
+                )
+                continue
+            try:
+                steps = self.build(g, [*g.anchors, vid], final=False)
+            except FusionRefused as e:
+                log.debug(
+                    "not fused: %s into %s: %s", describe_anchor(self.prog, vid), g.label(), e
+                )
+                continue
+            deps = self.deps_of(steps, gid)
+            cyc = next((d for d in deps if reaches(self.groups, d, gid)), None)
+            if cyc is not None:
+                log.debug(
+                    "not fused: %s into %s: it would read group %d, which reads this group",
+                    describe_anchor(self.prog, vid),
+                    g.label(),
+                    cyc,
+                )
+                continue
+            g.anchors.append(vid)
+            g.deps = deps
+            self.group_of[vid] = gid
+            return
+        gid = len(self.groups)
+        g = Group(gid, kind, shape, axes, [vid])
+        self.groups[gid] = g
+        self.group_of[vid] = gid
+        g.deps = self.deps_of(self.build(g, g.anchors, final=False), gid)
+
+    def deps_of(self, steps: list[Kernel | Extern], gid: int) -> set[int]:
+        producer = {self.buffer_of[v].id: self.group_of[v] for v in self.group_of}
+        out: set[int] = set()
+        for s in steps:
+            for b in s.reads:
+                g = producer.get(b)
+                if g is not None and g != gid:
+                    out.add(g)
+        return out
+
+    # -- bodies ---------------------------------------------------------------------------------
+    def read_elsewhere(self) -> set[int]:
+        """Anchors whose values a kernel of another group (or the caller) reads."""
+        out = set(self.prog.outputs)
+        for gid, steps in self.built.items():
+            for s in steps:
+                for b in s.reads:
+                    v = self.buffers[b].value
+                    if v is not None and self.group_of.get(v, gid) != gid:
+                        out.add(v)
+        return out
+
+    def build(self, g: Group, anchors: list[int], final: bool) -> list[Kernel | Extern]:
+        own = set(anchors)
+        buf_map = {v: b for v, b in self.buffer_of.items() if v not in own}
+        name = f"k{g.id}"
+        if g.kind in ("matmul", "argsort"):
+            return [self.extern(g, anchors[0])]
+        if g.kind == "scatter":
+            return self.scatter(g, anchors[0], buf_map)
+        local = {a for a in anchors if self.kind_of[a] == "reduction"}
+        kind = {"reduction": "reduction", "scan": "scan"}.get(g.kind, "pointwise")
+        bb = BodyBuilder(self.prog, name, kind, g.shape, g.axes, buf_map, self.scalar_slot, local)
+        keep = self.needs_store if final else set(self.prog.outputs)
+        for a in anchors:
+            k = self.kind_of[a]
+            buf = self.buffer_of[a]
+            if k == "reduction":
+                bb.add_reduction(a)
+                if a in keep:
+                    idx = bb.kept_index()
+                    bb.store(buf, bb.value_at(a, idx), idx)
+            elif k == "scan":
+                acc = bb.add_scan(a)
+                bb.store(buf, acc, bb.full_index())
+            else:
+                idx = bb.index_for(tuple(self.prog.value(a).shape))
+                assert idx is not None, "can_share_space admitted an incompatible shape"
+                bb.store(buf, bb.value_at(a, idx), idx)
+        return [bb.finish()]
+
+    def scatter(self, g: Group, vid: int, buf_map: dict[int, Buffer]) -> list[Kernel | Extern]:
+        ins = self.prog.value(vid)
+        x, index, src = ins.inputs
+        out = self.buffer_of[vid]
+        axis, reduce = ins.params["axis"], ins.params["reduce"]
+        init = BodyBuilder(
+            self.prog,
+            f"k{g.id}_init",
+            "pointwise",
+            tuple(ins.shape),
+            (),
+            buf_map,
+            self.scalar_slot,
+            set(),
+        )
+        full = init.full_index()
+        init.store(out, init.value_at(x, full), full)
+        idx_shape = tuple(self.prog.value(index).shape)
+        upd = BodyBuilder(
+            self.prog, f"k{g.id}", "scatter", idx_shape, (), buf_map, self.scalar_slot, set()
+        )
+        pos = upd.full_index()
+        j = upd.value_at(index, pos)
+        size = ins.shape[axis]
+        checked = upd._add("check", (j,), (size, ins.origin, axis), dt.int64, False)
+        target = list(pos)
+        target[axis] = Dyn(f"v{checked}", 0, size - 1)
+        upd.note(ins)
+        mode = {"add": "add", "multiply": "mul"}.get(reduce, "set")
+        upd.store(out, upd.value_at(src, pos), target, mode=mode)
+        return [init.finish(), upd.finish()]
+
+    def extern(self, g: Group, vid: int) -> Extern:
+        ins = self.prog.value(vid)
+        out = self.buffer_of[vid].id
+        if g.kind == "argsort":
+            src = self.buffer_of[ins.inputs[0]].id
+            attrs = {"axis": ins.params["axis"], "descending": ins.params["descending"]}
+            return Extern(f"k{g.id}", "argsort", [src], out, attrs, [ins.loc] if ins.loc else [])
+        views = []
+        for a, view in zip(ins.inputs, self.views[vid]):
+            if view is None:
+                view = self.strided_view(a)
+            assert view is not None
+            view = StridedView(
+                self.buffer_of[-1 - view.buffer].id, view.offset, view.shape, view.strides
+            )
+            views.append(view)
+        return Extern(f"k{g.id}", "matmul", views, out, {}, [ins.loc] if ins.loc else [])
+
+    def finish(self) -> list[Kernel | Extern]:
+        for gid, g in self.groups.items():
+            self.built[gid] = self.build(g, g.anchors, final=False)
+        self.needs_store = self.read_elsewhere()
+        steps: list[Kernel | Extern] = []
+        for g in topo_order(self.groups):
+            steps.extend(self.build(g, g.anchors, final=True))
+        return steps
+
+
+def _blas_ok(view: StridedView) -> bool:
+    """Whether BLAS can read the last two dims through these strides (one of them unit)."""
+    if len(view.shape) < 2:
+        return False
+    (m, k), (sm, sk) = view.shape[-2:], view.strides[-2:]
+    row_major = (sk == 1 or k == 1) and (sm >= max(k, 1) or m == 1)
+    col_major = (sm == 1 or m == 1) and (sk >= max(m, 1) or k == 1)
+    return row_major or col_major
