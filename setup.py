@@ -31,6 +31,8 @@ ext_modules = [
 setup(
     packages=packages,
     package_dir={"lazytorch": "lazytorch", **MAPPED},
+    # the runtime headers every generated kernel includes
+    package_data={"lazytorch.codegen": ["include/*.h"]},
     ext_modules=ext_modules,
     cmdclass={"build_ext": build_ext},
 )

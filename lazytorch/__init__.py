@@ -30,11 +30,17 @@ __version__ = "0.1.0"
 
 from lazytorch import metrics
 from lazytorch._config import (
+    are_deterministic_algorithms_enabled,
+    backend,
     default_dtype,
+    deterministic_algorithms,
+    get_backend,
     get_default_device,
     get_default_dtype,
     get_max_pending_nodes,
+    is_deterministic_algorithms_warn_only_enabled,
     is_sync_mode,
+    set_backend,
     set_default_device,
     set_default_dtype,
     set_max_pending_nodes,
@@ -42,6 +48,7 @@ from lazytorch._config import (
     set_sync_mode,
     strict_mode,
     sync_mode,
+    use_deterministic_algorithms,
 )
 from lazytorch._errors import ImplicitMaterializationError
 from lazytorch.autograd import (
@@ -191,6 +198,13 @@ __all__ = [
     "SymFloat",
     "SymInt",
     "Tensor",
+    "are_deterministic_algorithms_enabled",
+    "backend",
+    "deterministic_algorithms",
+    "get_backend",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "set_backend",
+    "use_deterministic_algorithms",
     "__version__",
     "can_cast",
     "default_dtype",

@@ -8,7 +8,12 @@ wins. Defaults come from the environment at import:
 ``LAZYTORCH_SYNC=1``           sync mode: every op is executed as soon as it is recorded
 ``LAZYTORCH_STRICT=1``         implicit materializations raise instead of running
 ``LAZYTORCH_MAX_PENDING_NODES`` auto-cut threshold (nodes recorded since the last cut)
-``LAZYTORCH_BACKEND``          backend that executes programs (``interpreter`` for now)
+``LAZYTORCH_BACKEND``          ``cpp`` (compiled C++), ``interpreter`` (NumPy reference) or
+                               ``auto`` (default: ``cpp`` when a C++ compiler is available)
+``LAZYTORCH_DETERMINISTIC=1``  deterministic algorithms (see use_deterministic_algorithms)
+``LAZYTORCH_LOG=a,b``          print these loggers to stderr: ``fusion`` (why two groups
+                               were not fused), ``compile`` (each compile and cache load),
+                               ``syncs`` (each implicit materialization), or ``all``
 =============================  ===========================================================
 """
 
@@ -26,6 +31,48 @@ from lazytorch.ir.device import CPU, Device, as_device
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _env_backend() -> str:
+    raw = os.environ.get("LAZYTORCH_BACKEND", "").strip() or "auto"
+    if raw not in ("auto", "cpp", "interpreter"):
+        raise ValueError(f"LAZYTORCH_BACKEND must be auto, cpp or interpreter, got {raw!r}")
+    return raw
+
+
+LOG_CHANNELS = ("fusion", "compile", "syncs")
+
+
+def _setup_logging() -> None:
+    """Route the loggers named in LAZYTORCH_LOG to stderr (once, at import)."""
+    import logging
+    import sys
+    import warnings
+
+    raw = os.environ.get("LAZYTORCH_LOG", "").strip()
+    if not raw:
+        return
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    if "all" in names:
+        names = list(LOG_CHANNELS)
+    unknown = [n for n in names if n not in LOG_CHANNELS]
+    if unknown:
+        warnings.warn(
+            f"LAZYTORCH_LOG: unknown channel(s) {', '.join(unknown)}; "
+            f"known: {', '.join(LOG_CHANNELS)}, all",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    for name in names:
+        if name not in LOG_CHANNELS:
+            continue
+        logger = logging.getLogger(f"lazytorch.{name}")
+        logger.setLevel(logging.DEBUG)
+        if not any(getattr(h, "_lazytorch", False) for h in logger.handlers):
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
+            handler._lazytorch = True  # type: ignore[attr-defined]
+            logger.addHandler(handler)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -47,10 +94,13 @@ class _Defaults:
     dtype: _dt.DType = _dt.float32
     device: Device = CPU
     max_pending_nodes: int = _env_int("LAZYTORCH_MAX_PENDING_NODES", 100_000)
-    backend: str = os.environ.get("LAZYTORCH_BACKEND", "").strip() or "interpreter"
+    backend: str = _env_backend()
+    deterministic: bool = _env_flag("LAZYTORCH_DETERMINISTIC")
+    deterministic_warn_only: bool = False
 
 
 DEFAULTS = _Defaults()
+_setup_logging()
 
 
 class _Local(threading.local):
@@ -59,6 +109,8 @@ class _Local(threading.local):
         self.strict: list[bool] = []
         self.dtype: list[_dt.DType] = []
         self.device: list[Device] = []
+        self.deterministic: list[bool] = []
+        self.backend: list[str] = []
 
 
 _local = _Local()
@@ -209,3 +261,88 @@ def set_max_pending_nodes(n: int) -> None:
 
 def get_max_pending_nodes() -> int:
     return DEFAULTS.max_pending_nodes
+
+
+# -- determinism ---------------------------------------------------------------------------
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Require results that are bitwise identical across runs and thread counts.
+
+    lazytorch's CPU kernels reduce in a fixed order whatever the thread count, so most
+    programs are deterministic anyway; this mode also serializes what is not (atomic
+    scatter-add). It is part of the compiled-program cache key. `warn_only` is accepted
+    for torch compatibility (every op here has a deterministic implementation).
+    """
+    DEFAULTS.deterministic = bool(mode)
+    DEFAULTS.deterministic_warn_only = bool(warn_only)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    s = _local.deterministic
+    return s[-1] if s else DEFAULTS.deterministic
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return DEFAULTS.deterministic_warn_only
+
+
+@contextlib.contextmanager
+def deterministic_algorithms(mode: bool = True) -> Iterator[None]:
+    """Deterministic mode inside the block (this thread only).
+
+    >>> import lazytorch
+    >>> with lazytorch.deterministic_algorithms():
+    ...     lazytorch.are_deterministic_algorithms_enabled()
+    True
+    """
+    _local.deterministic.append(bool(mode))
+    try:
+        yield
+    finally:
+        _local.deterministic.pop()
+
+
+# -- backend -------------------------------------------------------------------------------
+BACKENDS = ("auto", "cpp", "interpreter")
+
+
+def _check_backend(name: str) -> str:
+    if name not in BACKENDS:
+        import difflib
+
+        close = difflib.get_close_matches(str(name), BACKENDS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown backend {name!r}{hint}; choose one of {', '.join(BACKENDS)}")
+    return name
+
+
+def backend_name() -> str:
+    s = _local.backend
+    return s[-1] if s else DEFAULTS.backend
+
+
+def set_backend(name: str) -> None:
+    """Choose what runs programs: ``cpp``, ``interpreter`` or ``auto`` (cpp if available)."""
+    DEFAULTS.backend = _check_backend(name)
+
+
+def get_backend() -> str:
+    """The backend programs run on now (``auto`` resolved)."""
+    from lazytorch.runtime.backends import resolve
+
+    return resolve(backend_name())
+
+
+@contextlib.contextmanager
+def backend(name: str) -> Iterator[None]:
+    """Run programs on backend `name` inside the block (this thread only).
+
+    >>> import lazytorch
+    >>> with lazytorch.backend("interpreter"):
+    ...     lazytorch.get_backend()
+    'interpreter'
+    """
+    _local.backend.append(_check_backend(name))
+    try:
+        yield
+    finally:
+        _local.backend.pop()

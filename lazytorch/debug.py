@@ -14,11 +14,13 @@ program (3 inputs, 2 nodes, 1 outputs)
 
 from __future__ import annotations
 
+from typing import Any
+
 from lazytorch.ir.program import Program
 from lazytorch.ir.verify import verify_graph
 from lazytorch.tensor import Tensor
 
-__all__ = ["program", "verify"]
+__all__ = ["program", "schedule", "source", "verify"]
 
 
 def program(*tensors: Tensor) -> Program:
@@ -27,6 +29,34 @@ def program(*tensors: Tensor) -> Program:
 
     roots = [t._node for t in tensors if t._node.buffer is None]
     return build_program(roots)
+
+
+def schedule(*tensors: Tensor) -> Any:
+    """The CPU schedule (kernels, extern calls, memory plan) for ``materialize(*tensors)``.
+
+    >>> import lazytorch
+    >>> x = lazytorch.ones(4, 8)
+    >>> print(lazytorch.debug.schedule((x * 2).exp().sum(1)).kernels[0].describe())
+    k0 [reduction 4 | 8]: fused[mul, exp, reduce_sum]
+    """
+    from lazytorch.scheduler import schedule as _schedule
+
+    return _schedule(program(*tensors))
+
+
+def source(*tensors: Tensor, deterministic: bool | None = None) -> str:
+    """The C++ the ``cpp`` backend would compile for ``materialize(*tensors)``.
+
+    >>> import lazytorch
+    >>> print(lazytorch.debug.source(lazytorch.ones(3) + 1).splitlines()[0])
+    // lazytorch program
+    """
+    from lazytorch._config import are_deterministic_algorithms_enabled
+    from lazytorch.codegen.cpp import generate
+
+    if deterministic is None:
+        deterministic = are_deterministic_algorithms_enabled()
+    return generate(schedule(*tensors), deterministic=deterministic)
 
 
 def verify(*tensors: Tensor) -> int:

@@ -25,9 +25,15 @@ KEYS = (
     "nodes_recorded",
     "auto_cuts",
     "programs_built",
+    "compiles",
+    "cache_hits_memory",
+    "cache_hits_disk",
+    "cache_misses",
+    "kernels_launched",
+    "compile_seconds",
 )
 
-_counts: collections.Counter[str] = collections.Counter()
+_counts: collections.Counter[str] = collections.Counter()  # values are ints (seconds: float)
 _causes: collections.Counter[str] = collections.Counter()
 _timings: dict[str, list[float]] = collections.defaultdict(list)
 _base_id = 0
@@ -47,7 +53,7 @@ def _reset_base() -> None:
     _peeks_since_base = 0
 
 
-def increment(name: str, n: int = 1) -> None:
+def increment(name: str, n: float = 1) -> None:
     _counts[name] += n
 
 

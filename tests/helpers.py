@@ -146,6 +146,10 @@ def run_lt(
     return out
 
 
+# Backends every check() runs on; conftest narrows it per test (see tests/conftest.py).
+BACKENDS: list[str] = ["interpreter", "cpp"]
+
+
 def check(
     fn: Callable[..., Any],
     *inputs: Any,
@@ -154,30 +158,33 @@ def check(
     modes: Sequence[str] = ("lazy", "sync"),
     **kwargs: Any,
 ) -> Any:
-    """Run `fn(lib, *inputs)` on torch and on lazytorch (each mode) and compare.
+    """Run `fn(lib, *inputs)` on torch and on lazytorch (each backend, each mode); compare.
 
     If torch raises, lazytorch must raise the same exception type.
     """
+    runs = [(b, m) for b in BACKENDS for m in modes]
     try:
         want = fn(torch, *[to_torch(x) for x in inputs], **kwargs)
     except Exception as e:  # torch refuses: so must we
-        for mode in modes:
+        for backend, mode in runs:
             try:
-                got = run_lt(fn, inputs, mode == "sync", kwargs)
-                lt.materialize(*[o for o in _flatten(got) if isinstance(o, lt.Tensor)])
+                with lt.backend(backend):
+                    got = run_lt(fn, inputs, mode == "sync", kwargs)
+                    lt.materialize(*[o for o in _flatten(got) if isinstance(o, lt.Tensor)])
             except Exception as ours:
                 assert isinstance(ours, type(e)) or _compatible(ours, e), (
-                    f"[{mode}] torch raised {type(e).__name__}({e}); lazytorch raised "
-                    f"{type(ours).__name__}({ours})"
+                    f"[{backend}, {mode}] torch raised {type(e).__name__}({e}); lazytorch "
+                    f"raised {type(ours).__name__}({ours})"
                 )
             else:
                 raise AssertionError(
-                    f"[{mode}] torch raised {type(e).__name__}({e}); lazytorch did not"
+                    f"[{backend}, {mode}] torch raised {type(e).__name__}({e}); lazytorch did not"
                 )
         return None
-    for mode in modes:
-        got = run_lt(fn, inputs, mode == "sync", kwargs)
-        assert_same(got, want, atol, rtol, what=f"[{mode}]")
+    for backend, mode in runs:
+        with lt.backend(backend):
+            got = run_lt(fn, inputs, mode == "sync", kwargs)
+            assert_same(got, want, atol, rtol, what=f"[{backend}, {mode}]")
     return want
 
 

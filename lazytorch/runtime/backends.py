@@ -46,7 +46,7 @@ class ProgramError(Exception):
 class Backend(Protocol):
     name: str
 
-    def compile(self, program: Program) -> Executable: ...
+    def compile(self, program: Program, options: dict[str, Any] | None = None) -> Executable: ...
 
 
 _factories: dict[str, Callable[[], Backend]] = {}
@@ -63,7 +63,34 @@ def available_backends() -> list[str]:
     return sorted(_factories)
 
 
+_resolved_auto: str | None = None
+
+
+def resolve(name: str) -> str:
+    """``auto`` -> ``cpp`` when the toolchain works, else (with one warning) ``interpreter``."""
+    global _resolved_auto
+    if name != "auto":
+        return name
+    if _resolved_auto is None:
+        try:
+            get_backend("cpp")
+            _resolved_auto = "cpp"
+        except Exception as e:
+            import warnings
+
+            warnings.warn(
+                f"lazytorch: compiled execution is unavailable ({e}); using the NumPy "
+                "interpreter (correct but slower). Set LAZYTORCH_BACKEND=interpreter to "
+                "silence this warning.",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            _resolved_auto = "interpreter"
+    return _resolved_auto
+
+
 def get_backend(name: str) -> Backend:
+    name = resolve(name)
     b = _instances.get(name)
     if b is not None:
         return b
@@ -84,4 +111,11 @@ def _interpreter() -> Backend:
     return InterpreterBackend()
 
 
+def _cpp() -> Backend:
+    from lazytorch.runtime.cpp_backend import CppBackend
+
+    return CppBackend()
+
+
 register_backend("interpreter", _interpreter)
+register_backend("cpp", _cpp)

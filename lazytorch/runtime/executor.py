@@ -32,16 +32,19 @@ def build_program(roots: list[Node]) -> Program:
 def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     t0 = time.perf_counter()
     cap = capture(roots)
-    backend: Backend = get_backend(_config.DEFAULTS.backend)
-    key = (backend.name, cap.key)
+    backend: Backend = get_backend(_config.backend_name())
+    deterministic = _config.are_deterministic_algorithms_enabled()
+    key = (backend.name, deterministic, cap.key)
     exe = _programs.get(key)
     if exe is None:
         t1 = time.perf_counter()
         program = canonicalize(Program.from_capture(cap))
-        exe = backend.compile(program)
+        exe = backend.compile(program, {"deterministic": deterministic})
         _programs[key] = exe
         metrics.increment("programs_built")
         metrics.timed("build", time.perf_counter() - t1)
+    else:
+        metrics.increment("cache_hits_memory")
     try:
         outputs = exe.run([p.buffer for p in cap.params])
     except ProgramError as pe:

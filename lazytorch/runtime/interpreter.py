@@ -93,5 +93,8 @@ class InterpretedProgram:
 class InterpreterBackend:
     name = "interpreter"
 
-    def compile(self, program: Program) -> InterpretedProgram:
+    def compile(
+        self, program: Program, options: dict[str, Any] | None = None
+    ) -> InterpretedProgram:
+        # The reference runs primitives one by one in a fixed order: always deterministic.
         return InterpretedProgram(program)

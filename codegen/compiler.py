@@ -1,0 +1,174 @@
+"""Compiling generated C++ into shared objects, and what identifies the result.
+
+Flags: ``-O3 -march=native -fopenmp`` plus ``-fno-math-errno -fno-trapping-math`` (they let
+g++ vectorize sqrt and if-convert without changing any result) — never ``-ffast-math``, so
+NaN and Inf propagate as in torch. ``LAZYTORCH_CXX`` picks the compiler (default: ``g++``,
+then ``c++``) and ``LAZYTORCH_CXXFLAGS`` adds flags; both are part of the fingerprint that
+keys the compile cache, together with the compiler's version, the CPU's features and the
+runtime headers' contents.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "CompileError",
+    "CompilerMissing",
+    "Toolchain",
+    "compile_shared",
+    "include_dir",
+    "toolchain",
+]
+
+BASE_FLAGS = [
+    "-std=c++17",
+    "-O3",
+    "-march=native",
+    "-fopenmp",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+    # No contraction of a*b+c into an FMA across primitives: a fused kernel must round each
+    # primitive like the unfused (sync-mode) program does, so both give the same numbers.
+    "-ffp-contract=off",
+    "-fPIC",
+    "-shared",
+]
+
+
+class CompilerMissing(RuntimeError):
+    """No usable C++ compiler (or the BLAS it links against) on this machine."""
+
+
+class CompileError(RuntimeError):
+    """The C++ compiler rejected generated code (a lazytorch bug: please report it)."""
+
+
+def include_dir() -> Path:
+    return Path(__file__).parent / "include"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    cxx: str
+    version: str
+    flags: tuple[str, ...]
+    link: tuple[str, ...]
+    fingerprint: str  # hex digest of everything that changes the compiled binary
+
+
+def _cpu_features() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.machine()
+
+
+def _blas_flags() -> list[str]:
+    try:
+        import scipy_openblas32 as blas
+    except ImportError as e:  # pragma: no cover - a declared dependency
+        raise CompilerMissing(
+            "scipy-openblas32 (the BLAS lazytorch links) is not installed: pip install scipy-openblas32"
+        ) from e
+    lib = blas.get_lib_dir()
+    return [f"-L{lib}", f"-l{blas.get_library()}", f"-Wl,-rpath,{lib}"]
+
+
+def _generator_digest() -> str:
+    """A digest of the code that writes programs (scheduler, codegen, the cpp backend).
+
+    Part of every cache key, so a changed scheduler or lowering never loads a program that
+    the previous version generated (the version number alone does not change in between
+    releases, e.g. in an editable install).
+    """
+    import importlib.util
+
+    h = hashlib.sha256()
+    roots = [Path(__file__).parent]
+    spec = importlib.util.find_spec("lazytorch.scheduler")
+    if spec is not None and spec.submodule_search_locations:
+        roots += [Path(p) for p in spec.submodule_search_locations]
+    files = [f for r in roots for f in sorted(r.glob("*.py"))]
+    backend = importlib.util.find_spec("lazytorch.runtime.cpp_backend")
+    if backend is not None and backend.origin:
+        files.append(Path(backend.origin))
+    for f in files:
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def toolchain() -> Toolchain:
+    """The compiler and flags in use (looked up once); CompilerMissing if there is none."""
+    wanted = os.environ.get("LAZYTORCH_CXX", "").strip()
+    candidates = [wanted] if wanted else ["g++", "c++"]
+    cxx = next((shutil.which(c) for c in candidates if shutil.which(c)), None)
+    if cxx is None:
+        raise CompilerMissing(
+            f"no C++ compiler found (looked for {', '.join(candidates)}); install g++ "
+            "(Debian/Ubuntu: apt install g++) or set LAZYTORCH_CXX"
+        )
+    try:
+        version = subprocess.run(
+            [cxx, "--version"], capture_output=True, text=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise CompilerMissing(f"{cxx} --version failed: {e}") from e
+    extra = shlex.split(os.environ.get("LAZYTORCH_CXXFLAGS", ""))
+    flags = (*BASE_FLAGS, f"-I{include_dir()}", *extra)
+    link = tuple(_blas_flags())
+    h = hashlib.sha256()
+    for part in (version.splitlines()[0], " ".join(flags), " ".join(link), _cpu_features()):
+        h.update(part.encode())
+        h.update(b"\0")
+    for header in sorted(include_dir().glob("*.h")):
+        h.update(header.read_bytes())
+    h.update(_generator_digest().encode())
+    return Toolchain(cxx, version.splitlines()[0], flags, link, h.hexdigest())
+
+
+def compile_shared(source: str, out: Path) -> float:
+    """Compile `source` into the shared object `out`; returns the seconds it took."""
+    import time
+
+    tc = toolchain()
+    with tempfile.TemporaryDirectory(prefix="lazytorch-cc-") as tmp:
+        src = Path(tmp) / "program.cpp"
+        src.write_text(source)
+        obj = Path(tmp) / "program.so"
+        cmd = [tc.cxx, *tc.flags, str(src), "-o", str(obj), *tc.link]
+        t0 = time.perf_counter()
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        dt = time.perf_counter() - t0
+        if res.returncode != 0:
+            raise CompileError(
+                f"C++ compilation failed ({tc.cxx}):\n{res.stderr[-4000:]}\n"
+                "This is a lazytorch bug; the generated source is kept at "
+                f"{_keep(source)}"
+            )
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(obj), out)
+    return dt
+
+
+def _keep(source: str) -> str:
+    fd, path = tempfile.mkstemp(prefix="lazytorch-failed-", suffix=".cpp")
+    with os.fdopen(fd, "w") as f:
+        f.write(source)
+    return path

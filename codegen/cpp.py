@@ -1,0 +1,826 @@
+"""C++ source for a schedule: one static function per kernel, one ``lt_entry`` per program.
+
+Loop structure, decided here (codegen owns loops, the scheduler owns fusion):
+
+* outer loops run in parallel (OpenMP) once the work is large enough, collapsing leading
+  dims when the first is short; adjacent dims that every access walks contiguously are
+  merged first, so a pointwise kernel over contiguous data is one long vectorizable loop;
+* a reduction pass accumulates into a fixed number of lanes (vectorizable, and the same
+  summation order whatever the thread count), combined in a fixed order at the end;
+* a kernel with one huge row and few outer points splits each pass into fixed-size blocks
+  reduced in parallel and combined in block order (deterministic as well);
+* scans and scatters run their inner loop sequentially.
+
+The generated code reads like its schedule: a header comment per kernel naming the fused
+primitives and source lines, one named temporary per value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazytorch.codegen.cpp_ops import (
+    LoweringMissing,
+    compute_type,
+    const_literal,
+    lower,
+    storage_type,
+)
+from lazytorch.ir import dtypes as dt
+from lazytorch.ir.node import format_loc
+from lazytorch.scheduler.indexing import Expr, Var
+from lazytorch.scheduler.kernel import Buffer, Extern, Kernel, KVal, Reduce, Schedule, StridedView
+
+__all__ = ["LANES", "PARALLEL_MIN", "SPLIT_BLOCK", "generate"]
+
+LANES = 16  # accumulators per reduction: one AVX-512 register of floats, two of AVX2
+PARALLEL_MIN = 1 << 15  # elements of work below which a kernel runs on one thread
+SPLIT_BLOCK = 1 << 15  # elements per block when one row is reduced by all threads
+INDENT = "    "
+ATOMIC_DTYPES = (dt.float32, dt.float64, dt.int32, dt.int64)
+
+
+def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> str:
+    """The translation unit for `sched` (its entry point is ``lt_entry``).
+
+    `deterministic` serializes the one kernel kind whose result can otherwise depend on
+    thread timing: scatter-add (parallel with atomic adds by default).
+    """
+    ctx = _Program(sched, deterministic)
+    parts = [
+        f"// lazytorch program{': ' + title if title else ''}",
+        f"// {len(sched.kernels)} kernels, {len(sched.steps) - len(sched.kernels)} extern calls, "
+        f"arena {sched.arena_bytes} bytes",
+        '#include "lazytorch_runtime.h"',
+    ]
+    if any(isinstance(s, Extern) and s.kind == "argsort" for s in sched.steps):
+        parts.append('#include "lazytorch_sort.h"')
+    if any(
+        isinstance(s, Extern) and s.kind == "matmul" and _blas_dtype(ctx, s) for s in sched.steps
+    ):
+        parts.append(BLAS_DECLS)
+    for step in sched.steps:
+        parts.append("")
+        parts.append(ctx.step_function(step))
+    parts.append("")
+    parts.append(ctx.entry())
+    return "\n".join(parts) + "\n"
+
+
+BLAS_DECLS = """
+// BLAS (scipy-openblas32: 32-bit integers, symbols prefixed scipy_)
+extern "C" void scipy_cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
+                                  const float*, int, float, float*, int);
+extern "C" void scipy_cblas_dgemm(int, int, int, int, int, int, double, const double*, int,
+                                  const double*, int, double, double*, int);
+static const int kRowMajor = 101, kNoTrans = 111, kTrans = 112;"""
+
+
+def _blas_dtype(ctx: _Program, s: Extern) -> bool:
+    return ctx.sched.buffers[s.output].dtype in (dt.float32, dt.float64)
+
+
+class _Program:
+    def __init__(self, sched: Schedule, deterministic: bool = False) -> None:
+        self.sched = sched
+        self.deterministic = deterministic
+
+    def buf(self, bid: int) -> Buffer:
+        return self.sched.buffers[bid]
+
+    def params_of(self, step: Kernel | Extern) -> list[int]:
+        return sorted(step.reads | step.writes)
+
+    def signature(self, step: Kernel | Extern) -> str:
+        inplace = any(self.buf(b).inplace_of is not None for b in step.writes)
+        restrict = "" if inplace else " __restrict"
+        args = []
+        for b in self.params_of(step):
+            buf = self.buf(b)
+            const_q = "const " if b not in step.writes else ""
+            args.append(f"{const_q}{storage_type(buf.dtype)}*{restrict} b{b}")
+        args += ["const int64_t* ia", "const double* fa", "int64_t* err"]
+        return f"static void {step.name}({', '.join(args)})"
+
+    def step_function(self, step: Kernel | Extern) -> str:
+        header = [f"// {step.describe()}"]
+        locs = sorted({format_loc(loc) for loc in step.locs})
+        if locs:
+            header.append(f"//   from {', '.join(locs)}")
+        if isinstance(step, Extern):
+            body = _extern_body(self, step)
+        else:
+            body = _KernelWriter(self, step).body()
+        return "\n".join([*header, self.signature(step) + " {", *body, "}"])
+
+    def entry(self) -> str:
+        s = self.sched
+        lines = [
+            "// Entry: io holds the input buffers (by program parameter) then the outputs;",
+            "// temporaries live in the arena at their planned offsets.",
+            'extern "C" int64_t lt_entry(void* const* io, char* arena, const int64_t* ia, '
+            "const double* fa, int64_t* err) {",
+        ]
+        slot = 0
+        for kind, ref in s.params:
+            if kind == "buffer":
+                b = self.buf(ref)
+                lines.append(
+                    f"{INDENT}const {storage_type(b.dtype)}* b{b.id} = (const {storage_type(b.dtype)}*)io[{slot}];"
+                )
+                slot += 1
+        seen: set[int] = set()
+        for bid in s.outputs:
+            if bid in seen:
+                continue
+            seen.add(bid)
+            b = self.buf(bid)
+            lines.append(
+                f"{INDENT}{storage_type(b.dtype)}* b{b.id} = ({storage_type(b.dtype)}*)io[{slot}];"
+            )
+            slot += 1
+        for b in s.buffers:
+            if b.kind == "temp":
+                lines.append(
+                    f"{INDENT}{storage_type(b.dtype)}* b{b.id} = ({storage_type(b.dtype)}*)(arena + {b.offset});"
+                )
+        for step in s.steps:
+            args = ", ".join(f"b{b}" for b in self.params_of(step))
+            lines.append(f"{INDENT}{step.name}({args}, ia, fa, err);")
+            lines.append(f"{INDENT}if (err[0]) return err[0];")
+        lines.append(f"{INDENT}return 0;")
+        lines.append("}")
+        return "\n".join(lines)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+def _coalesce(
+    sizes: list[int], names: list[str], exprs: list[Expr]
+) -> tuple[list[int], list[str], dict[str, Expr]]:
+    """Merge adjacent loop dims that every expression walks as one (stride a*n, a)."""
+    sizes, names = list(sizes), list(names)
+    mapping: dict[str, Expr] = {}
+    i = 0
+    while i + 1 < len(sizes):
+        a, b = names[i], names[i + 1]
+        n = sizes[i + 1]
+        merged = Var(f"{a}_{b}", sizes[i] * n)
+        sub = {a: merged // n, b: merged % n}
+        ok = True
+        for e in exprs:
+            e2 = e.substitute({**mapping, **sub}) if (a in e.vars() or b in e.vars()) else None
+            if e2 is not None and any(
+                type(t).__name__ in ("_FloorDiv", "_Mod") and merged.key() in _subkeys(t)
+                for t in e2.terms
+            ):
+                ok = False
+                break
+        if not ok:
+            i += 1
+            continue
+        for k, v in list(mapping.items()):
+            mapping[k] = v.substitute(sub)
+        mapping.update(sub)
+        sizes[i : i + 2] = [sizes[i] * n]
+        names[i : i + 2] = [f"{a}_{b}"]
+    return sizes, names, mapping
+
+
+def _subkeys(t: Any) -> set[Any]:
+    out = set()
+    for term in getattr(t.e, "terms", {}):
+        out.add(Expr({term: 1}).key())
+    return out
+
+
+class _KernelWriter:
+    def __init__(self, prog: _Program, k: Kernel) -> None:
+        self.prog = prog
+        self.k = k
+        exprs = self._all_exprs()
+        outer_names = [f"o{i}" for i in range(len(k.outer))]
+        inner_names = [f"r{i}" for i in range(len(k.inner))]
+        if k.kind in ("scan", "scatter"):
+            # Loop order matters semantically for a scan; a scatter's target is dynamic.
+            self.outer, self.onames, m1 = list(k.outer), outer_names, {}
+            self.inner, self.inames, m2 = list(k.inner), inner_names, {}
+        else:
+            self.outer, self.onames, m1 = _coalesce(list(k.outer), outer_names, exprs)
+            self.inner, self.inames, m2 = _coalesce(list(k.inner), inner_names, exprs)
+        self.mapping = {**m1, **m2}
+        # Scatter-add runs in parallel with atomic adds unless determinism is asked for
+        # (the order of float additions would then depend on thread timing).
+        self.atomic = (
+            k.kind == "scatter"
+            and not prog.deterministic
+            and all(s.mode == "add" for s in k.stores)
+            and all(prog.buf(s.buffer).dtype in ATOMIC_DTYPES for s in k.stores)
+            and self.work() >= PARALLEL_MIN
+        )
+
+    def _all_exprs(self) -> list[Expr]:
+        out = []
+        for v in self.k.values:
+            if v.op == "load":
+                out.append(v.attr[1])
+            elif v.op in ("inrange", "rand"):
+                out.append(v.attr[0])
+            elif v.op == "index":
+                out.append(v.attr)
+        out += [s.index for s in self.k.stores]
+        return out
+
+    def expr(self, e: Expr) -> str:
+        if self.mapping:
+            e = e.substitute(self.mapping)
+        return e.c()
+
+    # -- values --------------------------------------------------------------------------------
+    def value_code(self, v: KVal) -> str:
+        t = compute_type(v.dtype)
+        vals = self.k.values
+        a = [self.value_ref(x) for x in v.args]
+        if v.op == "load":
+            bid, idx = v.attr
+            text = f"b{bid}[{self.expr(idx)}]"
+            rhs = f"(float){text}" if v.dtype is dt.float16 else text
+        elif v.op == "scalar":
+            slot = v.attr
+            src = "fa" if v.dtype.is_floating_point else "ia"
+            rhs = f"({t}){src}[{slot}]"
+            if v.dtype is dt.float16:
+                rhs = f"lt::round_half((float){src}[{slot}])"
+        elif v.op == "const":
+            rhs = const_literal(v.attr, v.dtype)
+        elif v.op == "index":
+            rhs = f"(int64_t)({self.expr(v.attr)})"
+        elif v.op == "inrange":
+            e, lo, hi = v.attr
+            c = self.expr(e)
+            rhs = f"({c} >= {lo} && {c} <= {hi})"
+        elif v.op == "select":
+            rhs = f"({a[0]} ? {a[1]} : {a[2]})"
+        elif v.op == "prim":
+            name, params = v.attr[0], dict(v.attr[1])
+            origin = v.attr[2] if len(v.attr) > 2 else -1
+            rhs = lower(name, a, [vals[x].dtype for x in v.args], v.dtype, params, origin)
+        elif v.op == "acc":
+            return ""  # an accumulator: referenced by name
+        elif v.op == "rand":
+            lin, dist = v.attr
+            counter = f"(uint64_t){a[1]} + (uint64_t)({self.expr(lin)})"
+            seed = f"(uint64_t){a[0]}"
+            if dist == "normal":
+                n = f"lt::rand_normal({counter}, {seed})"
+                rhs = f"(float)(lt::half)({n})" if v.dtype is dt.float16 else f"({t})({n})"
+            else:
+                fn = {
+                    dt.float32: "rand_uniform_f32",
+                    dt.float64: "rand_uniform_f64",
+                    dt.float16: "rand_uniform_f16",
+                }[v.dtype]
+                rhs = f"lt::{fn}({counter}, {seed})"
+        elif v.op == "check":
+            size, origin, axis = v.attr
+            rhs = f"lt::checked_index((int64_t){a[0]}, {size}, {origin}, {axis}, err)"
+        else:
+            raise LoweringMissing(f"kernel value {v.op}")
+        return f"const {t} v{v.id} = {rhs};"
+
+    def value_ref(self, vid: int) -> str:
+        v = self.k.values[vid]
+        if v.op == "acc":
+            return f"a{v.attr}"
+        return f"v{vid}"
+
+    def closure(self, roots: list[int], want_inner: bool) -> list[int]:
+        """Values of one level (inner or outer) that `roots` depend on, in order.
+
+        The walk goes through values of both levels (an inner value may use an outer one)
+        and stops at accumulators, which are computed by their own pass.
+        """
+        seen: set[int] = set()
+        need: list[int] = []
+        stack = list(roots)
+        vals = self.k.values
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            v = vals[x]
+            if v.op == "acc":
+                continue
+            if v.inner == want_inner:
+                need.append(x)
+            stack.extend(v.args)
+            stack.extend(self._dyn_refs(v))
+        return sorted(need)
+
+    def _dyn_refs(self, v: KVal) -> list[int]:
+        e = None
+        if v.op == "load":
+            e = v.attr[1]
+        elif v.op in ("inrange", "rand"):
+            e = v.attr[0]
+        elif v.op == "index":
+            e = v.attr
+        if e is None:
+            return []
+        return [int(n[1:]) for n in e.vars() if n.startswith("v")]
+
+    def emit_values(self, ids: list[int], out: list[str], depth: int) -> None:
+        for x in ids:
+            code = self.value_code(self.k.values[x])
+            if code:
+                out.append(INDENT * depth + code)
+
+    def store_code(self, s: Any) -> str:
+        b = self.prog.buf(s.buffer)
+        val = self.value_ref(s.value)
+        target = f"b{s.buffer}[{self.expr(s.index)}]"
+        cast = f"({storage_type(b.dtype)})"
+        if s.mode == "add":
+            if self.atomic:
+                return f"#pragma omp atomic\n{INDENT * 3}{target} += {val};"
+            if b.dtype is dt.bool_:
+                return f"{target} = {target} || {val};"
+            if b.dtype is dt.float16:
+                return f"{target} = (lt::half)lt::round_half((float){target} + {val});"
+            return f"{target} = {cast}({target} + {val});"
+        if s.mode == "mul":  # scatter with reduce="multiply": serial (no atomic multiply)
+            if b.dtype is dt.bool_:
+                return f"{target} = {target} && {val};"
+            if b.dtype is dt.float16:
+                return f"{target} = (lt::half)lt::round_half((float){target} * {val});"
+            return f"{target} = {cast}({target} * {val});"
+        return f"{target} = {cast}({val});"
+
+    def store_deps(self, s: Any) -> list[int]:
+        refs = [s.value] + [int(n[1:]) for n in s.index.vars() if n.startswith("v")]
+        return refs
+
+    # -- loops ---------------------------------------------------------------------------------
+    def loop_open(
+        self, names: list[str], sizes: list[int], depth: int, out: list[str], simd_last: bool
+    ) -> int:
+        for i, (n, size) in enumerate(zip(names, sizes)):
+            if simd_last and i == len(names) - 1:
+                out.append(INDENT * depth + "#pragma omp simd")
+            out.append(INDENT * depth + f"for (int64_t {n} = 0; {n} < {size}; ++{n}) {{")
+            depth += 1
+        return depth
+
+    def loop_close(self, count: int, depth: int, out: list[str]) -> int:
+        for _ in range(count):
+            depth -= 1
+            out.append(INDENT * depth + "}")
+        return depth
+
+    def work(self) -> int:
+        n = 1
+        for d in (*self.k.outer, *self.k.inner):
+            n *= d
+        return n
+
+    def parallel_pragma(self, depth: int, out: list[str], sizes: list[int]) -> int:
+        """Emit `omp parallel for` over the leading loops; returns how many it collapses."""
+        if (
+            (self.k.kind == "scatter" and not self.atomic)
+            or self.work() < PARALLEL_MIN
+            or not sizes
+        ):
+            return 0
+        collapse, prod = 0, 1
+        for d in sizes:
+            collapse += 1
+            prod *= d
+            if prod >= 64:
+                break
+        clause = f" collapse({collapse})" if collapse > 1 else ""
+        out.append(INDENT * depth + f"#pragma omp parallel for schedule(static){clause}")
+        return collapse
+
+    def body(self) -> list[str]:
+        k = self.k
+        out: list[str] = []
+        if not k.inner and k.kind != "scan":
+            self.pointwise(out)
+            return out
+        outer_n = 1
+        for d in self.outer:
+            outer_n *= d
+        inner_n = 1
+        for d in self.inner:
+            inner_n *= d
+        split = (
+            k.kind == "reduction"
+            and outer_n < 64
+            and inner_n >= 4 * SPLIT_BLOCK
+            and len(self.inner) == 1
+        )
+        depth = 1
+        if not split:
+            self.parallel_pragma(depth, out, self.outer)
+        depth = self.loop_open(self.onames, self.outer, depth, out, simd_last=False)
+        self.row(out, depth, split)
+        self.loop_close(len(self.outer), depth, out)
+        return out
+
+    def pointwise(self, out: list[str]) -> None:
+        k = self.k
+        depth = 1
+        simd = k.kind != "scatter"
+        collapsed = self.parallel_pragma(depth, out, self.outer)
+        if simd and collapsed and collapsed == len(self.outer):
+            # the innermost loop is one of the parallel ones: one combined construct
+            out[-1] = out[-1].replace("parallel for", "parallel for simd")
+            simd = False
+        depth = self.loop_open(self.onames, self.outer, depth, out, simd_last=simd)
+        roots = [r for s in k.stores for r in self.store_deps(s)]
+        self.emit_values(self.closure(roots, False), out, depth)
+        for s in k.stores:
+            out.append(INDENT * depth + self.store_code(s))
+        self.loop_close(len(self.outer), depth, out)
+
+    # -- one outer point of a kernel with inner passes ----------------------------------------------
+    def row(self, out: list[str], depth: int, split: bool) -> None:
+        k = self.k
+        done_outer: set[int] = set()
+
+        def emit_outer(roots: list[int], ready: int) -> None:
+            ids = [
+                x
+                for x in self.closure(roots, False)
+                if x not in done_outer and self.ready(x, ready)
+            ]
+            self.emit_values(ids, out, depth)
+            done_outer.update(ids)
+
+        for p in range(1, k.npasses + 1):
+            reds = [r for r in k.reductions if r.pass_no == p]
+            stores = [s for s in k.stores if s.inner and s.pass_no == p]
+            roots = [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+            emit_outer(roots, p - 1)
+            # Each pass is its own block; its accumulators' final values stay visible.
+            for r in reds:
+                out.append(INDENT * depth + f"{compute_type(r.dtype)} a{r.id};")
+            out.append(INDENT * depth + f"{{  // pass {p}")
+            if k.kind == "scan":
+                self.scan_pass(out, depth + 1, reds, stores)
+            elif split:
+                self.split_pass(out, depth + 1, reds, stores)
+            else:
+                self.lane_pass(out, depth + 1, reds, stores)
+            out.append(INDENT * depth + "}")
+            for s in k.stores:
+                if not s.inner and s.pass_no == p:
+                    emit_outer(self.store_deps(s), p)
+                    out.append(INDENT * depth + self.store_code(s))
+        for s in k.stores:
+            if not s.inner and s.pass_no == 0:
+                emit_outer(self.store_deps(s), 0)
+                out.append(INDENT * depth + self.store_code(s))
+
+    def ready(self, vid: int, after_pass: int) -> bool:
+        """Whether an outer value's reductions have all been computed by `after_pass`."""
+        stack, seen = [vid], set()
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            v = self.k.values[x]
+            if v.op == "acc" and self.k.reductions[v.attr].pass_no > after_pass:
+                return False
+            stack.extend(v.args)
+        return True
+
+    def inner_body(self, roots: list[int], out: list[str], depth: int) -> None:
+        self.emit_values(self.closure(roots, True), out, depth)
+
+    def lane_pass(self, out: list[str], depth: int, reds: list[Reduce], stores: list[Any]) -> None:
+        roots = [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+        for r in reds:
+            self.declare_lanes(r, out, depth)
+        lead_names, last = self.inames[:-1], self.inames[-1] if self.inames else None
+        d = self.loop_open(lead_names, self.inner[:-1], depth, out, simd_last=False)
+        if last is None:  # reductions over nothing: one element
+            out.append(INDENT * d + "{ const int lane = 0;")
+            self.inner_body(roots, out, d + 1)
+            self.accumulate(reds, out, d + 1, "0")
+            for s in stores:
+                out.append(INDENT * (d + 1) + self.store_code(s))
+            out.append(INDENT * d + "}")
+        else:
+            n = self.inner[-1]
+            if reds:
+                self.lane_loop(out, d, last, "0", str(n), roots, reds, stores)
+            else:
+                out.append(INDENT * d + "#pragma omp simd")
+                out.append(INDENT * d + f"for (int64_t {last} = 0; {last} < {n}; ++{last}) {{")
+                self.inner_body(roots, out, d + 1)
+                for s in stores:
+                    out.append(INDENT * (d + 1) + self.store_code(s))
+                out.append(INDENT * d + "}")
+        self.loop_close(len(lead_names), d, out)
+        for r in reds:
+            self.combine_lanes(r, out, depth)
+
+    def lane_loop(
+        self,
+        out: list[str],
+        d: int,
+        last: str,
+        start: str,
+        end: str,
+        roots: list[int],
+        reds: list[Reduce],
+        stores: list[Any],
+    ) -> None:
+        """``last`` from ``start`` to ``end``: LANES-wide simd blocks, then a scalar tail.
+
+        Each lane keeps its own accumulator, so the simd block has no loop-carried
+        dependence and the lane order (hence the result) does not depend on threads.
+        """
+        out.append(INDENT * d + f"int64_t {last}_base = {start};")
+        out.append(
+            INDENT * d + f"for (; {last}_base + {LANES} <= {end}; {last}_base += {LANES}) {{"
+        )
+        out.append(INDENT * (d + 1) + "#pragma omp simd")
+        out.append(INDENT * (d + 1) + f"for (int lane = 0; lane < {LANES}; ++lane) {{")
+        out.append(INDENT * (d + 2) + f"const int64_t {last} = {last}_base + lane;")
+        self.inner_body(roots, out, d + 2)
+        self.accumulate(reds, out, d + 2, last)
+        for s in stores:
+            out.append(INDENT * (d + 2) + self.store_code(s))
+        out.append(INDENT * (d + 1) + "}")
+        out.append(INDENT * d + "}")
+        out.append(INDENT * d + f"for (int64_t {last} = {last}_base; {last} < {end}; ++{last}) {{")
+        out.append(INDENT * (d + 1) + "const int lane = 0;")
+        self.inner_body(roots, out, d + 1)
+        self.accumulate(reds, out, d + 1, last)
+        for s in stores:
+            out.append(INDENT * (d + 1) + self.store_code(s))
+        out.append(INDENT * d + "}")
+
+    # reductions
+    def acc_type(self, r: Reduce) -> str:
+        src = self.k.values[r.value].dtype
+        if r.kind in ("sum", "prod", "cumsum") and src is dt.float16:
+            return "float"
+        return compute_type(src)
+
+    def init(self, r: Reduce) -> str:
+        src = self.k.values[r.value].dtype
+        if r.kind in ("sum", "cumsum"):
+            return "0"
+        if r.kind == "prod":
+            return "1"
+        is_max = r.kind in ("max", "argmax")
+        if src is dt.bool_:
+            return "false" if is_max else "true"
+        if src.is_floating_point:
+            inf = "__builtin_inff()" if src is not dt.float64 else "__builtin_inf()"
+            return f"(-{inf})" if is_max else inf
+        bits = src.itemsize * 8
+        if src.is_signed:
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        else:
+            lo, hi = 0, (1 << bits) - 1
+        return (
+            f"(({compute_type(src)}){lo if is_max else hi}LL)"
+            if bits < 64
+            else ("INT64_MIN" if is_max else "INT64_MAX")
+        )
+
+    def declare_lanes(self, r: Reduce, out: list[str], depth: int) -> None:
+        t = self.acc_type(r)
+        out.append(INDENT * depth + f"{t} a{r.id}_l[{LANES}];")
+        if r.kind in ("argmax", "argmin"):
+            out.append(INDENT * depth + f"int64_t a{r.id}_i[{LANES}];")
+        out.append(
+            INDENT * depth + f"for (int l = 0; l < {LANES}; ++l) a{r.id}_l[l] = {self.init(r)};"
+        )
+        if r.kind in ("argmax", "argmin"):
+            out.append(INDENT * depth + f"for (int l = 0; l < {LANES}; ++l) a{r.id}_i[l] = l;")
+
+    def combine_expr(self, r: Reduce, acc: str, v: str) -> str:
+        src = self.k.values[r.value].dtype
+        if r.kind in ("sum", "cumsum"):
+            return f"{acc} || {v}" if src is dt.bool_ else f"{acc} + {v}"
+        if r.kind == "prod":
+            return f"{acc} && {v}" if src is dt.bool_ else f"{acc} * {v}"
+        if r.kind in ("max", "min"):
+            op = ">" if r.kind == "max" else "<"
+            if src.is_floating_point:
+                return f"(({v}) != ({v}) || {v} {op} {acc}) ? {v} : {acc}"
+            return f"({v} {op} {acc}) ? {v} : {acc}"
+        raise AssertionError(r.kind)
+
+    def accumulate(self, reds: list[Reduce], out: list[str], depth: int, index: str) -> None:
+        for r in reds:
+            v = self.value_ref(r.value)
+            a = f"a{r.id}_l[lane]"
+            if r.kind in ("argmax", "argmin"):
+                fn = "better_max" if r.kind == "argmax" else "better_min"
+                pos = self.arg_position(index)
+                out.append(
+                    INDENT * depth
+                    + f"if (lt::{fn}({v}, {pos}, {a}, a{r.id}_i[lane])) {{ {a} = {v}; a{r.id}_i[lane] = {pos}; }}"
+                )
+            else:
+                out.append(INDENT * depth + f"{a} = {self.combine_expr(r, a, v)};")
+
+    def arg_position(self, index: str) -> str:
+        # argmax/argmin reduce one axis: the position is the inner loop variable itself.
+        return index
+
+    def combine_lanes(self, r: Reduce, out: list[str], depth: int) -> None:
+        t = self.acc_type(r)
+        if r.kind in ("argmax", "argmin"):
+            fn = "better_max" if r.kind == "argmax" else "better_min"
+            n = self.inner[-1] if self.inner else 1
+            out.append(INDENT * depth + f"{t} a{r.id}_v = a{r.id}_l[0]; a{r.id} = a{r.id}_i[0];")
+            out.append(
+                INDENT
+                * depth
+                + f"for (int l = 1; l < {LANES} && l < {n}; ++l) if (lt::{fn}(a{r.id}_l[l], a{r.id}_i[l], "
+                f"a{r.id}_v, a{r.id})) {{ a{r.id}_v = a{r.id}_l[l]; a{r.id} = a{r.id}_i[l]; }}"
+            )
+            return
+        out.append(INDENT * depth + f"{t} a{r.id}_t = a{r.id}_l[0];")
+        out.append(
+            INDENT * depth
+            + f"for (int l = 1; l < {LANES}; ++l) a{r.id}_t = {self.combine_expr(r, f'a{r.id}_t', f'a{r.id}_l[l]')};"
+        )
+        out.append(INDENT * depth + f"a{r.id} = {self._finish_acc(r, f'a{r.id}_t')};")
+
+    def _finish_acc(self, r: Reduce, name: str) -> str:
+        if r.dtype is dt.float16:
+            return f"lt::round_half({name})"
+        return f"({compute_type(r.dtype)}){name}"
+
+    def split_pass(self, out: list[str], depth: int, reds: list[Reduce], stores: list[Any]) -> None:
+        """One huge row: fixed blocks reduced in parallel, combined in block order."""
+        roots = [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+        last = self.inames[0]
+        n = self.inner[0]
+        nb = -(-n // SPLIT_BLOCK)
+        for r in reds:
+            t = self.acc_type(r)
+            out.append(INDENT * depth + f"{t}* a{r.id}_part = new {t}[{nb}];")
+            if r.kind in ("argmax", "argmin"):
+                out.append(INDENT * depth + f"int64_t* a{r.id}_ipart = new int64_t[{nb}];")
+        out.append(INDENT * depth + "#pragma omp parallel for schedule(static)")
+        out.append(INDENT * depth + f"for (int64_t blk = 0; blk < {nb}; ++blk) {{")
+        d = depth + 1
+        for r in reds:
+            self.declare_lanes(r, out, d)
+            if r.kind in ("argmax", "argmin"):
+                out.append(
+                    INDENT * d
+                    + f"for (int l = 0; l < {LANES}; ++l) a{r.id}_i[l] = blk * {SPLIT_BLOCK} + l;"
+                )
+        out.append(INDENT * d + f"const int64_t lo = blk * {SPLIT_BLOCK};")
+        out.append(
+            INDENT * d + f"const int64_t hi = lo + {SPLIT_BLOCK} < {n} ? lo + {SPLIT_BLOCK} : {n};"
+        )
+        self.lane_loop(out, d, last, "lo", "hi", roots, reds, stores)
+        for r in reds:
+            if r.kind in ("argmax", "argmin"):
+                fn = "better_max" if r.kind == "argmax" else "better_min"
+                out.append(
+                    INDENT
+                    * d
+                    + f"{{ auto bv = a{r.id}_l[0]; int64_t bi = a{r.id}_i[0]; for (int l = 1; l < {LANES}; ++l) "
+                    f"if (lt::{fn}(a{r.id}_l[l], a{r.id}_i[l], bv, bi)) {{ bv = a{r.id}_l[l]; bi = a{r.id}_i[l]; }} "
+                    f"a{r.id}_part[blk] = bv; a{r.id}_ipart[blk] = bi; }}"
+                )
+            else:
+                out.append(
+                    INDENT * d
+                    + f"{{ auto t = a{r.id}_l[0]; for (int l = 1; l < {LANES}; ++l) t = {self.combine_expr(r, 't', f'a{r.id}_l[l]')}; a{r.id}_part[blk] = t; }}"
+                )
+        out.append(INDENT * depth + "}")
+        for r in reds:
+            t = self.acc_type(r)
+            if r.kind in ("argmax", "argmin"):
+                fn = "better_max" if r.kind == "argmax" else "better_min"
+                out.append(
+                    INDENT * depth + f"{t} a{r.id}_v = a{r.id}_part[0]; a{r.id} = a{r.id}_ipart[0];"
+                )
+                out.append(
+                    INDENT
+                    * depth
+                    + f"for (int64_t b = 1; b < {nb}; ++b) if (lt::{fn}(a{r.id}_part[b], a{r.id}_ipart[b], a{r.id}_v, a{r.id})) "
+                    f"{{ a{r.id}_v = a{r.id}_part[b]; a{r.id} = a{r.id}_ipart[b]; }}"
+                )
+                out.append(INDENT * depth + f"delete[] a{r.id}_ipart;")
+            else:
+                out.append(INDENT * depth + f"{t} a{r.id}_t = a{r.id}_part[0];")
+                out.append(
+                    INDENT * depth
+                    + f"for (int64_t b = 1; b < {nb}; ++b) a{r.id}_t = {self.combine_expr(r, f'a{r.id}_t', f'a{r.id}_part[b]')};"
+                )
+                out.append(INDENT * depth + f"a{r.id} = {self._finish_acc(r, f'a{r.id}_t')};")
+            out.append(INDENT * depth + f"delete[] a{r.id}_part;")
+
+    def scan_pass(self, out: list[str], depth: int, reds: list[Reduce], stores: list[Any]) -> None:
+        roots = [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+        for r in reds:
+            out.append(INDENT * depth + f"{self.acc_type(r)} a{r.id}_run = 0;")
+        d = self.loop_open(self.inames, self.inner, depth, out, simd_last=False)
+        ids = [x for x in self.closure(roots, True)]
+        for x in ids:
+            code = self.value_code(self.k.values[x])
+            if code:
+                out.append(INDENT * d + code)
+        for r in reds:
+            v = self.value_ref(r.value)
+            out.append(INDENT * d + f"a{r.id}_run = {self.combine_expr(r, f'a{r.id}_run', v)};")
+            out.append(INDENT * d + f"a{r.id} = {self._finish_acc(r, f'a{r.id}_run')};")
+        for s in stores:
+            out.append(INDENT * d + self.store_code(s))
+        self.loop_close(len(self.inames), d, out)
+
+
+# -- externs ------------------------------------------------------------------------------------
+def _extern_body(prog: _Program, e: Extern) -> list[str]:
+    if e.kind == "matmul":
+        return _matmul(prog, e)
+    if e.kind == "argsort":
+        src = prog.buf(e.inputs[0])
+        axis = e.attrs["axis"]
+        shape = src.shape
+        pre = 1
+        for d in shape[:axis]:
+            pre *= d
+        post = 1
+        for d in shape[axis + 1 :]:
+            post *= d
+        desc = "true" if e.attrs["descending"] else "false"
+        return [
+            f"{INDENT}lt::argsort_rows(b{src.id}, b{e.output}, {pre}, {shape[axis]}, {post}, {desc});"
+        ]
+    raise LoweringMissing(f"extern {e.kind}")
+
+
+def _matmul(prog: _Program, e: Extern) -> list[str]:
+    a, b = e.inputs
+    out = prog.buf(e.output)
+    batch = out.shape[:-2]
+    m, n = out.shape[-2:]
+    k = a.shape[-1]
+    lines: list[str] = []
+    if m == 0 or n == 0:
+        return [f"{INDENT}(void)b{out.id};"]
+    nbatch = 1
+    for d in batch:
+        nbatch *= d
+    ct = storage_type(out.dtype)
+    if k == 0:
+        return [f"{INDENT}for (int64_t i = 0; i < {nbatch * m * n}; ++i) b{out.id}[i] = ({ct})0;"]
+    # Offsets of each batch for the operands (strided batch dims), and the output's.
+    bvars = [f"n{i}" for i in range(len(batch))]
+    lines.append(f"{INDENT}for (int64_t bi = 0; bi < {nbatch}; ++bi) {{")
+    rest = "bi"
+    for i in range(len(batch) - 1, -1, -1):
+        lines.append(f"{INDENT * 2}const int64_t {bvars[i]} = {rest} % {batch[i]};")
+        rest = f"({rest} / {batch[i]})"
+
+    def offset(v: StridedView) -> str:
+        terms = [str(v.offset)] + [f"{bvars[i]}*{v.strides[i]}" for i in range(len(batch))]
+        return " + ".join(terms)
+
+    lines.append(f"{INDENT * 2}const {ct}* A = b{a.buffer} + {offset(a)};")
+    lines.append(f"{INDENT * 2}const {ct}* B = b{b.buffer} + {offset(b)};")
+    lines.append(f"{INDENT * 2}{ct}* C = b{out.id} + bi * {m * n};")
+    if out.dtype in (dt.float32, dt.float64):
+        ta, lda = _blas_operand(a.strides[-2], a.strides[-1], m, k)
+        tb, ldb = _blas_operand(b.strides[-2], b.strides[-1], k, n)
+        fn = "scipy_cblas_sgemm" if out.dtype is dt.float32 else "scipy_cblas_dgemm"
+        one = "1.0f" if out.dtype is dt.float32 else "1.0"
+        zero = "0.0f" if out.dtype is dt.float32 else "0.0"
+        lines.append(
+            f"{INDENT * 2}{fn}(kRowMajor, {ta}, {tb}, {m}, {n}, {k}, {one}, A, {lda}, B, {ldb}, {zero}, C, {n});"
+        )
+    else:
+        acc = compute_type(out.dtype) if out.dtype.is_floating_point else "int64_t"
+        lines += [
+            f"{INDENT * 2}for (int64_t i = 0; i < {m}; ++i)",
+            f"{INDENT * 3}for (int64_t j = 0; j < {n}; ++j) {{",
+            f"{INDENT * 4}{acc} s = 0;",
+            f"{INDENT * 4}for (int64_t p = 0; p < {k}; ++p) s += ({acc})A[i*{a.strides[-2]} + p*{a.strides[-1]}] * ({acc})B[p*{b.strides[-2]} + j*{b.strides[-1]}];",
+            f"{INDENT * 4}C[i*{n} + j] = ({ct})s;",
+            f"{INDENT * 3}}}",
+        ]
+    lines.append(f"{INDENT}}}")
+    return lines
+
+
+def _blas_operand(s_rows: int, s_cols: int, rows: int, cols: int) -> tuple[str, int]:
+    """(transpose flag, leading dimension) for a row-major BLAS operand with these strides."""
+    if (s_cols == 1 or cols == 1) and (s_rows >= max(cols, 1) or rows == 1):
+        return "kNoTrans", max(s_rows, cols, 1)
+    return "kTrans", max(s_cols, rows, 1)

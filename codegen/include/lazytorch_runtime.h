@@ -1,0 +1,203 @@
+// lazytorch_runtime.h: what generated kernels call besides plain C++ arithmetic.
+//
+// Everything here is header-only and inline so g++ can vectorize the loops that use it:
+// index helpers, Python-semantics integer/float division, NaN-propagating min/max,
+// integer powers with torch's rules, error reporting from inside kernels, and the
+// Philox4x32-10 random generator (the same function as lazytorch/ir/philox.py).
+// No -ffast-math anywhere: NaN and Inf behave exactly as in the reference interpreter.
+#pragma once
+#include <cstdint>
+
+#include "lazytorch_math.h"
+
+namespace lt {
+
+using half = _Float16;
+
+// -- index arithmetic ---------------------------------------------------------------------
+static inline int64_t clamp_index(int64_t i, int64_t lo, int64_t hi) {
+    return i < lo ? lo : (i > hi ? hi : i);
+}
+static inline int64_t floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t floormod(int64_t a, int64_t b) {
+    int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+// -- errors raised by a kernel --------------------------------------------------------------
+// err[0] = 1 + the program instruction that failed (the first failure wins), err[1] = kind,
+// err[2..4] = details. The runtime turns it into the Python exception, naming the line.
+enum ErrorKind : int64_t { kIndexOutOfRange = 1, kZeroDivision = 2 };
+
+static inline void report(int64_t* err, int64_t instr, int64_t kind, int64_t a, int64_t b, int64_t c) {
+    int64_t expected = 0;
+    if (__atomic_compare_exchange_n(&err[0], &expected, instr + 1, false, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST)) {
+        err[1] = kind;
+        err[2] = a;
+        err[3] = b;
+        err[4] = c;
+    }
+}
+
+// An index read from data: out of [0, size) reports (once) and reads element 0 instead.
+static inline int64_t checked_index(int64_t i, int64_t size, int64_t instr, int64_t axis, int64_t* err) {
+    if (__builtin_expect(i < 0 || i >= size, 0)) {
+        report(err, instr, kIndexOutOfRange, i, size, axis);
+        return 0;
+    }
+    return i;
+}
+
+// -- arithmetic with torch/NumPy semantics ---------------------------------------------------
+template <class T>
+static inline T maximum(T a, T b) {
+    if constexpr (sizeof(T) >= 4 && (T)0.5 != 0) {  // floating point: NaN wins
+        return (a != a || a > b) ? a : (b != b ? b : (a == b ? a : b));
+    } else {
+        return a > b ? a : b;
+    }
+}
+template <class T>
+static inline T minimum(T a, T b) {
+    if constexpr (sizeof(T) >= 4 && (T)0.5 != 0) {
+        return (a != a || a < b) ? a : (b != b ? b : (a == b ? a : b));
+    } else {
+        return a < b ? a : b;
+    }
+}
+
+// Integer division: floor semantics (Python's //, %), a zero divisor reports an error.
+template <class T>
+static inline T ifloordiv(T a, T b, int64_t instr, int64_t* err) {
+    if (__builtin_expect(b == 0, 0)) {
+        report(err, instr, kZeroDivision, 0, 0, 0);
+        return 0;
+    }
+    T q = (T)(a / b);
+    return (T)((a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q);
+}
+template <class T>
+static inline T iremainder(T a, T b, int64_t instr, int64_t* err) {
+    if (__builtin_expect(b == 0, 0)) {
+        report(err, instr, kZeroDivision, 0, 0, 0);
+        return 0;
+    }
+    T r = (T)(a % b);
+    return (T)((r != 0 && ((r < 0) != (b < 0))) ? r + b : r);
+}
+template <class T>
+static inline T ifmod(T a, T b, int64_t instr, int64_t* err) {
+    if (__builtin_expect(b == 0, 0)) {
+        report(err, instr, kZeroDivision, 0, 0, 0);
+        return 0;
+    }
+    return (T)(a % b);
+}
+
+// Float floor division and remainder, as NumPy computes them (npy_divmod).
+template <class T>
+static inline T ffloordiv(T a, T b) {
+    if (b == 0) return a / b;
+    T mod = (T)__builtin_fmod((double)a, (double)b);
+    T div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+    if (div == 0) return __builtin_copysign((T)0, a / b);
+    T fl = (T)__builtin_floor((double)div);
+    if (div - fl > (T)0.5) fl += 1;
+    return fl;
+}
+template <class T>
+static inline T fremainder(T a, T b) {
+    if (b == 0) return (T)__builtin_fmod((double)a, (double)b);
+    T mod = (T)__builtin_fmod((double)a, (double)b);
+    if (mod != 0) {
+        if ((b < 0) != (mod < 0)) mod += b;
+    } else {
+        mod = __builtin_copysign((T)0, b);
+    }
+    return mod;
+}
+
+// Integer power with torch's rules for negative exponents: 1 stays 1, -1 alternates, the
+// rest truncates to 0. Computed in unsigned arithmetic so overflow wraps like NumPy's.
+template <class T>
+static inline T ipow(T a, T b) {
+    if (b < 0) {
+        if (a == 1) return 1;
+        if (a == -1) return (b & 1) ? (T)-1 : (T)1;
+        return 0;
+    }
+    uint64_t base = (uint64_t)(int64_t)a, e = (uint64_t)(int64_t)b, r = 1;
+    while (e) {
+        if (e & 1) r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return (T)(int64_t)r;
+}
+
+template <class T>
+static inline T iabs(T a) {
+    return a < 0 ? (T)-a : a;
+}
+
+// float16 math runs in float and is rounded to half after every primitive (as the
+// reference interpreter and torch's CPU kernels do).
+static inline float round_half(float x) { return (float)(half)x; }
+
+// -- Philox4x32-10 (see lazytorch/ir/philox.py) --------------------------------------------
+struct Philox4 {
+    uint32_t c0, c1, c2, c3;
+};
+static inline Philox4 philox(uint64_t counter, uint64_t seed) {
+    uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int i = 0; i < 10; ++i) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c1 = (uint32_t)p1;
+        c3 = (uint32_t)p0;
+        c0 = n0;
+        c2 = n2;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    return {c0, c1, c2, c3};
+}
+static inline float rand_uniform_f32(uint64_t counter, uint64_t seed) {
+    return (float)(philox(counter, seed).c0 >> 8) * 0x1p-24f;
+}
+static inline double rand_uniform_f64(uint64_t counter, uint64_t seed) {
+    Philox4 r = philox(counter, seed);
+    uint64_t bits = ((uint64_t)r.c0 << 21) ^ ((uint64_t)r.c1 >> 11);
+    return (double)bits * 0x1p-53;
+}
+static inline float rand_uniform_f16(uint64_t counter, uint64_t seed) {
+    return (float)(philox(counter, seed).c0 >> 21) * 0x1p-11f;
+}
+static inline double rand_normal(uint64_t counter, uint64_t seed) {
+    Philox4 r = philox(counter, seed);
+    double u1 = ((double)(r.c0 >> 8) + 1.0) * 0x1p-24;
+    double u2 = (double)(r.c1 >> 8) * 0x1p-24;
+    return __builtin_sqrt(-2.0 * __builtin_log(u1)) * __builtin_cos(2.0 * 3.141592653589793 * u2);
+}
+
+// -- argmax / argmin: first index wins ties, the first NaN wins over numbers -------------------
+template <class T>
+static inline bool better_max(T v, int64_t i, T best, int64_t bi) {
+    if (best != best) return v != v && i < bi;
+    if (v != v) return true;
+    return v > best || (v == best && i < bi);
+}
+template <class T>
+static inline bool better_min(T v, int64_t i, T best, int64_t bi) {
+    if (best != best) return v != v && i < bi;
+    if (v != v) return true;
+    return v < best || (v == best && i < bi);
+}
+
+}  // namespace lt

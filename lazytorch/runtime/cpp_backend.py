@@ -1,0 +1,239 @@
+"""The ``cpp`` backend: schedule, generate C++, compile, cache on disk, run via lazytorch._C.
+
+A compiled program is stored in the disk cache (`lazytorch.runtime.disk_cache`) under a
+key hashing the canonical program text, the toolchain fingerprint (compiler version,
+flags, CPU features, runtime headers), the lazytorch version and the options (determinism).
+Next to the shared object the entry keeps the generated source and a *manifest* — how to
+call the program (parameters, scalar slots, output shapes, arena size) — so a new process
+loads it without scheduling or generating anything. ``LAZYTORCH_DISK_CACHE=0`` turns the
+disk cache off (programs then compile into a temporary directory).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from lazytorch import __version__, metrics
+from lazytorch.ir.program import Program
+from lazytorch.runtime.backends import ProgramError
+
+__all__ = ["CppBackend", "CppExecutable", "manifest_of"]
+
+log = logging.getLogger("lazytorch.compile")  # LAZYTORCH_LOG=compile
+
+
+def manifest_of(sched: Any) -> dict[str, Any]:
+    """How to call a compiled schedule: everything CppExecutable needs, as JSON data."""
+    unique: list[int] = []
+    for b in sched.outputs:
+        if b not in unique:
+            unique.append(b)
+    return {
+        "params": [list(p) for p in sched.params],
+        "int_slots": [not d.is_floating_point for d in sched.scalar_dtypes],
+        "out_positions": [unique.index(b) for b in sched.outputs],
+        "out_specs": [[sched.buffers[b].dtype.name, list(sched.buffers[b].shape)] for b in unique],
+        "arena": sched.arena_bytes,
+        "kernels": len(sched.kernels),
+    }
+
+
+class CppExecutable:
+    """A loaded program and what is needed to call it."""
+
+    def __init__(
+        self, program: Program, manifest: dict[str, Any], native: Any, source: str | None = None
+    ) -> None:
+        import numpy as np
+
+        self.program = program
+        self.manifest = manifest
+        self.source = source
+        self.native = native
+        params = manifest["params"]
+        self.buffer_params = [i for i, (kind, _) in enumerate(params) if kind == "buffer"]
+        self.scalar_params = [(i, ref) for i, (kind, ref) in enumerate(params) if kind == "scalar"]
+        self.int_slots = manifest["int_slots"]
+        self.out_positions = manifest["out_positions"]
+        self.out_specs = [(np.dtype(d), tuple(s)) for d, s in manifest["out_specs"]]
+        self.arena = manifest["arena"]
+        self.kernels = manifest["kernels"]
+
+    def run(self, inputs: list[Any]) -> list[Any]:
+        ins = [inputs[i] for i in self.buffer_params]
+        n = len(self.int_slots)
+        iargs = [0] * n
+        fargs = [0.0] * n
+        for i, slot in self.scalar_params:
+            if self.int_slots[slot]:
+                iargs[slot] = int(inputs[i])
+            else:
+                fargs[slot] = float(inputs[i])
+        outs, err = self.native.run(ins, iargs, fargs, self.out_specs, self.arena)
+        metrics.increment("kernels_launched", self.kernels)
+        if err is not None:
+            raise self._error(err)
+        return [outs[p] for p in self.out_positions]
+
+    def _error(self, err: tuple[int, ...]) -> ProgramError:
+        from lazytorch.ir.prims.other import IndexOutOfRangeError
+
+        origin = err[0] - 1
+        index = next((j for j, ins in enumerate(self.program.instrs) if ins.origin == origin), 0)
+        op = self.program.instrs[index].op.name
+        kind, a, b, c = err[1:]
+        if kind == 1:
+            exc: Exception = IndexOutOfRangeError(
+                f"{op}: index {a} is out of bounds for dimension {c} with size {b}"
+            )
+        else:
+            exc = RuntimeError(f"{op}: ZeroDivisionError (integer division by zero)")
+        return ProgramError(index, exc)
+
+
+def _has_empty_value(program: Program) -> bool:
+    """True if a value has no elements or a symbolic size (not compiled yet)."""
+
+    def empty(shape: Any) -> bool:
+        return any(not isinstance(d, int) or d == 0 for d in shape)
+
+    return any(empty(p.shape) for p in program.params) or any(
+        empty(ins.shape) for ins in program.instrs
+    )
+
+
+class CppBackend:
+    name = "cpp"
+
+    def __init__(self) -> None:
+        from lazytorch import _native
+        from lazytorch.codegen.compiler import CompilerMissing, toolchain
+
+        self.toolchain = toolchain()  # raises CompilerMissing with the fix
+        mod = _native.load(warn=False)
+        if mod is None:
+            raise CompilerMissing(
+                "the native extension lazytorch._C is not built; reinstall with a C++ "
+                "compiler available: pip install -e ."
+            )
+        self._C = mod
+        self._disk: Any = None
+        self._scratch: Path | None = None
+
+    @property
+    def disk(self) -> Any:
+        """The disk cache, or None when LAZYTORCH_DISK_CACHE=0."""
+        if os.environ.get("LAZYTORCH_DISK_CACHE", "1").strip() in ("0", "false", "no", "off"):
+            return None
+        from lazytorch.runtime.disk_cache import DiskCache, default_cache_dir
+
+        root = default_cache_dir().absolute()
+        if self._disk is None or self._disk.root != root:  # LAZYTORCH_CACHE_DIR may change
+            self._disk = DiskCache(root)  # CacheDirError names an unsafe directory and the fix
+        return self._disk
+
+    def key(self, program: Program, options: dict[str, Any]) -> str:
+        h = hashlib.sha256()
+        for part in (
+            f"lazytorch {__version__}",
+            self.toolchain.fingerprint,
+            f"deterministic={bool(options.get('deterministic'))}",
+            program.canonical_text(),
+        ):
+            h.update(part.encode())
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def compile(self, program: Program, options: dict[str, Any] | None = None) -> Any:
+        options = options or {}
+        if _has_empty_value(program):
+            # Some value has no elements: there is nothing to compute in a loop, and the
+            # results (empty arrays, reductions of nothing) are cheapest to get from the
+            # reference interpreter; compiling would spend a g++ run on zero work. Symbolic
+            # sizes also run there until the cpp backend takes sizes as arguments.
+            from lazytorch.runtime.backends import get_backend
+
+            return get_backend("interpreter").compile(program, options)
+        key = self.key(program, options)
+        disk = self.disk
+        if disk is None:
+            manifest, so, source = self._build(program, options)
+            path = self._scratch_file(key, so)
+            metrics.increment("cache_misses")
+            return CppExecutable(program, manifest, self._C.Program(str(path)), source)
+        entry = disk.lookup(key)
+        source = None
+        if entry is None:
+            with disk.lock(key):
+                entry = disk.lookup(key)  # another process may have compiled it meanwhile
+                if entry is None:
+                    metrics.increment("cache_misses")
+                    manifest, so, source = self._build(program, options)
+                    meta = {
+                        "manifest": manifest,
+                        "compiler": self.toolchain.version,
+                        "lazytorch": __version__,
+                    }
+                    try:
+                        entry = disk.store(
+                            key, {"program.so": so, "program.cpp": source.encode()}, meta
+                        )
+                    except OSError as e:
+                        warnings.warn(
+                            f"lazytorch: could not write the compile cache ({e}); continuing without it",
+                            RuntimeWarning,
+                            stacklevel=2,
+                        )
+                        path = self._scratch_file(key, so)
+                        return CppExecutable(program, manifest, self._C.Program(str(path)), source)
+                else:
+                    metrics.increment("cache_hits_disk")
+        else:
+            metrics.increment("cache_hits_disk")
+        if source is None:
+            log.debug("loaded from the disk cache: %s", entry.path)
+        native = self._C.Program(str(entry.file("program.so")))
+        return CppExecutable(program, entry.meta["manifest"], native, source)
+
+    def _build(
+        self, program: Program, options: dict[str, Any]
+    ) -> tuple[dict[str, Any], bytes, str]:
+        from lazytorch.codegen.compiler import compile_shared
+        from lazytorch.codegen.cpp import generate
+        from lazytorch.scheduler import schedule
+
+        t0 = time.perf_counter()
+        sched = schedule(program)
+        source = generate(sched, deterministic=bool(options.get("deterministic")))
+        t1 = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="lazytorch-so-") as tmp:
+            out = Path(tmp) / "program.so"
+            seconds = compile_shared(source, out)
+            so = out.read_bytes()
+        metrics.increment("compiles")
+        metrics.increment("compile_seconds", seconds)
+        metrics.timed("schedule+codegen", t1 - t0)
+        metrics.timed("compile", seconds)
+        manifest = manifest_of(sched)
+        log.debug(
+            "compiled %d kernels, %d extern calls: schedule+codegen %.3f s, g++ %.3f s",
+            manifest["kernels"],
+            len(sched.steps) - manifest["kernels"],
+            t1 - t0,
+            seconds,
+        )
+        return manifest, so, source
+
+    def _scratch_file(self, key: str, so: bytes) -> Path:
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="lazytorch-so-"))
+        path = self._scratch / f"{key}.so"
+        path.write_bytes(so)
+        return path

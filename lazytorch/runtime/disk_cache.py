@@ -1,0 +1,662 @@
+"""The on-disk cache of compiled programs, shared by processes and surviving crashes.
+
+Compiling a program to a C++ shared object takes seconds; this cache lets a new process
+load the result instead. Entries are shared objects that get loaded into the process, so
+the directory is treated as code: it must be private to the user, and nothing in it is
+trusted until its checksums match.
+
+Layout (``root`` is `default_cache_dir()` unless given)::
+
+    root/
+      v1/                   entries in format 1 (a new format gets a new tree)
+        ab/                 first two hex digits of the key (keeps directories small)
+          ab12…ef/          one entry: the stored files plus meta.json
+            program.so
+            meta.json       the caller's metadata plus {"files": {name: sha256},
+                            "created": unix time, "format": 1}
+        tmp/                entries being written, and entries being deleted
+      locks/
+        ab12…ef.lock        flock(2) target for `DiskCache.lock`
+
+Guarantees:
+
+* **Atomic entries.** `DiskCache.store` writes a complete entry (files fsynced, then
+  meta.json, then the directory) in a fresh directory under ``v1/tmp/`` and renames it into
+  place; deleting renames the entry into ``v1/tmp/`` before removing it. A reader therefore
+  sees a key's entry complete or not at all — also after a crash, which at worst leaves a
+  directory in ``v1/tmp/`` (removed by a later `DiskCache` once it is an hour old).
+* **First writer wins.** ``rename(2)`` of a directory onto a non-empty one fails, so when
+  several processes store the same key at once exactly one entry lands; the others discard
+  theirs and return the winner's (keys name the program, so the contents are equivalent).
+* **Verified loads.** `DiskCache.lookup` checks every file's SHA-256 against meta.json. A
+  corrupt, truncated or incomplete entry, an unreadable meta.json or another format version
+  is dropped with a `RuntimeWarning` naming the key and the reason; the caller recompiles.
+* **Per-key locks.** ``with cache.lock(key):`` excludes other processes (and threads) using
+  the same key, so concurrent workers compile a program once instead of each compiling it.
+* **Private directory.** A cache root owned by another user or writable by others is
+  refused with `CacheDirError` (anyone who can write there can plant code this process
+  would load); a group-writable one is accepted with a warning. Directories are created
+  0o700 and files 0o600 whatever the umask.
+
+The checks do not defend against the user's own account (which can write the files at any
+time, including between `lookup` and loading) and do not inspect the root's parent
+directories. POSIX only (``fcntl``), as is loading shared objects.
+
+Example:
+
+>>> import tempfile
+>>> with tempfile.TemporaryDirectory() as d:
+...     cache = DiskCache(d)
+...     key = "0123456789abcdef"
+...     with cache.lock(key):
+...         entry = cache.lookup(key) or cache.store(key, {"k.so": b"\\x7fELF"}, {"cc": "g++"})
+...     print(cache.lookup(key).file("k.so").read_bytes(), entry.meta["cc"])
+b'\\x7fELF' g++
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import pathlib
+import re
+import shutil
+import stat
+import tempfile
+import time
+import uuid
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CacheDirError", "CacheEntry", "DiskCache", "default_cache_dir"]
+
+FORMAT = 1
+"""Entry format version: the ``format`` field of meta.json and the ``v1`` directory."""
+
+META_NAME = "meta.json"
+STALE_TMP_SECONDS = 3600.0
+"""Age after which a directory in ``v1/tmp/`` is assumed to be left by a dead process."""
+
+_KEY_RE = re.compile(r"[0-9a-f]{16,128}")
+_PREFIX_RE = re.compile(r"[0-9a-f]{2}")
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+_RESERVED_META = ("files", "created", "format")
+_DIR_MODE = 0o700
+_FILE_MODE = 0o600
+_CHUNK = 1 << 20
+# A concurrent process can replace or delete an entry between two of our steps; each such
+# race costs one retry, so a handful of attempts only runs out under pathological churn.
+_ATTEMPTS = 5
+
+
+class CacheDirError(RuntimeError):
+    """The cache directory is unusable or unsafe (its message names the path and the fix)."""
+
+
+def default_cache_dir() -> pathlib.Path:
+    """``LAZYTORCH_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/lazytorch``, else
+    ``~/.cache/lazytorch``.
+
+    Empty variables count as unset, and a relative ``XDG_CACHE_HOME`` is ignored, as the
+    XDG base-directory spec requires (a relative cache path would depend on the working
+    directory). ``~`` is expanded in ``LAZYTORCH_CACHE_DIR``.
+    """
+    explicit = os.environ.get("LAZYTORCH_CACHE_DIR", "")
+    if explicit:
+        return pathlib.Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return pathlib.Path(xdg) / "lazytorch"
+    return pathlib.Path.home() / ".cache" / "lazytorch"
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One stored entry: its key, its directory and its metadata.
+
+    ``meta`` is the metadata given to `DiskCache.store` as it reads back from JSON (tuples
+    become lists), plus ``files`` (name -> SHA-256 hex), ``created`` and ``format``.
+    """
+
+    key: str
+    path: pathlib.Path
+    meta: dict[str, Any]
+
+    def file(self, name: str) -> pathlib.Path:
+        """The path of stored file `name`; `KeyError` if the entry has no such file."""
+        if name not in self.meta["files"]:
+            raise KeyError(f"cache entry {self.key} has no file {name!r}")
+        return self.path / name
+
+
+class _Corrupt(Exception):
+    """An entry failed a check; the message is the reason shown to the user."""
+
+
+class DiskCache:
+    """A directory of compiled programs keyed by hex digests; see the module docstring."""
+
+    root: pathlib.Path
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        """Open (creating if needed) the cache at `root`, or `default_cache_dir()`.
+
+        Raises `CacheDirError` if the directory cannot be created or is unsafe: not a
+        directory, owned by another user, or world-writable. Temporary directories that
+        dead processes left over an hour ago are removed.
+        """
+        path = pathlib.Path(default_cache_dir() if root is None else root).expanduser()
+        self.root = path.absolute()
+        _make_private_dirs(self.root)
+        _check_dir(self.root)
+        self._entries = self.root / f"v{FORMAT}"
+        self._tmp = self._entries / "tmp"
+        self._locks = self.root / "locks"
+        for sub in (self._entries, self._tmp, self._locks):
+            _make_private_dirs(sub)
+            _check_dir(sub)
+        self._clean_stale_tmp()
+
+    def __repr__(self) -> str:
+        return f"DiskCache({str(self.root)!r})"
+
+    # -- reading ---------------------------------------------------------------------------
+    def lookup(self, key: str) -> CacheEntry | None:
+        """The verified entry for `key`, or None if there is none.
+
+        Every stored file is hashed and compared with meta.json. A damaged entry is deleted
+        with a `RuntimeWarning` naming the key and the reason, and None is returned so the
+        caller recompiles: a bad cache must cost time, never correctness or a crash.
+        """
+        path = self._entry_path(key)
+        for _ in range(_ATTEMPTS):
+            try:
+                ident = os.lstat(path)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:  # e.g. a prefix directory made unreadable or a file
+                warnings.warn(
+                    f"lazytorch disk cache: cannot access entry {key} at {path} ({exc.strerror}); "
+                    "it will be recompiled",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                return None
+            try:
+                meta = _read_entry(path, ident, verify=True)
+            except _Corrupt as exc:
+                reason = str(exc)
+            else:
+                return CacheEntry(key, path, meta)
+            try:
+                if not self._discard(path, ident):
+                    continue  # removed or replaced concurrently: look at what is there now
+                fate = "deleted it"
+            except OSError as exc:
+                fate = f"could not delete it ({exc})"
+            warnings.warn(
+                f"lazytorch disk cache: entry {key} at {path} is invalid ({reason}); "
+                f"{fate}, it will be recompiled",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            return None
+        return None
+
+    def entries(self) -> list[CacheEntry]:
+        """Every entry whose meta.json reads as valid, sorted by key (files not hashed)."""
+        found = []
+        for key, path in self._key_dirs():
+            try:
+                meta = _read_entry(path, None, verify=False)
+            except _Corrupt:
+                continue
+            found.append(CacheEntry(key, path, meta))
+        return found
+
+    def verify(self) -> list[tuple[str, str]]:
+        """``(key, reason)`` for every entry that `lookup` would drop; deletes nothing.
+
+        For diagnostics (``what is wrong with my cache?``), so it leaves the evidence.
+        """
+        bad = []
+        for key, path in self._key_dirs():
+            try:
+                _read_entry(path, None, verify=True)
+            except _Corrupt as exc:
+                bad.append((key, str(exc)))
+        return bad
+
+    def size_bytes(self) -> int:
+        """Total size of the entries' files, meta.json included (temporaries and locks not)."""
+        total = 0
+        for _, path in self._key_dirs():
+            with contextlib.suppress(OSError), os.scandir(path) as it:
+                for item in it:
+                    with contextlib.suppress(OSError):
+                        if item.is_file(follow_symlinks=False):
+                            total += item.stat(follow_symlinks=False).st_size
+        return total
+
+    # -- writing ---------------------------------------------------------------------------
+    def store(self, key: str, files: Mapping[str, bytes], meta: Mapping[str, Any]) -> CacheEntry:
+        """Store `files` (plain name -> contents) under `key`, atomically; return the entry.
+
+        If a valid entry for `key` already exists (another process stored it first), it is
+        kept and returned and ours is discarded. An invalid existing entry is replaced.
+        Validation errors (`ValueError`, `TypeError`) come before anything touches the disk;
+        a filesystem error (`OSError`, e.g. a full disk) propagates and leaves nothing
+        behind under the key.
+        """
+        path = self._entry_path(key)
+        payload = _check_files(files)
+        meta_bytes = _meta_bytes(meta, payload)
+        _make_private_dirs(self._tmp)
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix=f"store-{key[:16]}-", dir=self._tmp))
+        try:
+            os.chmod(tmp, _DIR_MODE)  # mkdtemp's 0o700 is subject to the umask
+            for name, data in payload.items():
+                _write_private(tmp / name, data)
+            # meta.json last: a directory with a valid meta.json has all its files.
+            _write_private(tmp / META_NAME, meta_bytes)
+            _fsync_dir(tmp)
+            _make_private_dirs(path.parent)
+            if not path.parent.is_dir():  # only if someone put a file there
+                raise NotADirectoryError(
+                    errno.ENOTDIR, f"lazytorch disk cache: {path.parent} is not a directory"
+                )
+            for _ in range(_ATTEMPTS):
+                try:
+                    os.rename(tmp, path)  # fails if `path` is a non-empty directory
+                except OSError as exc:
+                    # Something is at `path`: an entry (ENOTEMPTY or EEXIST, depending on
+                    # the filesystem) or a stray file (ENOTDIR), which `lookup` drops.
+                    if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+                        raise
+                else:
+                    _fsync_dir(path.parent)
+                    return CacheEntry(key, path, json.loads(meta_bytes))
+                existing = self.lookup(key)  # drops (and warns about) an invalid entry
+                if existing is not None:
+                    return existing
+            raise OSError(
+                errno.EBUSY,
+                f"lazytorch disk cache: could not store entry {key}: {path} stayed occupied "
+                "by something that is not a valid entry",
+            )
+        finally:
+            if os.path.lexists(tmp):
+                _remove_tree(tmp)
+
+    def remove(self, key: str) -> bool:
+        """Delete the entry for `key`; True if there was one."""
+        return self._discard(self._entry_path(key), None)
+
+    def clear(self) -> int:
+        """Delete every entry and every lock file not in use; returns the number of entries.
+
+        Temporary directories are left alone (they may belong to a store in progress).
+        """
+        count = sum(self._discard(path, None) for _, path in self._key_dirs())
+        self._clean_locks()
+        return count
+
+    def lock(self, key: str) -> contextlib.AbstractContextManager[None]:
+        """Hold an exclusive lock on `key` across processes and threads for a ``with`` block.
+
+        Meant for "look up, else compile and store" so that concurrent workers compile a
+        program once; the second waits, then finds the entry. The lock is ``flock(2)`` on
+        ``root/locks/<key>.lock``, released by the kernel if the holder dies. It is not
+        reentrant: taking the same key again inside the block deadlocks. The key is
+        validated here, not when the block is entered.
+        """
+        return self._locked(self._locks / f"{_check_key(key)}.lock")
+
+    @contextlib.contextmanager
+    def _locked(self, path: pathlib.Path) -> Iterator[None]:
+        _make_private_dirs(self._locks)
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, _FILE_MODE)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                # `clear` may have unlinked the file while we waited on it; a lock on an
+                # unlinked file excludes nobody, so then take the lock on the new file.
+                if _same_file(os.fstat(fd), path):
+                    break
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)
+        try:
+            yield
+        finally:
+            os.close(fd)  # releases the flock
+
+    # -- internals -------------------------------------------------------------------------
+    def _entry_path(self, key: str) -> pathlib.Path:
+        _check_key(key)
+        return self._entries / key[:2] / key
+
+    def _key_dirs(self) -> list[tuple[str, pathlib.Path]]:
+        """(key, path) of every entry-named directory entry, sorted by key."""
+        found = []
+        for prefix in _listdir(self._entries):
+            if not _PREFIX_RE.fullmatch(prefix):
+                continue  # tmp/ and anything foreign
+            for name in _listdir(self._entries / prefix):
+                if _KEY_RE.fullmatch(name) and name.startswith(prefix):
+                    found.append((name, self._entries / prefix / name))
+        return sorted(found)
+
+    def _discard(self, path: pathlib.Path, ident: os.stat_result | None) -> bool:
+        """Delete the entry at `path` without ever exposing it half-deleted.
+
+        The entry is renamed into tmp/ first, then removed. With `ident`, only the entry
+        that was examined is deleted: if `path` now holds another one (a concurrent store
+        replaced it), that one is put back, and False is returned, as it is when `path`
+        no longer exists.
+        """
+        _make_private_dirs(self._tmp)
+        trash = self._tmp / f"trash-{path.name[:16]}-{uuid.uuid4().hex}"
+        try:
+            os.rename(path, trash)
+        except FileNotFoundError:
+            return False
+        if ident is not None and not _same_file(ident, trash):
+            try:
+                os.rename(trash, path)
+            except OSError:
+                _remove_tree(trash)  # the key got yet another entry meanwhile
+            return False
+        _remove_tree(trash)
+        return True
+
+    def _clean_stale_tmp(self) -> None:
+        cutoff = time.time() - STALE_TMP_SECONDS
+        for name in _listdir(self._tmp):
+            path = self._tmp / name
+            with contextlib.suppress(OSError):
+                if os.lstat(path).st_mtime < cutoff:
+                    _remove_tree(path)
+
+    def _clean_locks(self) -> None:
+        """Unlink lock files nobody holds (they would otherwise pile up, one per key ever).
+
+        Safe with `lock`: we unlink only while holding the flock, and a waiter that then
+        gets the unlinked file notices and retries on the path's new file.
+        """
+        for name in _listdir(self._locks):
+            path = self._locks / name
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if _same_file(os.fstat(fd), path):
+                    os.unlink(path)
+            except OSError:
+                pass  # held by someone (BlockingIOError), or already gone
+            finally:
+                os.close(fd)
+
+
+# -- validation --------------------------------------------------------------------------------
+def _check_key(key: str) -> str:
+    """Keys become path components, so only hex digests are allowed."""
+    if not isinstance(key, str):
+        raise TypeError(f"cache key must be a str, got {type(key).__name__}")
+    if not _KEY_RE.fullmatch(key):
+        raise ValueError(f"cache key must be 16-128 lowercase hex digits, got {key!r}")
+    return key
+
+
+def _check_name(name: str) -> None:
+    """File names become path components inside the entry; meta.json is the cache's own."""
+    if not isinstance(name, str):
+        raise TypeError(f"cache file name must be a str, got {type(name).__name__}")
+    bad = (
+        name in ("", ".", "..", META_NAME)
+        or "/" in name
+        or "\0" in name
+        or (os.altsep is not None and os.altsep in name)
+    )
+    if bad:
+        raise ValueError(
+            f"cache file name must be a plain file name other than {META_NAME!r}, got {name!r}"
+        )
+
+
+def _check_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
+    if not isinstance(files, Mapping):
+        raise TypeError(
+            f"cache files must be a mapping of name to bytes, got {type(files).__name__}"
+        )
+    payload = {}
+    for name, data in files.items():
+        _check_name(name)
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(
+                f"contents of cache file {name!r} must be bytes, got {type(data).__name__}"
+            )
+        payload[name] = bytes(data)
+    return payload
+
+
+def _meta_bytes(meta: Mapping[str, Any], payload: dict[str, bytes]) -> bytes:
+    """meta.json's contents: the caller's metadata plus what the cache checks on load."""
+    if not isinstance(meta, Mapping):
+        raise TypeError(f"cache metadata must be a mapping, got {type(meta).__name__}")
+    clash = [k for k in _RESERVED_META if k in meta]
+    if clash:
+        raise ValueError(f"cache metadata must not set the reserved key(s) {clash}")
+    full = dict(meta)
+    full["files"] = {name: hashlib.sha256(data).hexdigest() for name, data in payload.items()}
+    full["created"] = time.time()
+    full["format"] = FORMAT
+    try:
+        text = json.dumps(full, sort_keys=True, indent=1, allow_nan=False)
+    except (TypeError, ValueError) as exc:  # unserializable type; NaN or a cycle
+        raise type(exc)(f"cache metadata must be JSON-serializable: {exc}") from None
+    return text.encode()
+
+
+def _read_entry(path: pathlib.Path, ident: os.stat_result | None, *, verify: bool) -> dict:
+    """The entry's metadata, after checking it (and with `verify`, every file's hash).
+
+    Everything is read through one directory descriptor, so a concurrent rename of the
+    entry cannot mix files from two entries. Raises `_Corrupt` with the reason.
+    """
+    try:
+        dfd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise _Corrupt("entry vanished while being read") from None
+    except OSError as exc:
+        raise _Corrupt(f"not a readable directory ({exc.strerror})") from None
+    try:
+        if ident is not None and not _same_file(ident, os.fstat(dfd)):
+            raise _Corrupt("entry replaced while being read")
+        meta = _read_meta(dfd)
+        if verify:
+            for name, digest in meta["files"].items():
+                actual = _hash_file(dfd, name)
+                if actual != digest:
+                    raise _Corrupt(f"checksum mismatch for {name!r} (truncated or modified)")
+        return meta
+    finally:
+        os.close(dfd)
+
+
+def _read_meta(dfd: int) -> dict:
+    try:
+        raw = _read_file(dfd, META_NAME)
+    except FileNotFoundError:
+        raise _Corrupt(f"{META_NAME} is missing") from None
+    except OSError as exc:
+        raise _Corrupt(f"cannot read {META_NAME} ({exc.strerror})") from None
+    try:
+        meta = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _Corrupt(f"{META_NAME} is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise _Corrupt(f"{META_NAME} is not a JSON object")
+    fmt = meta.get("format")
+    if type(fmt) is not int or fmt != FORMAT:  # type(): JSON true must not pass as 1
+        raise _Corrupt(f"format version {fmt!r} in {META_NAME}, expected {FORMAT}")
+    files = meta.get("files")
+    if not isinstance(files, dict):
+        raise _Corrupt(f"{META_NAME} has no 'files' object")
+    for name, digest in files.items():
+        try:
+            _check_name(name)
+        except ValueError:
+            raise _Corrupt(f"{META_NAME} lists an invalid file name {name!r}") from None
+        if not isinstance(digest, str) or not _SHA256_RE.fullmatch(digest):
+            raise _Corrupt(f"{META_NAME} has an invalid checksum for {name!r}")
+    if not isinstance(meta.get("created"), (int, float)):
+        raise _Corrupt(f"{META_NAME} has no 'created' time")
+    return meta
+
+
+def _open_regular(dfd: int, name: str) -> int:
+    """Open `name` in the directory for reading, refusing symlinks and special files."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file")
+    return fd
+
+
+def _read_file(dfd: int, name: str) -> bytes:
+    with open(_open_regular(dfd, name), "rb") as f:
+        return f.read()
+
+
+def _hash_file(dfd: int, name: str) -> str:
+    try:
+        with open(_open_regular(dfd, name), "rb") as f:
+            h = hashlib.sha256()
+            while chunk := f.read(_CHUNK):
+                h.update(chunk)
+            return h.hexdigest()
+    except FileNotFoundError:
+        raise _Corrupt(f"file {name!r} is missing") from None
+    except OSError as exc:
+        raise _Corrupt(f"cannot read {name!r} ({exc.strerror})") from None
+
+
+# -- filesystem helpers ---------------------------------------------------------------------------
+def _same_file(a: os.stat_result, b: os.stat_result | pathlib.Path) -> bool:
+    if isinstance(b, pathlib.Path):
+        try:
+            b = os.lstat(b)
+        except FileNotFoundError:
+            return False
+    return (a.st_ino, a.st_dev) == (b.st_ino, b.st_dev)
+
+
+def _make_private_dirs(path: pathlib.Path) -> None:
+    """Create `path` and missing parents with mode 0o700 (exactly: the umask can't loosen
+    or tighten it). Existing directories are left as they are; `_check_dir` judges them.
+    """
+    try:
+        os.mkdir(path, _DIR_MODE)
+    except FileExistsError:
+        return
+    except FileNotFoundError:
+        if path.parent == path:
+            raise
+        _make_private_dirs(path.parent)
+        try:
+            os.mkdir(path, _DIR_MODE)
+        except FileExistsError:
+            return
+    except OSError as exc:
+        raise CacheDirError(
+            f"lazytorch cache directory {path} cannot be created: {exc.strerror}. Fix: "
+            "create it yourself (mode 700), or set LAZYTORCH_CACHE_DIR to a directory you own"
+        ) from exc
+    os.chmod(path, _DIR_MODE)
+
+
+def _check_dir(path: pathlib.Path) -> None:
+    """Refuse a cache directory another user could plant code in; warn if the group can."""
+    fix_dir = "set LAZYTORCH_CACHE_DIR to a private directory you own"
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise CacheDirError(
+            f"lazytorch cache directory {path} is unusable: {exc.strerror}. Fix: {fix_dir}"
+        ) from exc
+    if not stat.S_ISDIR(st.st_mode):
+        raise CacheDirError(
+            f"lazytorch cache directory {path} is not a directory. Fix: remove it, or {fix_dir}"
+        )
+    uid = os.geteuid()
+    if st.st_uid != uid:
+        raise CacheDirError(
+            f"lazytorch cache directory {path} is owned by uid {st.st_uid}, not by you "
+            f"(uid {uid}); its owner could plant code that lazytorch would load. "
+            f"Fix: chown it to yourself, or {fix_dir}"
+        )
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & stat.S_IWOTH:
+        raise CacheDirError(
+            f"lazytorch cache directory {path} is world-writable (mode {mode:#o}); any user "
+            f"could plant code that lazytorch would load. Fix: chmod 700 {path}, or {fix_dir}"
+        )
+    if mode & stat.S_IWGRP:
+        warnings.warn(
+            f"lazytorch cache directory {path} is group-writable (mode {mode:#o}): members "
+            f"of its group could plant code that lazytorch would load; chmod 700 {path} "
+            "unless that group is trusted",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise CacheDirError(
+            f"lazytorch cache directory {path} is not writable by you (mode {mode:#o}). "
+            f"Fix: chmod 700 {path}, or {fix_dir}"
+        )
+
+
+def _write_private(path: pathlib.Path, data: bytes) -> None:
+    """Write a new 0o600 file and fsync it, so a rename after this never exposes a hole."""
+    fd = os.open(
+        path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, _FILE_MODE
+    )
+    with open(fd, "wb") as f:
+        os.fchmod(fd, _FILE_MODE)
+        f.write(data)
+        f.flush()
+        os.fsync(fd)
+
+
+def _fsync_dir(path: pathlib.Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _listdir(path: pathlib.Path) -> list[str]:
+    try:
+        return os.listdir(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _remove_tree(path: pathlib.Path) -> None:
+    """Remove a directory tree or a file, ignoring what is already gone."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
