@@ -17,6 +17,7 @@ primitives and source lines, one named temporary per value.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from lazytorch.codegen.cpp_ops import (
@@ -36,7 +37,11 @@ __all__ = ["LANES", "PARALLEL_MIN", "SPLIT_BLOCK", "generate"]
 LANES = 16  # accumulators per reduction: one AVX-512 register of floats, two of AVX2
 PARALLEL_MIN = 1 << 15  # elements of work below which a kernel runs on one thread
 SPLIT_BLOCK = 1 << 15  # elements per block when one row is reduced by all threads
+# Below this many elements a kernel calls heavy helpers (Philox) out of line: compile time
+# matters more than vector speed there.
+SMALL_KERNEL_ELEMENTS = 4096
 INDENT = "    "
+_BUFFER_NAME = re.compile(r"\bb\d+\b")
 ATOMIC_DTYPES = (dt.float32, dt.float64, dt.int32, dt.int64)
 
 
@@ -84,6 +89,10 @@ class _Program:
     def __init__(self, sched: Schedule, deterministic: bool = False) -> None:
         self.sched = sched
         self.deterministic = deterministic
+        self.functions: dict[str, str] = {}  # canonical code -> first step with it
+        self.callee: dict[str, str] = {}  # step name -> function that runs it
+        # step name -> buffer id (or "ia"/"fa") -> offset moved from the kernel into the pointer
+        self.rebase: dict[str, dict[int | str, int]] = {}
 
     def buf(self, bid: int) -> Buffer:
         return self.sched.buffers[bid]
@@ -100,9 +109,15 @@ class _Program:
             const_q = "const " if b not in step.writes else ""
             args.append(f"{const_q}{storage_type(buf.dtype)}*{restrict} b{b}")
         args += ["const int64_t* ia", "const double* fa", "int64_t* err"]
-        return f"static void {step.name}({', '.join(args)})"
+        # noinline: the entry calls each step once, and letting g++ inline hundreds of
+        # small steps into it makes one huge function whose optimization is superlinear
+        # (a 600-step program compiled in 10 s inlined, 5 s not). A call costs nanoseconds.
+        return f"static __attribute__((noinline)) void {step.name}({', '.join(args)})"
 
     def step_function(self, step: Kernel | Extern) -> str:
+        """The step's C++ function, or a one-line note when an earlier step has the same
+        code up to buffer names (many small identical steps are common: a Python loop of
+        `randperm` calls, the pieces of a long `cat`); the entry then calls that one."""
         header = [f"// {step.describe()}"]
         locs = sorted({format_loc(loc) for loc in step.locs})
         if locs:
@@ -111,15 +126,25 @@ class _Program:
             body = _extern_body(self, step)
         else:
             body = _KernelWriter(self, step).body()
-        return "\n".join([*header, self.signature(step) + " {", *body, "}"])
+        code = "\n".join([self.signature(step) + " {", *body, "}"])
+        # Buffers are named b<id>; renamed by parameter position, equal code means an equal
+        # function.
+        position = {f"b{b}": f"p{i}" for i, b in enumerate(self.params_of(step))}
+        canon = _BUFFER_NAME.sub(lambda m: position.get(m.group(0), m.group(0)), code)
+        canon = canon.replace(f" {step.name}(", " STEP(", 1)
+        first = self.functions.setdefault(canon, step.name)
+        if first != step.name:
+            self.callee[step.name] = first
+            return f"// {step.name}: same code as {first}"
+        return "\n".join([*header, code])
 
     def entry(self) -> str:
         s = self.sched
         lines = [
             "// Entry: io holds the input buffers (by program parameter) then the outputs;",
             "// temporaries live in the arena at their planned offsets.",
-            'extern "C" int64_t lt_entry(void* const* io, char* arena, const int64_t* ia, '
-            "const double* fa, int64_t* err) {",
+            'extern "C" LT_ENTRY_ATTRS int64_t lt_entry(void* const* io, char* arena, '
+            "const int64_t* ia, const double* fa, int64_t* err) {",
         ]
         slot = 0
         for kind, ref in s.params:
@@ -145,8 +170,11 @@ class _Program:
                     f"{INDENT}{storage_type(b.dtype)}* b{b.id} = ({storage_type(b.dtype)}*)(arena + {b.offset});"
                 )
         for step in s.steps:
-            args = ", ".join(f"b{b}" for b in self.params_of(step))
-            lines.append(f"{INDENT}{step.name}({args}, ia, fa, err);")
+            moved = self.rebase.get(step.name, {})
+            args = [f"b{b} + {moved[b]}" if b in moved else f"b{b}" for b in self.params_of(step)]
+            args += [f"{p} + {moved[p]}" if p in moved else p for p in ("ia", "fa")]
+            fn = self.callee.get(step.name, step.name)
+            lines.append(f"{INDENT}{fn}({', '.join(args)}, err);")
             lines.append(f"{INDENT}if (err[0]) return err[0];")
         lines.append(f"{INDENT}return 0;")
         lines.append("}")
@@ -186,6 +214,23 @@ def _coalesce(
     return sizes, names, mapping
 
 
+def _rebase(k: Kernel) -> dict[int, int]:
+    """Constant element offsets to move from a kernel's indices into its buffer pointers.
+
+    ``b[o0 + 4]`` becomes ``b[o0]`` with the entry passing ``b + 4``: the kernels of a
+    loop over slices (the pieces of a long ``cat``, per-head slices) then have equal code
+    and are compiled once.
+    """
+    lowest: dict[int, int] = {}
+    for v in k.values:
+        if v.op == "load":
+            bid, idx = v.attr
+            lowest[bid] = min(lowest.get(bid, idx.const), idx.const)
+    for st in k.stores:
+        lowest[st.buffer] = min(lowest.get(st.buffer, st.index.const), st.index.const)
+    return {b: c for b, c in lowest.items() if c > 0}
+
+
 def _subkeys(t: Any) -> set[Any]:
     out = set()
     for term in getattr(t.e, "terms", {}):
@@ -197,6 +242,18 @@ class _KernelWriter:
     def __init__(self, prog: _Program, k: Kernel) -> None:
         self.prog = prog
         self.k = k
+        self.rebase = _rebase(k)
+        # Scalars likewise: the first scalar slot a kernel reads moves into the ia/fa pointer
+        # (a loop of `rand` calls gives kernels that differ only in their seed slots).
+        self.slot_base: dict[str, int] = {}
+        for v in k.values:
+            if v.op == "scalar":
+                src = "fa" if v.dtype.is_floating_point else "ia"
+                self.slot_base[src] = min(self.slot_base.get(src, v.attr), v.attr)
+        moved: dict[int | str, int] = {**self.rebase, **self.slot_base}
+        moved = {key: c for key, c in moved.items() if c > 0}
+        if moved:
+            prog.rebase[k.name] = moved
         exprs = self._all_exprs()
         outer_names = [f"o{i}" for i in range(len(k.outer))]
         inner_names = [f"r{i}" for i in range(len(k.inner))]
@@ -242,11 +299,11 @@ class _KernelWriter:
         a = [self.value_ref(x) for x in v.args]
         if v.op == "load":
             bid, idx = v.attr
-            text = f"b{bid}[{self.expr(idx)}]"
+            text = f"b{bid}[{self.expr(idx - self.rebase.get(bid, 0))}]"
             rhs = f"(float){text}" if v.dtype is dt.float16 else text
         elif v.op == "scalar":
-            slot = v.attr
             src = "fa" if v.dtype.is_floating_point else "ia"
+            slot = v.attr - self.slot_base.get(src, 0)
             rhs = f"({t}){src}[{slot}]"
             if v.dtype is dt.float16:
                 rhs = f"lt::round_half((float){src}[{slot}])"
@@ -270,8 +327,10 @@ class _KernelWriter:
             lin, dist = v.attr
             counter = f"(uint64_t){a[1]} + (uint64_t)({self.expr(lin)})"
             seed = f"(uint64_t){a[0]}"
+            # Small kernels call Philox out of line (see lazytorch_runtime.h).
+            tmpl = "<true>" if self.numel() < SMALL_KERNEL_ELEMENTS else ""
             if dist == "normal":
-                n = f"lt::rand_normal({counter}, {seed})"
+                n = f"lt::rand_normal{tmpl}({counter}, {seed})"
                 rhs = f"(float)(lt::half)({n})" if v.dtype is dt.float16 else f"({t})({n})"
             else:
                 fn = {
@@ -279,13 +338,19 @@ class _KernelWriter:
                     dt.float64: "rand_uniform_f64",
                     dt.float16: "rand_uniform_f16",
                 }[v.dtype]
-                rhs = f"lt::{fn}({counter}, {seed})"
+                rhs = f"lt::{fn}{tmpl}({counter}, {seed})"
         elif v.op == "check":
             size, origin, axis = v.attr
             rhs = f"lt::checked_index((int64_t){a[0]}, {size}, {origin}, {axis}, err)"
         else:
             raise LoweringMissing(f"kernel value {v.op}")
         return f"const {t} v{v.id} = {rhs};"
+
+    def numel(self) -> int:
+        n = 1
+        for d in (*self.k.outer, *self.k.inner):
+            n *= d
+        return n
 
     def value_ref(self, vid: int) -> str:
         v = self.k.values[vid]
@@ -338,7 +403,7 @@ class _KernelWriter:
     def store_code(self, s: Any) -> str:
         b = self.prog.buf(s.buffer)
         val = self.value_ref(s.value)
-        target = f"b{s.buffer}[{self.expr(s.index)}]"
+        target = f"b{s.buffer}[{self.expr(s.index - self.rebase.get(s.buffer, 0))}]"
         cast = f"({storage_type(b.dtype)})"
         if s.mode == "add":
             if self.atomic:

@@ -37,7 +37,7 @@ class Group:
     """A kernel (or extern call) under construction."""
 
     id: int
-    kind: str  # pointwise | reduction | scan | matmul | argsort | scatter
+    kind: str  # pointwise | reduction | scan | matmul | argsort | scatter | concat
     shape: tuple[int, ...]
     axes: tuple[int, ...] = ()
     anchors: list[int] = field(default_factory=list)  # program value ids, in order
@@ -59,16 +59,9 @@ def can_share_space(
     g: Group, kind: str, shape: tuple[int, ...], axes: tuple[int, ...]
 ) -> tuple[bool, str]:
     """Whether an anchor of `kind` over (shape, axes) can iterate with group `g`."""
-    if g.kind in ("matmul", "argsort", "scatter", "scan") or kind in (
-        "matmul",
-        "argsort",
-        "scatter",
-        "scan",
-    ):
-        return (
-            False,
-            f"{kind if kind in ('matmul', 'argsort', 'scatter', 'scan') else g.kind} runs alone",
-        )
+    alone = ("matmul", "argsort", "scatter", "scan", "concat")
+    if g.kind in alone or kind in alone:
+        return False, f"{kind if kind in alone else g.kind} runs alone"
     if kind == "reduction":
         if g.kind == "reduction" and g.shape == shape and g.axes == axes:
             return True, ""

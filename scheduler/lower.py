@@ -12,6 +12,7 @@ fusion is refused (`FusionRefused`) and the caller realizes it instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from lazytorch.ir import dtypes as dt
@@ -87,7 +88,7 @@ class BodyBuilder:
         kind: str,
         shape: tuple[int, ...],
         axes: tuple[int, ...],
-        buffer_of: dict[int, Buffer],
+        buffer_of: Mapping[int, Buffer],
         scalar_slot: dict[int, int],
         local_reductions: set[int],
     ) -> None:

@@ -56,6 +56,10 @@ def plan_memory(buffers: list[Buffer], steps: list[Kernel | Extern]) -> tuple[in
             if b in temps:
                 last[b] = i
     naive = sum(_aligned(temps[b].nbytes) for b in first)
+    dies_at: dict[int, list[int]] = {}
+    for b, i in last.items():
+        dies_at.setdefault(i, []).append(b)
+    handed: set[int] = set()  # donors whose space a later buffer took over
     free: list[tuple[int, int]] = []  # (offset, size), sorted by offset
     top = 0
     for i, s in enumerate(steps):
@@ -68,6 +72,7 @@ def plan_memory(buffers: list[Buffer], steps: list[Kernel | Extern]) -> tuple[in
             if donor is not None:
                 buf.offset = temps[donor].offset
                 buf.inplace_of = donor
+                handed.add(donor)
                 dying.remove(donor)
                 continue
             size = _aligned(max(buf.nbytes, 1))
@@ -83,14 +88,10 @@ def plan_memory(buffers: list[Buffer], steps: list[Kernel | Extern]) -> tuple[in
                 buf.offset = top
                 top += size
         # Free what dies here (and temporaries nobody reads after being written).
-        for b in list(temps):
-            if last.get(b) == i and temps[b].offset is not None and b not in _handed_over(temps):
+        for b in sorted(dies_at.get(i, ())):
+            if temps[b].offset is not None and b not in handed:
                 _release(free, temps[b].offset, _aligned(max(temps[b].nbytes, 1)))
     return top, naive
-
-
-def _handed_over(temps: dict[int, Buffer]) -> set[int]:
-    return {b.inplace_of for b in temps.values() if b.inplace_of is not None}
 
 
 def _release(free: list[tuple[int, int]], off: int, size: int) -> None:

@@ -6,6 +6,7 @@ how a kernel body computes values at index expressions.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from lazytorch.ir import dtypes as dt
@@ -38,6 +39,12 @@ OP_COST = {"exp": 4, "log": 4, "tanh": 4, "sigmoid": 4, "erf": 4, "sin": 4, "cos
 INLINE_SHARED_COST = 16
 INLINE_MAX_COST = 64
 FUSION_CANDIDATES = 16  # groups tried per anchor in place()
+# Siblings fused side by side per kernel: past this a kernel only grows g++'s work (a loop
+# of 2000 unrelated random draws compiles for seconds) without saving a pass over memory.
+MAX_GROUP_ANCHORS = 32
+# A cat of more inputs than this is not inlined as a chain of selects (which computes
+# every piece at every element) but written piece by piece into its output's slices.
+CAT_SELECT_MAX = 8
 
 EXTERN_KINDS = {"matmul": "matmul", "argsort": "argsort", "scatter": "scatter", "cumsum": "scan"}
 
@@ -62,6 +69,7 @@ class _Scheduler:
         self.params: list[tuple[str, int]] = []
         self.kind_of: dict[int, str] = {}  # anchor value -> anchor kind
         self.group_of: dict[int, int] = {}  # anchor value -> group id
+        self.producer: dict[int, int] = {}  # anchor's buffer id -> group id
         self.groups: dict[int, Group] = {}
         self.views: dict[int, list[StridedView]] = {}  # matmul anchor -> operand views
         self.built: dict[int, list[Kernel | Extern]] = {}
@@ -96,8 +104,9 @@ class _Scheduler:
         for vid in sorted(self.kind_of):
             self.place(vid)
         steps = self.finish()
+        used = {b for s in steps for b in (*s.reads, *s.writes)}
         for b in self.buffers:
-            if b.kind == "temp" and not any(b.id in s.reads or b.id in s.writes for s in steps):
+            if b.kind == "temp" and b.id not in used:
                 b.kind = "unused"
         arena, naive = plan_memory(self.buffers, steps)
         outputs = [self.buffer_of[o].id for o in prog.outputs]
@@ -113,6 +122,8 @@ class _Scheduler:
                 self.kind_of[vid] = "reduction"
             elif name in EXTERN_KINDS:
                 self.kind_of[vid] = EXTERN_KINDS[name]
+            elif name == "cat" and len(ins.inputs) > CAT_SELECT_MAX:
+                self.kind_of[vid] = "concat"
             elif vid in prog.outputs:
                 self.kind_of[vid] = "pointwise"
         # Operands an extern must find in memory become realized values.
@@ -209,6 +220,8 @@ class _Scheduler:
         for gid in sorted(self.groups, reverse=True)[:FUSION_CANDIDATES]:
             g = self.groups[gid]
             ok, why = can_share_space(g, kind, shape, axes)
+            if ok and len(g.anchors) >= MAX_GROUP_ANCHORS:
+                ok, why = False, f"it already computes {MAX_GROUP_ANCHORS} values"
             if not ok:
                 log.debug(
                     "not fused: %s into %s: %s", describe_anchor(self.prog, vid), g.label(), why
@@ -234,19 +247,20 @@ class _Scheduler:
             g.anchors.append(vid)
             g.deps = deps
             self.group_of[vid] = gid
+            self.producer[self.buffer_of[vid].id] = gid
             return
         gid = len(self.groups)
         g = Group(gid, kind, shape, axes, [vid])
         self.groups[gid] = g
         self.group_of[vid] = gid
+        self.producer[self.buffer_of[vid].id] = gid
         g.deps = self.deps_of(self.build(g, g.anchors, final=False), gid)
 
     def deps_of(self, steps: list[Kernel | Extern], gid: int) -> set[int]:
-        producer = {self.buffer_of[v].id: self.group_of[v] for v in self.group_of}
         out: set[int] = set()
         for s in steps:
             for b in s.reads:
-                g = producer.get(b)
+                g = self.producer.get(b)
                 if g is not None and g != gid:
                     out.add(g)
         return out
@@ -265,12 +279,14 @@ class _Scheduler:
 
     def build(self, g: Group, anchors: list[int], final: bool) -> list[Kernel | Extern]:
         own = set(anchors)
-        buf_map = {v: b for v, b in self.buffer_of.items() if v not in own}
+        buf_map = _Without(self.buffer_of, own)
         name = f"k{g.id}"
         if g.kind in ("matmul", "argsort"):
             return [self.extern(g, anchors[0])]
         if g.kind == "scatter":
             return self.scatter(g, anchors[0], buf_map)
+        if g.kind == "concat":
+            return self.concat(g, anchors[0], buf_map)
         local = {a for a in anchors if self.kind_of[a] == "reduction"}
         kind = {"reduction": "reduction", "scan": "scan"}.get(g.kind, "pointwise")
         bb = BodyBuilder(self.prog, name, kind, g.shape, g.axes, buf_map, self.scalar_slot, local)
@@ -292,7 +308,7 @@ class _Scheduler:
                 bb.store(buf, bb.value_at(a, idx), idx)
         return [bb.finish()]
 
-    def scatter(self, g: Group, vid: int, buf_map: dict[int, Buffer]) -> list[Kernel | Extern]:
+    def scatter(self, g: Group, vid: int, buf_map: Mapping[int, Buffer]) -> list[Kernel | Extern]:
         ins = self.prog.value(vid)
         x, index, src = ins.inputs
         out = self.buffer_of[vid]
@@ -323,6 +339,29 @@ class _Scheduler:
         mode = {"add": "add", "multiply": "mul"}.get(reduce, "set")
         upd.store(out, upd.value_at(src, pos), target, mode=mode)
         return [init.finish(), upd.finish()]
+
+    def concat(self, g: Group, vid: int, buf_map: Mapping[int, Buffer]) -> list[Kernel | Extern]:
+        """One pointwise kernel per input, each storing into its slice of the output."""
+        ins = self.prog.value(vid)
+        axis = ins.params["axis"]
+        out = self.buffer_of[vid]
+        steps: list[Kernel | Extern] = []
+        start = 0
+        for i, x in enumerate(ins.inputs):
+            shape = tuple(self.prog.value(x).shape)
+            if 0 in shape:
+                continue
+            bb = BodyBuilder(
+                self.prog, f"k{g.id}_{i}", "pointwise", shape, (), buf_map, self.scalar_slot, set()
+            )
+            src = bb.full_index()
+            dst = list(src)
+            dst[axis] = src[axis] + start
+            bb.note(ins)
+            bb.store(out, bb.value_at(x, src), dst)
+            steps.append(bb.finish())
+            start += shape[axis]
+        return steps
 
     def extern(self, g: Group, vid: int) -> Extern:
         ins = self.prog.value(vid)
@@ -360,3 +399,23 @@ def _blas_ok(view: StridedView) -> bool:
     row_major = (sk == 1 or k == 1) and (sm >= max(k, 1) or m == 1)
     col_major = (sm == 1 or m == 1) and (sk >= max(m, 1) or k == 1)
     return row_major or col_major
+
+
+class _Without(Mapping[int, Buffer]):
+    """`buffer_of` minus a group's own anchors, without copying it for every trial build
+    (a copy per build made scheduling quadratic in the number of kernels)."""
+
+    def __init__(self, base: dict[int, Buffer], hidden: set[int]) -> None:
+        self.base = base
+        self.hidden = hidden
+
+    def __getitem__(self, vid: int) -> Buffer:
+        if vid in self.hidden:
+            raise KeyError(vid)
+        return self.base[vid]
+
+    def __iter__(self) -> Iterator[int]:
+        return (v for v in self.base if v not in self.hidden)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

@@ -114,6 +114,62 @@ def test_sibling_reductions_share_a_kernel(cpp):
     assert n == 1
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_long_cat_is_one_kernel_per_piece(cpp, axis):
+    # Past CAT_SELECT_MAX inputs a cat is not a chain of selects in one kernel but one small
+    # kernel per non-empty input, each storing into its slice of the output.
+    shapes = [(3, i % 4) if axis == 1 else (i % 4, 3) for i in range(12)]
+    arrays = [rand(*s, seed=i) for i, s in enumerate(shapes)]
+    y = lt.cat([lt.from_numpy(a) + 1 for a in arrays], dim=axis)
+    n, ext = kernels(y)
+    assert (n, ext) == (sum(1 for s in shapes if 0 not in s), [])
+    want = torch.cat([torch.from_numpy(a) + 1 for a in arrays], dim=axis)
+    np.testing.assert_array_equal(y.numpy(), want.numpy())
+
+
+def test_identical_steps_compile_to_one_function(cpp):
+    # A Python loop of small ops gives many steps that differ only in buffer offsets and
+    # scalar slots; each distinct body is compiled once (2000 randperm(4) took minutes).
+    lt.manual_seed(3)
+    perms = lt.stack([lt.randperm(4) for _ in range(40)])
+    src = lt.debug.source(perms)
+    assert src.count("same code as") >= 70
+    assert src.count("__attribute__((noinline)) void") <= 4
+    got = perms.numpy()
+    lt.manual_seed(3)
+    with lt.backend("interpreter"):
+        want = lt.stack([lt.randperm(4) for _ in range(40)]).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_slices_of_one_buffer_share_code_and_stay_correct(cpp):
+    # Offsets move from the index into the pointer the entry passes: kernels over
+    # successive slices (here the pieces of a cat of slices) are one function, called with
+    # shifted pointers.
+    x = rand(20, 8)
+    t = lt.from_numpy(x)
+    y = lt.cat([lt.exp(t[2 * i : 2 * i + 2, 1:]) for i in range(10)], dim=0)
+    src = lt.debug.source(y)
+    assert src.count("same code as") == 9
+    assert "b0 + 17" in src  # piece 1 starts at row 2, column 1 of the source
+    ty = torch.from_numpy(x)
+    want = torch.cat([torch.exp(ty[2 * i : 2 * i + 2, 1:]) for i in range(10)], dim=0)
+    np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_a_kernel_computes_at_most_max_group_anchors_values(cpp):
+    from lazytorch.scheduler.schedule import MAX_GROUP_ANCHORS
+
+    x = lt.from_numpy(rand(16))
+    outs = [x * i for i in range(2 * MAX_GROUP_ANCHORS + 5)]
+    s = lt.debug.schedule(*outs)
+    assert len(s.kernels) == 3
+    assert all(len(k.stores) <= MAX_GROUP_ANCHORS for k in s.kernels)
+    lt.materialize(*outs)
+    for i, o in enumerate(outs):
+        np.testing.assert_array_equal(o.numpy(), rand(16) * np.float32(i))
+
+
 def test_schedule_prints_memory_plan(cpp):
     x = lt.from_numpy(rand(64, 64))
     y = (x @ x).relu() @ x

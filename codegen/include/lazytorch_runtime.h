@@ -10,6 +10,17 @@
 
 #include "lazytorch_math.h"
 
+// The entry point is straight-line calls into the step functions, one per kernel. g++'s
+// optimizer is superlinear on a function of thousands of such calls (5 s of a 12 s build
+// for a 2000-step program) and has nothing to gain there, so the entry is built unoptimized.
+#if defined(__clang__)
+#define LT_ENTRY_ATTRS __attribute__((optnone))
+#elif defined(__GNUC__)
+#define LT_ENTRY_ATTRS __attribute__((optimize("O0")))
+#else
+#define LT_ENTRY_ATTRS
+#endif
+
 namespace lt {
 
 using half = _Float16;
@@ -168,19 +179,33 @@ static inline Philox4 philox(uint64_t counter, uint64_t seed) {
     }
     return {c0, c1, c2, c3};
 }
-static inline float rand_uniform_f32(uint64_t counter, uint64_t seed) {
-    return (float)(philox(counter, seed).c0 >> 8) * 0x1p-24f;
+// Out of line, for kernels of a few elements: inlined and vectorized, each Philox call is
+// tens of milliseconds of g++ time, which a program drawing from hundreds of small random
+// tensors (a loop of randperm) would pay for nothing.
+__attribute__((noinline)) static Philox4 philox_outlined(uint64_t counter, uint64_t seed) {
+    return philox(counter, seed);
 }
+template <bool Outlined>
+static inline Philox4 philox_for(uint64_t counter, uint64_t seed) {
+    return Outlined ? philox_outlined(counter, seed) : philox(counter, seed);
+}
+template <bool Outlined = false>
+static inline float rand_uniform_f32(uint64_t counter, uint64_t seed) {
+    return (float)(philox_for<Outlined>(counter, seed).c0 >> 8) * 0x1p-24f;
+}
+template <bool Outlined = false>
 static inline double rand_uniform_f64(uint64_t counter, uint64_t seed) {
-    Philox4 r = philox(counter, seed);
+    Philox4 r = philox_for<Outlined>(counter, seed);
     uint64_t bits = ((uint64_t)r.c0 << 21) ^ ((uint64_t)r.c1 >> 11);
     return (double)bits * 0x1p-53;
 }
+template <bool Outlined = false>
 static inline float rand_uniform_f16(uint64_t counter, uint64_t seed) {
-    return (float)(philox(counter, seed).c0 >> 21) * 0x1p-11f;
+    return (float)(philox_for<Outlined>(counter, seed).c0 >> 21) * 0x1p-11f;
 }
+template <bool Outlined = false>
 static inline double rand_normal(uint64_t counter, uint64_t seed) {
-    Philox4 r = philox(counter, seed);
+    Philox4 r = philox_for<Outlined>(counter, seed);
     double u1 = ((double)(r.c0 >> 8) + 1.0) * 0x1p-24;
     double u2 = (double)(r.c1 >> 8) * 0x1p-24;
     return __builtin_sqrt(-2.0 * __builtin_log(u1)) * __builtin_cos(2.0 * 3.141592653589793 * u2);
