@@ -317,6 +317,8 @@ class _KernelWriter:
             rhs = f"({c} >= {lo} && {c} <= {hi})"
         elif v.op == "select":
             rhs = f"({a[0]} ? {a[1]} : {a[2]})"
+        elif v.op == "after":
+            rhs = a[0]  # its second argument (a check) is emitted first
         elif v.op == "prim":
             name, params = v.attr[0], dict(v.attr[1])
             origin = v.attr[2] if len(v.attr) > 2 else -1

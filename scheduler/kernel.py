@@ -61,7 +61,8 @@ class KVal:
     (attr = (Expr, lo, hi), a bool), ``prim`` (attr = (primitive name, params dict)),
     ``select`` (args = cond, a, b), ``acc`` (attr = Reduce id: a reduction's result),
     ``rand`` (args = seed, offset; attr = (linear index Expr, dist)), ``check`` (args =
-    index value; attr = (size, program instruction, axis): bounds-checked index).
+    index value; attr = (size, program instruction, axis): bounds-checked index), ``after``
+    (args = value, check: the value, once the check has run).
     """
 
     id: int

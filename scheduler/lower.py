@@ -322,7 +322,29 @@ class BodyBuilder:
         checked = self._add("check", (j,), (size, ins.origin, axis), dt.int64, self._is_inner(j))
         sub = list(idx)
         sub[axis] = Dyn(f"v{checked}", 0, size - 1)
-        return self.value_at(src, sub)
+        out = self.value_at(src, sub)
+        if not self._depends_on(out, checked):
+            # The source does not vary along `axis` (0-d, size 1, expanded, or computed
+            # without reading its index): the read no longer mentions the checked index,
+            # but an out-of-range index must still raise, so tie the check to the result.
+            out = self._add("after", (out, checked), None, ins.dtype, self._is_inner(out, j))
+        return out
+
+    def _depends_on(self, vid: int, target: int) -> bool:
+        vals = self.kernel.values
+        stack, seen = [vid], set()
+        while stack:
+            x = stack.pop()
+            if x == target:
+                return True
+            if x in seen or x < target:  # values only depend on earlier ones
+                continue
+            seen.add(x)
+            stack.extend(vals[x].args)
+            e = index_expr(vals[x])
+            if e is not None:
+                stack.extend(int(n[1:]) for n in e.vars() if n.startswith("v"))
+        return False
 
     # -- finishing ------------------------------------------------------------------------------------
     def finish(self) -> Kernel:

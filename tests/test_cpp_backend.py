@@ -226,6 +226,22 @@ def test_index_error_from_compiled_code_names_op_and_line(cpp):
     assert f"test_cpp_backend.py:{line}" in str(e.value)
 
 
+@pytest.mark.parametrize(
+    "src",
+    [
+        lambda: lt.tensor(1.5),  # 0-d: the read does not depend on the index at all
+        lambda: lt.from_numpy(rand(3)).reshape(3, 1).expand(3, 4),  # stride 0 along dim 1
+    ],
+    ids=["0d", "expanded"],
+)
+def test_gather_checks_indices_even_when_the_read_ignores_them(cpp, src):
+    x = src()
+    index = lt.tensor([[5]]) if x.ndim else lt.tensor([1])
+    y = lt.gather(x, x.ndim - 1 if x.ndim else 0, index)
+    with pytest.raises(IndexError, match="out of bounds"):
+        y.numpy()
+
+
 # -- cache ---------------------------------------------------------------------------------------
 
 
