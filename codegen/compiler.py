@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import shlex
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,14 +79,23 @@ def _cpu_features() -> str:
 
 
 def _blas_flags() -> list[str]:
-    try:
-        import scipy_openblas32 as blas
-    except ImportError as e:  # pragma: no cover - a declared dependency
+    # Found without importing scipy_openblas32: its __init__ reads its own version through
+    # importlib.metadata, which costs ~20 ms of a new process's first materialization.
+    import importlib.util
+
+    spec = importlib.util.find_spec("scipy_openblas32")
+    if spec is None or not spec.submodule_search_locations:  # pragma: no cover - a dependency
         raise CompilerMissing(
             "scipy-openblas32 (the BLAS lazytorch links) is not installed: pip install scipy-openblas32"
-        ) from e
-    lib = blas.get_lib_dir()
-    return [f"-L{lib}", f"-l{blas.get_library()}", f"-Wl,-rpath,{lib}"]
+        )
+    lib = Path(next(iter(spec.submodule_search_locations))) / "lib"
+    names = sorted(
+        f.name for f in lib.glob("libscipy_openblas*") if ".so" in f.name or f.suffix == ".dylib"
+    )
+    if not names:  # pragma: no cover - a broken install
+        raise CompilerMissing(f"scipy-openblas32 has no shared library in {lib}")
+    name = names[0][3:].split(".")[0]  # libscipy_openblas.so -> scipy_openblas
+    return [f"-L{lib}", f"-l{name}", f"-Wl,-rpath,{lib}"]
 
 
 def _generator_digest() -> str:
@@ -113,9 +122,56 @@ def _generator_digest() -> str:
     return h.hexdigest()
 
 
-@functools.lru_cache(maxsize=1)
-def toolchain() -> Toolchain:
-    """The compiler and flags in use (looked up once); CompilerMissing if there is none."""
+def _compiler_version(cxx: str, memo_dir: Path | None) -> str:
+    """The first line of `cxx --version`, remembered across processes in `memo_dir`.
+
+    Running the compiler costs a few milliseconds of every new process's first
+    materialization, even when every program it runs is already compiled on disk. The memo is
+    keyed by the compiler binary's path, size and modification time, so an upgraded compiler
+    is asked again.
+    """
+    st = os.stat(cxx)
+    ident = f"{os.path.realpath(cxx)}:{st.st_size}:{st.st_mtime_ns}"
+    memo = memo_dir / "compilers.json" if memo_dir is not None else None
+    known: dict[str, str] = {}
+    if memo is not None:
+        try:
+            known = json.loads(memo.read_text())
+            if isinstance(known, dict) and isinstance(known.get(ident), str):
+                return known[ident]
+        except (OSError, ValueError):
+            known = {}
+    import subprocess  # here: a process that only loads compiled programs never needs it
+
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise CompilerMissing(f"{cxx} --version failed: {e}") from e
+    version = out.stdout.splitlines()[0] if out.stdout else cxx
+    if memo is not None and memo_dir is not None and memo_dir.is_dir():
+        known = (
+            {k: v for k, v in known.items() if isinstance(v, str)}
+            if isinstance(known, dict)
+            else {}
+        )
+        known[ident] = version
+        try:  # atomic: a reader sees the old memo or the new one, never half of one
+            fd, tmp = tempfile.mkstemp(dir=memo_dir, prefix=".compilers-")
+            with os.fdopen(fd, "w") as f:
+                json.dump(known, f)
+            os.replace(tmp, memo)
+        except OSError:
+            pass  # the memo is an optimization only
+    return version
+
+
+@functools.lru_cache(maxsize=4)
+def toolchain(memo_dir: Path | None = None) -> Toolchain:
+    """The compiler and flags in use (looked up once); CompilerMissing if there is none.
+
+    `memo_dir` (the compile cache's directory) remembers the compiler's version between
+    processes.
+    """
     wanted = os.environ.get("LAZYTORCH_CXX", "").strip()
     candidates = [wanted] if wanted else ["g++", "c++"]
     cxx = next((shutil.which(c) for c in candidates if shutil.which(c)), None)
@@ -124,35 +180,37 @@ def toolchain() -> Toolchain:
             f"no C++ compiler found (looked for {', '.join(candidates)}); install g++ "
             "(Debian/Ubuntu: apt install g++) or set LAZYTORCH_CXX"
         )
-    try:
-        version = subprocess.run(
-            [cxx, "--version"], capture_output=True, text=True, check=True
-        ).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        raise CompilerMissing(f"{cxx} --version failed: {e}") from e
+    version = _compiler_version(cxx, memo_dir)
     extra = shlex.split(os.environ.get("LAZYTORCH_CXXFLAGS", ""))
     flags = (*BASE_FLAGS, f"-I{include_dir()}", *extra)
     link = tuple(_blas_flags())
     h = hashlib.sha256()
-    for part in (version.splitlines()[0], " ".join(flags), " ".join(link), _cpu_features()):
+    for part in (version, " ".join(flags), " ".join(link), _cpu_features()):
         h.update(part.encode())
         h.update(b"\0")
     for header in sorted(include_dir().glob("*.h")):
         h.update(header.read_bytes())
     h.update(_generator_digest().encode())
-    return Toolchain(cxx, version.splitlines()[0], flags, link, h.hexdigest())
+    return Toolchain(cxx, version, flags, link, h.hexdigest())
 
 
-def compile_shared(source: str, out: Path) -> float:
-    """Compile `source` into the shared object `out`; returns the seconds it took."""
+def compile_shared(
+    source: str, out: Path, *, tc: Toolchain | None = None, blas: bool = True
+) -> float:
+    """Compile `source` into the shared object `out`; returns the seconds it took.
+
+    `blas=False` leaves OpenBLAS out of the link: loading a program that does not call it
+    then costs no dynamic loading of a 30 MB library.
+    """
+    import subprocess
     import time
 
-    tc = toolchain()
+    tc = tc or toolchain()
     with tempfile.TemporaryDirectory(prefix="lazytorch-cc-") as tmp:
         src = Path(tmp) / "program.cpp"
         src.write_text(source)
         obj = Path(tmp) / "program.so"
-        cmd = [tc.cxx, *tc.flags, str(src), "-o", str(obj), *tc.link]
+        cmd = [tc.cxx, *tc.flags, str(src), "-o", str(obj), *(tc.link if blas else ())]
         t0 = time.perf_counter()
         res = subprocess.run(cmd, capture_output=True, text=True)
         dt = time.perf_counter() - t0

@@ -60,10 +60,8 @@ def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> s
     ]
     if any(isinstance(s, Extern) and s.kind == "argsort" for s in sched.steps):
         parts.append('#include "lazytorch_sort.h"')
-    if any(
-        isinstance(s, Extern) and s.kind == "matmul" and _blas_dtype(ctx, s) for s in sched.steps
-    ):
-        parts.append(BLAS_DECLS)
+    if uses_blas(sched):
+        parts.append('#include "lazytorch_blas.h"')
     for step in sched.steps:
         parts.append("")
         parts.append(ctx.step_function(step))
@@ -72,17 +70,14 @@ def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> s
     return "\n".join(parts) + "\n"
 
 
-BLAS_DECLS = """
-// BLAS (scipy-openblas32: 32-bit integers, symbols prefixed scipy_)
-extern "C" void scipy_cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
-                                  const float*, int, float, float*, int);
-extern "C" void scipy_cblas_dgemm(int, int, int, int, int, int, double, const double*, int,
-                                  const double*, int, double, double*, int);
-static const int kRowMajor = 101, kNoTrans = 111, kTrans = 112;"""
-
-
-def _blas_dtype(ctx: _Program, s: Extern) -> bool:
-    return ctx.sched.buffers[s.output].dtype in (dt.float32, dt.float64)
+def uses_blas(sched: Schedule) -> bool:
+    """True if the generated program calls OpenBLAS (and so must be linked against it)."""
+    return any(
+        isinstance(s, Extern)
+        and s.kind == "matmul"
+        and sched.buffers[s.output].dtype in (dt.float32, dt.float64)
+        for s in sched.steps
+    )
 
 
 class _Program:
@@ -850,6 +845,12 @@ def _matmul(prog: _Program, e: Extern) -> list[str]:
         return [f"{INDENT}for (int64_t i = 0; i < {nbatch * m * n}; ++i) b{out.id}[i] = ({ct})0;"]
     # Offsets of each batch for the operands (strided batch dims), and the output's.
     bvars = [f"n{i}" for i in range(len(batch))]
+    if nbatch > 1:
+        # many small products: one per thread (a product inside runs single-threaded)
+        lines.append(
+            f"{INDENT}#pragma omp parallel for schedule(static) "
+            f"if({nbatch} >= omp_get_max_threads() && {nbatch * m * n * k} >= (int64_t(1) << 21))"
+        )
     lines.append(f"{INDENT}for (int64_t bi = 0; bi < {nbatch}; ++bi) {{")
     rest = "bi"
     for i in range(len(batch) - 1, -1, -1):
@@ -866,11 +867,9 @@ def _matmul(prog: _Program, e: Extern) -> list[str]:
     if out.dtype in (dt.float32, dt.float64):
         ta, lda = _blas_operand(a.strides[-2], a.strides[-1], m, k)
         tb, ldb = _blas_operand(b.strides[-2], b.strides[-1], k, n)
-        fn = "scipy_cblas_sgemm" if out.dtype is dt.float32 else "scipy_cblas_dgemm"
-        one = "1.0f" if out.dtype is dt.float32 else "1.0"
-        zero = "0.0f" if out.dtype is dt.float32 else "0.0"
+        fixed = "true" if prog.deterministic else "false"
         lines.append(
-            f"{INDENT * 2}{fn}(kRowMajor, {ta}, {tb}, {m}, {n}, {k}, {one}, A, {lda}, B, {ldb}, {zero}, C, {n});"
+            f"{INDENT * 2}lt::gemm(lt::{ta}, lt::{tb}, {m}, {n}, {k}, A, {lda}, B, {ldb}, C, {n}, {fixed});"
         )
     else:
         acc = compute_type(out.dtype) if out.dtype.is_floating_point else "int64_t"

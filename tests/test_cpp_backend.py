@@ -387,7 +387,10 @@ _DET = textwrap.dedent(
     m = lt.from_numpy(rng.standard_normal((512, 2048)).astype(np.float32))
     idx = lt.from_numpy(rng.integers(0, 64, 200_000))
     src = lt.from_numpy(rng.standard_normal(200_000).astype(np.float32))
-    outs = [x.sum(), (x * x).mean(), m.sum(0), m.sum(1), lt.zeros(64).scatter_add(0, idx, src)]
+    w = lt.from_numpy(rng.standard_normal((2048, 256)).astype(np.float32))
+    bt = lt.from_numpy(rng.standard_normal((4, 256, 300)).astype(np.float32))
+    outs = [x.sum(), (x * x).mean(), m.sum(0), m.sum(1), lt.zeros(64).scatter_add(0, idx, src),
+            m @ w, m[:32] @ w, (m @ w).reshape(4, 128, 256) @ bt]  # fmt: skip
     lt.materialize(*outs)
     print(hashlib.sha256(b"".join(o.numpy().tobytes() for o in outs)).hexdigest())
     """

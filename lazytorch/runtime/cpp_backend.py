@@ -116,7 +116,9 @@ class CppBackend:
         from lazytorch import _native
         from lazytorch.codegen.compiler import CompilerMissing, toolchain
 
-        self.toolchain = toolchain()  # raises CompilerMissing with the fix
+        self._disk: Any = None
+        self._scratch: Path | None = None
+        self.toolchain = toolchain(self._memo_dir())  # raises CompilerMissing with the fix
         mod = _native.load(warn=False)
         if mod is None:
             raise CompilerMissing(
@@ -124,8 +126,16 @@ class CppBackend:
                 "compiler available: pip install -e ."
             )
         self._C = mod
-        self._disk: Any = None
-        self._scratch: Path | None = None
+
+    def _memo_dir(self) -> Path | None:
+        """The disk cache's directory, where the compiler's version is remembered, if usable."""
+        from lazytorch.runtime.disk_cache import CacheDirError
+
+        try:
+            disk = self.disk
+        except (CacheDirError, OSError):
+            return None  # the same error is raised, with its fix, by the first compile
+        return disk.root if disk is not None else None
 
     @property
     def disk(self) -> Any:
@@ -206,7 +216,7 @@ class CppBackend:
         self, program: Program, options: dict[str, Any]
     ) -> tuple[dict[str, Any], bytes, str]:
         from lazytorch.codegen.compiler import compile_shared
-        from lazytorch.codegen.cpp import generate
+        from lazytorch.codegen.cpp import generate, uses_blas
         from lazytorch.scheduler import schedule
 
         t0 = time.perf_counter()
@@ -215,7 +225,7 @@ class CppBackend:
         t1 = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="lazytorch-so-") as tmp:
             out = Path(tmp) / "program.so"
-            seconds = compile_shared(source, out)
+            seconds = compile_shared(source, out, tc=self.toolchain, blas=uses_blas(sched))
             so = out.read_bytes()
         metrics.increment("compiles")
         metrics.increment("compile_seconds", seconds)
