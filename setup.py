@@ -9,6 +9,8 @@ Everything else about the package is declared in pyproject.toml. Two things need
   package list is derived from the mapping here, including any future subpackages.
 """
 
+import glob
+
 from pybind11.setup_helpers import Pybind11Extension, build_ext
 from setuptools import find_packages, setup
 
@@ -22,7 +24,7 @@ for name, folder in MAPPED.items():
 ext_modules = [
     Pybind11Extension(
         "lazytorch._C",
-        sorted(["native/module.cpp"]),
+        sorted(glob.glob("native/*.cpp")),
         cxx_std=17,
         extra_compile_args=["-O2"],
     ),

@@ -36,7 +36,7 @@ class Capture:
         roots: list[Node],
         params: list[Node],
         order: list[Node],
-        wiring: list[tuple[int, ...]],
+        wiring: list[tuple[int, ...]] | None,
         key: tuple[Any, ...],
     ) -> None:
         self.roots = roots

@@ -10,7 +10,7 @@ from cachetools import LRUCache
 from lazytorch import _config, metrics
 from lazytorch.ir.node import Node, format_loc
 from lazytorch.ir.primitives import get
-from lazytorch.ir.program import Program, canonicalize, capture
+from lazytorch.ir.program import Capture, Program, canonicalize, capture
 from lazytorch.runtime.backends import Backend, Executable, ProgramError, get_backend
 
 _BUFFER = get("buffer")
@@ -29,15 +29,39 @@ def build_program(roots: list[Node]) -> Program:
     return canonicalize(Program.from_capture(capture(roots)))
 
 
+def _walk(roots: list[Node]) -> Capture:
+    """The capture a lookup needs (parameters, node order, key); wiring only without _C.
+
+    With the native runtime the walk runs in C++ (`lazytorch._C.capture_key`: the same
+    parameters and order as `capture`, the key a 128-bit hash of the same sequence), which is
+    most of what a cache hit costs; a miss then walks again in Python for the wiring.
+    """
+    global _capture_key
+    if _capture_key is None:
+        from lazytorch import _native
+
+        mod = _native.load(warn=False)
+        _capture_key = mod.capture_key if mod is not None else False
+    if _capture_key is False:
+        return capture(roots)
+    key, params, order = _capture_key(roots)
+    return Capture(roots, params, order, None, key)
+
+
+_capture_key: Any = None
+
+
 def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     t0 = time.perf_counter()
-    cap = capture(roots)
+    cap = _walk(roots)
     backend: Backend = get_backend(_config.backend_name())
     deterministic = _config.are_deterministic_algorithms_enabled()
     key = (backend.name, deterministic, cap.key)
     exe = _programs.get(key)
     if exe is None:
         t1 = time.perf_counter()
+        if cap.wiring is None:
+            cap = capture(roots)
         program = canonicalize(Program.from_capture(cap))
         exe = backend.compile(program, {"deterministic": deterministic})
         _programs[key] = exe

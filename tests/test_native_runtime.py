@@ -1,0 +1,276 @@
+"""The native runtime's fast paths: the C++ graph walk, the output pool, threaded GEMM.
+
+Each of these exists for speed (see benchmarks/RESULTS.md); the tests pin down that they
+give exactly what the slower path they replace would: the same parameters, node order and
+key distinctions as the Python capture, correct values in reused output memory, GEMM
+results equal to NumPy's whichever way the product is cut across threads.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazytorch as lt
+from lazytorch import _native
+from lazytorch.ir.program import capture
+
+_C = _native.load(warn=False)
+pytestmark = pytest.mark.skipif(_C is None, reason="lazytorch._C is not built")
+
+
+@pytest.fixture
+def cpp(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAZYTORCH_CACHE_DIR", str(tmp_path / "cache"))
+    with lt.backend("cpp"):
+        yield tmp_path / "cache"
+
+
+# -- capture_key: the same walk as lazytorch.ir.program.capture ---------------------------------
+
+OPS = ["add", "mul", "sub", "relu", "exp", "scalar", "sum", "materialized"]
+
+
+@st.composite
+def graphs(draw):
+    """A random DAG over two or three leaves, with shared subexpressions and Python scalars;
+    returns a recipe (list of (op, input indices)) and the root indices."""
+    n_leaves = draw(st.integers(2, 3))
+    recipe = []
+    for i in range(draw(st.integers(1, 14))):
+        avail = n_leaves + i
+        op = draw(st.sampled_from(OPS))
+        a = draw(st.integers(0, avail - 1))
+        b = draw(st.integers(0, avail - 1))
+        recipe.append((op, a, b))
+    total = n_leaves + len(recipe)
+    roots = draw(st.lists(st.integers(n_leaves, total - 1), min_size=1, max_size=3))
+    return n_leaves, recipe, roots
+
+
+def build(n_leaves, recipe, roots, seed=0):
+    rng = np.random.default_rng(seed)
+    vals = [lt.from_numpy(rng.standard_normal(4).astype(np.float32)) for _ in range(n_leaves)]
+    for op, a, b in recipe:
+        x, y = vals[a], vals[b]
+        if op == "add":
+            v = x + y
+        elif op == "mul":
+            v = x * y
+        elif op == "sub":
+            v = x - y
+        elif op == "relu":
+            v = lt.relu(x)
+        elif op == "exp":
+            v = lt.exp(x)
+        elif op == "scalar":
+            v = x * float(rng.standard_normal())
+        elif op == "sum":
+            v = x.sum() + y
+        else:  # a value computed by an earlier cut: a parameter of the next program
+            v = x + 1
+            lt.materialize(v)
+        vals.append(v)
+    return [vals[r]._node for r in roots if vals[r]._node.buffer is None]
+
+
+@settings(max_examples=150, deadline=None)
+@given(graphs())
+def test_native_walk_matches_python_capture(g):
+    roots = build(*g)
+    if not roots:
+        return
+    py = capture(roots)
+    key, params, order = _C.capture_key(roots)
+    assert params == py.params
+    assert order == py.order
+    # a second graph of the same structure (other data, other scalars) has the same key
+    roots2 = build(*g, seed=1)
+    assert _C.capture_key(roots2)[0] == key
+
+
+@settings(max_examples=150, deadline=None)
+@given(graphs(), graphs())
+def test_native_key_distinguishes_what_the_python_key_does(g1, g2):
+    r1, r2 = build(*g1), build(*g2)
+    if not r1 or not r2:
+        return
+    same_py = capture(r1).key == capture(r2).key
+    same_native = _C.capture_key(r1)[0] == _C.capture_key(r2)[0]
+    assert same_py == same_native
+
+
+def test_native_key_tells_wiring_apart():
+    x, y = lt.tensor([1.0, 2.0]), lt.tensor([3.0, 4.0])
+    k1 = _C.capture_key([((x + y) * x)._node])[0]
+    k2 = _C.capture_key([((x + y) * y)._node])[0]
+    k3 = _C.capture_key([((y + x) * y)._node])[0]
+    assert k1 != k2
+    assert k1 == k3  # same wiring by position, as in the Python capture
+
+
+def test_native_walk_refuses_what_is_not_a_node():
+    with pytest.raises(TypeError, match="Node"):
+        _C.capture_key([object()])
+
+
+def test_cache_hit_uses_the_native_key(cpp):
+    x = lt.from_numpy(np.arange(6, dtype=np.float32))
+    for _ in range(3):
+        (lt.softmax(x * 2, 0) + 1).numpy()
+    c = lt.metrics.counters()
+    assert c["compiles"] == 1 and c["cache_hits_memory"] == 2
+
+
+# -- the output pool -----------------------------------------------------------------------------
+
+
+def test_freed_outputs_are_reused_and_values_stay_right(cpp):
+    n = 1 << 18  # 1 MiB of float32: pooled
+    x = lt.from_numpy(np.arange(n, dtype=np.float32))
+    (x * 2).numpy()  # compile; the output dies at once
+    before = _C.pool_stats()["reused"]
+    for k in range(3, 6):
+        got = (x * float(k)).numpy()
+        np.testing.assert_array_equal(got, np.arange(n, dtype=np.float32) * k)
+        del got
+    assert _C.pool_stats()["reused"] >= before + 3
+
+
+def test_live_outputs_are_never_handed_out_twice(cpp):
+    n = 1 << 18
+    x = lt.from_numpy(np.ones(n, dtype=np.float32))
+    ys = [(x * float(k)).numpy() for k in range(4)]
+    for k, y in enumerate(ys):
+        assert float(y[0]) == k and float(y[-1]) == k
+    ptrs = {y.__array_interface__["data"][0] for y in ys}
+    assert len(ptrs) == 4
+
+
+def test_small_outputs_are_not_pooled(cpp):
+    x = lt.from_numpy(np.ones(16, dtype=np.float32))
+    (x * 2).numpy()
+    cached = _C.pool_stats()["cached_bytes"]
+    (x * 3).numpy()
+    assert _C.pool_stats()["cached_bytes"] == cached
+
+
+def test_empty_pool_returns_memory_and_limit_is_respected(cpp):
+    x = lt.from_numpy(np.ones(1 << 18, dtype=np.float32))
+    (x + 1).numpy()
+    assert _C.pool_stats()["cached_bytes"] > 0
+    assert _C.empty_pool() > 0
+    assert _C.pool_stats()["cached_bytes"] == 0
+    limit = _C.pool_stats()["limit_bytes"]
+    try:
+        _C.set_pool_limit(0)
+        (x + 2).numpy()
+        assert _C.pool_stats()["cached_bytes"] == 0
+    finally:
+        _C.set_pool_limit(limit)
+
+
+def test_pool_limit_from_the_environment(tmp_path):
+    code = "from lazytorch import _C; print(_C.pool_stats()['limit_bytes'])"
+    env = {**os.environ, "LAZYTORCH_POOL_MB": "3"}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) == 3 << 20
+
+
+# -- GEMM cut across OpenMP threads ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "m,k,n",
+    [(300, 200, 40), (40, 200, 300), (256, 128, 256), (7, 5, 3), (1, 4096, 1000), (1000, 64, 1)],
+)
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_gemm_blocks_match_numpy(cpp, m, k, n, ta, tb):
+    rng = np.random.default_rng(m * 7 + n)
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+    la, lb = lt.from_numpy(a), lt.from_numpy(b)
+    got = ((la.T if ta else la) @ (lb.T if tb else lb)).numpy()
+    want = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.sqrt(k))
+
+
+def test_batched_gemm_runs_one_product_per_thread(cpp):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((6, 128, 96)).astype(np.float32)
+    b = rng.standard_normal((6, 96, 200)).astype(np.float32)
+    got = (lt.from_numpy(a) @ lt.from_numpy(b)).numpy()
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+    src = lt.debug.source(lt.from_numpy(a) @ lt.from_numpy(b))
+    assert "omp parallel for" in src and "lt::gemm(" in src
+
+
+def test_only_programs_with_a_gemm_link_blas(cpp):
+    x = lt.from_numpy(np.ones((64, 64), dtype=np.float32))
+    assert "lazytorch_blas.h" not in lt.debug.source(x * 2)
+    assert "lazytorch_blas.h" in lt.debug.source(x @ x)
+    if shutil.which("ldd") is None:
+        return
+    (x * 2).numpy()
+    (x @ x).numpy()
+    needed = {}
+    for so in cpp.rglob("program.so"):
+        src = (so.parent / "program.cpp").read_text()
+        out = subprocess.run(["ldd", str(so)], capture_output=True, text=True).stdout
+        needed["gemm" if "lt::gemm" in src else "pointwise"] = "openblas" in out
+    assert needed == {"gemm": True, "pointwise": False}
+
+
+_BLAS_THREADS = textwrap.dedent(
+    """
+    import ctypes, glob, os
+    import numpy as np
+    import lazytorch as lt
+    x = lt.from_numpy(np.ones((256, 256), dtype=np.float32))
+    (x @ x).numpy()
+    import scipy_openblas32 as b
+    lib = ctypes.CDLL(glob.glob(os.path.join(b.get_lib_dir(), "libscipy_openblas*"))[0])
+    print(lib.scipy_openblas_get_num_threads())
+    """
+)
+
+
+def test_openblas_runs_on_the_callers_thread(tmp_path):
+    # OpenMP threads do the parallel work; OpenBLAS's own pool would fight them for cores
+    env = {**os.environ, "LAZYTORCH_CACHE_DIR": str(tmp_path), "LAZYTORCH_BACKEND": "cpp"}
+    r = subprocess.run(
+        [sys.executable, "-c", _BLAS_THREADS], env=env, capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "1"
+
+
+# -- the compiler's version is remembered between processes -------------------------------------
+
+
+def test_compiler_version_memo(tmp_path, monkeypatch):
+    from lazytorch.codegen import compiler
+
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    first = compiler._compiler_version(cxx, tmp_path)
+    assert (tmp_path / "compilers.json").exists()
+
+    def no_subprocess(*a, **k):
+        raise AssertionError("the memo should have answered")
+
+    monkeypatch.setattr(subprocess, "run", no_subprocess)
+    assert compiler._compiler_version(cxx, tmp_path) == first
+    (tmp_path / "compilers.json").write_text("{not json")  # damaged memo: asked again
+    monkeypatch.undo()
+    assert compiler._compiler_version(cxx, tmp_path) == first
