@@ -6,6 +6,8 @@
 // Philox4x32-10 random generator (the same function as lazytorch/ir/philox.py).
 // No -ffast-math anywhere: NaN and Inf behave exactly as in the reference interpreter.
 #pragma once
+#include <omp.h>
+
 #include <cstdint>
 
 #include "lazytorch_math.h"

@@ -119,16 +119,14 @@ def conv2d(
         )
     xp = pad(x, (pads[2], pads[3], pads[0], pads[1])) if any(pads) else x
     cols = _windows(xp, (kh, kw), (sh, sw), (dh, dw), (ho, wo))  # (N, C, kh*kw, Ho, Wo)
-    # One GEMM per group over the whole batch: (O/g, K) @ (K, N*Ho*Wo). The batch moves
-    # next to the spatial positions (a layout the im2col kernel writes directly), which
-    # gives BLAS one wide product instead of N narrow ones; the permutes back are index
-    # arithmetic in whatever reads the result.
+    # One GEMM per image and group: (O/g, K) @ (K, Ho*Wo), the weights broadcast over the
+    # batch (a zero batch stride, no copy). The im2col buffer is then read in the layout the
+    # window kernels write, and the product lands in NCHW order, so neither side needs a
+    # transposing copy; the batch's products run one per thread.
     k = cg * kh * kw
     cols = S.reshape(cols, (n, groups, k, ho * wo))
-    cols = S.reshape(S.permute(cols, (1, 2, 0, 3)), (groups, k, n * ho * wo))
-    wm = S.reshape(w, (groups, o // groups, k))
-    out = lt.matmul(wm, cols)  # (g, O/g, N*Ho*Wo)
-    out = S.permute(S.reshape(out, (groups, o // groups, n, ho * wo)), (2, 0, 1, 3))
+    wm = S.reshape(w, (1, groups, o // groups, k))
+    out = lt.matmul(wm, cols)  # (N, g, O/g, Ho*Wo)
     out = S.reshape(out, (n, o, ho, wo))
     if bias is not None:
         out = out + S.reshape(bias, (1, o, 1, 1))  # type: ignore[operator]
