@@ -274,3 +274,26 @@ def test_compiler_version_memo(tmp_path, monkeypatch):
     (tmp_path / "compilers.json").write_text("{not json")  # damaged memo: asked again
     monkeypatch.undo()
     assert compiler._compiler_version(cxx, tmp_path) == first
+
+
+_EXIT = textwrap.dedent(
+    """
+    import numpy as np
+    import lazytorch as lt
+    m = lt.from_numpy(np.ones((512, 2048), dtype=np.float32))
+    w = lt.from_numpy(np.ones((2048, 256), dtype=np.float32))
+    outs = [m.sum(0), m @ w]
+    lt.materialize(*outs)
+    print(float(outs[0].sum()), float(outs[1][0, 0]))
+    """
+)
+
+
+def test_process_exits_cleanly_after_running_programs(tmp_path):
+    # Closing the last program must not unload the OpenMP runtime under its idle workers:
+    # before the fix this script crashed with SIGSEGV at exit in about one run in four.
+    env = {**os.environ, "LAZYTORCH_CACHE_DIR": str(tmp_path), "LAZYTORCH_BACKEND": "cpp"}
+    for _ in range(12):
+        r = subprocess.run([sys.executable, "-c", _EXIT], env=env, capture_output=True, text=True)
+        assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+        assert r.stdout.split() == ["1048576.0", "2048.0"]
