@@ -19,7 +19,14 @@ from lazytorch.ir.node import Node, format_loc, user_loc
 if TYPE_CHECKING:
     from lazytorch.tensor import Tensor
 
-__all__ = ["clear_cache", "implicit_point", "materialize", "materialize_nodes", "register"]
+__all__ = [
+    "clear_cache",
+    "empty_pool",
+    "implicit_point",
+    "materialize",
+    "materialize_nodes",
+    "register",
+]
 
 _log_syncs = logging.getLogger("lazytorch.syncs")
 
@@ -147,6 +154,24 @@ def clear_cache() -> None:
     executor = sys.modules.get("lazytorch.runtime.executor")
     if executor is not None:
         executor.clear_cache()
+
+
+def empty_pool() -> int:
+    """Return the freed output blocks the compiled backend keeps for reuse to the system.
+
+    Outputs of compiled programs are allocated from a pool of blocks freed by earlier
+    outputs (fresh memory costs page faults that are slower than most kernels). The pool
+    keeps at most ``LAZYTORCH_POOL_MB`` (default 1024) MiB of freed blocks; this releases
+    them now, like ``torch.cuda.empty_cache()``. Returns the bytes released.
+
+    >>> import lazytorch
+    >>> lazytorch.runtime.empty_pool() >= 0
+    True
+    """
+    from lazytorch import _native
+
+    mod = _native.load(warn=False)
+    return int(mod.empty_pool()) if mod is not None else 0
 
 
 def auto_cut(newest_id: int) -> None:
