@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -663,6 +664,49 @@ def test_sincos_large_arguments(lt_math):
     x = np.concatenate([_geom(SINCOS_LIMIT, 2.0**27, 200_001), _pio2_multiples()])
     for fn in ("sin", "cos"):
         assert ulp_error(lt_math(fn, x), reference(fn, x)).max() <= BOUND[fn], fn
+
+
+def test_branch_points(lt_math):
+    # 40 floats on each side of every split point and clamp of the piecewise functions, both
+    # signs: erf (polynomial | 1 - 2^M at 0.75, clamp at 4, rounds to 1 from 3.92), tanh
+    # (polynomial | 1 - 2/(E+1) at 0.875, clamp at 10, rounds to 1 from 9.01), sigmoid (the
+    # two quotients at 0, 1 + e rounds to 1 from 16.64, subnormal results from 87.34, 0 from
+    # 103.97, clamp at 104), exp (the 2^n scaling switches with the sign of x; n steps at
+    # ln2/2)
+    points = {
+        "erf": [0.75, 4.0, 3.9192],
+        "tanh": [0.875, 10.0, 9.01],
+        "sigmoid": [0.0, 16.635532, 87.33654, 103.97208, 104.0],
+        "exp": [0.0, 0.34657359, 1.0397208],
+    }
+    for fn, p in points.items():
+        x = _both_signs(_neighbors(np.float32(p), 40))
+        err = ulp_error(lt_math(fn, x), reference(fn, x))
+        i = int(np.argmax(err))
+        assert err[i] <= BOUND[fn], f"lt::{fn}: {err[i]:.3f} ulp at x={x[i]!r}"
+
+
+def _has_fast_fma(flags: tuple[str, ...]) -> bool:
+    res = subprocess.run([CXX, *KERNEL_FLAGS, *flags, "-dM", "-E", "-x", "c++", "-"],
+                         input="", capture_output=True, text=True, check=True)  # fmt: skip
+    return "__FP_FAST_FMAF " in res.stdout
+
+
+@pytest.mark.skipif(
+    platform.machine().lower() not in ("x86_64", "amd64"), reason="x86 target flags"
+)
+def test_accuracy_without_fast_fma(tmp_path):
+    # without fast FMA, detail::mad is a * b + c (two roundings) and sigmoid forms its quotient
+    # in double; the bounds hold there too (here: the native target minus FMA and AVX-512)
+    flags = ("-mno-avx512f", "-mno-fma")
+    if _has_fast_fma(flags):
+        pytest.skip("FMA still enabled")
+    h = build_harness(tmp_path, flags)
+    for fn in ("exp", "tanh", "sigmoid", "erf", "erfc"):
+        for name, a in input_sets(fn).items():
+            err = ulp_error(h(fn, a), reference(fn, a))
+            i = int(np.argmax(err))
+            assert err[i] <= BOUND[fn], f"lt::{fn} on {name}: {err[i]:.3f} ulp at x={a[i]!r}"
 
 
 def test_range_of_results(lt_math):

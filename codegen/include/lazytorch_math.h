@@ -38,7 +38,8 @@
 // Implementation constraints: C++17, header-only, <cstdint> only; bit casts use
 // __builtin_memcpy; floor/sqrt/fabs/copysign use GCC builtins (which vectorize). Explicit fused
 // multiply-adds are used only where the target has fast FMA (__FP_FAST_FMAF); every algorithm
-// below is accurate with or without FMA (the error analysis assumes neither).
+// below is accurate with or without FMA (the error analysis assumes neither, except for
+// sigmoid's float quotient, which has a double fallback without FMA).
 
 #ifndef LAZYTORCH_MATH_H
 #define LAZYTORCH_MATH_H
@@ -116,6 +117,14 @@ constexpr double kShiftD = 0x1.8p52;
 constexpr float kLn2Hi = 0x1.62e4p-1f;       // 0.693145751953125
 constexpr float kLn2Lo = 0x1.7f7d1cp-20f;    // 1.4286068e-06
 constexpr float kLog2e = 0x1.715476p+0f;     // 1/ln 2 rounded to float
+constexpr float kLn2 = 0x1.62e43p-1f;        // ln 2 rounded to float (one-constant reduction)
+
+// 2^k straight from the shifter, with no integer arithmetic: for k = v + (kShift + b) (v rounded
+// to the integer n by the addition, b an integer constant), the low 9 bits of bits(k) hold
+// n + b (bits(kShift) has its low 22 bits clear), so shifting them into the exponent field
+// gives the float 2^(n + b - 127); the higher bits fall off the top. Valid for n + b in
+// [1, 254] (a normal power of two).
+LT_MATH_INLINE float shifter_pow2(float k) { return as_float(bits(k) << 23); }
 
 // exp(r) - 1 - r = r^2 * P(r) on [-0.3467, 0.3467] (|r| <= ln2/2 plus rounding slack).
 // Fit error (relative, of exp(r)): 3.2e-9 = 0.05 ulp.
@@ -134,6 +143,32 @@ LT_MATH_INLINE float exp_reduce(float x, float& nf, int32_t& ni, float& c) {
     ni = int32_t(bits(k) - bits(kShift));
     c = nf * -kLn2Lo;
     return mad(nf, -kLn2Hi, x);
+}
+
+// exp(x) = p * 2^n for x clamped to [-104, 89] (NaN passes): the reduction of exp_reduce, but
+// with the shifter kShift + b (b an integer constant, see shifter_pow2; `shift` is that sum):
+// s = 2^(n + b - 127) is returned for the caller to scale with. p = exp(r), r = rh + c, is
+// 1 + rh + (c + r^2 P(r)) with 1 + rh summed exactly (Fast2Sum, |rh| < 1), so that only the
+// last addition rounds noticeably; p is in [0.70, 1.42].
+LT_MATH_INLINE float exp_core(float x, float shift, float& s) {
+    float k = mad(x, kLog2e, shift);
+    float nf = k - shift;
+    float c = nf * -kLn2Lo;
+    float rh = mad(nf, -kLn2Hi, x);
+    float r = rh + c;
+    float hi = 1.0f + rh;
+    float lo = (1.0f - hi) + rh;
+    s = shifter_pow2(k);
+    return hi + (lo + mad(r * r, exp_p(r), c));
+}
+
+// 2^r = 1 + r P(r) on [-1/2, 1/2], P a degree-5 minimax fit (fit error 1.2e-8 relative =
+// 0.2 ulp). Shared by exp2 and erf.
+LT_MATH_INLINE float exp2_p(float r) {
+    return mad(r,
+               poly(r, 0x1.62e432p-1f, 0x1.ebfc18p-3f, 0x1.c6ad6p-5f, 0x1.3afb7p-7f,
+                    0x1.5fe614p-10f, 0x1.66b3cp-13f),
+               1.0f);
 }
 
 // p * 2^n for n in [-252, 254] with a single rounding: 2^n is applied as two normal factors,
@@ -200,27 +235,30 @@ constexpr float kPiLo = -0x1.777a5cp-24f;
 
 // exp(x). Cody–Waite reduction x = n ln2 + r (|r| <= ln2/2, n = round(x / ln2) via the
 // 1.5*2^23 shifter), exp(r) = 1 + r + r^2 P(r) with a degree-4 minimax P (the leading 1 + r
-// summed exactly, so only one rounding is large), then * 2^n applied in two exact steps (see
-// scale2). x is first clamped to [-104, 89]: exp(89) overflows and
-// exp(-104) < 2^-150 rounds to 0, so the clamp changes no result; NaN passes through the
-// clamp (comparisons with NaN are false). Max error 1 ulp (measured ~0.51 ulp normal range).
+// summed exactly, so only one rounding is large; see detail::exp_core), then * 2^n applied in
+// two steps of which only the second rounds: for x < 0 (n in [-150, 0]) p * 2^(n+64) is exact
+// and * 2^-64 rounds once (so subnormal results are rounded once), for x >= 0 (n in [0, 128])
+// p * 2^(n-1) is exact and * 2 rounds or overflows to inf. Both powers of two come from the
+// shifter's bits (detail::shifter_pow2) with a bias chosen by the sign of x: no integer
+// arithmetic. x is first clamped to [-104, 89]: exp(89) overflows and exp(-104) < 2^-150
+// rounds to 0, so the clamp changes no result; NaN passes through the clamp (comparisons with
+// NaN are false). Max error 1 ulp (measured: 0.51 ulp normal range, 0.77 subnormal).
 LT_MATH_INLINE float exp(float x) {
-    float xc = x > 89.0f ? 89.0f : x;
-    xc = xc < -104.0f ? -104.0f : xc;
-    float nf, c;
-    int32_t n;
-    float rh = detail::exp_reduce(xc, nf, n, c);
-    float r = rh + c;
-    // exp(r) = (1 + rh) + (c + r^2 P(r)), with 1 + rh summed exactly (Fast2Sum, |rh| < 1).
-    float hi = 1.0f + rh;
-    float lo = (1.0f - hi) + rh;
-    float p = hi + (lo + detail::mad(r * r, detail::exp_p(r), c));
-    return detail::scale2(p, n);
+    // Both clamp conditions are taken on x itself: chained selects (clamp, then clamp the
+    // result) make GCC emit a longer mask sequence.
+    bool under = x < -104.0f;
+    bool over = x > 89.0f;
+    float xc = under ? -104.0f : x;
+    xc = over ? 89.0f : xc;
+    bool neg = x < 0.0f;
+    float s;
+    float p = detail::exp_core(xc, neg ? detail::kShift + 191.0f : detail::kShift + 126.0f, s);
+    return (p * s) * (neg ? 0x1p-64f : 2.0f);
 }
 
 // exp2(x) = 2^x. n = round(x), r = x - n (exact, |r| <= 1/2), 2^r = 1 + r P(r) with a
-// degree-5 minimax P on [-1/2, 1/2] (fit error 1.2e-8 relative = 0.2 ulp); clamp to
-// [-151, 129] as in exp.
+// degree-5 minimax P on [-1/2, 1/2] (detail::exp2_p, fit error 1.2e-8 relative = 0.2 ulp);
+// clamp to [-151, 129] as in exp.
 LT_MATH_INLINE float exp2(float x) {
     float xc = x > 129.0f ? 129.0f : x;
     xc = xc < -151.0f ? -151.0f : xc;
@@ -228,9 +266,7 @@ LT_MATH_INLINE float exp2(float x) {
     float nf = k - detail::kShift;
     int32_t n = int32_t(detail::bits(k) - detail::bits(detail::kShift));
     float r = xc - nf;
-    float p = detail::poly(r, 0x1.62e432p-1f, 0x1.ebfc18p-3f, 0x1.c6ad6p-5f, 0x1.3afb7p-7f,
-                           0x1.5fe614p-10f, 0x1.66b3cp-13f);
-    return detail::scale2(detail::mad(r, p, 1.0f), n);
+    return detail::scale2(detail::exp2_p(r), n);
 }
 
 // expm1(x) = exp(x) - 1, accurate near 0. Same reduction as exp (x = n ln2 + rh + c), except
@@ -343,10 +379,17 @@ LT_MATH_INLINE float log1p(float x) {
 // tanh, sigmoid
 // =============================================================================================
 
-// tanh(x). |x| < 0.875: odd minimax polynomial x + x^3 T(x^2), T of degree 6 (fit error
-// 7.5e-10 relative); otherwise 1 - 2 / (exp(2|x|) + 1) (|x| is clamped to 10, where tanh rounds
-// to 1). Computed on |x|, then the sign of x. Max error 2 ulp. tanh(-0) = -0,
-// tanh(+-inf) = +-1.
+// tanh(x), computed on |x|, then the sign of x.
+//   |x| < 0.875: odd minimax polynomial x + x^3 T(x^2), T of degree 6 (fit error 7.5e-10
+//   relative).
+//   0.875 <= |x|: 1 - 2 / (E + 1) with E = exp(2|x|), |x| clamped to 10 (tanh rounds to 1
+//   from 9.01 on). 2|x| is in [1.75, 20], so E needs none of exp's range handling: n =
+//   round(2|x| / ln2) is in [3, 29] (2^n comes straight from the shifter, see
+//   detail::shifter_pow2), r = 2|x| - n ln2 uses a single float ln2 (its error, n * 1.9e-9,
+//   is relative to E, and 2 / (E + 1) scales it down by 2/E), exp(r) = 1 + r + r^2 P(r) with
+//   exp's polynomial, and E + 1 = fma(exp(r), 2^n, 1) is rounded once. 2 / (E + 1) <= 0.24,
+//   so its errors count at most a quarter in the result's ulps.
+// Max error 2 ulp (measured 1.0). tanh(-0) = -0, tanh(+-inf) = +-1.
 LT_MATH_INLINE float tanh(float x) {
     float a = __builtin_fabsf(x);
     float z = a * a;
@@ -354,47 +397,84 @@ LT_MATH_INLINE float tanh(float x) {
                            -0x1.1102cp-7f, 0x1.5b6fdep-9f, -0x1.f9c018p-12f);
     float small = detail::mad(a, z * t, a);
     float ac = a > 10.0f ? 10.0f : a;
-    float e = lt::exp(ac + ac);
-    float large = 1.0f - 2.0f / (e + 1.0f);
+    float k = detail::mad(ac, 2.0f * detail::kLog2e, detail::kShift + 127.0f);
+    float nf = k - (detail::kShift + 127.0f);
+    float r = detail::mad(nf, -detail::kLn2, ac + ac);
+    float er = detail::mad(r, detail::mad(r, detail::exp_p(r), 1.0f), 1.0f);  // exp(r)
+    float e1 = detail::mad(er, detail::shifter_pow2(k), 1.0f);                // E + 1
+    float large = 1.0f - 2.0f / e1;
     return __builtin_copysignf(a < 0.875f ? small : large, x);
 }
 
 // sigmoid(x) = 1 / (1 + exp(-x)), computed without overflow: with e = exp(-|x|) in (0, 1],
 // sigmoid = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0 (subnormal for x < -87.3, 0 below
-// -103.98, as the correctly rounded value). The sum and quotient are formed in double, so the
-// only errors are e's (<= 0.8 ulp of e) and one final rounding. Max error 2 ulp.
-// sigmoid(+inf) = 1, sigmoid(-inf) = 0, sigmoid(NaN) = NaN.
+// -103.98, as the correctly rounded value).
+//   e: exp's algorithm (detail::exp_core) for the argument -|x| <= 0 only (clamped to -104),
+//   so the scaling is always p * 2^(n+64) (exact) * 2^-64 (one rounding, which makes e a
+//   correctly scaled subnormal where it is one).
+//   The quotient num / (1 + e), rounded once, in float: 1 + e = hi + lo exactly (Fast2Sum,
+//   e <= 1); q = num / hi; the remainder num - q (hi + lo) takes two FMAs (num - q hi is
+//   exact, q lo is tiny) and is divided by 1 + e using max(q, 1 - q), which is 1 / (1 + e)
+//   to within 2^-22 relative (the correction itself is about 1 ulp of q). Where e < 2^-24,
+//   hi = 1 and lo = e, so the result is e - e^2 rounded once (e itself where e is
+//   subnormal). Without fast FMA the remainder would not be exact, so there the sum and
+//   quotient are formed in double instead (same accuracy, slower).
+// So the only errors are e's (<= 0.8 ulp of e, which counts up to twice in the result's ulps
+// when e / (1 + e) falls into the binade below e) and one final rounding. Max error 2 ulp
+// (measured 1.48). sigmoid(+inf) = 1, sigmoid(-inf) = 0, sigmoid(NaN) = NaN.
 LT_MATH_INLINE float sigmoid(float x) {
-    float e = lt::exp(-__builtin_fabsf(x));
+    float t = detail::as_float(detail::bits(x) | 0x80000000u);  // -|x|, one bitwise op
+    t = t < -104.0f ? -104.0f : t;
+    float s;
+    float p = detail::exp_core(t, detail::kShift + 191.0f, s);  // s = 2^(n+64)
+    float e = (p * s) * 0x1p-64f;
     float num = x >= 0.0f ? 1.0f : e;  // NaN selects e, which is NaN
+#ifndef __FP_FAST_FMAF
     return float(double(num) / (1.0 + double(e)));
+#else
+    float hi = 1.0f + e;
+    float lo = (1.0f - hi) + e;
+    float q = num / hi;
+    float rem = detail::mad(-q, hi, num);
+    rem = detail::mad(-q, lo, rem);
+    // 1 / (1 + e) is q (x >= 0) or 1 - q (x < 0), whichever is >= 1/2. (Not a select on x:
+    // GCC would thread it with the one above and duplicate the division.)
+    float q1 = 1.0f - q;
+    float rcp = q > q1 ? q : q1;
+    return detail::mad(rem, rcp, q);
+#endif
 }
 
 // =============================================================================================
 // erf, erfc
 // =============================================================================================
 
-// erf(x), computed on |x| and given the sign of x.
-//   |x| < 1: erf(x) = x + x (c0 + x^2 E(x^2)) (c0 = 2/sqrt(pi) - 1 keeps the leading term
-//   exact), E a degree-6 minimax fit (fit error 1.4e-9 relative).
-//   1 <= |x|: erf = 1 - exp(L(|x| - 1)), L a degree-8 minimax fit of log(erfc(a)) on [1, 4]
-//   weighted by erfc/erf, i.e. measured in erf's units (9.5e-9, mostly L(0) rounded to
-//   float); the variable a - 1 makes L exact-ish where erfc is largest. |x| is clamped to 4
-//   (erf rounds to 1 from 3.92 on).
-// Max error 2 ulp. erf(-0) = -0, erf(+-inf) = +-1.
+// erf(x), computed on a = |x| and given the sign of x. Both branches are evaluated (then
+// selected), so each is kept short:
+//   a < 0.75: erf = a + a (c0 + z E(z)), z = a^2 (c0 = 2/sqrt(pi) - 1 keeps the leading term
+//   exact), E a degree-4 minimax fit (fit error 1.6e-9 relative = 0.03 ulp).
+//   0.75 <= a: erf = 1 - 2^M(a - 0.75), M a degree-6 minimax fit of log2(erfc(a)) on
+//   [0.75, 4] weighted by erfc(a) ln 2, i.e. measured in erf's absolute units (3.2e-9 =
+//   0.05 ulp of erf); the variable a - 0.75 makes M(0) a single rounded coefficient where
+//   erfc is largest. a is clamped to 4 (erf rounds to 1 from 3.92 on). M is in [-26, -1.79],
+//   so 2^M needs no range handling: n = round(M) via the shifter, r = M - n exact, 2^r by
+//   exp2's polynomial (detail::exp2_p) and 2^n straight from the shifter's bits; 2^M <= 0.29,
+//   so relative errors of 2^M count at most 0.29 times in erf's ulps. 1 - 2^r 2^n is one
+//   fused rounding.
+// Max error 2 ulp (measured 1.03). erf(-0) = -0, erf(+-inf) = +-1.
 LT_MATH_INLINE float erf(float x) {
     float a = __builtin_fabsf(x);
     float z = a * a;
-    float p = detail::poly(z, 0x1.06eba8p-3f, -0x1.81273ep-2f, 0x1.ce2ce6p-4f, -0x1.b7f71ap-6f,
-                           0x1.53f224p-8f, -0x1.a3515ep-11f, 0x1.4771fep-14f);
+    float p = detail::poly(z, 0x1.06eba8p-3f, -0x1.81273ap-2f, 0x1.ce2acep-4f, -0x1.b7a75cp-6f,
+                           0x1.4f188ap-8f, -0x1.613e5p-11f);
     float small = detail::mad(a, p, a);
-    float u = a > 4.0f ? 3.0f : a - 1.0f;
-    u = u < 0.0f ? 0.0f : u;
-    float l = detail::poly(u, -0x1.d97fcp+0f, -0x1.51c978p+1f, -0x1.afbd28p-1f, -0x1.4cd4cp-5f,
-                           0x1.cc8e7cp-8f, 0x1.861d96p-9f, -0x1.0888f6p-8f, 0x1.e1baa8p-10f,
-                           -0x1.4542a6p-12f);
-    float large = 1.0f - lt::exp(l);
-    return __builtin_copysignf(a < 1.0f ? small : large, x);
+    float u = (a > 4.0f ? 4.0f : a) - 0.75f;
+    float m = detail::poly(u, -0x1.caa8a4p+0f, -0x1.9b0a6cp+1f, -0x1.2a5e54p+0f, -0x1.3843bp-4f,
+                           0x1.2a0402p-6f, -0x1.a66d8ep-9f, 0x1.3d9074p-12f);
+    float k = m + (detail::kShift + 127.0f);  // round(M) + 127 in the low bits
+    float r = m - (k - (detail::kShift + 127.0f));
+    float large = detail::mad(-detail::exp2_p(r), detail::shifter_pow2(k), 1.0f);
+    return __builtin_copysignf(a < 0.75f ? small : large, x);
 }
 
 // erfc(x) = 1 - erf(x) without cancellation.
