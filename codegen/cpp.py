@@ -37,6 +37,13 @@ __all__ = ["LANES", "PARALLEL_MIN", "SPLIT_BLOCK", "generate"]
 LANES = 16  # accumulators per reduction: one AVX-512 register of floats, two of AVX2
 PARALLEL_MIN = 1 << 15  # elements of work below which a kernel runs on one thread
 SPLIT_BLOCK = 1 << 15  # elements per block when one row is reduced by all threads
+# A value a later pass of a row needs again is kept in a per-thread row buffer of at most
+# this many elements instead of being recomputed, when computing it costs a transcendental.
+ROW_CACHE_MAX = 1 << 14
+PREFETCH_MIN_ROW = 8192  # bytes of a row below which later passes prefetch nothing
+TRANSCENDENTAL = frozenset(
+    "exp exp2 expm1 log log2 log1p tanh sigmoid erf erfc sin cos tan atan atan2 pow".split()
+)
 # Below this many elements a kernel calls heavy helpers (Philox) out of line: compile time
 # matters more than vector speed there.
 SMALL_KERNEL_ELEMENTS = 4096
@@ -260,6 +267,14 @@ class _KernelWriter:
             self.outer, self.onames, m1 = _coalesce(list(k.outer), outer_names, exprs)
             self.inner, self.inames, m2 = _coalesce(list(k.inner), inner_names, exprs)
         self.mapping = {**m1, **m2}
+        # values kept across the passes of a row (see row()): id -> row buffer name, and
+        # which of them the pass being written stores, or loads instead of recomputing
+        self.row_cache: dict[int, str] = {}
+        self.cache_save: set[int] = set()
+        self.cache_load: set[int] = set()
+        # prefetches of the next row's first-pass reads, issued by later passes (see row())
+        self.prefetch: list[str] = []
+        self.prefetch_now = False
         # Scatter-add runs in parallel with atomic adds unless determinism is asked for
         # (the order of float additions would then depend on thread timing).
         self.atomic = (
@@ -375,6 +390,8 @@ class _KernelWriter:
                 continue
             if v.inner == want_inner:
                 need.append(x)
+            if x in self.cache_load:
+                continue  # read back from its row buffer, not recomputed
             stack.extend(v.args)
             stack.extend(self._dyn_refs(v))
         return sorted(need)
@@ -393,9 +410,94 @@ class _KernelWriter:
 
     def emit_values(self, ids: list[int], out: list[str], depth: int) -> None:
         for x in ids:
+            if x in self.cache_load:
+                t = compute_type(self.k.values[x].dtype)
+                out.append(
+                    INDENT * depth + f"const {t} v{x} = {self.row_cache[x]}[{self.row_index()}];"
+                )
+                continue
             code = self.value_code(self.k.values[x])
             if code:
                 out.append(INDENT * depth + code)
+            if x in self.cache_save:
+                out.append(INDENT * depth + f"{self.row_cache[x]}[{self.row_index()}] = v{x};")
+
+    def row_index(self) -> str:
+        """The position in a row buffer of the current inner iteration (row-major)."""
+        terms, stride = [], 1
+        for name, size in reversed(list(zip(self.inames, self.inner))):
+            terms.append(name if stride == 1 else f"{name}*{stride}")
+            stride *= size
+        return " + ".join(reversed(terms)) or "0"
+
+    def next_row_prefetch(self, first_pass: list[int]) -> list[str]:
+        """Prefetches of the next row's first-pass reads, one cache line per lane block.
+
+        The first pass of a row streams it from memory; the later passes work on data in
+        cache and leave the memory system idle. Prefetching the next row while they run
+        overlaps the two (softmax over 4096-wide rows: 7.2 -> 6.6 ms). Rows under
+        PREFETCH_MIN_ROW bytes are left to the hardware prefetcher, which already follows
+        a stream of short contiguous rows (layer_norm over 1024-wide rows got slower).
+        """
+        n_row = 1
+        for d in self.inner:
+            n_row *= d
+        if len(self.onames) != 1 or not self.inames:
+            return []
+        o, last, n_outer = self.onames[0], self.inames[-1], self.outer[0]
+        lines = []
+        for x in self.closure(first_pass, True):
+            v = self.k.values[x]
+            if v.op != "load":
+                continue
+            bid, idx = v.attr
+            e = (
+                (idx - self.rebase.get(bid, 0)).substitute(self.mapping)
+                if self.mapping
+                else (idx - self.rebase.get(bid, 0))
+            )
+            if {o, last} - e.vars() or n_row * v.dtype.itemsize < PREFETCH_MIN_ROW:
+                continue  # the same for every row, not walking the row, or a short row
+            at = e.c({o: f"({o} + 1)", last: f"{last}_base"})
+            lines.append(f"if ({o} + 1 < {n_outer}) __builtin_prefetch(&b{bid}[{at}], 0, 3);")
+        return lines
+
+    def plan_row_cache(self, pass_roots: list[list[int]]) -> dict[int, int]:
+        """Values to keep in row buffers: id -> the pass that computes and stores them.
+
+        A value that a later pass needs again, whose computation involves a transcendental
+        (softmax's exp(x - max) is needed by the sum and again by the division), is stored
+        by the first pass that computes it and read back by the later ones: a load from L1
+        instead of a second exp per element. Only the topmost such values are kept.
+        """
+        k = self.k
+        n = 1
+        for d in self.inner:
+            n *= d
+        if k.kind != "reduction" or k.npasses < 2 or n > ROW_CACHE_MAX or not self.inames:
+            return {}
+        sets = [set(self.closure(r, True)) for r in pass_roots]
+        first: dict[int, int] = {}
+        again: set[int] = set()
+        for p, ids in enumerate(sets):
+            for x in ids:
+                if x in first:
+                    again.add(x)
+                else:
+                    first[x] = p
+
+        def costly(x: int) -> bool:
+            return any(
+                k.values[y].op == "prim" and k.values[y].attr[0] in TRANSCENDENTAL
+                for y in self.closure([x], True)
+            )
+
+        shared = {x for x in again if costly(x)}
+        # drop values that only feed other kept values (their consumer's copy suffices)
+        below: set[int] = set()
+        for x in shared:
+            below.update(y for y in self.closure(list(k.values[x].args), True) if y in shared)
+        return {x: first[x] for x in sorted(shared - below)}
 
     def store_code(self, s: Any) -> str:
         b = self.prog.buf(s.buffer)
@@ -519,10 +621,32 @@ class _KernelWriter:
             self.emit_values(ids, out, depth)
             done_outer.update(ids)
 
+        pass_roots = []
         for p in range(1, k.npasses + 1):
             reds = [r for r in k.reductions if r.pass_no == p]
             stores = [s for s in k.stores if s.inner and s.pass_no == p]
-            roots = [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+            pass_roots.append(
+                [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+            )
+        cached = {} if split else self.plan_row_cache(pass_roots)
+        n_row = 1
+        for d in self.inner:
+            n_row *= d
+        for x in cached:
+            self.row_cache[x] = f"c{x}"
+            t = compute_type(k.values[x].dtype)
+            out.append(INDENT * depth + f"alignas(64) {t} c{x}[{n_row}];  // kept for later passes")
+
+        if not split and k.kind == "reduction" and k.npasses >= 2:
+            self.prefetch = self.next_row_prefetch(pass_roots[0])
+
+        for p in range(1, k.npasses + 1):
+            reds = [r for r in k.reductions if r.pass_no == p]
+            stores = [s for s in k.stores if s.inner and s.pass_no == p]
+            roots = pass_roots[p - 1]
+            self.cache_save = {x for x, q in cached.items() if q == p - 1}
+            self.cache_load = {x for x, q in cached.items() if q < p - 1}
+            self.prefetch_now = p >= 2
             emit_outer(roots, p - 1)
             # Each pass is its own block; its accumulators' final values stay visible.
             for r in reds:
@@ -617,6 +741,8 @@ class _KernelWriter:
         for s in stores:
             out.append(INDENT * (d + 2) + self.store_code(s))
         out.append(INDENT * (d + 1) + "}")
+        if self.prefetch_now:
+            out += [INDENT * (d + 1) + line for line in self.prefetch]
         out.append(INDENT * d + "}")
         out.append(INDENT * d + f"for (int64_t {last} = {last}_base; {last} < {end}; ++{last}) {{")
         out.append(INDENT * (d + 1) + "const int lane = 0;")

@@ -67,6 +67,44 @@ def test_softmax_is_one_kernel(cpp):
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-6, atol=1e-7)
 
 
+def test_softmax_computes_exp_once_per_element(cpp):
+    # the sum's pass keeps exp(x - max) in a row buffer and the division's pass reads it
+    x = lt.from_numpy(rand(64, 100))
+    src = lt.debug.source(lt.softmax(x, dim=1))
+    body = src[src.index("pass 2") :]
+    assert "kept for later passes" in src
+    assert "lt::exp(" in body[: body.index("pass 3")]
+    assert "lt::exp(" not in body[body.index("pass 3") :]
+
+
+@pytest.mark.parametrize(
+    "shape,dims",
+    [((7, 100), (1,)), ((5, 33), (1,)), ((3, 1), (1,)), ((4, 5, 6), (1, 2)),
+     ((2, 3, 40000), (2,)), ((3, 4096), (1,))],
+)  # fmt: skip
+def test_row_buffers_and_prefetch_keep_values(cpp, shape, dims):
+    # logsumexp-style kernels over one or two inner dims, rows under and over the row
+    # buffer's size limit, rows with and without next-row prefetch: equal to torch, and
+    # bitwise equal to the same ops run one at a time
+    x = lt.from_numpy(rand(*shape, seed=3))
+    t = torch.from_numpy(rand(*shape, seed=3))
+
+    def f(m, v):
+        e = m.exp(v - v.amax(dim=dims, keepdim=True))
+        return e / e.sum(dim=dims, keepdim=True) + m.log(e.sum(dim=dims, keepdim=True))
+
+    got = f(lt, x).numpy()
+    np.testing.assert_allclose(got, f(torch, t).numpy(), rtol=2e-6, atol=2e-6)
+    with lt.sync_mode():
+        np.testing.assert_array_equal(f(lt, x).numpy(), got)
+
+
+def test_long_rows_prefetch_the_next_row(cpp):
+    wide = lt.debug.source(lt.softmax(lt.from_numpy(rand(8, 4096)), dim=1))
+    narrow = lt.debug.source(lt.softmax(lt.from_numpy(rand(8, 1024)), dim=1))
+    assert "__builtin_prefetch" in wide and "__builtin_prefetch" not in narrow
+
+
 def test_layer_norm_at_most_two_kernels(cpp):
     x, w, b = (
         lt.from_numpy(rand(32, 256)),
