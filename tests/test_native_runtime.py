@@ -155,6 +155,14 @@ def test_live_outputs_are_never_handed_out_twice(cpp):
     assert len(ptrs) == 4
 
 
+def test_large_outputs_are_huge_page_aligned(cpp):
+    # blocks of >= 4 MiB are 2 MiB aligned and advised for transparent huge pages
+    x = lt.from_numpy(np.ones(3 << 20, dtype=np.float32))  # 12 MiB
+    y = (x * 2).numpy()
+    assert y.__array_interface__["data"][0] % (1 << 21) == 0
+    assert float(y[0]) == 2.0 and float(y[-1]) == 2.0
+
+
 def test_small_outputs_are_not_pooled(cpp):
     x = lt.from_numpy(np.ones(16, dtype=np.float32))
     (x * 2).numpy()
