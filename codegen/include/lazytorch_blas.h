@@ -76,11 +76,13 @@ inline void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, in
     const bool by_rows = m >= n;
     const int64_t dim = by_rows ? m : n;
     const int64_t nb = detail::block_count(dim, work, fixed_blocks);
-    if (nb <= 1 || omp_in_parallel()) {
+    if (nb <= 1 || (omp_in_parallel() && !fixed_blocks)) {
         detail::gemm1(ta, tb, m, n, k, A, lda, B, ldb, C, ldc);
         return;
     }
-#pragma omp parallel for schedule(static)
+    // Inside a parallel region (one product per thread of a batch) fixed blocks still run,
+    // one after another, so a product is cut the same way whatever the thread count.
+#pragma omp parallel for schedule(static) if(!omp_in_parallel())
     for (int64_t b = 0; b < nb; ++b) {
         const int64_t lo = dim * b / nb, hi = dim * (b + 1) / nb;
         if (by_rows) {  // rows lo..hi of op(A) and of C
