@@ -47,7 +47,13 @@ HERE = Path(__file__).resolve().parent
 
 
 def median_s(fn: Callable[[], Any], repeats: int, warmup: int = 1, number: int = 1) -> float:
-    """Median over `repeats` timings of `number` back-to-back calls, per call (seconds)."""
+    """Median over `repeats` timings of `number` back-to-back calls, per call (seconds).
+
+    Starts with a pause: the previous peer's worker threads (NumPy's OpenBLAS spins its
+    threads for ~0.1 s after a GEMM, OpenMP runtimes for a while after a parallel region)
+    would otherwise still be busy on the two cores while this peer is timed.
+    """
+    time.sleep(0.3)
     for _ in range(warmup):
         fn()
     times = []
@@ -258,7 +264,9 @@ def gemm_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
         a = rng.standard_normal((m, k), dtype=np.float32)
         b = rng.standard_normal((k, n), dtype=np.float32)
         la, lb = lt.from_numpy(a), lt.from_numpy(b)
-        reps = max(3, args.repeats if m < 2048 else args.repeats // 2)
+        # small products are cheap: more repeats, so the median is not one of the first
+        # calls after the threads of the previous peer went to sleep
+        reps = max(31, args.repeats) if m < 2048 else max(3, args.repeats // 2)
         number = max(1, int(2e8 // (2 * m * k * n + 2e5)))  # tiny products: time a batch
         t_np = median_s(lambda a=a, b=b: a @ b, reps, number=number)
 
