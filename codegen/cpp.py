@@ -40,6 +40,7 @@ SPLIT_BLOCK = 1 << 15  # elements per block when one row is reduced by all threa
 # A value a later pass of a row needs again is kept in a per-thread row buffer of at most
 # this many elements instead of being recomputed, when computing it costs a transcendental.
 ROW_CACHE_MAX = 1 << 14
+ROW_CACHE_BYTES = 1 << 18  # at most this much of a thread's stack for row buffers
 PREFETCH_MIN_ROW = 8192  # bytes of a row below which later passes prefetch nothing
 TRANSCENDENTAL = frozenset(
     "exp exp2 expm1 log log2 log1p tanh sigmoid erf erfc sin cos tan atan atan2 pow".split()
@@ -267,6 +268,9 @@ class _KernelWriter:
             self.outer, self.onames, m1 = _coalesce(list(k.outer), outer_names, exprs)
             self.inner, self.inames, m2 = _coalesce(list(k.inner), inner_names, exprs)
         self.mapping = {**m1, **m2}
+        self.n_row = 1  # elements of one row: the product of the inner loop sizes
+        for d in self.inner:
+            self.n_row *= d
         # values kept across the passes of a row (see row()): id -> row buffer name, and
         # which of them the pass being written stores, or loads instead of recomputing
         self.row_cache: dict[int, str] = {}
@@ -439,9 +443,6 @@ class _KernelWriter:
         PREFETCH_MIN_ROW bytes are left to the hardware prefetcher, which already follows
         a stream of short contiguous rows (layer_norm over 1024-wide rows got slower).
         """
-        n_row = 1
-        for d in self.inner:
-            n_row *= d
         if len(self.onames) != 1 or not self.inames:
             return []
         o, last, n_outer = self.onames[0], self.inames[-1], self.outer[0]
@@ -451,12 +452,10 @@ class _KernelWriter:
             if v.op != "load":
                 continue
             bid, idx = v.attr
-            e = (
-                (idx - self.rebase.get(bid, 0)).substitute(self.mapping)
-                if self.mapping
-                else (idx - self.rebase.get(bid, 0))
-            )
-            if {o, last} - e.vars() or n_row * v.dtype.itemsize < PREFETCH_MIN_ROW:
+            e = idx - self.rebase.get(bid, 0)
+            if self.mapping:
+                e = e.substitute(self.mapping)
+            if {o, last} - e.vars() or self.n_row * v.dtype.itemsize < PREFETCH_MIN_ROW:
                 continue  # the same for every row, not walking the row, or a short row
             at = e.c({o: f"({o} + 1)", last: f"{last}_base"})
             lines.append(f"if ({o} + 1 < {n_outer}) __builtin_prefetch(&b{bid}[{at}], 0, 3);")
@@ -471,10 +470,7 @@ class _KernelWriter:
         instead of a second exp per element. Only the topmost such values are kept.
         """
         k = self.k
-        n = 1
-        for d in self.inner:
-            n *= d
-        if k.kind != "reduction" or k.npasses < 2 or n > ROW_CACHE_MAX or not self.inames:
+        if k.kind != "reduction" or k.npasses < 2 or self.n_row > ROW_CACHE_MAX or not self.inames:
             return {}
         sets = [set(self.closure(r, True)) for r in pass_roots]
         first: dict[int, int] = {}
@@ -497,7 +493,14 @@ class _KernelWriter:
         below: set[int] = set()
         for x in shared:
             below.update(y for y in self.closure(list(k.values[x].args), True) if y in shared)
-        return {x: first[x] for x in sorted(shared - below)}
+        # the buffers live on each thread's stack: keep their total small
+        kept, total = {}, 0
+        for x in sorted(shared - below):
+            total += self.n_row * 8
+            if total > ROW_CACHE_BYTES:
+                break
+            kept[x] = first[x]
+        return kept
 
     def store_code(self, s: Any) -> str:
         b = self.prog.buf(s.buffer)
@@ -629,13 +632,12 @@ class _KernelWriter:
                 [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
             )
         cached = {} if split else self.plan_row_cache(pass_roots)
-        n_row = 1
-        for d in self.inner:
-            n_row *= d
         for x in cached:
             self.row_cache[x] = f"c{x}"
             t = compute_type(k.values[x].dtype)
-            out.append(INDENT * depth + f"alignas(64) {t} c{x}[{n_row}];  // kept for later passes")
+            out.append(
+                INDENT * depth + f"alignas(64) {t} c{x}[{self.n_row}];  // kept for later passes"
+            )
 
         if not split and k.kind == "reduction" and k.npasses >= 2:
             self.prefetch = self.next_row_prefetch(pass_roots[0])
