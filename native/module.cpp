@@ -84,12 +84,10 @@ class OutputPool {
 
     explicit OutputPool(size_t limit) : limit_(limit) {}
 
-    static size_t rounded(size_t n) {
-        return n < kMinPooled ? (n + kAlign - 1) / kAlign * kAlign : (n + 4095) / 4096 * 4096;
-    }
+    static size_t rounded(size_t n) { return (n + 4095) / 4096 * 4096; }
 
-    void* get(size_t n) {  // n already rounded
-        if (n >= kMinPooled) {
+    void* get(size_t n) {  // n >= kMinPooled, already rounded
+        {
             std::lock_guard<std::mutex> g(mu_);
             auto it = free_.find(n);
             if (it != free_.end() && !it->second.empty()) {
@@ -104,7 +102,7 @@ class OutputPool {
     }
 
     void put(void* p, size_t n) {
-        if (n >= kMinPooled) {
+        {
             std::lock_guard<std::mutex> g(mu_);
             if (cached_ + n <= limit_) {
                 free_[n].push_back(p);
@@ -165,9 +163,12 @@ struct Block {
 };
 
 // A NumPy array over a pool block; the block goes back to the pool when the array dies.
+// Small outputs are plain NumPy arrays (NumPy's allocator already reuses small blocks, and
+// a capsule per array would only add to a cache hit's cost).
 py::array pooled_array(const py::dtype& dt, const std::vector<py::ssize_t>& shape) {
     size_t n = size_t(dt.itemsize());
     for (auto d : shape) n *= size_t(d);
+    if (n < OutputPool::kMinPooled) return py::array(dt, shape);
     size_t size = OutputPool::rounded(n);
     auto* block = new Block{pool().get(size), size};
     py::capsule owner(block, [](void* b) {
