@@ -62,7 +62,7 @@ def conv2d(
     dilation: Any = 1,
     groups: int = 1,
 ) -> Tensor:
-    """2-d convolution (cross-correlation) by im2col + one matmul per group."""
+    """2-d convolution (cross-correlation) by im2col + one matmul per image and group."""
     x = _tensor_arg(input, "conv2d")
     w = _tensor_arg(weight, "conv2d", "weight")
     unbatched = x.ndim == 3
