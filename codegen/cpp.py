@@ -60,22 +60,28 @@ def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> s
     thread timing: scatter-add (parallel with atomic adds by default).
     """
     ctx = _Program(sched, deterministic)
+    body = []
+    for step in sched.steps:
+        body.append("")
+        body.append(ctx.step_function(step))
+    body.append("")
+    body.append(ctx.entry())
     parts = [
         f"// lazytorch program{': ' + title if title else ''}",
         f"// {len(sched.kernels)} kernels, {len(sched.steps) - len(sched.kernels)} extern calls, "
         f"arena {sched.arena_bytes} bytes",
-        '#include "lazytorch_runtime.h"',
     ]
+    if ctx.narrows:
+        # g++ 12's SLP vectorizer drops the rounding of a double -> float -> double round
+        # trip in loop epilogues (wrong values in the last elements). Loops still vectorize.
+        # Set before every include, so header functions keep inlining into the kernels.
+        parts.append('#pragma GCC optimize("no-tree-slp-vectorize")')
+    parts.append('#include "lazytorch_runtime.h"')
     if any(isinstance(s, Extern) and s.kind == "argsort" for s in sched.steps):
         parts.append('#include "lazytorch_sort.h"')
     if uses_blas(sched):
         parts.append('#include "lazytorch_blas.h"')
-    for step in sched.steps:
-        parts.append("")
-        parts.append(ctx.step_function(step))
-    parts.append("")
-    parts.append(ctx.entry())
-    return "\n".join(parts) + "\n"
+    return "\n".join(parts + body) + "\n"
 
 
 def uses_blas(sched: Schedule) -> bool:
@@ -92,6 +98,7 @@ class _Program:
     def __init__(self, sched: Schedule, deterministic: bool = False) -> None:
         self.sched = sched
         self.deterministic = deterministic
+        self.narrows = False  # a float64 value is cast to a narrower type somewhere
         self.functions: dict[str, str] = {}  # canonical code -> first step with it
         self.callee: dict[str, str] = {}  # step name -> function that runs it
         # step name -> buffer id (or "ia"/"fa") -> offset moved from the kernel into the pointer
@@ -336,7 +343,10 @@ class _KernelWriter:
         elif v.op == "prim":
             name, params = v.attr[0], dict(v.attr[1])
             origin = v.attr[2] if len(v.attr) > 2 else -1
-            rhs = lower(name, a, [vals[x].dtype for x in v.args], v.dtype, params, origin)
+            in_dtypes = [vals[x].dtype for x in v.args]
+            if name == "cast" and in_dtypes[0] is dt.float64 and v.dtype is not dt.float64:
+                self.prog.narrows = True
+            rhs = lower(name, a, in_dtypes, v.dtype, params, origin)
         elif v.op == "acc":
             return ""  # an accumulator: referenced by name
         elif v.op == "rand":
