@@ -176,7 +176,20 @@ def log_softmax(input: Tensor, dim: Any, dtype: Any = None) -> Tensor:
 
 
 # -- lazily loaded submodules ------------------------------------------------------------------------
-_LAZY_SUBMODULES = ("nn", "linalg", "debug", "ir", "runtime", "autograd", "ops")
+_LAZY_SUBMODULES = (
+    "nn",
+    "linalg",
+    "debug",
+    "ir",
+    "runtime",
+    "autograd",
+    "ops",
+    "optim",
+    "func",
+    "utils",
+)
+# Functions whose module is loaded on first use: name -> submodule defining it.
+_LAZY_FUNCTIONS = {"save": "serialization", "load": "serialization"}
 
 
 def __getattr__(name: str) -> Any:
@@ -184,11 +197,15 @@ def __getattr__(name: str) -> Any:
         mod = importlib.import_module(f"lazytorch.{name}")
         globals()[name] = mod
         return mod
+    if name in _LAZY_FUNCTIONS:
+        fn = getattr(importlib.import_module(f"lazytorch.{_LAZY_FUNCTIONS[name]}"), name)
+        globals()[name] = fn
+        return fn
     raise AttributeError(f"module 'lazytorch' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES) | set(_LAZY_FUNCTIONS))
 
 
 __all__ = [
@@ -227,6 +244,8 @@ __all__ = [
     "numel",
     "promote_types",
     "result_type",
+    "save",
+    "load",
     "set_default_device",
     "set_default_dtype",
     "set_grad_enabled",

@@ -71,13 +71,15 @@ class Tensor:
     56.0
     """
 
-    __slots__ = ("__weakref__", "_node", "_view", "_views")
+    __slots__ = ("__weakref__", "_meta", "_node", "_view", "_views")
 
     _node: Node
     # (root tensor, view steps from the root) for a view, else None.
     _view: tuple[Tensor, tuple[Any, ...]] | None
     # weakrefs to live views of this tensor (roots only), created on first view.
     _views: list[Any] | None
+    # autograd state (.grad, hooks), set only on tensors that have some; read with getattr.
+    _meta: Any
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
         # lazytorch.Tensor(data) / lazytorch.Tensor(2, 3), like torch.Tensor: float tensors.
@@ -152,17 +154,142 @@ class Tensor:
     def layout(self) -> str:
         return "strided"
 
+    # -- autograd (the engine is lazytorch.autograd.engine) -----------------------------------
     @property
     def requires_grad(self) -> bool:
-        return False
+        """Whether gradient flows into this tensor's value (a leaf asked for it, or a
+        computation from one recorded in grad mode)."""
+        return self._node.ag is not None
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        from lazytorch.autograd.engine import set_requires_grad
+
+        set_requires_grad(self, bool(flag))
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Make this leaf tensor track gradients (in place); returns self.
+
+        >>> import lazytorch
+        >>> w = lazytorch.ones(2).requires_grad_()
+        >>> w.requires_grad, w.is_leaf
+        (True, True)
+        """
+        from lazytorch.autograd.engine import set_requires_grad
+
+        set_requires_grad(self, bool(requires_grad))
+        return self
 
     @property
     def is_leaf(self) -> bool:
-        return True
+        """True unless this tensor was computed, in grad mode, from one requiring grad."""
+        from lazytorch.autograd.engine import TensorMeta
+
+        a = self._node.ag
+        return a is None or isinstance(a, TensorMeta)
 
     @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by ``backward()`` (a lazy tensor), or None."""
+        m = getattr(self, "_meta", None)
+        if m is None:
+            return None
+        return m.grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        from lazytorch.autograd.engine import meta_of
+
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: {list(value.shape)} vs "
+                    f"{list(self.shape)}"
+                )
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"assigned grad has data of a different type: {value.dtype} vs {self.dtype}"
+                )
+        if value is None and getattr(self, "_meta", None) is None:
+            return
+        meta_of(self, create=True).grad = value
+
+    @grad.deleter
     def grad(self) -> None:
-        return None
+        self.grad = None
+
+    @property
+    def grad_fn(self) -> Any:
+        """The recorded op gradient flows back through (None for leaves and non-grad values)."""
+        from lazytorch.autograd.engine import GradFn
+
+        return GradFn.of(self._node)
+
+    @property
+    def retains_grad(self) -> bool:
+        m = getattr(self, "_meta", None)
+        return bool(m is not None and m.retains_grad and not self.is_leaf)
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
+        from lazytorch.autograd.engine import register_interior
+
+        if self._node.ag is None:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.is_leaf:
+            return
+        register_interior(self).retains_grad = True
+
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle whose ``remove()`` unregisters it.
+
+        >>> import lazytorch
+        >>> x = lazytorch.tensor([1.0, 2.0], requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 10)
+        >>> x.sum().backward()
+        >>> x.grad
+        tensor([10., 10.])
+        """
+        from lazytorch.autograd.engine import RemovableHandle, meta_of, register_interior
+
+        if self._node.ag is None:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        m = meta_of(self, create=True) if self.is_leaf else register_interior(self)
+        return RemovableHandle(m.hooks, hook)
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
+        """Accumulate this tensor's gradient into the ``.grad`` of the leaves it uses.
+
+        Gradients are recorded lazily and computed with the next materialization, so
+        forward, backward and the optimizer update of a training step run as one program.
+
+        >>> import lazytorch
+        >>> w = lazytorch.tensor([1.0, -1.0], requires_grad=True)
+        >>> (w * 3).sum().backward()
+        >>> w.grad
+        tensor([3., 3.])
+        """
+        from lazytorch.autograd.engine import backward
+
+        backward(
+            self,
+            None if gradient is None else (gradient,),
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            inputs=inputs,
+        )
 
     @property
     def is_materialized(self) -> bool:

@@ -209,3 +209,79 @@ def check_raises(
         f"torch raised {type(theirs.value).__name__}, lazytorch {type(ours.value).__name__}: {ours.value}"
     )
     return ours.value
+
+
+def _grads(
+    lib: Any, fn: Callable[..., Any], arrays: Sequence[Any], diff: Sequence[int], second: bool
+) -> list[Any]:
+    """Gradients of a fixed random projection of fn's float outputs with respect to the
+    inputs at `diff` (then, with `second`, of <v, grads> again): torch or lazytorch."""
+    mk = (
+        (lambda a: torch.from_numpy(a.copy()))
+        if lib is torch
+        else (lambda a: lt.from_numpy(a.copy()))
+    )
+    ts = [mk(a) if isinstance(a, np.ndarray) else a for a in arrays]
+    for i in diff:
+        ts[i].requires_grad_()
+    outs = [o for o in _flatten(fn(lib, *ts)) if hasattr(o, "dtype") and o.dtype.is_floating_point]
+    loss = 0
+    for k, o in enumerate(outs):
+        ct = np.random.default_rng(100 + k).uniform(0.5, 1.5, size=tuple(o.shape))
+        loss = loss + (o.double() * mk(ct)).sum()
+    xs = [ts[i] for i in diff]
+    gs = list(lib.autograd.grad(loss, xs, allow_unused=True, create_graph=second))
+    if second:
+        inner = 0
+        for k, (g, x) in enumerate(zip(gs, xs)):
+            if g is not None:
+                v = np.random.default_rng(200 + k).uniform(-1, 1, size=tuple(x.shape))
+                inner = inner + (g.double() * mk(v)).sum()
+        if not getattr(inner, "requires_grad", False):
+            return [None] * len(xs)
+        gs = list(lib.autograd.grad(inner, xs, allow_unused=True))
+    return gs
+
+
+def check_grad(
+    fn: Callable[..., Any],
+    *inputs: Any,
+    diff: Sequence[int] | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    second_order: bool = False,
+    modes: Sequence[str] = ("lazy",),
+) -> None:
+    """The gradients of `fn(lib, *inputs)` match torch.autograd's (each backend and mode).
+
+    Float array inputs are differentiated unless `diff` names the ones to differentiate. The
+    outputs are projected on fixed random cotangents, so every output element counts.
+    """
+    if diff is None:
+        diff = [
+            i for i, a in enumerate(inputs) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+        ]
+    want = _grads(torch, fn, inputs, diff, second_order)
+    for backend in BACKENDS:
+        for mode in modes:
+            with lt.backend(backend), lt.sync_mode(mode == "sync"):
+                got = _grads(lt, fn, inputs, diff, second_order)
+            for i, g, w in zip(diff, got, want):
+                label = f"[{backend}, {mode}] grad of input {i}"
+                wv = np.zeros(np.shape(inputs[i])) if w is None else w.detach().numpy(force=True)
+                if g is None:
+                    gv = np.zeros(np.shape(inputs[i]))
+                else:
+                    assert tuple(g.shape) == tuple(np.shape(inputs[i])), label
+                    assert g.dtype.name == str(inputs[i].dtype), f"{label}: dtype {g.dtype}"
+                    gv = g.numpy()
+                d = str(inputs[i].dtype)
+                a, r = TOL[d]
+                np.testing.assert_allclose(
+                    gv.astype(np.float64),
+                    wv.astype(np.float64),
+                    atol=atol if atol is not None else a,
+                    rtol=rtol if rtol is not None else r,
+                    equal_nan=True,
+                    err_msg=label,
+                )

@@ -644,12 +644,21 @@ def test_default_dtype_context_nests_and_is_thread_local(restore_default_dtype):
     assert lt.zeros(1).dtype is lt.float32
 
 
-def test_requires_grad_is_refused():
-    # lazytorch has no autograd yet: requires_grad=True is an explicit error, not ignored.
+def test_factories_honour_requires_grad():
     for make in [
         lambda: lt.tensor([1.0], requires_grad=True),
         lambda: lt.zeros(2, requires_grad=True),
         lambda: lt.full((2,), 1.0, requires_grad=True),
+        lambda: lt.randn(2, requires_grad=True),
+        lambda: lt.ones(2).new_zeros(3, requires_grad=True),
     ]:
-        with pytest.raises(NotImplementedError, match="autograd"):
+        t = make()
+        assert t.requires_grad and t.is_leaf and t.grad is None
+    # as in torch: only floating-point tensors can require gradients
+    for make in [
+        lambda: lt.tensor([1], requires_grad=True),
+        lambda: lt.zeros(2, dtype=lt.int64, requires_grad=True),
+        lambda: lt.arange(3, requires_grad=True),
+    ]:
+        with pytest.raises(RuntimeError, match="floating point"):
             make()

@@ -118,9 +118,10 @@ def test_grad_mode_switches():
     assert not lt.is_inference_mode_enabled()
 
 
-def test_requires_grad_is_refused_until_autograd_exists():
-    with pytest.raises(NotImplementedError, match="autograd"):
-        lt.zeros(2, requires_grad=True)
+def test_autograd_front_doors_resolve():
+    assert lt.zeros(2, requires_grad=True).requires_grad
+    assert callable(lt.autograd.grad) and callable(lt.autograd.backward)
+    assert callable(lt.func.grad) and callable(lt.func.vjp)
 
 
 # -- the native extension -----------------------------------------------------------------------

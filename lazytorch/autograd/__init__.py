@@ -1,6 +1,19 @@
-"""Autograd (in progress): the grad-mode switches exist so inference code written for torch
-(``with torch.no_grad():``) runs unchanged; gradients themselves are not implemented yet."""
+"""Autograd: reverse mode as a transformation of the lazy graph.
 
+``loss.backward()`` and ``lazytorch.autograd.grad`` record the gradient computation as
+ordinary lazy nodes (one vjp rule per primitive, `lazytorch.autograd.rules`), so forward,
+backward and the optimizer update are scheduled and compiled as one program when the step
+is materialized. The grad-mode switches (``no_grad``, ``enable_grad``, ...) are read when an
+op is recorded, as in torch.
+
+>>> import lazytorch
+>>> x = lazytorch.tensor([0.5, 2.0], requires_grad=True)
+>>> (gx,) = lazytorch.autograd.grad((x * x).sum(), x)
+>>> gx
+tensor([1., 4.])
+"""
+
+from lazytorch.autograd.engine import backward, grad
 from lazytorch.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -11,7 +24,9 @@ from lazytorch.autograd.grad_mode import (
 )
 
 __all__ = [
+    "backward",
     "enable_grad",
+    "grad",
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",

@@ -1,24 +1,16 @@
 """Grad-mode switches with torch's names: thread-local, usable as context managers and
-decorators. They record whether gradients would be tracked; until lazytorch has autograd
-(requires_grad=True is refused), turning grad mode off changes nothing else."""
+decorators. The mode is read when a node is recorded: a result recorded with grad mode off
+does not carry gradient (see `lazytorch.ir.node`)."""
 
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from lazytorch.ir.node import grad_mode as _state
+
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class _State(threading.local):
-    def __init__(self) -> None:
-        self.enabled = True
-        self.inference = False
-
-
-_state = _State()
 
 
 def is_grad_enabled() -> bool:

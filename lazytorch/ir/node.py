@@ -15,6 +15,19 @@ it, it *becomes* a buffer leaf (its inputs are released and its hash becomes the
 metadata hash). Later graphs built on it then hash exactly like graphs built on fresh
 data, so a training loop hits the same cached program every step instead of one whose key
 grows with the history.
+
+Autograd rides on the same nodes. ``ag`` says whether a node's value carries gradient:
+
+* ``None`` — it does not (integer values, values recorded under ``no_grad``, data);
+* ``True`` — it does, and its history (what backward differentiates) is the node itself;
+* a tuple ``(op, inputs, attrs)`` — it does, and the node was realized: the history was
+  moved here by :meth:`Node.realize`, so backward still works after the forward value was
+  computed (``loss.item()`` before ``loss.backward()``);
+* any other object — a gradient *leaf*: autograd's record of the tensor whose ``.grad``
+  the gradient reaching this node accumulates into (see `lazytorch.autograd.engine`).
+
+A node's ``ag`` is decided once, when it is recorded (`grad_mode` is read then), exactly
+as torch decides ``requires_grad`` of an op's result.
 """
 
 from __future__ import annotations
@@ -22,6 +35,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,7 +43,17 @@ if TYPE_CHECKING:
     from lazytorch.ir.dtypes import DType
     from lazytorch.ir.primitives import Primitive
 
-__all__ = ["Node", "format_loc", "internal_dirs", "stamp", "user_loc"]
+__all__ = ["GradMode", "Node", "format_loc", "grad_mode", "internal_dirs", "stamp", "user_loc"]
+
+
+class GradMode(threading.local):
+    """Per-thread grad mode, read when a node is recorded (`lazytorch.no_grad` sets it)."""
+
+    enabled = True
+    inference = False
+
+
+grad_mode = GradMode()
 
 _next_id = itertools.count().__next__
 
@@ -105,6 +129,7 @@ class Node:
 
     __slots__ = (
         "__weakref__",
+        "ag",
         "attrs",
         "buffer",
         "device",
@@ -127,6 +152,7 @@ class Node:
     id: int
     loc: tuple[str, int] | None
     buffer: Any
+    ag: Any
 
     def __init__(
         self,
@@ -150,6 +176,7 @@ class Node:
         self.id = _next_id()
         self.loc = loc
         self.buffer = buffer
+        self.ag = None
 
     @property
     def ndim(self) -> int:
@@ -175,6 +202,8 @@ class Node:
         """Attach a computed value and turn this node into a buffer leaf (see module doc)."""
         self.buffer = buffer
         if self.op.category != "leaf":
+            if self.ag is True:  # keep what backward differentiates (see module doc)
+                self.ag = (self.op, self.inputs, self.attrs)
             self.op = leaf_op
             self.inputs = ()
             self.attrs = ()

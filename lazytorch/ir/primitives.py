@@ -24,7 +24,7 @@ from typing import Any
 
 from lazytorch.ir.device import Device
 from lazytorch.ir.dtypes import DType
-from lazytorch.ir.node import Node, _next_id, stamp, user_loc
+from lazytorch.ir.node import Node, _next_id, grad_mode, stamp, user_loc
 
 _new_node = object.__new__
 
@@ -141,10 +141,15 @@ def make_node(
     k = len(inputs)
     if k == 1:
         h = hash((op, hattrs, dtype, shape, device, inputs[0].struct_hash))
+        ag = inputs[0].ag
     elif k == 2:
         h = hash((op, hattrs, dtype, shape, device, inputs[0].struct_hash, inputs[1].struct_hash))
+        ag = inputs[0].ag or inputs[1].ag
     else:
         h = hash((op, hattrs, dtype, shape, device, *[i.struct_hash for i in inputs]))
+        ag = None
+        for i in inputs:
+            ag = ag or i.ag
     # Slots are filled directly (no __init__ frame): this is the per-node hot path.
     n = _new_node(Node)
     n.op = op
@@ -159,6 +164,9 @@ def make_node(
     # lazytorch.ir.node.stamp); bind() locates its node itself.
     n.loc = None
     n.buffer = None
+    # Gradient flows into a floating result of a gradient-carrying input, in grad mode
+    # (torch's requires_grad rule); the mode is read only on that path.
+    n.ag = True if ag and dtype.is_floating_point and grad_mode.enabled else None
     return n
 
 

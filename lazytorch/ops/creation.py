@@ -73,12 +73,27 @@ def resolve_dtype(dtype: Any, op: str) -> dt.DType | None:
 
 
 def _check_requires_grad(requires_grad: bool, dtype: dt.DType, op: str) -> None:
-    if requires_grad:
+    if requires_grad and not dtype.is_floating_point:
         raise op_error(
-            NotImplementedError,
+            RuntimeError,
             op,
-            "requires_grad=True needs autograd, which lazytorch does not have yet",
+            "Only Tensors of floating point and complex dtype can require gradients",
         )
+
+
+def with_requires_grad(fn: Any) -> Any:
+    """Make a factory honour ``requires_grad=True``: its result becomes a grad leaf."""
+    import functools
+
+    @functools.wraps(fn)
+    def factory(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        t = fn(*args, **kwargs)
+        if requires_grad:
+            _check_requires_grad(True, t.dtype, fn.__name__)
+            t.requires_grad_()
+        return t  # type: ignore[no-any-return]
+
+    return factory
 
 
 def _int_range(d: dt.DType) -> tuple[int, int]:
@@ -670,3 +685,12 @@ def legacy_tensor_new(*args: Any, **kwargs: Any) -> Tensor:
     if len(args) == 1 and not isinstance(args[0], int):
         return tensor(args[0], dtype=_config.get_default_dtype(), device=device)
     return zeros(*(args or (0,)), device=device)  # Tensor() is an empty 1-d tensor
+
+
+# Every factory taking requires_grad= (the wrapped functions ignore the flag themselves).
+for _name in (
+    "tensor zeros ones empty full zeros_like ones_like empty_like full_like arange linspace "
+    "logspace eye scalar_tensor".split()
+):
+    if _name in globals():
+        globals()[_name] = with_requires_grad(globals()[_name])

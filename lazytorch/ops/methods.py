@@ -457,7 +457,12 @@ def _new(factory: Any) -> Any:
     def method(
         self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
     ) -> Tensor:
-        return factory(*size, dtype=dtype or self.dtype, device=device or self.device)
+        return factory(
+            *size,
+            dtype=dtype or self.dtype,
+            device=device or self.device,
+            requires_grad=requires_grad,
+        )
 
     return method
 
@@ -471,13 +476,21 @@ def new_full(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    return C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
+    return C.full(
+        size,
+        fill_value,
+        dtype=dtype or self.dtype,
+        device=device or self.device,
+        requires_grad=requires_grad,
+    )
 
 
 def new_tensor(
     self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
-    return C.tensor(data, dtype=dtype or self.dtype, device=device or self.device)
+    return C.tensor(
+        data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
+    )
 
 
 def _get_data(self: Tensor) -> Tensor:
@@ -501,7 +514,13 @@ def _set_data(self: Tensor, value: Tensor) -> None:
             v = r()
             if v is not None and v._view is not None:
                 v._view = (old, v._view[1])
-    self._node, self._view, self._views = value._node, None, None
+    node = value._node
+    if getattr(self, "_meta", None) is not None and self._node.ag is self._meta:
+        # .data = v keeps a leaf that requires grad a leaf, with v's value
+        from lazytorch.autograd.engine import leaf_alias, stop_gradient
+
+        node = leaf_alias(stop_gradient(node), self._meta)
+    self._node, self._view, self._views = node, None, None
 
 
 def _reversed(fn: Any) -> Any:

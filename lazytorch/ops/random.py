@@ -303,3 +303,13 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
     keys = _draw((n,), dt.float64, "uniform", generator, device, "randperm")
     order = make_node(P.argsort, (keys,), (0, False), (n,), dt.int64, keys.device)
     return wrap(cast(order, d))
+
+
+def _grad_factories() -> None:
+    from lazytorch.ops.creation import with_requires_grad
+
+    for name in ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like"):
+        globals()[name] = with_requires_grad(globals()[name])
+
+
+_grad_factories()

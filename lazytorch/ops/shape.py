@@ -394,7 +394,7 @@ def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
 
 def detach(input: Tensor) -> Tensor:
     """A tensor sharing `input`'s values (and its writes), cut from autograd."""
-    return V.make_view(_tensor_arg(input, "detach"), V.Alias())
+    return V.make_view(_tensor_arg(input, "detach"), V.Detach())
 
 
 def flip(input: Tensor, *dims: Any) -> Tensor:

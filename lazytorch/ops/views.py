@@ -25,6 +25,7 @@ import weakref
 from typing import Any
 
 from lazytorch._errors import op_error
+from lazytorch.autograd.engine import keep_leaf, stop_gradient
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node, stamp, user_loc
 from lazytorch.ir.primitives import make_node
@@ -265,6 +266,15 @@ class Alias(ViewStep):
         return value
 
 
+class Detach(Alias):
+    """detach(): the same elements without their gradient."""
+
+    __slots__ = ()
+
+    def apply(self, n: Node) -> Node:
+        return stop_gradient(n)
+
+
 def _pad_where(base: Node, value: Node, starts: Any, stops: Any) -> Node:
     """base with the window [starts, stops) replaced by value: where(mask, pad(value), base)."""
     lo = tuple(starts)
@@ -437,6 +447,8 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
     """
     loc = user_loc(2)
     if t._view is None:
+        if getattr(t, "_meta", None) is not None:
+            value = keep_leaf(t, value)
         t._node = value
         stamp(value, loc)
         if t._views:
@@ -448,7 +460,10 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
         uniform = value.op is P.expand and value.inputs[0].shape == ()
         if not (uniform if allow_overlap is None else allow_overlap):
             raise _overlap_error()
-    root._node = _write_back(root._node, steps, value)
+    if getattr(root, "_meta", None) is not None:
+        root._node = keep_leaf(root, _write_back(root._node, steps, value))
+    else:
+        root._node = _write_back(root._node, steps, value)
     t._node = value
     stamp(root._node, loc)
     _refresh(root, skip=t, loc=loc)

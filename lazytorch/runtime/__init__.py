@@ -115,6 +115,14 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
     roots = [n for n in nodes if n.buffer is None]
     if not roots:
         return
+    for n in roots:
+        if n.ag is True:
+            # A gradient-carrying value computed before its backward ran: compute what the
+            # backward will read along with it, so backward does not redo the forward.
+            from lazytorch.autograd.saved import saved_values
+
+            roots += saved_values(roots)
+            break
     from lazytorch.runtime.executor import run
 
     metrics.increment("materializations")

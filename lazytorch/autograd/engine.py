@@ -1,0 +1,546 @@
+"""Reverse mode as a transformation of the recorded graph.
+
+There is no separate tape: every op already records a node, and a node's ``ag`` slot (see
+`lazytorch.ir.node`) says whether gradient flows through it. ``backward`` walks the
+gradient-carrying part of the graph from the outputs, newest node first (node ids are a
+topological order), and applies each primitive's vjp rule (`lazytorch.autograd.rules`).
+The rules record ordinary lazy nodes, so the backward graph is scheduled, fused and
+compiled together with the forward graph and the optimizer update when the step is
+materialized.
+
+A tensor that requires grad as a *leaf* owns a `TensorMeta` (its ``.grad``, hooks). Its
+node is a fresh alias whose ``ag`` is that meta, so gradient arriving at the node
+accumulates into the tensor. An in-place update of such a tensor under ``no_grad`` (an
+optimizer step) makes the new value a fresh alias carrying the same meta: the tensor stays
+a leaf across steps, as in torch.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lazytorch.ir.node import Node, grad_mode, stamp
+from lazytorch.ir.primitives import PRIMITIVES, make_node
+
+if TYPE_CHECKING:
+    from lazytorch.tensor import Tensor
+
+__all__ = [
+    "FREED",
+    "TensorMeta",
+    "backward",
+    "grad",
+    "leaf_alias",
+    "run_backward",
+    "stop_gradient",
+]
+
+_RESHAPE = PRIMITIVES["reshape"]
+_BUFFER = PRIMITIVES["buffer"]
+
+
+class TensorMeta:
+    """Autograd state a tensor owns: its accumulated ``.grad`` and its hooks."""
+
+    __slots__ = ("__weakref__", "grad", "hooks", "is_leaf", "retains_grad", "tensor")
+
+    def __init__(self, tensor: Tensor, is_leaf: bool) -> None:
+        self.tensor = weakref.ref(tensor)
+        self.grad: Tensor | None = None
+        self.hooks: dict[int, Callable[[Tensor], Any]] = {}
+        self.is_leaf = is_leaf
+        self.retains_grad = False
+
+    def __repr__(self) -> str:
+        return f"<TensorMeta leaf={self.is_leaf} retains_grad={self.retains_grad}>"
+
+
+class _Freed:
+    """The ``ag`` of a node whose history a backward pass released (retain_graph=False)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "FREED"
+
+
+FREED = _Freed()
+
+# Interior (non-leaf) tensors with hooks or retain_grad(), by the node they had then.
+_interior: weakref.WeakKeyDictionary[Node, TensorMeta] = weakref.WeakKeyDictionary()
+
+
+def _alias(n: Node) -> Node:
+    """A new node with n's value: shares the buffer when n is computed, else a no-op
+    reshape (folded into index arithmetic by the scheduler)."""
+    if n.buffer is not None:
+        a = Node(
+            _BUFFER,
+            (),
+            (),
+            n.shape,
+            n.dtype,
+            n.device,
+            hash((_BUFFER, n.dtype, n.shape, n.device)),
+            n.loc,
+            n.buffer,
+        )
+    else:
+        a = make_node(_RESHAPE, (n,), (n.shape,), n.shape, n.dtype, n.device)
+        a.loc = n.loc
+    return a
+
+
+def stop_gradient(n: Node) -> Node:
+    """n's value without its gradient (what ``detach()`` records)."""
+    if n.ag is None:
+        return n
+    a = _alias(n)
+    a.ag = None
+    return a
+
+
+def leaf_alias(n: Node, meta: TensorMeta) -> Node:
+    """n's value as the gradient leaf of the tensor owning `meta`."""
+    a = _alias(n)
+    a.ag = meta
+    return a
+
+
+def history(n: Node) -> tuple[Any, tuple[Node, ...], tuple[Any, ...]] | None:
+    """What backward differentiates at n: (op, inputs, attrs); None at a leaf."""
+    a = n.ag
+    if a is True:
+        return n.op, n.inputs, n.attrs
+    if type(a) is tuple:
+        return a
+    if a is FREED:
+        raise RuntimeError(
+            "Trying to backward through the graph a second time (or directly access saved "
+            "tensors after they have already been freed). Saved intermediate values of the "
+            "graph are freed when you call .backward() or autograd.grad(). Specify "
+            "retain_graph=True if you need to backward through the graph a second time or "
+            "if you need to access saved tensors after calling backward."
+            + (f" (the node was recorded at {_fmt(n.loc)})" if n.loc else "")
+        )
+    return None
+
+
+def _fmt(loc: Any) -> str:
+    from lazytorch.ir.node import format_loc
+
+    return format_loc(loc)
+
+
+def _add(a: Node, b: Node) -> Node:
+    return make_node(PRIMITIVES["add"], (a, b), (), a.shape, a.dtype, a.device)
+
+
+def run_backward(
+    roots: Sequence[Node],
+    root_grads: Sequence[Node],
+    *,
+    targets: Sequence[Node] | None = None,
+    retain_graph: bool = False,
+    create_graph: bool = False,
+) -> dict[int, Node]:
+    """Propagate `root_grads` from `roots` back through the gradient-carrying graph.
+
+    With `targets` None, gradients reaching leaf tensors accumulate into their ``.grad``
+    (``Tensor.backward``); otherwise the gradient of each target node is returned by node
+    id and nothing accumulates (``autograd.grad``). Returns the target gradients.
+    """
+    from lazytorch.autograd import rules
+
+    rules.install()
+    # 1. The gradient-carrying subgraph below the roots, with each node's history.
+    hist: dict[int, tuple[Any, tuple[Node, ...], tuple[Any, ...]] | None] = {}
+    nodes: list[Node] = []
+    stack = [r for r in roots if r.ag is not None]
+    while stack:
+        n = stack.pop()
+        if id(n) in hist:
+            continue
+        h = history(n)
+        hist[id(n)] = h
+        nodes.append(n)
+        if h is not None:
+            for i in h[1]:
+                if i.ag is not None and id(i) not in hist:
+                    stack.append(i)
+    nodes.sort(key=lambda n: n.id)
+    # 2. Which nodes lead to something that receives a gradient.
+    target_ids = None if targets is None else {id(t) for t in targets}
+    leads: dict[int, bool] = {}
+    for n in nodes:
+        h = hist[id(n)]
+        if target_ids is not None:
+            hit = id(n) in target_ids
+        else:
+            hit = h is None and isinstance(n.ag, TensorMeta)
+        leads[id(n)] = hit or (h is not None and any(leads.get(id(i), False) for i in h[1]))
+    # 3. Newest first: pop each node's summed gradient and pass it on through its rule.
+    grads: dict[int, Node] = {}
+    for r, g in zip(roots, root_grads):
+        if r.ag is not None:
+            grads[id(r)] = _add(grads[id(r)], g) if id(r) in grads else g
+    out: dict[int, Node] = {}
+    prev = grad_mode.enabled
+    grad_mode.enabled = create_graph
+    try:
+        for n in reversed(nodes):
+            g = grads.pop(id(n), None)
+            if g is None or not leads[id(n)]:
+                continue
+            if _interior:
+                m = _interior.get(n)
+                if m is not None:
+                    g = _run_hooks(m, g, retain=targets is None)
+            h = hist[id(n)]
+            if target_ids is not None and id(n) in target_ids:
+                out[id(n)] = g
+            if h is None:
+                if target_ids is None:
+                    _accumulate(n.ag, g)
+                continue
+            op, inputs, attrs = h
+            needs = tuple(i.ag is not None and leads.get(id(i), False) for i in inputs)
+            if not any(needs):
+                continue
+            rule = op.vjp
+            if rule is None:
+                raise RuntimeError(
+                    f"{op.name} is not differentiable (recorded at {_fmt(n.loc)}); detach() "
+                    "its input or compute it under lazytorch.no_grad()"
+                )
+            try:
+                cts = rule.fn(g, n, inputs, attrs, needs)
+            except (RuntimeError, TypeError, ValueError) as e:
+                raise type(e)(f"{e} (backward of {op.name} recorded at {_fmt(n.loc)})") from e
+            for i, c, need in zip(inputs, cts, needs):
+                if not need or c is None:
+                    continue
+                if c.loc is None:
+                    stamp(c, n.loc)  # backward nodes point at the forward line they undo
+                k = id(i)
+                grads[k] = _add(grads[k], c) if k in grads else c
+    finally:
+        grad_mode.enabled = prev
+    if not retain_graph:
+        for n in nodes:
+            if hist[id(n)] is not None:
+                n.ag = FREED
+    return out
+
+
+def _run_hooks(m: TensorMeta, g: Node, retain: bool) -> Node:
+    from lazytorch.ops._core import wrap
+
+    for hook in list(m.hooks.values()):
+        r = hook(wrap(g))
+        if r is not None:
+            g = r._node
+    if m.retains_grad and retain and not m.is_leaf:
+        m.grad = wrap(g) if m.grad is None else wrap(_add(m.grad._node, g))
+    return g
+
+
+def _accumulate(meta: Any, g: Node) -> None:
+    if not isinstance(meta, TensorMeta):
+        return
+    if meta.hooks:
+        g = _run_hooks(meta, g, retain=False)
+    from lazytorch.ops._core import wrap
+
+    if meta.grad is None:
+        meta.grad = wrap(g)
+    else:
+        meta.grad = wrap(_add(meta.grad._node, g))
+
+
+def _ones_like(n: Node) -> Node:
+    from lazytorch.ops._core import const_node, expand_node
+
+    return expand_node(const_node(1, n.dtype, n.device), n.shape)
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:
+    if x is None:
+        return ()
+    from lazytorch.tensor import Tensor
+
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def _check_outputs(outs: Sequence[Tensor]) -> None:
+    for i, t in enumerate(outs):
+        if t._node.ag is None:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+
+
+def _root_grads(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], op: str) -> list[Node]:
+    from lazytorch.ops._core import cast
+    from lazytorch.tensor import Tensor
+
+    if grad_outputs and len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"{op}: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    out = []
+    for i, t in enumerate(outputs):
+        g = grad_outputs[i] if grad_outputs else None
+        n = t._node
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            out.append(_ones_like(n))
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"{op}: gradient must be a Tensor or None, got {type(g).__name__}")
+        if tuple(g.shape) != tuple(n.shape):
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {list(g.shape)} and "
+                f"output[{i}] has a shape of {list(n.shape)}."
+            )
+        out.append(cast(g._node, n.dtype))
+    return out
+
+
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """Accumulate the gradients of `tensors` into the ``.grad`` of the leaves they use.
+
+    Nothing is computed here: the gradients are recorded as lazy nodes and computed with
+    the next materialization (an optimizer step, or reading ``.grad``).
+
+    >>> import lazytorch
+    >>> w = lazytorch.tensor([1.0, 2.0], requires_grad=True)
+    >>> (w * w).sum().backward()
+    >>> w.grad
+    tensor([2., 4.])
+    """
+    outs = _as_tuple(tensors)
+    gos = _as_tuple(grad_tensors)
+    _check_outputs(outs)
+    roots = [t._node for t in outs]
+    gs = _root_grads(outs, gos, "backward")
+    if retain_graph is None:
+        retain_graph = create_graph
+    targets = None
+    if inputs is not None:
+        ins = _as_tuple(inputs)
+        if not ins:
+            raise RuntimeError("backward: inputs= must not be empty")
+        res = run_backward(
+            roots,
+            gs,
+            targets=[t._node for t in ins],
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+        )
+        for t in ins:
+            g = res.get(id(t._node))
+            if g is not None:
+                _accumulate_into(t, g)
+        return
+    run_backward(roots, gs, targets=targets, retain_graph=retain_graph, create_graph=create_graph)
+
+
+def _accumulate_into(t: Tensor, g: Node) -> None:
+    m = meta_of(t, create=True)
+    from lazytorch.ops._core import wrap
+
+    m.grad = wrap(g) if m.grad is None else wrap(_add(m.grad._node, g))
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated).
+
+    With ``create_graph=True`` the gradients themselves carry gradient, for higher
+    derivatives.
+
+    >>> import lazytorch
+    >>> x = lazytorch.tensor(3.0, requires_grad=True)
+    >>> (g,) = lazytorch.autograd.grad(x ** 3, x, create_graph=True)
+    >>> (g2,) = lazytorch.autograd.grad(g, x)
+    >>> g.item(), g2.item()
+    (27.0, 18.0)
+    """
+    from lazytorch.ops._core import const_node, expand_node, wrap
+
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    _check_outputs(outs)
+    for t in ins:
+        if t._node.ag is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    gs = _root_grads(outs, _as_tuple(grad_outputs), "grad")
+    res = run_backward(
+        [t._node for t in outs],
+        gs,
+        targets=[t._node for t in ins],
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+    )
+    result: list[Tensor | None] = []
+    for t in ins:
+        g = res.get(id(t._node))
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+            if materialize_grads:
+                n = t._node
+                result.append(wrap(expand_node(const_node(0, n.dtype, n.device), n.shape)))
+            else:
+                result.append(None)
+        else:
+            result.append(wrap(g))
+    return tuple(result)
+
+
+# -- the Tensor side --------------------------------------------------------------------------
+
+
+def meta_of(t: Tensor, create: bool = False) -> TensorMeta:
+    m = getattr(t, "_meta", None)
+    if m is None and create:
+        m = t._meta = TensorMeta(
+            t, is_leaf=t._node.ag is None or isinstance(t._node.ag, TensorMeta)
+        )
+    return m  # type: ignore[return-value]
+
+
+def is_grad_leaf(t: Tensor) -> bool:
+    """Whether t is a leaf that requires grad (its node carries its meta)."""
+    m = getattr(t, "_meta", None)
+    return m is not None and t._node.ag is m
+
+
+def set_requires_grad(t: Tensor, flag: bool) -> None:
+    n = t._node
+    a = n.ag
+    if a is not None and not isinstance(a, TensorMeta):
+        if flag:
+            return  # a non-leaf already requires grad
+        raise RuntimeError(
+            "you can only change requires_grad flags of leaf variables. If you want to use a "
+            "computed variable in a subgraph that doesn't require differentiation use "
+            "var_no_grad = var.detach()."
+        )
+    if flag:
+        if is_grad_leaf(t):
+            return
+        if not n.dtype.is_floating_point:
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
+        m = getattr(t, "_meta", None)
+        if m is None:
+            m = t._meta = TensorMeta(t, is_leaf=True)
+        m.is_leaf = True
+        _unlink_view(t)
+        t._node = leaf_alias(n, m)
+    elif a is not None:
+        _unlink_view(t)
+        t._node = stop_gradient(n)
+
+
+def _unlink_view(t: Tensor) -> None:
+    # A leaf's value is its own from now on: writes to its old base no longer reach it.
+    if t._view is not None:
+        root = t._view[0]
+        if root._views is not None:
+            root._views[:] = [r for r in root._views if r() is not t]
+        t._view = None
+
+
+def keep_leaf(t: Tensor, value: Node) -> Node:
+    """The node an in-place write to `t` rebinds it to, keeping a grad leaf a leaf.
+
+    torch refuses in-place writes to a leaf that requires grad while grad mode is on; under
+    ``no_grad`` (an optimizer step) the tensor stays the same leaf with a new value.
+    """
+    m = getattr(t, "_meta", None)
+    if m is None or t._node.ag is not m:
+        return value
+    if grad_mode.enabled:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    return leaf_alias(value, m)
+
+
+def register_interior(t: Tensor) -> TensorMeta:
+    m = meta_of(t, create=True)
+    m.is_leaf = False
+    _interior[t._node] = m
+    return m
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``remove()`` unregisters the hook."""
+
+    _next = 0
+
+    def __init__(self, hooks: dict[int, Any], hook: Any) -> None:
+        RemovableHandle._next += 1
+        self.id = RemovableHandle._next
+        self._hooks = hooks
+        hooks[self.id] = hook
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class GradFn:
+    """A read-only view of the op that gradient flows back through (torch's ``grad_fn``)."""
+
+    __slots__ = ("_node",)
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+
+    @staticmethod
+    def of(n: Node) -> GradFn | None:
+        a = n.ag
+        if a is None or isinstance(a, TensorMeta):
+            return None
+        return GradFn(n)
+
+    def name(self) -> str:
+        a = self._node.ag
+        op = a[0] if type(a) is tuple else self._node.op
+        if a is FREED:
+            return "FreedBackward"
+        return "".join(w.capitalize() for w in op.name.split("_")) + "Backward"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} recorded at {_fmt(self._node.loc)}>"

@@ -1,0 +1,530 @@
+"""The vjp rule of every differentiable primitive, filled into the op table's ``vjp`` slot.
+
+A rule is ``fn(ct, out, inputs, attrs, needs) -> cotangents``: `ct` is the gradient
+arriving at the node `out` (already of out's shape and dtype), `needs[i]` says whether
+input i wants a gradient, and the result has one node (or None) per input, of that input's
+shape. Rules record primitives directly — they run under the engine's grad mode, so with
+``create_graph=True`` the gradient nodes carry gradient themselves and higher derivatives
+need nothing more.
+
+``saves`` lists the forward values a rule reads (input positions, ``-1`` for the output):
+when a forward value is materialized before backward, the runtime computes these along with
+it so that backward does not recompute the forward (torch's saved tensors).
+
+Conventions the rules rely on (see `lazytorch.ir.prims`): elementwise inputs have the
+output's shape or are 0-d; reductions keep reduced axes with size 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from lazytorch.ir import dtypes as dt
+from lazytorch.ir.node import Node
+from lazytorch.ir.primitives import PRIMITIVES, Primitive, make_node
+
+__all__ = ["VJP", "install"]
+
+Rule = Callable[[Node, Node, tuple[Node, ...], tuple[Any, ...], tuple[bool, ...]], Any]
+
+
+class VJP:
+    """A primitive's reverse-mode rule and the forward values it reads."""
+
+    __slots__ = ("fn", "saves")
+
+    def __init__(self, fn: Rule, saves: tuple[int, ...]) -> None:
+        self.fn = fn
+        self.saves = saves
+
+    def __repr__(self) -> str:
+        return f"<vjp {self.fn.__name__} saves={self.saves}>"
+
+
+# -- node helpers (shapes follow the primitives' conventions) --------------------------------
+
+
+def _p(name: str) -> Primitive:
+    return PRIMITIVES[name]
+
+
+def emit(name: str, inputs: tuple[Node, ...], attrs: tuple[Any, ...] = ()) -> Node:
+    prim = _p(name)
+    assert prim.shape_rule is not None and prim.dtype_rule is not None
+    shape = tuple(prim.shape_rule(inputs, *attrs))
+    dtype = prim.dtype_rule(inputs, *attrs)
+    return make_node(prim, inputs, attrs, shape, dtype, inputs[0].device)
+
+
+def const(value: Any, like: Node) -> Node:
+    from lazytorch.ops._core import const_node
+
+    return const_node(value, like.dtype, like.device)
+
+
+def _ew(name: str, *xs: Node) -> Node:
+    shape: tuple[Any, ...] = ()
+    for x in xs:
+        if x.shape:
+            shape = x.shape
+            break
+    dtype = dt.bool_ if name in ("eq", "ne", "lt", "le", "gt", "ge") else xs[-1].dtype
+    if name == "where":
+        dtype = xs[1].dtype
+    return make_node(_p(name), xs, (), shape, dtype, xs[0].device)
+
+
+def add(a: Node, b: Node) -> Node:
+    return _ew("add", a, b)
+
+
+def sub(a: Node, b: Node) -> Node:
+    return _ew("sub", a, b)
+
+
+def mul(a: Node, b: Node) -> Node:
+    return _ew("mul", a, b)
+
+
+def div(a: Node, b: Node) -> Node:
+    return _ew("div", a, b)
+
+
+def neg(a: Node) -> Node:
+    return _ew("neg", a)
+
+
+def where(c: Node, a: Node, b: Node) -> Node:
+    return _ew("where", c, a, b)
+
+
+def cast(a: Node, dtype: dt.DType) -> Node:
+    if a.dtype is dtype:
+        return a
+    return make_node(_p("cast"), (a,), (dtype,), a.shape, dtype, a.device)
+
+
+def zeros(like: Node) -> Node:
+    return expand(const(0, like), like.shape)
+
+
+def expand(a: Node, shape: tuple[Any, ...]) -> Node:
+    if a.shape == tuple(shape):
+        return a
+    return make_node(_p("expand"), (a,), (tuple(shape),), tuple(shape), a.dtype, a.device)
+
+
+def reshape(a: Node, shape: tuple[Any, ...]) -> Node:
+    if a.shape == tuple(shape):
+        return a
+    return make_node(_p("reshape"), (a,), (tuple(shape),), tuple(shape), a.dtype, a.device)
+
+
+def reduce_sum(a: Node, axes: tuple[int, ...]) -> Node:
+    if not axes:
+        return a
+    return emit("reduce_sum", (a,), (tuple(axes),))
+
+
+def sum_to(g: Node, shape: tuple[Any, ...]) -> Node:
+    """Reduce a gradient of an elementwise output to an input's shape (same, or 0-d)."""
+    if g.shape == tuple(shape):
+        return g
+    assert shape == (), (g.shape, shape)
+    return reshape(reduce_sum(g, tuple(range(len(g.shape)))), ())
+
+
+def permute(a: Node, perm: tuple[int, ...]) -> Node:
+    return emit("permute", (a,), (tuple(perm),))
+
+
+def transpose_last(a: Node) -> Node:
+    r = len(a.shape)
+    return permute(a, (*range(r - 2), r - 1, r - 2))
+
+
+def sign(x: Node) -> Node:
+    pos = cast(_ew("gt", x, const(0, x)), x.dtype)
+    negv = cast(_ew("lt", x, const(0, x)), x.dtype)
+    return sub(pos, negv)
+
+
+def trunc(x: Node) -> Node:
+    return where(_ew("lt", x, const(0, x)), _ew("ceil", x), _ew("floor", x))
+
+
+# -- the rules ------------------------------------------------------------------------------
+
+RULES: dict[str, VJP] = {}
+
+
+def rule(name: str, saves: tuple[int, ...] = ()) -> Callable[[Rule], Rule]:
+    def deco(fn: Rule) -> Rule:
+        RULES[name] = VJP(fn, saves)
+        return fn
+
+    return deco
+
+
+def _unary(name: str, saves: tuple[int, ...], local: Callable[[Node, Node], Node]) -> None:
+    """A unary rule ``ct * local(x, out)``."""
+
+    def fn(ct: Node, out: Node, inputs: tuple[Node, ...], attrs: Any, needs: Any) -> Any:
+        return (mul(ct, local(inputs[0], out)),)
+
+    fn.__name__ = f"{name}_vjp"
+    RULES[name] = VJP(fn, saves)
+
+
+_X, _OUT = (0,), (-1,)
+_unary("exp", _OUT, lambda x, out: out)
+_unary("expm1", _OUT, lambda x, out: add(out, const(1, out)))
+_unary("log", _X, lambda x, out: div(const(1, x), x))
+_unary("log1p", _X, lambda x, out: div(const(1, x), add(x, const(1, x))))
+_unary("sqrt", _OUT, lambda x, out: div(const(0.5, out), out))
+_unary("sin", _X, lambda x, out: _ew("cos", x))
+_unary("cos", _X, lambda x, out: neg(_ew("sin", x)))
+_unary("tanh", _OUT, lambda x, out: sub(const(1, out), mul(out, out)))
+_unary("atan", _X, lambda x, out: div(const(1, x), add(const(1, x), mul(x, x))))
+_unary("sigmoid", _OUT, lambda x, out: mul(out, sub(const(1, out), out)))
+_unary(
+    "erf",
+    _X,
+    lambda x, out: mul(const(2.0 / math.sqrt(math.pi), x), _ew("exp", neg(mul(x, x)))),
+)
+_unary("abs", _X, lambda x, out: sign(x))
+
+
+@rule("neg")
+def _neg(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    return (neg(ct),)
+
+
+def _zero_rule(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    # Piecewise-constant functions: zero gradient almost everywhere (torch gives zeros).
+    return tuple(zeros(i) if need else None for i, need in zip(inputs, needs))
+
+
+for _name in ("floor", "ceil", "round", "floordiv"):
+    RULES[_name] = VJP(_zero_rule, ())
+
+
+@rule("add")
+def _add(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    a, b = inputs
+    return (sum_to(ct, a.shape) if needs[0] else None, sum_to(ct, b.shape) if needs[1] else None)
+
+
+@rule("sub")
+def _sub(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    a, b = inputs
+    return (
+        sum_to(ct, a.shape) if needs[0] else None,
+        sum_to(neg(ct), b.shape) if needs[1] else None,
+    )
+
+
+@rule("mul", (0, 1))
+def _mul(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    a, b = inputs
+    return (
+        sum_to(mul(ct, b), a.shape) if needs[0] else None,
+        sum_to(mul(ct, a), b.shape) if needs[1] else None,
+    )
+
+
+@rule("div", (0, 1))
+def _div(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    a, b = inputs
+    ga = sum_to(div(ct, b), a.shape) if needs[0] else None
+    # -ct * a / b**2, in torch's order of operations
+    gb = sum_to(div(mul(neg(ct), a), mul(b, b)), b.shape) if needs[1] else None
+    return ga, gb
+
+
+@rule("remainder", (0, 1))
+def _remainder(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    a, b = inputs
+    ga = sum_to(ct, a.shape) if needs[0] else None
+    gb = sum_to(mul(neg(ct), _ew("floordiv", a, b)), b.shape) if needs[1] else None
+    return ga, gb
+
+
+@rule("fmod", (0, 1))
+def _fmod(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    a, b = inputs
+    ga = sum_to(ct, a.shape) if needs[0] else None
+    gb = sum_to(mul(neg(ct), trunc(div(a, b))), b.shape) if needs[1] else None
+    return ga, gb
+
+
+@rule("pow", (0, 1, -1))
+def _pow(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    a, b = inputs
+    ga = gb = None
+    if needs[0]:
+        # torch: zero where the exponent is 0 (even at a = 0, where b * a**(b-1) is NaN)
+        d = mul(b, _ew("pow", a, sub(b, const(1, b))))
+        ga = sum_to(where(_ew("eq", b, const(0, b)), const(0, ct), mul(ct, d)), a.shape)
+    if needs[1]:
+        # torch: zero where a = 0 and b >= 0 (log(0) would make it NaN)
+        z = _ew("bitwise_and", _ew("eq", a, const(0, a)), _ew("ge", b, const(0, b)))
+        gb = sum_to(where(z, const(0, ct), mul(ct, mul(out, _ew("log", a)))), b.shape)
+    return ga, gb
+
+
+def _minmax(name: str, first_wins: str) -> None:
+    def fn(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+        # torch: the gradient goes to the winner; on a tie, half to each
+        a, b = inputs
+        half = mul(ct, const(0.5, ct))
+        z = const(0, ct)
+        tie = _ew("eq", a, b)
+        res = []
+        for x, y, need in ((a, b, needs[0]), (b, a, needs[1])):
+            if not need:
+                res.append(None)
+                continue
+            wins = _ew(first_wins, x, y)
+            res.append(sum_to(where(wins, ct, where(tie, half, z)), x.shape))
+        return tuple(res)
+
+    fn.__name__ = f"{name}_vjp"
+    RULES[name] = VJP(fn, (0, 1))
+
+
+_minmax("maximum", "gt")
+_minmax("minimum", "lt")
+
+
+@rule("atan2", (0, 1))
+def _atan2(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    a, b = inputs
+    denom = add(mul(a, a), mul(b, b))
+    ga = sum_to(div(mul(ct, b), denom), a.shape) if needs[0] else None
+    gb = sum_to(div(mul(neg(ct), a), denom), b.shape) if needs[1] else None
+    return ga, gb
+
+
+@rule("where", (0,))
+def _where(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    c, a, b = inputs
+    z = const(0, ct)
+    ga = sum_to(where(c, ct, z), a.shape) if needs[1] else None
+    gb = sum_to(where(c, z, ct), b.shape) if needs[2] else None
+    return None, ga, gb
+
+
+@rule("cast")
+def _cast(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    (x,) = inputs
+    return (cast(ct, x.dtype) if x.dtype.is_floating_point else None,)
+
+
+# -- movement --------------------------------------------------------------------------------
+
+
+@rule("reshape")
+def _reshape(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    return (reshape(ct, inputs[0].shape),)
+
+
+@rule("permute")
+def _permute(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    (perm,) = attrs
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return (permute(ct, tuple(inv)),)
+
+
+@rule("expand")
+def _expand(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    (x,) = inputs
+    lead = len(ct.shape) - len(x.shape)
+    axes = [*range(lead)]
+    axes += [lead + i for i, d in enumerate(x.shape) if d == 1 and ct.shape[lead + i] != 1]
+    return (reshape(reduce_sum(ct, tuple(axes)), x.shape),)
+
+
+def _pad(x: Node, lo: tuple[Any, ...], hi: tuple[Any, ...]) -> Node:
+    if not any(lo) and not any(hi):
+        return x
+    return emit("pad", (x, const(0, x)), (tuple(lo), tuple(hi)))
+
+
+def _slice(x: Node, starts: Any, stops: Any, steps: Any = None) -> Node:
+    steps = steps or (1,) * len(starts)
+    return emit("slice", (x,), (tuple(starts), tuple(stops), tuple(steps)))
+
+
+@rule("slice")
+def _slice_vjp(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    (x,) = inputs
+    starts, _stops, steps = attrs
+    if any(d == 0 for d in ct.shape):
+        return (zeros(x),)
+    g = ct
+    r = len(x.shape)
+    for ax in range(r):
+        lo, st, d = starts[ax], steps[ax], x.shape[ax]
+        if st != 1:
+            # Spread the m values st apart: [.., m, ..] -> [.., m, st, ..] (zeros after each)
+            # -> [.., m*st, ..], then trim or extend to the d - lo positions after `lo`.
+            m = g.shape[ax]
+            split = (*g.shape[: ax + 1], 1, *g.shape[ax + 1 :])
+            g = reshape(g, split)
+            lo_p = [0] * (r + 1)
+            hi_p = [0] * (r + 1)
+            hi_p[ax + 1] = st - 1
+            g = _pad(g, tuple(lo_p), tuple(hi_p))
+            g = reshape(g, (*g.shape[:ax], m * st, *g.shape[ax + 2 :]))
+            span = d - lo
+            if m * st > span:
+                stop = list(g.shape)
+                stop[ax] = span
+                g = _slice(g, (0,) * r, tuple(stop))
+        lo_p = [0] * r
+        hi_p = [0] * r
+        lo_p[ax] = lo
+        hi_p[ax] = d - lo - g.shape[ax]
+        g = _pad(g, tuple(lo_p), tuple(hi_p))
+    return (g,)
+
+
+@rule("pad")
+def _pad_vjp(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    x, _value = inputs
+    lo, _hi = attrs
+    inner = _slice(ct, lo, tuple(a + d for a, d in zip(lo, x.shape)))
+    gv = None
+    if needs[1]:
+        all_axes = tuple(range(len(ct.shape)))
+        gv = reshape(sub(reduce_sum(ct, all_axes), reduce_sum(inner, all_axes)), ())
+    return (inner if needs[0] else None), gv
+
+
+@rule("flip")
+def _flip(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    return (emit("flip", (ct,), attrs),)
+
+
+@rule("cat")
+def _cat(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    (axis,) = attrs
+    res = []
+    off: Any = 0
+    r = len(ct.shape)
+    for x, need in zip(inputs, needs):
+        n = x.shape[axis]
+        if need:
+            starts = [0] * r
+            stops = list(ct.shape)
+            starts[axis] = off
+            stops[axis] = off + n
+            res.append(_slice(ct, tuple(starts), tuple(stops)))
+        else:
+            res.append(None)
+        off = off + n
+    return tuple(res)
+
+
+# -- indexing, matmul, reductions -------------------------------------------------------------
+
+
+@rule("gather", (1,))
+def _gather(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    x, idx = inputs
+    (axis,) = attrs
+    return emit("scatter", (zeros(x), idx, ct), (axis, "add")), None
+
+
+@rule("scatter", (1,))
+def _scatter(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    _x, idx, src = inputs
+    axis, reduce = attrs
+    if reduce == "multiply":
+        raise RuntimeError(
+            "scatter with reduce='multiply' is not differentiable in lazytorch; compute it "
+            "under lazytorch.no_grad() or detach() its inputs"
+        )
+    gx = None
+    if needs[0]:
+        gx = ct if reduce == "add" else emit("scatter", (ct, idx, zeros(src)), (axis, "none"))
+    gsrc = emit("gather", (ct, idx), (axis,)) if needs[2] else None
+    return gx, None, gsrc
+
+
+@rule("matmul", (0, 1))
+def _matmul(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    a, b = inputs
+    ga = emit("matmul", (ct, transpose_last(b))) if needs[0] else None
+    gb = emit("matmul", (transpose_last(a), ct)) if needs[1] else None
+    return ga, gb
+
+
+@rule("reduce_sum")
+def _reduce_sum(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    return (expand(ct, inputs[0].shape),)
+
+
+@rule("reduce_prod", (0, -1))
+def _reduce_prod(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    # out / x, except at zeros: with one zero in the slice its gradient is the product of
+    # the others; with two or more every gradient is 0 (torch's exact rule).
+    (x,) = inputs
+    (axes,) = attrs
+    is0 = _ew("eq", x, const(0, x))
+    one = const(1, x)
+    others = emit("reduce_prod", (where(is0, one, x),), (axes,))
+    count = reduce_sum(cast(is0, x.dtype), axes)
+    at_zero = where(_ew("eq", count, one), others, const(0, x))
+    local = where(is0, expand(at_zero, x.shape), div(expand(out, x.shape), x))
+    return (mul(expand(ct, x.shape), local),)
+
+
+def _reduce_extreme(name: str) -> None:
+    def fn(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+        # Shared evenly between tied extremes (torch's amax/amin rule).
+        (x,) = inputs
+        (axes,) = attrs
+        hit = _ew("eq", x, expand(out, x.shape))
+        count = reduce_sum(cast(hit, x.dtype), axes)
+        share = expand(div(ct, count), x.shape)
+        return (where(hit, share, const(0, x)),)
+
+    fn.__name__ = f"{name}_vjp"
+    RULES[name] = VJP(fn, (0, -1))
+
+
+_reduce_extreme("reduce_max")
+_reduce_extreme("reduce_min")
+
+
+@rule("cumsum")
+def _cumsum(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    (axis,) = attrs
+    rev = emit("flip", (ct,), ((axis,),))
+    return (emit("flip", (emit("cumsum", (rev,), (axis,)),), ((axis,),)),)
+
+
+# Never carry gradient (integer or bool results, or no differentiable input): comparisons,
+# bitwise ops, argmax/argmin/argsort, iota/const/rand, leaves.
+NOT_DIFFERENTIABLE = frozenset(
+    "eq ne lt le gt ge bitwise_and bitwise_or bitwise_xor bitwise_not argmax argmin argsort "
+    "iota const rand buffer scalar".split()
+)
+
+_installed = False
+
+
+def install() -> None:
+    """Fill the op table's vjp slots (idempotent; done on the first backward)."""
+    global _installed
+    if _installed:
+        return
+    for name, vjp in RULES.items():
+        PRIMITIVES[name].vjp = vjp
+    _installed = True
