@@ -1,0 +1,26 @@
+"""Optimizers and lr schedulers with torch's names, semantics and update formulas.
+
+``optimizer.step()`` is the training step's graph cut: the update is recorded as lazy
+in-place ops under ``no_grad``, and the step ends with ``lazytorch.materialize()``, so the
+forward, the backward and the update compute as one compiled program. Learning rates, betas
+and the step count are Python numbers, which are program inputs: a schedule, or a changing
+step count, reuses the compiled program.
+
+>>> import lazytorch
+>>> w = lazytorch.tensor([3.0, -1.0], requires_grad=True)
+>>> opt = lazytorch.optim.SGD([w], lr=0.25)
+>>> for _ in range(2):
+...     opt.zero_grad()
+...     loss = (w * w).sum()
+...     loss.backward()
+...     opt.step()                # forward, backward and update: one program
+>>> w.detach()
+tensor([ 0.7500, -0.2500])
+"""
+
+from lazytorch.optim import lr_scheduler
+from lazytorch.optim.adam import Adam, AdamW
+from lazytorch.optim.optimizer import Optimizer
+from lazytorch.optim.sgd import SGD
+
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]

@@ -1,0 +1,187 @@
+"""Adam and AdamW, with torch's update formulas (its single-tensor implementation)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazytorch.ops.creation import zeros_like
+from lazytorch.optim.optimizer import Optimizer, ParamsT, check_number
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba), torch's update exactly, with optional AMSGrad and ``maximize``.
+
+    Per parameter the state holds ``step`` (a Python number: the bias corrections are
+    computed on the host and enter the program as inputs, so the step count never changes
+    the compiled program), ``exp_avg``, ``exp_avg_sq`` and, with ``amsgrad``,
+    ``max_exp_avg_sq``. ``weight_decay`` adds ``weight_decay * p`` to the gradient (L2), or
+    with ``decoupled_weight_decay=True`` scales ``p`` by ``1 - lr * weight_decay`` (AdamW).
+    ``foreach``, ``capturable`` and ``fused`` are accepted for compatibility and change
+    nothing: the step is one compiled program either way.
+
+    ``step()`` records the update lazily and ends with ``lazytorch.materialize()``.
+
+    >>> import lazytorch
+    >>> from lazytorch.optim import Adam
+    >>> w = lazytorch.tensor([1.0, -1.0], requires_grad=True)
+    >>> opt = Adam([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()                 # the first Adam step moves each weight by about lr
+    >>> w.detach()
+    tensor([ 0.9000, -0.9000])
+    >>> opt.state[w]["step"]
+    1.0
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
+        for name, value in (("lr", lr), ("betas[0]", betas[0]), ("betas[1]", betas[1])):
+            check_number(name, value)
+        if not lr >= 0.0:  # (NaN fails too)
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not eps >= 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not weight_decay >= 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not (isinstance(betas[0], float) and isinstance(betas[1], float)):
+            raise ValueError("betas must be either both floats or both Tensors")
+        if differentiable:
+            raise NotImplementedError(
+                f"lazytorch.optim.{type(self).__name__} does not support differentiable=True"
+            )
+        defaults = {
+            "lr": lr,
+            "betas": tuple(betas),
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+            "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        lr = group["lr"]
+        beta1, beta2 = group["betas"]
+        eps = group["eps"]
+        weight_decay = group["weight_decay"]
+        amsgrad = group["amsgrad"]
+        check_number("lr", lr)
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = 0.0
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = zeros_like(p)
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+
+            if group["maximize"]:
+                grad = -grad
+            state["step"] += 1
+            step = state["step"]
+
+            if weight_decay != 0:
+                if group["decoupled_weight_decay"]:
+                    p.mul_(1 - lr * weight_decay)
+                else:
+                    grad = grad.add(p, alpha=weight_decay)
+
+            # Decay the first and second moment running averages.
+            exp_avg.lerp_(grad, 1 - beta1)
+            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+
+            # Host-side scalars: program inputs, so a new step or lr reuses the program.
+            bias_correction1 = 1 - beta1**step
+            bias_correction2 = 1 - beta2**step
+            step_size = lr / bias_correction1
+            bias_correction2_sqrt = bias_correction2**0.5
+
+            if amsgrad:
+                max_exp_avg_sq = state["max_exp_avg_sq"]
+                max_exp_avg_sq.copy_(max_exp_avg_sq.maximum(exp_avg_sq))
+                denom = (max_exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+            else:
+                denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+            p.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): ``p *= 1 - lr *
+    weight_decay`` before the Adam update, torch's AdamW exactly (default weight_decay 1e-2).
+
+    >>> import lazytorch
+    >>> from lazytorch.optim import AdamW
+    >>> w = lazytorch.tensor([1.0, -1.0], requires_grad=True)
+    >>> opt = AdamW([w], lr=0.1, weight_decay=0.5)
+    >>> w.grad = lazytorch.tensor([1.0, -1.0])
+    >>> opt.step()                 # 1 * (1 - 0.1 * 0.5) - 0.1
+    >>> w.detach()
+    tensor([ 0.8500, -0.8500])
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=True,
+        )
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        # Loading any state into AdamW keeps it AdamW (as torch does).
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True
