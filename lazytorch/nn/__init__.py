@@ -1,5 +1,18 @@
-"""lazytorch.nn: for now the functional API (modules arrive with autograd)."""
+"""lazytorch.nn: modules, parameters, initialization, utilities and the functional API,
+laid out as torch.nn.
 
-from lazytorch.nn import functional
+>>> import lazytorch
+>>> from lazytorch import nn
+>>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+>>> loss = nn.MSELoss()(model(lazytorch.randn(16, 4)), lazytorch.zeros(16, 1))
+>>> loss.backward()
+>>> [tuple(p.grad.shape) for p in model.parameters()]
+[(8, 4), (8,), (1, 8), (1,)]
+"""
 
-__all__ = ["functional"]
+from lazytorch.nn import functional, init, utils
+from lazytorch.nn.modules import *  # noqa: F403
+from lazytorch.nn.modules import __all__ as _modules_all
+from lazytorch.nn.parameter import Parameter
+
+__all__ = ["Parameter", "functional", "init", "utils", *_modules_all]

@@ -1,0 +1,146 @@
+"""Identity, Linear, Bilinear."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lazytorch.nn import functional as F
+from lazytorch.nn import init
+from lazytorch.nn.modules.module import Module
+from lazytorch.nn.parameter import Parameter
+from lazytorch.ops import creation as C
+from lazytorch.ops import reduction as R
+from lazytorch.ops import shape as S
+from lazytorch.tensor import Tensor
+
+__all__ = ["Bilinear", "Identity", "Linear"]
+
+
+class Identity(Module):
+    """Returns its input unchanged (its constructor ignores any arguments).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.Identity(54, unused="x")(lazytorch.ones(2)).shape
+    lazytorch.Size([2])
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``; weight is (out_features, in_features).
+
+    Initialized as torch does: ``kaiming_uniform_(weight, a=sqrt(5))``, i.e.
+    U(-1/sqrt(in), 1/sqrt(in)), and the bias from the same bound.
+
+    >>> import lazytorch
+    >>> fc = lazytorch.nn.Linear(20, 30)
+    >>> fc
+    Linear(in_features=20, out_features=30, bias=True)
+    >>> fc(lazytorch.randn(128, 20)).shape
+    lazytorch.Size([128, 30])
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(C.empty((out_features, in_features), device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(C.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw fresh initial values (torch's default distributions)."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class Bilinear(Module):
+    """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]``; weight is (out, in1, in2).
+
+    >>> import lazytorch
+    >>> m = lazytorch.nn.Bilinear(20, 30, 40)
+    >>> m(lazytorch.randn(128, 20), lazytorch.randn(128, 30)).shape
+    lazytorch.Size([128, 40])
+    """
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(
+            C.empty((out_features, in1_features, in2_features), device=device, dtype=dtype)
+        )
+        if bias:
+            self.bias = Parameter(C.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw fresh initial values: U(-1/sqrt(in1), 1/sqrt(in1)) for weight and bias."""
+        if self.in1_features <= 0:
+            raise ValueError(
+                f"in1_features must be > 0, but got (in1_features={self.in1_features})"
+            )
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        o, i, j = self.weight.shape
+        if input1.shape[-1] != i or input2.shape[-1] != j:
+            raise RuntimeError(
+                f"Bilinear: expected inputs with last dims {i} and {j}, got "
+                f"{list(input1.shape)} and {list(input2.shape)}"
+            )
+        # x1 @ W viewed as (i, o*j): one matmul, then a product with x2 summed over j.
+        w = S.reshape(S.permute(self.weight, (1, 0, 2)), (i, o * j))
+        t = S.reshape(input1 @ w, (*input1.shape[:-1], o, j))  # type: ignore[operator]
+        y = R.sum(t * S.unsqueeze(input2, -2), -1)  # type: ignore[operator]
+        if self.bias is not None:
+            y = y + self.bias  # type: ignore[operator]
+        return y
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )

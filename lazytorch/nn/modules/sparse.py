@@ -1,0 +1,155 @@
+"""Embedding."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazytorch.autograd.grad_mode import no_grad
+from lazytorch.nn import functional as F
+from lazytorch.nn import init
+from lazytorch.nn.modules.module import Module
+from lazytorch.nn.parameter import Parameter
+from lazytorch.ops import creation as C
+from lazytorch.ops import elementwise as E
+from lazytorch.ops import shape as S
+from lazytorch.tensor import Tensor
+
+__all__ = ["Embedding"]
+
+
+class Embedding(Module):
+    """A lookup table: row ``weight[i]`` for each index i of the (integer) input.
+
+    Weight is (num_embeddings, embedding_dim), initialized N(0, 1); the row at
+    `padding_idx` starts at zero and gets no gradient.
+
+    >>> import lazytorch
+    >>> emb = lazytorch.nn.Embedding(10, 3, padding_idx=0)
+    >>> emb
+    Embedding(10, 3, padding_idx=0)
+    >>> out = emb(lazytorch.tensor([[0, 2], [4, 0]]))
+    >>> out.shape, out[0, 0].tolist()
+    (lazytorch.Size([2, 2, 3]), [0.0, 0.0, 0.0])
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        if padding_idx is not None:
+            if padding_idx > 0:
+                if padding_idx >= num_embeddings:
+                    raise AssertionError("Padding_idx must be within num_embeddings")
+            elif padding_idx < 0:
+                if padding_idx < -num_embeddings:
+                    raise AssertionError("Padding_idx must be within num_embeddings")
+                padding_idx = num_embeddings + padding_idx
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if _weight is None:
+            self.weight = Parameter(
+                C.empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
+                requires_grad=not _freeze,
+            )
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError(
+                    "Shape of weight does not match num_embeddings and embedding_dim"
+                )
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        self.sparse = sparse
+
+    def reset_parameters(self) -> None:
+        """Weight from N(0, 1), the padding row zero."""
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.max_norm is not None:
+            # torch renormalizes the looked-up rows of the weight in place under no_grad
+            # (embedding_renorm_), then looks up: the gradient does not see the rescale.
+            with no_grad():
+                F.embedding(input, self.weight, None, self.max_norm, self.norm_type)
+        out = F.embedding(
+            input,
+            self.weight,
+            self.padding_idx,
+            None,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
+        if self.padding_idx is not None and out.requires_grad:
+            # torch's embedding backward skips the padding row: route the rows looked up
+            # at padding_idx through a detached copy (same values, no gradient).
+            keep = S.unsqueeze(input != self.padding_idx, -1)  # type: ignore[operator]
+            out = E.where(keep, out, out.detach())  # type: ignore[attr-defined]
+        return out
+
+    def extra_repr(self) -> str:
+        s = "{num_embeddings}, {embedding_dim}"
+        if self.padding_idx is not None:
+            s += ", padding_idx={padding_idx}"
+        if self.max_norm is not None:
+            s += ", max_norm={max_norm}"
+        if self.norm_type != 2:
+            s += ", norm_type={norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += ", scale_grad_by_freq={scale_grad_by_freq}"
+        if self.sparse is not False:
+            s += ", sparse=True"
+        return s.format(**self.__dict__)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
+        """An Embedding whose weight is `embeddings` (frozen unless `freeze` is False).
+
+        >>> import lazytorch
+        >>> emb = lazytorch.nn.Embedding.from_pretrained(lazytorch.eye(3))
+        >>> emb(lazytorch.tensor([2])), emb.weight.requires_grad
+        (tensor([[0., 0., 1.]]), False)
+        """
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(
+            num_embeddings=rows,
+            embedding_dim=cols,
+            _weight=embeddings,
+            _freeze=freeze,
+            padding_idx=padding_idx,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            sparse=sparse,
+        )

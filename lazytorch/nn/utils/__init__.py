@@ -1,0 +1,20 @@
+"""torch.nn.utils: gradient clipping and parameter/vector conversion.
+
+>>> import lazytorch
+>>> w = lazytorch.nn.Parameter(lazytorch.ones(4))
+>>> (w * 3).sum().backward()                      # grad = [3, 3, 3, 3], norm 6
+>>> lazytorch.nn.utils.clip_grad_norm_([w], max_norm=1.0)
+tensor(6.)
+>>> round(w.grad.norm().item(), 4)
+1.0
+"""
+
+from lazytorch.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
+from lazytorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+
+__all__ = [
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "parameters_to_vector",
+    "vector_to_parameters",
+]
