@@ -55,7 +55,9 @@ def _int_mode(v: float) -> str:
     return f"{v:.0f}" + ("" if v != v or v in (float("inf"), float("-inf")) else ".")
 
 
-def format_tensor(arr: Any, dtype: dt.DType, default_float: dt.DType) -> str:
+def format_tensor(
+    arr: Any, dtype: dt.DType, default_float: dt.DType, extra: tuple[str, ...] = ()
+) -> str:
     import numpy as np
 
     suffix = []
@@ -87,6 +89,7 @@ def format_tensor(arr: Any, dtype: dt.DType, default_float: dt.DType) -> str:
             max_line_width=LINEWIDTH,
         )
         body = body.replace(", ...,", ",  ...,")  # torch's vector summary marker
+    suffix += extra
     if suffix:
         return f"tensor({body}, {', '.join(suffix)})"
     return f"tensor({body})"

@@ -27,6 +27,9 @@ from lazytorch.tensor import Tensor
 
 __all__ = ["grad", "value_and_grad", "vjp"]
 
+# How many transforms are running (an inner one keeps its gradient differentiable).
+_depth = 0
+
 
 # -- pytrees: tuples, lists and dicts of tensors ------------------------------------------------
 
@@ -100,6 +103,7 @@ def value_and_grad(
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        global _depth
         for a in nums:
             if not -len(args) <= a < len(args):
                 raise ValueError(
@@ -109,9 +113,20 @@ def value_and_grad(
         args_l = list(args)
         structs = []
         leaves: list[Tensor] = []
+        outer = _depth > 0  # inside another transform: its gradient must flow through ours
+        _depth += 1
+        try:
+            return _run(args_l, kwargs, structs, leaves, outer)
+        finally:
+            _depth -= 1
+
+    def _run(
+        args_l: list[Any], kwargs: Any, structs: Any, leaves: list[Tensor], outer: bool
+    ) -> Any:
         with enable_grad():
             for a in nums:
                 ls, un = _flatten(args_l[a])
+                outer = outer or any(isinstance(x, Tensor) and x.requires_grad for x in ls)
                 ls = [_prepare(x, "value_and_grad") for x in ls]
                 args_l[a] = un(ls)
                 structs.append((len(leaves), len(ls), un))
@@ -133,7 +148,7 @@ def value_and_grad(
                 )
             if result.requires_grad:
                 gs = engine.grad(
-                    result, leaves, create_graph=True, retain_graph=True, allow_unused=True
+                    result, leaves, create_graph=outer, retain_graph=outer, allow_unused=True
                 )
             else:
                 gs = tuple(None for _ in leaves)
@@ -179,6 +194,9 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """
     flat_p: list[Tensor] = []
     structs = []
+    outer = _depth > 0 or any(
+        isinstance(x, Tensor) and x.requires_grad for p in primals for x in _flatten(p)[0]
+    )
     with enable_grad():
         prepared = []
         for p in primals:
@@ -208,7 +226,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                     flat_p,
                     grad_outputs=[c for _, c in pairs],
                     retain_graph=True,
-                    create_graph=True,
+                    create_graph=outer,
                     allow_unused=True,
                 )
             else:

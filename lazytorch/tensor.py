@@ -351,7 +351,11 @@ class Tensor:
         from lazytorch._format import format_tensor
 
         n = self._materialized("repr()")
-        return format_tensor(_host_value(n), n.dtype, _config.get_default_dtype())
+        extra: tuple[str, ...] = ()
+        if n.ag is not None:  # as torch prints it: the leaf flag, or the op gradient goes to
+            g = self.grad_fn
+            extra = (f"grad_fn=<{g.name()}>",) if g is not None else ("requires_grad=True",)
+        return format_tensor(_host_value(n), n.dtype, _config.get_default_dtype(), extra)
 
     __str__ = __repr__
 

@@ -25,6 +25,8 @@ os.environ.setdefault("LAZYTORCH_VERIFY", "1")
 if not os.environ.get("LAZYTORCH_CACHE_DIR"):
     os.environ["LAZYTORCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="lazytorch-test-cache-")
 sys.path.insert(0, os.path.dirname(__file__))
+# the repository root, for the models shared with the benchmarks (benchmarks/models.py)
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 import pytest

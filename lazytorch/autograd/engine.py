@@ -462,6 +462,7 @@ def set_requires_grad(t: Tensor, flag: bool) -> None:
         m.is_leaf = True
         _unlink_view(t)
         t._node = leaf_alias(n, m)
+        _track(t)
     elif a is not None:
         _unlink_view(t)
         t._node = stop_gradient(n)
@@ -490,6 +491,15 @@ def keep_leaf(t: Tensor, value: Node) -> Node:
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
     return leaf_alias(value, m)
+
+
+def _track(t: Tensor) -> None:
+    # A parameter's new value is pending: materialize() with no arguments (an optimizer
+    # step) must compute it. Tensors built outside the ops (nn.Parameter) are not tracked
+    # yet, and a tracked tensor leaves the registry once its value is computed.
+    from lazytorch.runtime import register
+
+    register(t)
 
 
 def register_interior(t: Tensor) -> TensorMeta:
@@ -540,7 +550,7 @@ class GradFn:
         op = a[0] if type(a) is tuple else self._node.op
         if a is FREED:
             return "FreedBackward"
-        return "".join(w.capitalize() for w in op.name.split("_")) + "Backward"
+        return "".join(w.capitalize() for w in op.name.split("_")) + "Backward0"
 
     def __repr__(self) -> str:
         return f"<{self.name()} recorded at {_fmt(self._node.loc)}>"

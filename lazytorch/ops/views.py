@@ -30,6 +30,7 @@ from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node, stamp, user_loc
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import P, const_node, expand_node, numel, reshape_node, wrap
+from lazytorch.runtime import register
 from lazytorch.tensor import Tensor
 
 Strides = tuple[int, ...]
@@ -451,6 +452,7 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
             value = keep_leaf(t, value)
         t._node = value
         stamp(value, loc)
+        register(t)  # its new value is pending: materialize() must find it
         if t._views:
             _refresh(t, skip=None, loc=loc)
         return t
@@ -466,6 +468,7 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
         root._node = _write_back(root._node, steps, value)
     t._node = value
     stamp(root._node, loc)
+    register(root)
     _refresh(root, skip=t, loc=loc)
     return t
 

@@ -75,7 +75,14 @@ def live_pending() -> list[Node]:
         if n.buffer is None and id(n) not in seen:
             seen.add(id(n))
             out.append(n)
+    # In recording order, not registration order: a loop that records the same step again
+    # then gives the same roots in the same order, so its program is found in the cache.
+    out.sort(key=_node_id)
     return out
+
+
+def _node_id(n: Node) -> int:
+    return n.id
 
 
 def materialize(*tensors: Tensor) -> None:
