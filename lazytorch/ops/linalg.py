@@ -86,6 +86,16 @@ def matmul(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
             "matmul",
             f"Expected size for first two dimensions of batch2 tensor to match: inner dimensions {k_a} and {k_b} differ",
         )
+    if a.ndim >= 3 and b.ndim == 2:
+        # Fold the batch dims into the rows (as torch does): one GEMM instead of a batch of
+        # small ones against the same matrix, and in backward one GEMM for b's gradient
+        # instead of a batch of products summed over the batch.
+        rows = reshape_node(na, (numel(na.shape[:-1]), k_a))
+        r = _mm_node(rows, nb)
+        result = wrap(reshape_node(r, (*na.shape[:-1], nb.shape[-1])))
+        if out is not None:
+            return V.assign(out, result._node)
+        return result
     squeeze_a = a.ndim == 1
     squeeze_b = b.ndim == 1
     if squeeze_a:

@@ -12,6 +12,7 @@ from collections import namedtuple
 from typing import Any
 
 from lazytorch._errors import op_error
+from lazytorch.autograd.engine import stop_gradient
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import Primitive, make_node
@@ -396,7 +397,8 @@ def logsumexp_node(n: Node, axes: tuple[int, ...]) -> Node:
         return make_node(P.expand, (ninf,), (shape,), shape, n.dtype, n.device)
     m = reduce_node(P.reduce_max, n, axes)
     finite = node2(P.lt, node1(P.abs, m), lit(math.inf, m), dt.bool_)
-    shift = where_node(finite, m, lit(0, m))
+    # The shift cancels out of the result: no gradient flows through it (see softmax).
+    shift = stop_gradient(where_node(finite, m, lit(0, m)))
     s = reduce_node(P.reduce_sum, node1(P.exp, node2(P.sub, n, shift)), axes)
     return node2(P.add, node1(P.log, s), shift)
 

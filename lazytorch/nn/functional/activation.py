@@ -157,7 +157,9 @@ def _shift_by_max(x: Tensor, d: int) -> Tensor:
     """x - max along d, so exp() cannot overflow; an empty dim has no max (nor results)."""
     if x.shape[d] == 0:
         return x
-    return x - R.amax(x, d, keepdim=True)  # type: ignore[operator,no-any-return]
+    # The shift cancels out of the result, so it takes no gradient (backward then needs no
+    # pass over the row to find and share the max, as torch's softmax backward needs none).
+    return x - R.amax(x.detach(), d, keepdim=True)  # type: ignore[operator,no-any-return]
 
 
 def softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
