@@ -189,7 +189,13 @@ _LAZY_SUBMODULES = (
     "utils",
 )
 # Functions whose module is loaded on first use: name -> submodule defining it.
-_LAZY_FUNCTIONS = {"save": "serialization", "load": "serialization"}
+_LAZY_FUNCTIONS = {
+    "save": "serialization",
+    "load": "serialization",
+    # lazytorch.compile (shadows the builtin inside this module only; it uses _builtins).
+    "compile": "_compile",
+    "CompileMode": "_compile",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -246,6 +252,8 @@ __all__ = [
     "result_type",
     "save",
     "load",
+    "compile",
+    "CompileMode",
     "set_default_device",
     "set_default_dtype",
     "set_grad_enabled",

@@ -39,6 +39,9 @@ __all__ = [
 
 _RESHAPE = PRIMITIVES["reshape"]
 _BUFFER = PRIMITIVES["buffer"]
+# lazytorch.compile hook: set (by lazytorch._compile) only while a compiled function is being
+# traced, which cannot replay a backward pass (None otherwise: one global check).
+_compile_trace: Any = None
 
 
 class TensorMeta:
@@ -152,6 +155,8 @@ def run_backward(
     (``Tensor.backward``); otherwise the gradient of each target node is returned by node
     id and nothing accumulates (``autograd.grad``). Returns the target gradients.
     """
+    if _compile_trace is not None:  # a lazytorch.compile trace cannot replay a backward
+        _compile_trace.backward()
     from lazytorch.autograd import rules
 
     rules.install()

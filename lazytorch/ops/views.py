@@ -35,6 +35,10 @@ from lazytorch.tensor import Tensor
 
 Strides = tuple[int, ...]
 
+# lazytorch.compile hook: set (by lazytorch._compile) only while a compiled function is being
+# traced, which must hear of in-place writes (None otherwise: one global check in assign).
+_compile_trace: Any = None
+
 
 _UNSET = object()
 
@@ -446,6 +450,8 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
     disagree between aliases: by default (`allow_overlap` None) one value broadcast
     everywhere, as torch's ``fill_``/``zero_`` allow; torch refuses the others.
     """
+    if _compile_trace is not None:  # a lazytorch.compile trace may not replay this write
+        _compile_trace.assigned(t)
     loc = user_loc(2)
     if t._view is None:
         if getattr(t, "_meta", None) is not None:

@@ -34,6 +34,9 @@ _live: list[weakref.ref[Any]] = []
 _prune_at = 1024
 # Node id at the most recent cut: the auto-cut threshold counts nodes recorded since.
 last_cut_id = 0
+# lazytorch.compile hook: set (by lazytorch._compile) only while a compiled function is being
+# traced, which must hear of every value read or computed inside it. None: one global check.
+_compile_trace: Any = None
 
 
 def register(t: Tensor) -> None:
@@ -122,6 +125,8 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
     roots = [n for n in nodes if n.buffer is None]
     if not roots:
         return
+    if _compile_trace is not None:  # a lazytorch.compile trace cannot replay a cut
+        _compile_trace.materialized(cause)
     for n in roots:
         if n.ag is True:
             # A gradient-carrying value computed before its backward ran: compute what the
@@ -139,6 +144,8 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
 
 def implicit_point(t: Tensor, cause: str) -> None:
     """An implicit materialization (``.item()``, ``repr``...): counted, logged, maybe refused."""
+    if _compile_trace is not None:  # a lazytorch.compile trace must not bake this value in
+        _compile_trace.value_read(t, cause)
     n = t._node
     if n.buffer is not None:
         return
