@@ -9,8 +9,9 @@ Cases (float32):
   mlp        MLP inference 256x784 -> 1024 -> 1024 -> 10 with gelu
   sum        sum of 64M floats
 then GEMM against numpy.matmul, conv2d against torch eager, the cost of a cache hit for a
-20-kernel program, and the compile cost: cold (empty cache) and warm start (a new process
-loading from the disk cache).
+20-kernel program, the compile cost: cold (empty cache) and warm start (a new process
+loading from the disk cache), and training steps (benchmarks/training.py: a GPT-small and
+an MLP step against torch eager and torch.compile, first steps cold and warm).
 
 Every figure is the median of --repeats runs of the whole operation, inputs prepared
 outside the timed region. lazytorch's time includes recording the ops and the cache lookup
@@ -437,7 +438,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--quick", action="store_true", help="1/8 of the sizes (smoke run)")
-    ap.add_argument("--only", default="cases,gemm,conv,cache,startup")
+    ap.add_argument("--only", default="cases,gemm,conv,cache,startup,training")
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
 
@@ -510,6 +511,11 @@ def main(argv: list[str] | None = None) -> None:
             f"| warm start: first call, program on disk (load + run) | {fmt_ms(r['warm_first'])} |"
         )
         print(f"| steady state: second call (run) | {fmt_ms(r['steady'])} |")
+        print()
+    if "training" in only and torch is not None:
+        from benchmarks.training import report
+
+        report(args.repeats, torch_compile=not args.no_compile)
 
 
 if __name__ == "__main__":
