@@ -39,9 +39,17 @@ def schedule(*tensors: Tensor) -> Any:
     >>> print(lazytorch.debug.schedule((x * 2).exp().sum(1)).kernels[0].describe())
     k0 [reduction 4 | 8]: fused[mul, exp, reduce_sum]
     """
+    from lazytorch.autograd.saved import saved_report
+    from lazytorch.ir.program import Program, canonicalize, capture
     from lazytorch.scheduler import schedule as _schedule
 
-    return _schedule(program(*tensors))
+    cap = capture([t._node for t in tensors if t._node.buffer is None])
+    prog = canonicalize(Program.from_capture(cap))
+    sched = _schedule(prog)
+    note = saved_report(prog, cap, sched)
+    if note:
+        sched.notes.append(note)
+    return sched
 
 
 def source(*tensors: Tensor, deterministic: bool | None = None) -> str:

@@ -177,6 +177,8 @@ class Schedule:
     outputs: list[int]  # buffer ids, one per program output
     arena_bytes: int = 0
     naive_bytes: int = 0
+    # Lines the caller adds to the printout (e.g. what a backward pass keeps from forward).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def kernels(self) -> list[Kernel]:
@@ -208,6 +210,7 @@ class Schedule:
             f"memory: planned peak {_bytes(self.arena_bytes)} for temporaries "
             f"(naive {_bytes(self.naive_bytes)})"
         )
+        lines += self.notes
         return "\n".join(lines)
 
 

@@ -596,3 +596,20 @@ def test_backward_error_names_the_op_line():
             )
         )
         s.sum().backward()
+
+
+def test_schedule_reports_what_backward_keeps_from_forward():
+    w = lt.tensor(
+        np.random.default_rng(0).normal(size=(16, 8)).astype(np.float32), requires_grad=True
+    )
+    x = lt.tensor(np.random.default_rng(1).normal(size=(32, 16)).astype(np.float32))
+    lt.materialize(w, x)
+    h = x @ w  # a GEMM result: saved (an anchor)
+    g = (h.tanh() * 2).exp()  # pointwise: recomputed in backward, never saved
+    g.sum().backward()
+    text = str(lt.debug.schedule(g, w.grad))
+    line = [ln for ln in text.splitlines() if ln.startswith("autograd:")]
+    assert len(line) == 1, text
+    assert "saved for backward: 1 buffers" in line[0] and "f32[32, 8]" in line[0], line[0]
+    # without autograd there is no such line
+    assert "autograd:" not in str(lt.debug.schedule((x * 2).sum()))

@@ -157,9 +157,35 @@ def run_backward(
     """
     if _compile_trace is not None:  # a lazytorch.compile trace cannot replay a backward
         _compile_trace.backward()
+    from lazytorch import metrics
     from lazytorch.autograd import rules
 
     rules.install()
+    first_id = metrics._node_id_now()
+    try:
+        return _run_backward(roots, root_grads, targets, retain_graph, create_graph)
+    finally:
+        _backward_ids.append((first_id, metrics._node_id_now()))
+        del _backward_ids[:-256]
+
+
+# Node id ranges recorded by recent backward passes: which nodes of a program are backward
+# (the schedule printout reports what backward keeps from forward).
+_backward_ids: list[tuple[int, int]] = []
+
+
+def is_backward_node(n: Node) -> bool:
+    """Whether a recent backward pass recorded n."""
+    return any(lo <= n.id < hi for lo, hi in _backward_ids)
+
+
+def _run_backward(
+    roots: Sequence[Node],
+    root_grads: Sequence[Node],
+    targets: Sequence[Node] | None,
+    retain_graph: bool,
+    create_graph: bool,
+) -> dict[int, Node]:
     # 1. The gradient-carrying subgraph below the roots, with each node's history.
     hist: dict[int, tuple[Any, tuple[Node, ...], tuple[Any, ...]] | None] = {}
     nodes: list[Node] = []

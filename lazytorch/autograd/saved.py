@@ -10,9 +10,11 @@ saved in their place.
 
 from __future__ import annotations
 
+from typing import Any
+
 from lazytorch.ir.node import Node
 
-__all__ = ["saved_values"]
+__all__ = ["saved_report", "saved_values"]
 
 
 def saved_values(roots: list[Node]) -> list[Node]:
@@ -47,3 +49,34 @@ def saved_values(roots: list[Node]) -> list[Node]:
             if i.ag is True and i.buffer is None and id(i) not in seen:
                 stack.append(i)
     return list(out.values())
+
+
+def saved_report(program: Any, capture: Any, sched: Any) -> str | None:
+    """The schedule printout's line on what backward keeps from forward, or None.
+
+    A step (kernel or extern call) belongs to backward when it computes a value a backward
+    pass recorded. *Saved* buffers are those a forward step writes and a backward step
+    reads: what the joint program keeps alive from forward for backward. Pointwise values
+    are never among them — the scheduler recomputes them inside the backward kernels that
+    read them — so what is saved is reductions, GEMM results and the like.
+    """
+    from lazytorch.autograd.engine import is_backward_node
+
+    nparams = len(program.params)
+    backward_values = set()
+    for i, ins in enumerate(program.instrs):
+        if 0 <= ins.origin < len(capture.order) and is_backward_node(capture.order[ins.origin]):
+            backward_values.add(nparams + i)
+    if not backward_values:
+        return None
+    bufs = sched.buffers
+    is_bw = [any(bufs[w].value in backward_values for w in st.writes) for st in sched.steps]
+    forward_written = {w for st, bw in zip(sched.steps, is_bw) if not bw for w in st.writes}
+    saved = {r for st, bw in zip(sched.steps, is_bw) if bw for r in st.reads} & forward_written
+    total = sum(bufs[b].nbytes for b in saved)
+    nbw = sum(is_bw)
+    return (
+        f"autograd: {len(is_bw) - nbw} forward and {nbw} backward steps; saved for backward: "
+        f"{len(saved)} buffers, {total / 1e6:.2f} MB "
+        f"({', '.join(str(bufs[b]) for b in sorted(saved)[:12])}{', ...' if len(saved) > 12 else ''})"
+    )
