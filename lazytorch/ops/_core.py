@@ -92,7 +92,9 @@ def const_node(value: Any, dtype: dt.DType, device: Device) -> Node:
         return make_node(P.const, (), (v, dtype, device), (), dtype, device)
     key = (v, math.copysign(1.0, v), dtype, device)
     n = _const_cache.get(key)
-    if n is None:
+    if n is None or n.buffer is not None:
+        # (a cached literal that a cut realized — ``ones(())`` is the literal itself — has
+        # become a buffer leaf: a program input, no longer a constant; make a fresh one)
         if len(_const_cache) > 4096:
             _const_cache.clear()
         n = _const_cache[key] = make_node(P.const, (), (v, dtype, device), (), dtype, device)
