@@ -2,9 +2,8 @@
 
 A compiled program is stored in the disk cache (`lazytorch.runtime.disk_cache`) under a
 key hashing the canonical program text, the toolchain fingerprint (compiler version,
-flags, CPU features, runtime headers), the lazytorch version, the source of the scheduler
-and code generator (so a changed generator never loads programs the old one wrote) and the
-options (determinism).
+flags, CPU features, runtime headers, and the source of the scheduler and code generator),
+the lazytorch version and the options (determinism).
 Next to the shared object the entry keeps the generated source and a *manifest* — how to
 call the program (parameters, scalar slots, output shapes, arena size) — so a new process
 loads it without scheduling or generating anything. ``LAZYTORCH_DISK_CACHE=0`` turns the
@@ -155,7 +154,6 @@ class CppBackend:
         h = hashlib.sha256()
         for part in (
             f"lazytorch {__version__}",
-            _generator_digest(),
             self.toolchain.fingerprint,
             f"deterministic={bool(options.get('deterministic'))}",
             program.canonical_text(),
@@ -250,25 +248,3 @@ class CppBackend:
         path = self._scratch / f"{key}.so"
         path.write_bytes(so)
         return path
-
-
-_digest: str | None = None
-
-
-def _generator_digest() -> str:
-    """A hash of the scheduler's and code generator's own source files (computed once)."""
-    global _digest
-    if _digest is None:
-        import os
-
-        from lazytorch import codegen, scheduler
-
-        h = hashlib.sha256()
-        for pkg in (scheduler, codegen):
-            d = os.path.dirname(pkg.__file__ or "")
-            for name in sorted(os.listdir(d)):
-                if name.endswith(".py"):
-                    with open(os.path.join(d, name), "rb") as f:
-                        h.update(name.encode() + b"\0" + f.read())
-        _digest = h.hexdigest()
-    return _digest
