@@ -133,6 +133,14 @@ class _Scheduler:
                 views = []
                 for a in ins.inputs:
                     view = self.strided_view(a)
+                    if view is None:
+                        # A view of a computed value (a reshape of a kernel's result): store
+                        # that value and read it through strides, rather than copying the
+                        # view into a buffer of its own.
+                        base = self.below_moves(a)
+                        if base != a:
+                            self.realize(base)
+                            view = self.strided_view(a)
                     if view is None or (ins.dtype.is_floating_point and not _blas_ok(view)):
                         self.realize(a)
                         view = None
@@ -174,6 +182,16 @@ class _Scheduler:
         if vid < self.base or vid in self.kind_of:
             return
         self.kind_of[vid] = "pointwise"
+
+    def below_moves(self, vid: int) -> int:
+        """The first value under `vid`'s chain of single-input movement ops."""
+        v = vid
+        while v >= self.base and v not in self.kind_of:
+            ins = self.prog.value(v)
+            if ins.op.name not in MOVES or len(ins.inputs) != 1:
+                break
+            v = ins.inputs[0]
+        return v
 
     def strided_view(self, vid: int) -> StridedView | None:
         """`vid` as strides over a buffer (through movement ops), if that is possible."""

@@ -613,3 +613,24 @@ def test_schedule_reports_what_backward_keeps_from_forward():
     assert "saved for backward: 1 buffers" in line[0] and "f32[32, 8]" in line[0], line[0]
     # without autograd there is no such line
     assert "autograd:" not in str(lt.debug.schedule((x * 2).sum()))
+
+
+def test_linear_backward_has_no_copy_kernels():
+    """The weight gradient comes out in the weight's layout (no transposing copy), and
+    GEMMs read reshaped kernel results through strides (no reshaping copy)."""
+    rng = np.random.default_rng(0)
+    w = lt.tensor(rng.normal(size=(16, 32)).astype(np.float32), requires_grad=True)
+    x = lt.tensor(rng.normal(size=(4, 8, 32)).astype(np.float32), requires_grad=True)
+    lt.materialize(w, x)
+    h = lt.nn.functional.layer_norm(x, (32,))
+    y = lt.nn.functional.linear(h, w)
+    (y.tanh() ** 2).sum().backward()
+    sched = lt.debug.schedule(w.grad, x.grad)
+    copies = [k.describe() for k in sched.kernels if not k.fused]
+    assert copies == [], copies
+    tw = torch.tensor(w.numpy(), requires_grad=True)
+    tx = torch.tensor(x.numpy(), requires_grad=True)
+    ty = torch.nn.functional.linear(torch.nn.functional.layer_norm(tx, (32,)), tw)
+    (ty.tanh() ** 2).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)

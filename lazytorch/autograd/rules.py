@@ -140,9 +140,16 @@ def permute(a: Node, perm: tuple[int, ...]) -> Node:
     return emit("permute", (a,), (tuple(perm),))
 
 
+def _swap_last(r: int) -> tuple[int, ...]:
+    return (*range(r - 2), r - 1, r - 2)
+
+
 def transpose_last(a: Node) -> Node:
     r = len(a.shape)
-    return permute(a, (*range(r - 2), r - 1, r - 2))
+    swap = _swap_last(r)
+    if a.op.name == "permute" and a.attrs[0] == swap:
+        return a.inputs[0]  # transposing a transpose: the original
+    return permute(a, swap)
 
 
 def sign(x: Node) -> Node:
@@ -334,6 +341,17 @@ def _reshape(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
 @rule("permute")
 def _permute(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
     (perm,) = attrs
+    if (
+        ct.op.name == "matmul"
+        and ct.ag is None
+        and len(perm) >= 2
+        and tuple(perm) == _swap_last(len(perm))
+    ):
+        # The gradient of a transposed weight (linear's x @ w.T) arrives as a product
+        # a @ b; (a @ b).T = b.T @ a.T computes it in the weight's own layout, so no
+        # transposing copy is needed to store it.
+        a, b = ct.inputs
+        return (emit("matmul", (transpose_last(b), transpose_last(a))),)
     inv = [0] * len(perm)
     for i, p in enumerate(perm):
         inv[p] = i
