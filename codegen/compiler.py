@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "CompileError",
@@ -206,23 +207,101 @@ def compile_shared(
     import time
 
     tc = tc or toolchain()
+    link = tc.link if blas else ()
+    units = split_units(source, os.cpu_count() or 1)
     with tempfile.TemporaryDirectory(prefix="lazytorch-cc-") as tmp:
-        src = Path(tmp) / "program.cpp"
-        src.write_text(source)
         obj = Path(tmp) / "program.so"
-        cmd = [tc.cxx, *tc.flags, str(src), "-o", str(obj), *(tc.link if blas else ())]
         t0 = time.perf_counter()
-        res = subprocess.run(cmd, capture_output=True, text=True)
+        if units is None:
+            src = Path(tmp) / "program.cpp"
+            src.write_text(source)
+            _check(subprocess.run([tc.cxx, *tc.flags, str(src), "-o", str(obj), *link],
+                                  capture_output=True, text=True), tc, source)  # fmt: skip
+        else:
+            # One g++ per unit, all at once, then one link: a big program compiles in about
+            # the time of its largest unit instead of the sum (g++ uses one core).
+            procs = []
+            for i, unit in enumerate(units):
+                src = Path(tmp) / f"unit{i}.cpp"
+                src.write_text(unit)
+                cmd = [tc.cxx, *tc.flags, "-c", str(src), "-o", str(src.with_suffix(".o"))]
+                procs.append(subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True))
+            for proc in procs:
+                _, err = proc.communicate()
+                _check(subprocess.CompletedProcess(proc.args, proc.returncode, "", err), tc, source)
+            objs = [str(Path(tmp) / f"unit{i}.o") for i in range(len(units))]
+            _check(subprocess.run([tc.cxx, *tc.flags, *objs, "-o", str(obj), *link],
+                                  capture_output=True, text=True), tc, source)  # fmt: skip
         dt = time.perf_counter() - t0
-        if res.returncode != 0:
-            raise CompileError(
-                f"C++ compilation failed ({tc.cxx}):\n{res.stderr[-4000:]}\n"
-                "This is a lazytorch bug; the generated source is kept at "
-                f"{_keep(source)}"
-            )
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(obj), out)
     return dt
+
+
+def _check(res: Any, tc: Toolchain, source: str) -> None:
+    if res.returncode != 0:
+        raise CompileError(
+            f"C++ compilation failed ({tc.cxx}):\n{res.stderr[-4000:]}\n"
+            "This is a lazytorch bug; the generated source is kept at "
+            f"{_keep(source)}"
+        )
+
+
+# How generated programs mark their step functions (see codegen/cpp.py); a program with at
+# least SPLIT_MIN_STEPS of them compiles as several units in parallel.
+STEP_PREFIX = "static __attribute__((noinline)) void "
+SPLIT_MIN_STEPS = 24
+
+
+def split_units(source: str, cores: int) -> list[str] | None:
+    """`source` as two translation units that link into the same program, or None when it
+    is too small to gain (or there is one core).
+
+    Every unit repeats the header (pragmas, includes). The step functions are split in two
+    halves by size and lose ``static`` (hidden visibility keeps them private to the shared
+    object); the unit with the entry point declares the other unit's functions.
+    """
+    if cores < 2:
+        return None
+    lines = source.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith(STEP_PREFIX)]
+    entry = next((i for i, line in enumerate(lines) if line.startswith('extern "C"')), None)
+    if len(starts) < SPLIT_MIN_STEPS or entry is None or entry < starts[-1]:
+        return None
+    # Each function's leading comment lines belong to it.
+    bounds = []
+    for i in starts:
+        while i > 0 and lines[i - 1].startswith("//"):
+            i -= 1
+        bounds.append(i)
+    while entry > 0 and lines[entry - 1].startswith("//"):
+        entry -= 1
+    header = lines[: bounds[0]]
+    funcs = [lines[a:b] for a, b in zip(bounds, [*bounds[1:], entry])]
+    half, size, cut = sum(map(len, funcs)) / 2, 0, len(funcs)
+    for k, f in enumerate(funcs):
+        size += len(f)
+        if size >= half:
+            cut = k + 1
+            break
+    exported = "static __attribute__((noinline)) void "
+    hidden = '__attribute__((noinline, visibility("hidden"))) void '
+
+    def export(f: list[str]) -> list[str]:
+        return [ln.replace(exported, hidden, 1) if ln.startswith(exported) else ln for ln in f]
+
+    first = [ln for f in funcs[:cut] for ln in export(f)]
+    protos = [
+        ln.replace(exported, hidden, 1).rstrip().removesuffix("{").rstrip() + ";"
+        for f in funcs[:cut]
+        for ln in f
+        if ln.startswith(exported)
+    ]
+    second = [ln for f in funcs[cut:] for ln in f]
+    return [
+        "\n".join([*header, *first]) + "\n",
+        "\n".join([*header, *protos, *second, *lines[entry:]]),
+    ]
 
 
 def _keep(source: str) -> str:

@@ -544,3 +544,23 @@ def test_double_float_double_round_trip_rounds_every_element(n):
     with lt.backend("cpp"):
         got = (lt.tensor(x).float().double() * 1.0).numpy()
     np.testing.assert_array_equal(got, x.astype(np.float32).astype(np.float64))
+
+
+def test_big_programs_compile_as_parallel_units():
+    from lazytorch.codegen import compiler
+
+    x = np.random.default_rng(0).normal(size=(8, 64)).astype(np.float32)
+
+    def f(t):
+        h = t.tensor(x)
+        # 30 reductions over different widths: 30 distinct kernel functions
+        return sum(h[:, : i + 2].exp().sum(1) * (i + 1) for i in range(30))
+
+    src = lt.debug.source(f(lt))
+    units = compiler.split_units(src, cores=2)
+    assert units is not None and len(units) == 2
+    assert compiler.split_units(src, cores=1) is None
+    assert "lt_entry" in units[1] and "lt_entry" not in units[0]
+    with lt.backend("cpp"):
+        got = f(lt).numpy()
+    np.testing.assert_allclose(got, f(torch).numpy(), rtol=1e-4, atol=1e-4)
