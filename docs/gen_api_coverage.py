@@ -125,9 +125,10 @@ def main() -> None:
         f"{len(TENSOR_METHODS)} listed Tensor methods, {len(f_have)}/{len(f_names)} "
         "`nn.functional` functions.",
         "",
-        "Autograd (`backward`, `grad`, `requires_grad_`), `nn.Module`s and optimizers, "
-        "`compile`, and the GPU backend are planned work; until then `requires_grad=True` "
-        "raises a clear NotImplementedError.",
+        "Beyond these tables: autograd ([autograd.md](autograd.md)), `nn` modules and "
+        "`nn.init` ([nn.md](nn.md)), `optim` ([optim.md](optim.md)), `utils.data` and "
+        "`save`/`load` ([concepts.md](concepts.md)) and `compile` ([compile.md](compile.md)). "
+        "The GPU backend is planned work.",
     ]
     print("\n".join(out))
 
