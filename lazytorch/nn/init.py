@@ -301,3 +301,13 @@ def _erfinv(y: Tensor) -> Tensor:
         step = (E.erf(x) - y) / (two_over_sqrt_pi * E.exp(-x * x))  # type: ignore[operator]
         x = E.where(E.isfinite(step), x - step, x)  # type: ignore[operator]
     return x
+
+
+def _default_weight_and_bias_(weight: Tensor, bias: Tensor | None) -> None:
+    """torch's default init of a Linear or Conv layer: kaiming_uniform_(a=sqrt(5)) for the
+    weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)
