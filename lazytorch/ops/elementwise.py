@@ -575,11 +575,17 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     dev = device_of(x, e, weight, op="lerp")
     _, (a, b, w) = broadcast_nodes([x._node, e._node, to_node(weight, d, dev)], "lerp")
 
+    # torch picks the formula by |weight| < 0.5. A Python weight is known now: record only
+    # the formula it picks (the value stays a program input; at most two programs).
+    side = -0.5 < weight < 0.5 if isinstance(weight, (int, float)) else None
+
     def build(a: Node, b: Node, w: Node) -> Node:
         diff = _sub(b, a)
-        low = _add(a, _mul(w, diff))
-        high = _sub(b, _mul(diff, _sub(lit(1, w), w)))
-        return where_node(_lt(node1(P.abs, w), lit(0.5, w)), low, high)
+        low = _add(a, _mul(w, diff)) if side is not False else None
+        high = _sub(b, _mul(diff, _sub(lit(1, w), w))) if side is not True else None
+        if side is None:
+            return where_node(_lt(node1(P.abs, w), lit(0.5, w)), low, high)
+        return low if side else high  # type: ignore[return-value]
 
     return wrap(_in_opmath(build, a, b, w))
 
