@@ -1,0 +1,113 @@
+"""Free tensors: module parameters and buffers, closure and global tensors of a function."""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from lazytorch._compile.graph import _TENSOR, _Uncacheable
+from lazytorch.ir.symbolic import SymBool, SymFloat, SymInt
+from lazytorch.tensor import Tensor
+
+# -- free tensors: module parameters, closure and global tensors ----------------------------
+_MODULE, _OTHER = 1, 0
+_kinds: dict[type, int] = {}
+
+
+def _kind(tp: type) -> int:
+    k = _kinds.get(tp)
+    if k is None:
+        k = _kinds[tp] = (
+            _MODULE
+            if callable(getattr(tp, "parameters", None))
+            and callable(getattr(tp, "buffers", None))
+            and not issubclass(tp, (type, types.ModuleType))
+            else _OTHER
+        )
+    return k
+
+
+def _is_module_like(obj: Any) -> bool:
+    return _kind(type(obj)) == _MODULE and callable(obj)
+
+
+# lazytorch._compile.CompiledFunction, set when that module is loaded (it imports this one)
+compiled_type: type | None = None
+
+
+def _as_module(v: Any) -> Any:
+    """The module whose tensors a closure or global value holds: itself, or the module a
+    compiled module wraps (its replays read the parameters too); else None."""
+    tp = type(v)
+    if tp is compiled_type:
+        return v.module
+    return v if _kind(tp) == _MODULE else None
+
+
+def _code_names(code: types.CodeType) -> list[str]:
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names += _code_names(c)
+    return names
+
+
+def _tree(obj: Any, tensors: list[Tensor], modules: list[Any]) -> Any:
+    """An argument's part of the signature; its tensors are appended to `tensors`."""
+    tp = type(obj)
+    if tp is Tensor or isinstance(obj, Tensor):
+        tensors.append(obj)
+        return _TENSOR
+    if tp is tuple or tp is list:
+        return (tp, tuple([_tree(o, tensors, modules) for o in obj]))
+    if tp is float:
+        return (float, obj.hex())  # tells -0.0 from 0.0; NaN equals itself
+    if tp is int or tp is bool or tp is str or obj is None:
+        return (tp, obj)
+    if tp is dict:
+        return (dict, tuple(obj), tuple([_tree(v, tensors, modules) for v in obj.values()]))
+    if isinstance(obj, tuple):  # namedtuple, Size
+        return (tp, tuple([_tree(o, tensors, modules) for o in obj]))
+    if isinstance(obj, (SymInt, SymFloat, SymBool)):
+        raise _Uncacheable("a symbolic size argument (dynamic shapes are not cached yet)")
+    if _kind(tp) == _MODULE:
+        modules.append(obj)
+        return (tp, id(obj))
+    try:
+        hash(obj)
+    except TypeError:
+        raise _Uncacheable(f"an argument of unhashable type {tp.__name__}") from None
+    return (tp, obj)
+
+
+def _module_tensors(m: Any, tensors: list[Tensor]) -> Any:
+    """Append m's parameters, then its buffers; the module's part of the signature (its
+    identity and each submodule's training flag, which forward may branch on)."""
+    mods = getattr(m, "modules", None)
+    if callable(mods) and hasattr(m, "_parameters") and hasattr(m, "_buffers"):
+        # An nn.Module: one walk reads what parameters(), buffers() and the flags would
+        # (three walks cost three times as much on every call).
+        flags = []
+        seen: set[int] = set()
+        buffers: list[Tensor] = []
+        for sm in mods():
+            flags.append(sm.training)
+            for v in sm._parameters.values():
+                if v is not None and id(v) not in seen:
+                    seen.add(id(v))
+                    tensors.append(v)
+            for v in sm._buffers.values():
+                if v is not None:
+                    buffers.append(v)
+        if buffers:
+            seen.clear()
+            for v in buffers:
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    tensors.append(v)
+        return (id(m), tuple(flags))
+    tensors.extend(m.parameters())
+    tensors.extend(m.buffers())
+    if callable(mods):
+        return (id(m), tuple([getattr(s, "training", None) for s in mods()]))
+    return (id(m), getattr(m, "training", None))
