@@ -37,6 +37,7 @@ __all__ = ["LANES", "PARALLEL_MIN", "SPLIT_BLOCK", "generate"]
 LANES = 16  # accumulators per reduction: one AVX-512 register of floats, two of AVX2
 PARALLEL_MIN = 1 << 15  # elements of work below which a kernel runs on one thread
 SPLIT_BLOCK = 1 << 15  # elements per block when one row is reduced by all threads
+COLUMN_BLOCK = 256  # rows summed per block in a column reduction (see _KernelWriter.columns)
 # A value a later pass of a row needs again is kept in a per-thread row buffer of at most
 # this many elements instead of being recomputed, when computing it costs a transcendental.
 ROW_CACHE_MAX = 1 << 14
@@ -596,6 +597,9 @@ class _KernelWriter:
             and inner_n >= 4 * SPLIT_BLOCK
             and len(self.inner) == 1
         )
+        if not split and self.column_ok():
+            self.columns(out)
+            return out
         depth = 1
         if not split:
             self.parallel_pragma(depth, out, self.outer)
@@ -603,6 +607,120 @@ class _KernelWriter:
         self.row(out, depth, split)
         self.loop_close(len(self.outer), depth, out)
         return out
+
+    # -- column reductions: lanes across the kept axis ----------------------------------------
+    def column_ok(self) -> bool:
+        """Whether this reduction reads its rows down columns: the reduced axis is strided in
+        memory and the last kept axis contiguous (a bias gradient: the sum of a (rows, n)
+        matrix over its rows). Lanes then run across LANES adjacent outputs, so each load is
+        a contiguous vector, instead of across a row whose elements are n apart."""
+        k = self.k
+        if (
+            k.kind != "reduction"
+            or k.npasses != 1
+            or not self.onames
+            or not self.inames
+            or self.outer[-1] < LANES
+            or any(s.inner for s in k.stores)
+            or any(r.kind not in ("sum", "max", "min") for r in k.reductions)
+        ):
+            return False
+        o_last, r_last = self.onames[-1], self.inames[-1]
+        column = False
+        for x in self.closure([r.value for r in k.reductions], True):
+            v = k.values[x]
+            if v.op != "load":
+                continue
+            e = v.attr[1]
+            if self.mapping:
+                e = e.substitute(self.mapping)
+            co, cr = e.coefficient(o_last), e.coefficient(r_last)
+            if co is None or cr is None:
+                return False
+            if cr == 1:
+                return False  # some operand walks along the row: the row layout suits it
+            if co == 1 and cr != 0:
+                column = True
+        return column
+
+    def columns(self, out: list[str]) -> None:
+        k = self.k
+        lead, lead_n = self.onames[:-1], self.outer[:-1]
+        o, n = self.onames[-1], self.outer[-1]
+        nblocks = -(-n // LANES)
+        depth = 1
+        self.parallel_pragma(depth, out, [*lead_n, nblocks])
+        depth = self.loop_open([*lead, f"{o}_blk"], [*lead_n, nblocks], depth, out, simd_last=False)
+        out.append(INDENT * depth + f"const int64_t {o}_base = {o}_blk * {LANES};")
+        out.append(
+            INDENT * depth
+            + f"const int {o}_n = {n} - {o}_base < {LANES} ? (int)({n} - {o}_base) : {LANES};"
+        )
+        reds = list(k.reductions)
+        for r in reds:
+            out.append(INDENT * depth + f"{self.acc_type(r)} a{r.id}_c[{LANES}];")
+            out.append(
+                INDENT * depth + f"for (int l = 0; l < {LANES}; ++l) a{r.id}_c[l] = {self.init(r)};"
+            )
+        roots = [r.value for r in reds]
+        # Sums over long columns add in blocks of COLUMN_BLOCK rows, then the block sums:
+        # the rounding error grows with the block length, not with the column's.
+        blocked = (
+            len(self.inames) == 1
+            and self.inner[0] > COLUMN_BLOCK
+            and all(r.kind == "sum" for r in reds)
+        )
+        acc = "b" if blocked else "c"
+        d = depth
+        if blocked:
+            r0, nr = self.inames[0], self.inner[0]
+            out.append(
+                INDENT * d + f"for (int64_t {r0}_b = 0; {r0}_b < {nr}; {r0}_b += {COLUMN_BLOCK}) {{"
+            )
+            d += 1
+            for r in reds:
+                out.append(INDENT * d + f"{self.acc_type(r)} a{r.id}_b[{LANES}];")
+                out.append(INDENT * d + f"for (int l = 0; l < {LANES}; ++l) a{r.id}_b[l] = 0;")
+            end = f"{r0}_b + {COLUMN_BLOCK} < {nr} ? {r0}_b + {COLUMN_BLOCK} : {nr}"
+            out.append(INDENT * d + f"const int64_t {r0}_e = {end};")
+            out.append(INDENT * d + f"for (int64_t {r0} = {r0}_b; {r0} < {r0}_e; ++{r0}) {{")
+            inner_d = d + 1
+        else:
+            inner_d = self.loop_open(self.inames, self.inner, d, out, simd_last=False)
+        out.append(INDENT * inner_d + "#pragma omp simd")
+        out.append(INDENT * inner_d + f"for (int lane = 0; lane < {o}_n; ++lane) {{")
+        out.append(INDENT * (inner_d + 1) + f"const int64_t {o} = {o}_base + lane;")
+        self.emit_values(self.closure(roots, False), out, inner_d + 1)
+        self.emit_values(self.closure(roots, True), out, inner_d + 1)
+        for r in reds:
+            a, v = f"a{r.id}_{acc}[lane]", self.value_ref(r.value)
+            out.append(INDENT * (inner_d + 1) + f"{a} = {self.combine_expr(r, a, v)};")
+        out.append(INDENT * inner_d + "}")
+        if blocked:
+            out.append(INDENT * d + "}")
+            for r in reds:
+                out.append(
+                    INDENT * d
+                    + f"for (int l = 0; l < {LANES}; ++l) a{r.id}_c[l] = a{r.id}_c[l] + a{r.id}_b[l];"
+                )
+            out.append(INDENT * depth + "}")
+        else:
+            self.loop_close(len(self.inames), inner_d, out)
+        out.append(INDENT * depth + f"for (int lane = 0; lane < {o}_n; ++lane) {{")
+        out.append(INDENT * (depth + 1) + f"const int64_t {o} = {o}_base + lane;")
+        for r in reds:
+            t = compute_type(r.dtype)
+            out.append(
+                INDENT * (depth + 1)
+                + f"const {t} a{r.id} = {self._finish_acc(r, f'a{r.id}_c[lane]')};"
+            )
+        stores = [s for s in k.stores if not s.inner]
+        deps = [x for s in stores for x in self.store_deps(s)]
+        self.emit_values(self.closure(deps, False), out, depth + 1)
+        for s in stores:
+            out.append(INDENT * (depth + 1) + self.store_code(s))
+        out.append(INDENT * depth + "}")
+        self.loop_close(len(lead) + 1, depth, out)
 
     def pointwise(self, out: list[str]) -> None:
         k = self.k
