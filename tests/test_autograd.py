@@ -634,3 +634,22 @@ def test_linear_backward_has_no_copy_kernels():
     (ty.tanh() ** 2).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("max_norm", [None, 1.0])
+@pytest.mark.parametrize("padding_idx", [None, 2, -1])
+def test_functional_embedding_gradient_like_torch(max_norm, padding_idx):
+    """F.embedding renormalizes outside autograd and gives the padding row no gradient."""
+    w0 = np.random.default_rng(0).normal(size=(5, 3)) * 2
+    idx = np.array([[0, 2, 4], [2, 1, 4]])
+    ct = np.random.default_rng(1).normal(size=(2, 3, 3))
+    outs = []
+    for lib in (torch, lt):
+        w = lib.tensor(w0.copy(), requires_grad=True)
+        y = lib.nn.functional.embedding(
+            lib.tensor(idx), w, padding_idx=padding_idx, max_norm=max_norm
+        )
+        (y * lib.tensor(ct)).sum().backward()
+        outs.append([np.asarray(a.detach().numpy()) for a in (y, w.grad, w)])
+    for got, want, what in zip(outs[1], outs[0], ("values", "weight grad", "weight after")):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=what)

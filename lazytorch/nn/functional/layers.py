@@ -49,14 +49,21 @@ def embedding(
         # torch asserts this (padding_idx only matters for gradients, not the values).
         raise op_error(AssertionError, "embedding", "Padding_idx must be within num_embeddings")
     flat = S.reshape(idx, -1)
-    rows = lt.index_select(weight, 0, flat)
     if max_norm is not None:
-        # torch renormalizes, in place, the rows of `weight` that `input` looks up and whose
-        # norm exceeds max_norm. Repeated indices write the same row value, so order is moot.
-        norms = lt.linalg.vector_norm(rows, norm_type, 1, keepdim=True)
-        scale = E.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)  # type: ignore[operator]
-        rows = (rows * scale).to(weight.dtype)  # type: ignore[operator]
-        weight.index_put_((flat,), rows)  # type: ignore[attr-defined]
+        # torch renormalizes, in place and outside autograd (embedding_renorm_), the rows of
+        # `weight` that `input` looks up and whose norm exceeds max_norm; the lookup below
+        # then reads them, so the gradient does not see the rescale. Repeated indices write
+        # the same row value, so their order is moot.
+        with lt.no_grad():
+            rows = lt.index_select(weight, 0, flat)
+            norms = lt.linalg.vector_norm(rows, norm_type, 1, keepdim=True)
+            scale = E.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)  # type: ignore[operator]
+            weight.index_put_((flat,), (rows * scale).to(weight.dtype))  # type: ignore[attr-defined,operator]
+    rows = lt.index_select(weight, 0, flat)
+    if padding_idx is not None and rows.requires_grad:
+        # torch's backward skips the padding row: the rows looked up there take no gradient
+        keep = S.unsqueeze(flat != padding_idx % weight.shape[0], -1)  # type: ignore[operator]
+        rows = E.where(keep, rows, rows.detach())
     return S.reshape(rows, (*idx.shape, weight.shape[-1]))
 
 

@@ -10,8 +10,6 @@ from lazytorch.nn import init
 from lazytorch.nn.modules.module import Module
 from lazytorch.nn.parameter import Parameter
 from lazytorch.ops import creation as C
-from lazytorch.ops import elementwise as E
-from lazytorch.ops import shape as S
 from lazytorch.tensor import Tensor
 
 __all__ = ["Embedding"]
@@ -86,26 +84,15 @@ class Embedding(Module):
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor) -> Tensor:
-        if self.max_norm is not None:
-            # torch renormalizes the looked-up rows of the weight in place under no_grad
-            # (embedding_renorm_), then looks up: the gradient does not see the rescale.
-            with no_grad():
-                F.embedding(input, self.weight, None, self.max_norm, self.norm_type)
-        out = F.embedding(
+        return F.embedding(
             input,
             self.weight,
             self.padding_idx,
-            None,
+            self.max_norm,
             self.norm_type,
             self.scale_grad_by_freq,
             self.sparse,
         )
-        if self.padding_idx is not None and out.requires_grad:
-            # torch's embedding backward skips the padding row: route the rows looked up
-            # at padding_idx through a detached copy (same values, no gradient).
-            keep = S.unsqueeze(input != self.padding_idx, -1)  # type: ignore[operator]
-            out = E.where(keep, out, out.detach())  # type: ignore[attr-defined]
-        return out
 
     def extra_repr(self) -> str:
         s = "{num_embeddings}, {embedding_dim}"
