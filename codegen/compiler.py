@@ -66,7 +66,8 @@ class Toolchain:
     fingerprint: str  # hex digest of everything that changes the compiled binary
 
 
-def _cpu_features() -> str:
+def cpu_features() -> str:
+    """The CPU's feature flags as /proc/cpuinfo lists them (the machine name elsewhere)."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -186,7 +187,7 @@ def toolchain(memo_dir: Path | None = None) -> Toolchain:
     flags = (*BASE_FLAGS, f"-I{include_dir()}", *extra)
     link = tuple(_blas_flags())
     h = hashlib.sha256()
-    for part in (version, " ".join(flags), " ".join(link), _cpu_features()):
+    for part in (version, " ".join(flags), " ".join(link), cpu_features()):
         h.update(part.encode())
         h.update(b"\0")
     for header in sorted(include_dir().glob("*.h")):

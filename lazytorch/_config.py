@@ -11,9 +11,14 @@ wins. Defaults come from the environment at import:
 ``LAZYTORCH_BACKEND``          ``cpp`` (compiled C++), ``interpreter`` (NumPy reference) or
                                ``auto`` (default: ``cpp`` when a C++ compiler is available)
 ``LAZYTORCH_DETERMINISTIC=1``  deterministic algorithms (see use_deterministic_algorithms)
-``LAZYTORCH_LOG=a,b``          print these loggers to stderr: ``fusion`` (why two groups
-                               were not fused), ``compile`` (each compile and cache load),
-                               ``syncs`` (each implicit materialization), or ``all``
+``LAZYTORCH_LOG=a,b``          print these loggers to stderr: ``graphs`` (each program
+                               built, as IR), ``syncs`` (each implicit materialization and
+                               auto cut, with its cause and line), ``recompiles`` (why a
+                               cut location compiled again), ``fusion`` (why two groups
+                               were not fused), ``cache`` (disk hits and misses),
+                               ``compile`` (each compile's timings), or ``all``
+``LAZYTORCH_DUMP_DIR=DIR``     dump every program built (see docs/inspection.md)
+``LAZYTORCH_RECORD=FILE``      append every program compiled to a warm-up manifest
 =============================  ===========================================================
 """
 
@@ -40,18 +45,30 @@ def _env_backend() -> str:
     return raw
 
 
-LOG_CHANNELS = ("fusion", "compile", "syncs")
+LOG_CHANNELS = ("graphs", "syncs", "recompiles", "fusion", "cache", "compile")
 
 
 def _setup_logging() -> None:
     """Route the loggers named in LAZYTORCH_LOG to stderr (once, at import)."""
+    raw = os.environ.get("LAZYTORCH_LOG", "").strip()
+    if raw:
+        enable_logs(raw)
+
+
+def enable_logs(raw: str) -> list[str]:
+    """Print the comma-separated log channels in `raw` to stderr; returns those enabled.
+
+    Channels are stdlib loggers named ``lazytorch.<channel>``, so an application may also
+    configure them itself. Unknown names warn with the list of known ones.
+
+    >>> import lazytorch._config as c
+    >>> c.LOG_CHANNELS
+    ('graphs', 'syncs', 'recompiles', 'fusion', 'cache', 'compile')
+    """
     import logging
     import sys
     import warnings
 
-    raw = os.environ.get("LAZYTORCH_LOG", "").strip()
-    if not raw:
-        return
     names = [n.strip() for n in raw.split(",") if n.strip()]
     if "all" in names:
         names = list(LOG_CHANNELS)
@@ -73,6 +90,7 @@ def _setup_logging() -> None:
             handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
             handler._lazytorch = True  # type: ignore[attr-defined]
             logger.addHandler(handler)
+    return [n for n in names if n in LOG_CHANNELS]
 
 
 def _env_int(name: str, default: int) -> int:

@@ -1,4 +1,8 @@
-"""Counters and timings of what lazytorch did: ``counters()``, ``reset()``, ``report()``.
+"""Counters and timings of what lazytorch did: ``counters()``, ``report()``, ``prometheus()``.
+
+`report()` is for people (counters, implicit-materialization causes, recompile reasons and
+timing percentiles); `prometheus()` is the same data in the Prometheus text exposition
+format for a serving process's ``/metrics`` endpoint (see docs/serving.md).
 
 >>> import lazytorch
 >>> lazytorch.metrics.reset()
@@ -17,7 +21,7 @@ from typing import Any
 
 from lazytorch.ir import node as _node
 
-__all__ = ["counters", "increment", "report", "reset", "timed"]
+__all__ = ["counters", "increment", "prometheus", "report", "reset", "timed"]
 
 KEYS = (
     "materializations",
@@ -31,11 +35,20 @@ KEYS = (
     "cache_misses",
     "kernels_launched",
     "compile_seconds",
+    "recompiles",
 )
+
+# Histogram buckets of `observe` (upper bounds; +Inf is implicit).
+_BUCKETS = {"symbolic_guards_per_graph": (0, 1, 2, 4, 8, 16, 32, 64)}
 
 _counts: collections.Counter[str] = collections.Counter()  # values are ints (seconds: float)
 _causes: collections.Counter[str] = collections.Counter()
 _timings: dict[str, list[float]] = collections.defaultdict(list)
+_sums: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0])  # name -> [sum, count]
+_recompile_reasons: collections.Counter[str] = collections.Counter()
+_observed: dict[str, list[float]] = collections.defaultdict(list)
+# Seconds the process's first materialization took (None until there was one); not reset.
+first_materialize_seconds: float | None = None
 _base_id = 0
 _peeks_since_base = 0
 
@@ -63,10 +76,27 @@ def implicit(cause: str) -> None:
 
 
 def timed(name: str, seconds: float) -> None:
+    total = _sums[name]
+    total[0] += seconds
+    total[1] += 1
     bucket = _timings[name]
     bucket.append(seconds)
     if len(bucket) > 10_000:  # keep a bounded recent window
         del bucket[: len(bucket) - 10_000]
+
+
+def recompile(reason: str) -> None:
+    """Count a recompile; `reason` is the explanation logged on ``lazytorch.recompiles``."""
+    _counts["recompiles"] += 1
+    _recompile_reasons[reason] += 1
+
+
+def observe(name: str, value: float) -> None:
+    """Add one observation to histogram `name` (e.g. guards per compiled graph)."""
+    xs = _observed[name]
+    xs.append(value)
+    if len(xs) > 10_000:
+        del xs[: len(xs) - 10_000]
 
 
 def counters() -> dict[str, int]:
@@ -90,6 +120,9 @@ def reset() -> None:
     _counts.clear()
     _causes.clear()
     _timings.clear()
+    _sums.clear()
+    _recompile_reasons.clear()
+    _observed.clear()
     _reset_base()
 
 
@@ -110,14 +143,145 @@ def report() -> str:
         lines.append("  implicit materializations by cause:")
         for cause, n in _causes.most_common():
             lines.append(f"    {cause}: {n}")
+    if _recompile_reasons:
+        lines.append("  recompiles by reason:")
+        for reason, n in _recompile_reasons.most_common(10):
+            lines.append(f"    {n} x {reason}")
     if _timings:
-        lines.append("  timings (ms): count  p50  p90  max")
+        lines.append("  timings (ms): count  p50  p90  p99  max")
         for name, xs in sorted(_timings.items()):
             lines.append(
-                f"    {name}: {len(xs)}  {_percentile(xs, 0.5) * 1e3:.3f}  "
-                f"{_percentile(xs, 0.9) * 1e3:.3f}  {max(xs) * 1e3:.3f}"
+                f"    {name}: {_sums[name][1]}  {_percentile(xs, 0.5) * 1e3:.3f}  "
+                f"{_percentile(xs, 0.9) * 1e3:.3f}  {_percentile(xs, 0.99) * 1e3:.3f}  "
+                f"{max(xs) * 1e3:.3f}"
             )
     return "\n".join(lines)
+
+
+# (metric name, counter key, help) of the counters `prometheus` exports as *_total.
+_PROM_COUNTERS = (
+    ("lazytorch_materializations_total", "materializations", "Graph cuts that ran a program."),
+    (
+        "lazytorch_implicit_materializations_total",
+        "implicit_materializations",
+        "Cuts caused by reading a value (.item(), print, bool, ...).",
+    ),
+    ("lazytorch_nodes_recorded_total", "nodes_recorded", "IR nodes recorded."),
+    ("lazytorch_programs_built_total", "programs_built", "Programs compiled or loaded."),
+    (
+        "lazytorch_compile_invocations_total",
+        "compiles",
+        "Invocations of the C++ compiler (cache misses that compiled).",
+    ),
+    (
+        "lazytorch_recompiles_total",
+        "recompiles",
+        "Programs rebuilt at a cut location that had one.",
+    ),
+    ("lazytorch_cache_misses_total", "cache_misses", "Lookups that found no compiled program."),
+    ("lazytorch_kernels_launched_total", "kernels_launched", "Generated kernels run."),
+    (
+        "lazytorch_device_backend_autoload_failures_total",
+        "device_backend_autoload_failures",
+        "Device backend plugins that failed to load.",
+    ),
+)
+# (metric name, timing name, help) of the timings `prometheus` exports as summaries.
+_PROM_SUMMARIES = (
+    (
+        "lazytorch_record_duration_seconds",
+        "record",
+        "Wall time between the end of one materialization and the start of the next.",
+    ),
+    ("lazytorch_compile_duration_seconds", "compile", "C++ compiler time per compiled program."),
+    ("lazytorch_run_duration_seconds", "run", "Time to run a compiled program."),
+    ("lazytorch_materialize_duration_seconds", "materialize", "Whole materializations."),
+)
+
+
+def prometheus() -> str:
+    """Every metric in the Prometheus text exposition format (version 0.0.4).
+
+    Counters end in ``_total``; timings are summaries with 0.5/0.9/0.99 quantiles over the
+    last 10,000 observations, plus ``_sum`` and ``_count`` over all of them. The names are
+    stable (dashboards depend on them); docs/serving.md lists them.
+
+    >>> import lazytorch
+    >>> text = lazytorch.metrics.prometheus()
+    >>> "lazytorch_compile_invocations_total" in text
+    True
+    """
+    import lazytorch
+    from lazytorch import _config
+
+    c = counters()
+    out: list[str] = []
+
+    def metric(name: str, kind: str, help_: str, samples: list[tuple[str, float]]) -> None:
+        out.append(f"# HELP {name} {help_}")
+        out.append(f"# TYPE {name} {kind}")
+        out.extend(f"{name}{labels} {_prom_value(v)}" for labels, v in samples)
+
+    metric(
+        "lazytorch_import_time_seconds",
+        "gauge",
+        "How long `import lazytorch` took in this process.",
+        [("", getattr(lazytorch, "import_seconds", float("nan")))],
+    )
+    first = first_materialize_seconds
+    metric(
+        "lazytorch_first_materialize_latency_seconds",
+        "gauge",
+        "Duration of this process's first materialization (NaN before it).",
+        [("", float("nan") if first is None else first)],
+    )
+    metric(
+        "lazytorch_deterministic_mode_flag",
+        "gauge",
+        "1 when deterministic algorithms are enabled.",
+        [("", 1.0 if _config.are_deterministic_algorithms_enabled() else 0.0)],
+    )
+    metric(
+        "lazytorch_cache_hits_total",
+        "counter",
+        "Compiled-program cache hits by level (memory: this process; disk: the cache directory).",
+        [('{level="memory"}', c["cache_hits_memory"]), ('{level="disk"}', c["cache_hits_disk"])],
+    )
+    for name, key, help_ in _PROM_COUNTERS:
+        metric(name, "counter", help_, [("", c.get(key, 0))])
+    for name, key, help_ in _PROM_SUMMARIES:
+        xs = _timings.get(key, [])
+        total, count = _sums.get(key, (0.0, 0))
+        samples = [
+            (f'{{quantile="{q}"}}', _percentile(xs, q) if xs else float("nan"))
+            for q in (0.5, 0.9, 0.99)
+        ]
+        samples += [("_sum", total), ("_count", count)]
+        out.append(f"# HELP {name} {help_}")
+        out.append(f"# TYPE {name} summary")
+        for labels, v in samples:
+            suffix, lab = (labels, "") if labels.startswith("_") else ("", labels)
+            out.append(f"{name}{suffix}{lab} {_prom_value(v)}")
+    name = "lazytorch_symbolic_guard_count_per_graph"
+    xs = _observed.get("symbolic_guards_per_graph", [])
+    out.append(f"# HELP {name} Symbolic-size guards of each program built.")
+    out.append(f"# TYPE {name} histogram")
+    for le in _BUCKETS["symbolic_guards_per_graph"]:
+        out.append(f'{name}_bucket{{le="{le}"}} {sum(1 for x in xs if x <= le)}')
+    out.append(f'{name}_bucket{{le="+Inf"}} {len(xs)}')
+    out.append(f"{name}_sum {_prom_value(sum(xs))}")
+    out.append(f"{name}_count {len(xs)}")
+    return "\n".join(out) + "\n"
+
+
+def _prom_value(v: float) -> str:
+    if isinstance(v, int):
+        return str(v)
+    if v != v:
+        return "NaN"
+    if v in (float("inf"), float("-inf")):
+        return "+Inf" if v > 0 else "-Inf"
+    return repr(float(v))
 
 
 class _Timer:

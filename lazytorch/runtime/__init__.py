@@ -117,7 +117,7 @@ def materialize(*tensors: Tensor) -> None:
                 nodes.append(n)
     else:
         nodes = live_pending()
-    materialize_nodes(nodes, cause="materialize()")
+    materialize_nodes(nodes, cause="materialize()", loc=user_loc())
 
 
 def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -> None:
@@ -208,4 +208,4 @@ def auto_cut(newest_id: int) -> None:
         _config.DEFAULTS.max_pending_nodes,
         format_loc(user_loc()),
     )
-    materialize_nodes(live_pending(), cause="auto cut (graph size)")
+    materialize_nodes(live_pending(), cause="auto cut (graph size)", loc=user_loc())

@@ -47,7 +47,13 @@ def manifest_of(sched: Any) -> dict[str, Any]:
 
 
 class CppExecutable:
-    """A loaded program and what is needed to call it."""
+    """A loaded program and what is needed to call it.
+
+    ``info`` says how it was obtained (``cache``: compiled or disk, the key, timings) for
+    dumps and logs.
+    """
+
+    info: dict[str, Any]
 
     def __init__(
         self, program: Program, manifest: dict[str, Any], native: Any, source: str | None = None
@@ -97,6 +103,53 @@ class CppExecutable:
         else:
             exc = RuntimeError(f"{op}: ZeroDivisionError (integer division by zero)")
         return ProgramError(index, exc)
+
+
+def isa_summary() -> str:
+    """The machine and the vector extensions that matter to generated code (for people)."""
+    import platform
+
+    from lazytorch.codegen.compiler import cpu_features
+
+    wanted = (
+        "sse4_2",
+        "avx",
+        "avx2",
+        "fma",
+        "avx512f",
+        "avx512bw",
+        "avx512vl",
+        "avx512_bf16",
+        "amx_tile",
+        "neon",
+        "asimd",
+        "sve",
+    )
+    have = set(cpu_features().split())
+    return " ".join([platform.machine(), *[f for f in wanted if f in have]])
+
+
+def _summary(program: Program, options: dict[str, Any]) -> dict[str, Any]:
+    """What ``lazytorch cache ls`` shows about an entry without loading it."""
+    from lazytorch.ir.program import format_shape
+
+    ops: dict[str, int] = {}
+    for ins in program.instrs:
+        ops[ins.op.name] = ops.get(ins.op.name, 0) + 1
+    first = next((ins.loc for ins in program.instrs if ins.loc is not None), None)
+    from lazytorch.ir.node import format_loc
+
+    return {
+        "nodes": len(program.instrs),
+        "inputs": [f"{p.dtype.short}{format_shape(p.shape)}" for p in program.params],
+        "outputs": [
+            f"{program.value(o).dtype.short}{format_shape(program.value(o).shape)}"
+            for o in program.outputs
+        ],
+        "ops": dict(sorted(ops.items(), key=lambda kv: -kv[1])[:8]),
+        "first_recorded_at": format_loc(first) if first else None,
+        "deterministic": bool(options.get("deterministic")),
+    }
 
 
 def _has_empty_value(program: Program) -> bool:
@@ -173,12 +226,15 @@ class CppBackend:
 
             return get_backend("interpreter").compile(program, options)
         key = self.key(program, options)
+        # What observers (dumps, the warm-up record, logs) learn about this compile.
+        info: dict[str, Any] = {"key": key, "deterministic": bool(options.get("deterministic"))}
         disk = self.disk
         if disk is None:
-            manifest, so, source = self._build(program, options)
+            manifest, so, source = self._build(program, options, info)
             path = self._scratch_file(key, so)
             metrics.increment("cache_misses")
-            return CppExecutable(program, manifest, self._C.Program(str(path)), source)
+            return self._executable(program, manifest, path, source, info)
+        t0 = time.perf_counter()
         entry = disk.lookup(key)
         source = None
         if entry is None:
@@ -186,11 +242,14 @@ class CppBackend:
                 entry = disk.lookup(key)  # another process may have compiled it meanwhile
                 if entry is None:
                     metrics.increment("cache_misses")
-                    manifest, so, source = self._build(program, options)
+                    manifest, so, source = self._build(program, options, info)
                     meta = {
                         "manifest": manifest,
                         "compiler": self.toolchain.version,
                         "lazytorch": __version__,
+                        "isa": isa_summary(),
+                        "toolchain": self.toolchain.fingerprint,
+                        "summary": _summary(program, options),
                     }
                     try:
                         entry = disk.store(
@@ -203,18 +262,33 @@ class CppBackend:
                             stacklevel=2,
                         )
                         path = self._scratch_file(key, so)
-                        return CppExecutable(program, manifest, self._C.Program(str(path)), source)
-                else:
-                    metrics.increment("cache_hits_disk")
-        else:
-            metrics.increment("cache_hits_disk")
+                        return self._executable(program, manifest, path, source, info)
         if source is None:
+            metrics.increment("cache_hits_disk")
+            info["cache"] = "disk"
             log.debug("loaded from the disk cache: %s", entry.path)
-        native = self._C.Program(str(entry.file("program.so")))
-        return CppExecutable(program, entry.meta["manifest"], native, source)
+        info["entry"] = str(entry.path)
+        exe = self._executable(
+            program, entry.meta["manifest"], entry.file("program.so"), source, info
+        )
+        if source is None:
+            info["load_s"] = time.perf_counter() - t0
+        return exe
+
+    def _executable(
+        self,
+        program: Program,
+        manifest: dict[str, Any],
+        so: Path,
+        source: str | None,
+        info: dict[str, Any],
+    ) -> CppExecutable:
+        exe = CppExecutable(program, manifest, self._C.Program(str(so)), source)
+        exe.info = info
+        return exe
 
     def _build(
-        self, program: Program, options: dict[str, Any]
+        self, program: Program, options: dict[str, Any], info: dict[str, Any]
     ) -> tuple[dict[str, Any], bytes, str]:
         from lazytorch.codegen.compiler import compile_shared
         from lazytorch.codegen.cpp import generate, uses_blas
@@ -222,22 +296,25 @@ class CppBackend:
 
         t0 = time.perf_counter()
         sched = schedule(program)
-        source = generate(sched, deterministic=bool(options.get("deterministic")))
         t1 = time.perf_counter()
+        source = generate(sched, deterministic=bool(options.get("deterministic")))
+        t2 = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="lazytorch-so-") as tmp:
             out = Path(tmp) / "program.so"
             seconds = compile_shared(source, out, tc=self.toolchain, blas=uses_blas(sched))
             so = out.read_bytes()
         metrics.increment("compiles")
         metrics.increment("compile_seconds", seconds)
-        metrics.timed("schedule+codegen", t1 - t0)
+        metrics.timed("schedule+codegen", t2 - t0)
         metrics.timed("compile", seconds)
+        info.update(cache="compiled", schedule_s=t1 - t0, codegen_s=t2 - t1, compile_s=seconds)
         manifest = manifest_of(sched)
         log.debug(
-            "compiled %d kernels, %d extern calls: schedule+codegen %.3f s, g++ %.3f s",
+            "compiled %d kernels, %d extern calls: schedule %.3f s, codegen %.3f s, g++ %.3f s",
             manifest["kernels"],
             len(sched.steps) - manifest["kernels"],
             t1 - t0,
+            t2 - t1,
             seconds,
         )
         return manifest, so, source

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -11,6 +12,7 @@ from lazytorch import _config, metrics
 from lazytorch.ir.node import Node, format_loc
 from lazytorch.ir.primitives import get
 from lazytorch.ir.program import Capture, Program, canonicalize, capture
+from lazytorch.runtime import observe
 from lazytorch.runtime.backends import Backend, Executable, ProgramError, get_backend
 
 _BUFFER = get("buffer")
@@ -52,6 +54,7 @@ _capture_key: Any = None
 
 
 def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
+    global _last_end
     t0 = time.perf_counter()
     cap = _walk(roots)
     backend: Backend = get_backend(_config.backend_name())
@@ -59,23 +62,40 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     key = (backend.name, deterministic, cap.key)
     exe = _programs.get(key)
     if exe is None:
-        t1 = time.perf_counter()
         if cap.wiring is None:
             cap = capture(roots)
         program = canonicalize(Program.from_capture(cap))
+        t1 = time.perf_counter()
         exe = backend.compile(program, {"deterministic": deterministic})
         _programs[key] = exe
+        t2 = time.perf_counter()
         metrics.increment("programs_built")
-        metrics.timed("build", time.perf_counter() - t1)
+        metrics.timed("build", t2 - t0)
+        timings = {"record_s": t0 - _last_end, "capture_s": t1 - t0, "build_s": t2 - t1}
+        observe.built(key, program, exe, backend.name, cause, loc, timings)
     else:
         metrics.increment("cache_hits_memory")
+    t_run = time.perf_counter()
     try:
         outputs = exe.run([p.buffer for p in cap.params])
     except ProgramError as pe:
         raise _located(pe, exe.program, cap) from pe.error
     for node, value in zip(cap.roots, outputs):
         node.realize(value, _BUFFER)
-    metrics.timed("materialize", time.perf_counter() - t0)
+    end = time.perf_counter()
+    metrics.timed("run", end - t_run)
+    metrics.timed("record", t0 - _last_end)
+    metrics.timed("materialize", end - t0)
+    if metrics.first_materialize_seconds is None:
+        metrics.first_materialize_seconds = end - t0
+    if observe.active:
+        observe.ran(key, end - t_run, exe)
+    _last_end = end
+
+
+# End of the previous materialization ("record" timings measure from here); before the first
+# one, the start of `import lazytorch`.
+_last_end: float = getattr(sys.modules.get("lazytorch"), "_t0", time.perf_counter())
 
 
 def _located(pe: ProgramError, program: Program, cap: Any) -> BaseException:

@@ -1,0 +1,496 @@
+"""What the runtime tells about each program it builds: dumps, the warm-up record, recompiles.
+
+The executor calls `built` once per program it compiles or loads (a miss of the in-memory
+cache) and, only while a dump is being written, `ran` after every run. Everything here is
+off the hot path: a cache hit costs one module-global check.
+
+* **Dumps** (``LAZYTORCH_DUMP_DIR=DIR``, ``lazytorch dump``, `set_dump_dir`): one folder
+  ``DIR/NNN/`` per distinct program with its IR (text and JSON), a Graphviz graph, the
+  schedule, the generated source, its guards and timings, and ``DIR/index.json`` listing
+  every program with the cause and line of its cut. `write_dump` documents the files.
+* **The warm-up record** (``LAZYTORCH_RECORD=FILE``): one JSON line per compiled program
+  with its cache key, input signature, guards and the program itself, which
+  ``lazytorch warmup --manifest FILE`` compiles ahead of time into a cache directory.
+* **Recompiles:** a program built at a cut location that already built a different one is
+  a recompile. It is counted (``recompiles`` in `lazytorch.metrics`) and explained on the
+  ``lazytorch.recompiles`` logger: which input's shape or dtype changed, or where the graph
+  itself changed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import logging
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from cachetools import LRUCache
+
+from lazytorch import metrics
+from lazytorch.ir.node import format_loc
+from lazytorch.ir.program import Program, format_shape
+
+__all__ = ["active", "built", "dump_dir", "ran", "set_dump_dir", "set_record_file"]
+
+_log_graphs = logging.getLogger("lazytorch.graphs")
+_log_recompiles = logging.getLogger("lazytorch.recompiles")
+_log_cache = logging.getLogger("lazytorch.cache")
+
+# True while anything needs to hear about every run (a dump in progress).
+active = False
+dump_dir: Path | None = None
+record_file: Path | None = None
+
+# In-memory cache key -> what was observed of that program (bounded like the program cache).
+_seen: LRUCache[Any, _Seen] = LRUCache(maxsize=8192)
+_by_loc: dict[str, _Signature] = {}  # cut location -> the program last built there
+_recorded: set[str] = set()  # keys already written to the record file by this process
+_warned_dot = False
+_next_number = 0
+
+
+class _Signature:
+    """What a recompile explanation compares: the inputs and the op sequence."""
+
+    __slots__ = ("inputs", "locs", "ops")
+
+    def __init__(self, program: Program) -> None:
+        self.inputs = [(p.kind, p.dtype.short, tuple(p.shape)) for p in program.params]
+        self.ops = [(ins.op.name, ins.dtype.short, tuple(ins.shape)) for ins in program.instrs]
+        self.locs = [ins.loc for ins in program.instrs]
+
+
+class _Seen:
+    __slots__ = (
+        "backend",
+        "cache",
+        "cause",
+        "externs",
+        "folder",
+        "fusion",
+        "guards",
+        "kernels",
+        "key",
+        "loc",
+        "nodes",
+        "number",
+        "peak",
+        "recompile",
+        "runs",
+        "timings",
+    )
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.runs: list[float] = []
+        self.folder: Path | None = None
+        self.kernels: int | None = None
+        self.peak: dict[str, int] | None = None
+        self.fusion: list[int] | None = None  # ops fused into each kernel
+        self.externs: int | None = None
+        self.guards: int | None = None
+        self.recompile: str | None = None
+
+
+def set_dump_dir(path: str | os.PathLike[str] | None) -> None:
+    """Dump every program this process builds from now on into `path` (None: stop).
+
+    Numbering continues after the folders already in `path`, so several runs (or
+    ``lazytorch dump`` twice) into one directory keep each other's programs.
+
+    >>> import tempfile, lazytorch
+    >>> from lazytorch.runtime import observe
+    >>> d = tempfile.mkdtemp()
+    >>> observe.set_dump_dir(d)
+    >>> lazytorch.materialize(lazytorch.arange(3.0) * 7)
+    >>> observe.set_dump_dir(None)
+    >>> sorted(p.name for p in Path(d, "000").iterdir())[:3]
+    ['graph.dot', 'guards.txt', 'ir.json']
+    """
+    global dump_dir, active, _next_number
+    if path is None:
+        if dump_dir is not None:
+            _finish_dump()
+        dump_dir, active = None, False
+        return
+    p = Path(path).expanduser().absolute()
+    p.mkdir(parents=True, exist_ok=True)
+    dump_dir = p
+    active = True
+    numbers = [int(c.name) for c in p.iterdir() if c.is_dir() and c.name.isdigit()]
+    _next_number = max(numbers, default=-1) + 1
+    # Programs already in memory are dumped again when they next run.
+    for s in _seen.values():
+        s.folder = None
+
+
+def set_record_file(path: str | os.PathLike[str] | None) -> None:
+    """Append each program compiled from now on to the warm-up manifest `path` (None: stop)."""
+    global record_file
+    record_file = None if path is None else Path(path).expanduser().absolute()
+
+
+def built(
+    key: Any,
+    program: Program,
+    exe: Any,
+    backend: str,
+    cause: str,
+    loc: tuple[str, int] | None,
+    timings: dict[str, float],
+) -> None:
+    """The executor built (compiled or loaded) `exe` for `program`: account, log, dump."""
+    global _next_number
+    if loc is None and program.instrs:
+        loc = program.instrs[-1].loc
+    where = format_loc(loc) if loc is not None else f"<{cause or 'unknown'}>"
+    info = getattr(exe, "info", None) or {}
+    s = _Seen(_next_number)
+    _next_number += 1
+    s.key = info.get("key")
+    s.backend = backend
+    s.cause = cause
+    s.loc = where
+    s.nodes = len(program.instrs)
+    s.cache = info.get("cache", "none")
+    s.kernels = getattr(exe, "kernels", None)
+    s.timings = {**timings, **{k: v for k, v in info.items() if k.endswith("_s")}}
+    metrics.observe("symbolic_guards_per_graph", 0)  # every size is specialized today
+
+    sig = _Signature(program)
+    prev = _by_loc.get(where)
+    if prev is not None:
+        s.recompile = _explain(prev, sig)
+        metrics.recompile(s.recompile)
+        _log_recompiles.info("recompiling program at %s: %s", where, s.recompile)
+    _by_loc[where] = sig
+
+    if _log_graphs.isEnabledFor(logging.DEBUG):
+        _log_graphs.debug(
+            "program built at %s (cut by %s; %s):\n%s", where, cause, s.cache, program
+        )
+    if _log_cache.isEnabledFor(logging.DEBUG) and s.key:
+        if s.cache == "disk":
+            _log_cache.debug(
+                "disk hit %s for %s (loaded in %.1f ms)",
+                s.key[:16],
+                where,
+                1e3 * info.get("load_s", 0.0),
+            )
+        else:
+            _log_cache.debug(
+                "miss %s for %s: compiled in %.2f s and stored",
+                s.key[:16],
+                where,
+                info.get("compile_s", 0.0),
+            )
+    _seen[key] = s
+    if record_file is not None and s.key and backend == "cpp":
+        _record(program, info, s)
+    if dump_dir is not None:
+        write_dump(s, program, exe)
+
+
+def ran(key: Any, seconds: float, exe: Any) -> None:
+    """One run of `exe`, the program under `key`, took `seconds` (called only while `active`)."""
+    global _next_number
+    s = _seen.get(key)
+    if s is None:  # built before anything observed it (or forgotten): what the program says
+        s = _seen[key] = _Seen(_next_number)
+        _next_number += 1
+        info = getattr(exe, "info", None) or {}
+        s.key, s.backend, s.cause, s.loc = info.get("key"), key[0], "(built earlier)", "?"
+        s.nodes, s.cache, s.timings = len(exe.program.instrs), "memory", {}
+        s.kernels = getattr(exe, "kernels", None)
+    s.runs.append(seconds)
+    if dump_dir is not None and s.folder is None:
+        # Built before the dump started: dump it now, without build timings.
+        write_dump(s, exe.program, exe)
+
+
+# -- recompile explanations ------------------------------------------------------------------
+def _explain(prev: _Signature, new: _Signature) -> str:
+    """Why `new` is a different program from `prev`, the last one built at its location."""
+    if [o[0] for o in prev.ops] == [o[0] for o in new.ops] and len(prev.inputs) == len(
+        new.inputs
+    ):
+        changes = [
+            f"input {i} {a[1]}{format_shape(a[2])} -> {b[1]}{format_shape(b[2])}"
+            for i, (a, b) in enumerate(zip(prev.inputs, new.inputs))
+            if a != b
+        ]
+        if changes:
+            more = f" and {len(changes) - 3} more" if len(changes) > 3 else ""
+            return ", ".join(changes[:3]) + more + " (sizes and dtypes are specialized)"
+        for j, (a, b) in enumerate(zip(prev.ops, new.ops)):
+            if a != b:  # a size that comes from the script, not from an input
+                at = new.locs[j]
+                return (
+                    f"node {j} ({b[0]}) is {b[1]}{format_shape(b[2])}, was "
+                    f"{a[1]}{format_shape(a[2])}"
+                    + (f" (recorded at {format_loc(at)})" if at else "")
+                    + "; sizes and dtypes are specialized"
+                )
+        return "the same ops over the same inputs, with other attributes or wiring"
+    for j, (a, b) in enumerate(zip(prev.ops, new.ops)):
+        if a[0] != b[0]:
+            at = new.locs[j]
+            return (
+                f"the graph changed ({len(prev.ops)} -> {len(new.ops)} nodes): node {j} is "
+                f"{b[0]}, was {a[0]}" + (f" (recorded at {format_loc(at)})" if at else "")
+            )
+    return f"the graph changed ({len(prev.ops)} -> {len(new.ops)} nodes)"
+
+
+# -- the warm-up record ------------------------------------------------------------------------
+def _record(program: Program, info: dict[str, Any], s: _Seen) -> None:
+    from lazytorch import __version__
+    from lazytorch.ir.serialize import program_to_json
+
+    if s.key in _recorded or record_file is None:
+        return
+    try:
+        body = program_to_json(program, locs=False)
+    except TypeError as e:  # a program the JSON form cannot hold yet: say so, keep running
+        _log_cache.warning("LAZYTORCH_RECORD: program at %s not recorded: %s", s.loc, e)
+        return
+    line = {
+        "format": 1,
+        "key": s.key,
+        "backend": s.backend,
+        "options": {"deterministic": bool(info.get("deterministic", False))},
+        "lazytorch": __version__,
+        "inputs": [f"{p.kind} {p.dtype.name}{format_shape(p.shape)}" for p in program.params],
+        "guards": guards_of(program),
+        "loc": s.loc,
+        "cause": s.cause,
+        "program": body,
+    }
+    text = json.dumps(line, separators=(",", ":")) + "\n"
+    import fcntl
+
+    # One write under an exclusive lock: lines from concurrent processes never interleave.
+    with open(record_file, "a", encoding="utf-8") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            f.write(text)
+            f.flush()
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    _recorded.add(s.key)
+
+
+def guards_of(program: Program) -> list[str]:
+    """The conditions under which a cached program is reused, one readable line each.
+
+    Every size is specialized today, so the guards are the exact input signature; the
+    in-memory lookup checks them as part of the structural key.
+    """
+    return [
+        f"input {i}: {p.kind} {p.dtype.name}{format_shape(p.shape)} on {p.device} (exact)"
+        for i, p in enumerate(program.params)
+    ]
+
+
+# -- dumps -----------------------------------------------------------------------------------------
+def write_dump(s: _Seen, program: Program, exe: Any) -> None:
+    """Write ``NNN/`` for one program (see the module docstring) and refresh index.json.
+
+    ``ir.txt`` (readable IR: value, dtype[shape], op, inputs, user file:line), ``ir.json``
+    (`lazytorch.ir.serialize` form plus lines), ``graph.dot`` (and ``graph.svg`` when
+    Graphviz's ``dot`` is on PATH), ``schedule.txt`` (kernels with the ops each fuses,
+    buffers, memory plan), the generated source (``program.cpp``), ``guards.txt`` and
+    ``timings.json`` (seconds: record, capture, schedule, codegen, compile, load, run).
+    """
+    global _warned_dot
+    assert dump_dir is not None
+    folder = dump_dir / f"{s.number:03d}"
+    folder.mkdir(parents=True, exist_ok=True)
+    s.folder = folder
+    from lazytorch.ir.serialize import program_to_json
+
+    (folder / "ir.txt").write_text(str(program) + "\n")
+    try:
+        body: Any = program_to_json(program)
+    except TypeError as e:
+        body = {"error": str(e)}
+    (folder / "ir.json").write_text(json.dumps(body, indent=1) + "\n")
+    (folder / "graph.dot").write_text(graph_dot(program))
+    if shutil.which("dot"):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(
+                ["dot", "-Tsvg", "-o", str(folder / "graph.svg"), str(folder / "graph.dot")],
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+    elif not _warned_dot:
+        _warned_dot = True
+        print(
+            "lazytorch dump: Graphviz 'dot' is not installed, so only graph.dot is written "
+            "(install graphviz for graph.svg, or render graph.dot elsewhere)",
+            file=sys.stderr,
+        )
+    (folder / "schedule.txt").write_text(_schedule_text(s, program) + "\n")
+    source = getattr(exe, "source", None)
+    entry = (getattr(exe, "info", None) or {}).get("entry")
+    if source is None and entry:
+        with contextlib.suppress(OSError):
+            source = Path(entry, "program.cpp").read_text()
+    if source is not None:
+        (folder / "program.cpp").write_text(source)
+    guards = guards_of(program)
+    s.guards = len(guards)
+    (folder / "guards.txt").write_text(
+        "# the cached program is reused while all of these hold\n"
+        + "\n".join(guards)
+        + "\nsymbolic guards: none (every size in this program is static)\n"
+    )
+    _write_timings(s)
+    _write_index()
+
+
+def _schedule_text(s: _Seen, program: Program) -> str:
+    try:
+        from lazytorch.scheduler import schedule
+
+        sched = schedule(program)
+    except Exception as e:  # symbolic sizes, or a program the cpp backend does not take
+        return f"not scheduled for the cpp backend: {type(e).__name__}: {e}"
+    s.kernels = len(sched.kernels) if s.kernels is None else s.kernels
+    s.peak = {"planned": sched.arena_bytes, "naive": sched.naive_bytes}
+    s.fusion = [len(k.fused) for k in sched.kernels]
+    s.externs = len(sched.steps) - len(sched.kernels)
+    return str(sched)
+
+
+def _write_timings(s: _Seen) -> None:
+    if s.folder is None:
+        return
+    t = dict(s.timings)
+    if s.runs:
+        t["run_s"] = s.runs[0]
+        t["runs"] = len(s.runs)
+        t["run_median_s"] = statistics.median(s.runs)
+    (s.folder / "timings.json").write_text(json.dumps(t, indent=1, sort_keys=True) + "\n")
+
+
+def _row(s: _Seen) -> dict[str, Any]:
+    t = s.timings
+    return {
+        "program": f"{s.number:03d}",
+        "key": s.key,
+        "backend": s.backend,
+        "cause": s.cause,
+        "loc": s.loc,
+        "nodes": s.nodes,
+        "kernels": s.kernels,
+        "extern_calls": s.externs,
+        "fused_ops_per_kernel": s.fusion,
+        "peak_bytes": s.peak,
+        "guards": s.guards,
+        "cache": s.cache,
+        "compile_s": t.get("compile_s"),
+        "runs": len(s.runs),
+        "recompile": s.recompile,
+        "pid": os.getpid(),
+    }
+
+
+def _write_index() -> None:
+    if dump_dir is None:
+        return
+    path = dump_dir / "index.json"
+    mine = {r["program"]: r for r in (_row(s) for s in _seen.values() if s.folder is not None)}
+    rows: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):
+        old = json.loads(path.read_text())
+        rows = {r["program"]: r for r in old.get("programs", []) if isinstance(r, dict)}
+    rows.update(mine)
+    data = {
+        "format": 1,
+        "svg": shutil.which("dot") is not None,
+        "programs": [rows[k] for k in sorted(rows)],
+    }
+    tmp = path.with_name(f".index.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def _finish_dump() -> None:
+    for s in _seen.values():
+        if s.folder is not None:
+            with contextlib.suppress(OSError):
+                _write_timings(s)
+    with contextlib.suppress(OSError):
+        _write_index()
+
+
+def _at_exit() -> None:
+    if dump_dir is not None:
+        _finish_dump()
+
+
+atexit.register(_at_exit)
+
+
+_CATEGORY_COLOR = {
+    "leaf": "#dddddd",
+    "source": "#f0e0ff",
+    "elementwise": "#e0f0ff",
+    "reduce": "#ffe0c0",
+    "scan": "#ffe0c0",
+    "movement": "#f4f4f4",
+    "index": "#ffd0d0",
+    "matmul": "#c8f0c8",
+    "sort": "#ffd0d0",
+}
+
+
+def graph_dot(program: Program) -> str:
+    """The program as a Graphviz digraph: one node per value, colored by op category."""
+    out = [
+        "digraph program {",
+        '  node [shape=box, style="rounded,filled", fontname="monospace", fontsize=10];',
+    ]
+    for i, p in enumerate(program.params):
+        label = _label(f"%{i} input {i} ({p.kind})", f"{p.dtype.short}{format_shape(p.shape)}")
+        out.append(f'  v{i} [label="{label}", shape=ellipse, fillcolor="#dddddd"];')
+    base = len(program.params)
+    outputs = set(program.outputs)
+    for j, ins in enumerate(program.instrs):
+        v = base + j
+        op = ins.op.name if ins.op.name != "const" else f"const {ins.attrs[0]!r}"
+        lines = [f"%{v} {op}", f"{ins.dtype.short}{format_shape(ins.shape)}"]
+        if ins.loc is not None:
+            lines.append(f"{os.path.basename(ins.loc[0])}:{ins.loc[1]}")
+        color = _CATEGORY_COLOR.get(ins.op.category, "#ffffff")
+        extra = ", peripheries=2" if v in outputs else ""
+        out.append(f'  v{v} [label="{_label(*lines)}", fillcolor="{color}"{extra}];')
+        out.extend(f"  v{a} -> v{v};" for a in ins.inputs)
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _label(*lines: str) -> str:
+    """A Graphviz label: each line escaped, joined by Graphviz's own line break."""
+    return "\\n".join(x.replace("\\", "\\\\").replace('"', '\\"') for x in lines)
+
+
+def _env_setup() -> None:
+    dump = os.environ.get("LAZYTORCH_DUMP_DIR", "").strip()
+    if dump:
+        set_dump_dir(dump)
+    rec = os.environ.get("LAZYTORCH_RECORD", "").strip()
+    if rec:
+        set_record_file(rec)
+
+
+_env_setup()
