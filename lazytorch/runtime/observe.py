@@ -218,9 +218,7 @@ def ran(key: Any, seconds: float, exe: Any) -> None:
 # -- recompile explanations ------------------------------------------------------------------
 def _explain(prev: _Signature, new: _Signature) -> str:
     """Why `new` is a different program from `prev`, the last one built at its location."""
-    if [o[0] for o in prev.ops] == [o[0] for o in new.ops] and len(prev.inputs) == len(
-        new.inputs
-    ):
+    if [o[0] for o in prev.ops] == [o[0] for o in new.ops] and len(prev.inputs) == len(new.inputs):
         changes = [
             f"input {i} {a[1]}{format_shape(a[2])} -> {b[1]}{format_shape(b[2])}"
             for i, (a, b) in enumerate(zip(prev.inputs, new.inputs))
