@@ -81,7 +81,8 @@ def test_doctor_reports_corrupt_and_unsafe_caches(capsys, cache_dir, tmp_path):
     shared.mkdir()
     shared.chmod(0o777)
     status, out = doctor(capsys, "--cache-dir", shared)
-    assert status == 0  # compiled execution itself works; the cache line says what is wrong
+    assert status == 1  # compiling would fail with CacheDirError
+    assert "result: the cache directory is unusable" in out
     line = next(line for line in out.splitlines() if line.split()[1:2] == ["cache"])
     assert line.startswith("[missing]") and "is unusable" in line
     assert "world-writable" in out and "Fix:" in out

@@ -4,8 +4,8 @@ One section per component, each marked ``ok``, ``warning`` or ``missing``: Pytho
 lazytorch, the native extension, the C++ compiler and OpenMP (checked by compiling and
 loading a tiny program), the CPU, BLAS, the default backend, Triton and a GPU (neither is
 used yet), the compile cache and the ``LAZYTORCH_*`` environment. The exit status is 0
-when compiled execution works (the native extension loads, and the compiler builds OpenMP
-code), else 1.
+when compiled execution works (the native extension loads, the compiler builds OpenMP
+code, and the cache directory is usable), else 1.
 
 Usage::
 
@@ -111,10 +111,16 @@ def _doctor(args: argparse.Namespace) -> int:
         print("result: compiled execution works (native extension, compiler and OpenMP ok)")
     else:
         broken = [c.name for c in checks if c.name in _REQUIRED and c.status != OK]
-        print(
-            f"result: compiled execution is unavailable ({', '.join(broken)}); lazytorch "
-            "falls back to the NumPy interpreter (correct but slower). See the fixes above."
-        )
+        if broken:
+            print(
+                f"result: compiled execution is unavailable ({', '.join(broken)}); lazytorch "
+                "falls back to the NumPy interpreter (correct but slower). See the fixes above."
+            )
+        else:
+            print(
+                "result: the cache directory is unusable, so compiling a program fails; fix it "
+                "as said above, or run with LAZYTORCH_DISK_CACHE=0 (no cache between processes)"
+            )
     return status
 
 
@@ -122,8 +128,10 @@ _REQUIRED = ("native", "compiler", "openmp")
 
 
 def _exit_status(checks: list[Check]) -> int:
-    """0 if the sections compiled execution needs are all ok, else 1."""
-    return 0 if all(c.status == OK for c in checks if c.name in _REQUIRED) else 1
+    """0 if compiled execution works: its sections are ok and the cache dir is usable."""
+    needed = all(c.status == OK for c in checks if c.name in _REQUIRED)
+    cache_ok = all(c.status != MISSING for c in checks if c.name == "cache")
+    return 0 if needed and cache_ok else 1
 
 
 def run_checks(cache_dir: pathlib.Path | None = None) -> list[Check]:
