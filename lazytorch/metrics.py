@@ -85,6 +85,21 @@ def timed(name: str, seconds: float) -> None:
         del bucket[: len(bucket) - 10_000]
 
 
+def materialized(record: float, run: float, total: float) -> None:
+    """Account one materialization's timings (one call: this is on every cut's path)."""
+    global first_materialize_seconds
+    for name, seconds in (("record", record), ("run", run), ("materialize", total)):
+        s = _sums[name]
+        s[0] += seconds
+        s[1] += 1
+        bucket = _timings[name]
+        bucket.append(seconds)
+        if len(bucket) > 10_000:
+            del bucket[:-10_000]
+    if first_materialize_seconds is None:
+        first_materialize_seconds = total
+
+
 def recompile(reason: str) -> None:
     """Count a recompile; `reason` is the explanation logged on ``lazytorch.recompiles``."""
     _counts["recompiles"] += 1

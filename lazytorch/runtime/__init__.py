@@ -117,7 +117,7 @@ def materialize(*tensors: Tensor) -> None:
                 nodes.append(n)
     else:
         nodes = live_pending()
-    materialize_nodes(nodes, cause="materialize()", loc=user_loc())
+    materialize_nodes(nodes, cause="materialize()")
 
 
 def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -> None:
