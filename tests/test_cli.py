@@ -273,6 +273,23 @@ def test_warmup_an_entry_point_over_input_specs(work, cache_env):
         "warmup", "model:predict", "--input", "float32[1..8,8]", "--cache-dir", "c", cwd=work
     )
     assert ", 0 compiled, " in again.stdout
+    # The warmed programs are the ones a real caller's data (not lazy random inputs) needs.
+    call = (
+        "import numpy as np, lazytorch as torch, model\n"
+        "for b in (5, 1, 8):\n"
+        "    model.predict(torch.from_numpy(np.ones((b, 8), np.float32))).numpy()\n"
+        "print('compiles', torch.metrics.counters()['compiles'])\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", call],
+        cwd=work,
+        env={**os.environ, "LAZYTORCH_CACHE_DIR": str(work / "c")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "compiles 0" in r.stdout
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,9 @@ Two sources of programs:
   neither the script nor its data.
 * ``module:function --input SPEC ...``: call an entry point on generated inputs and
   compile whatever it materializes. A SPEC is ``dtype[dims]``; a dim is a size, a range
-  ``A..B`` or alternatives ``A|B|C``, and every combination is called. Float inputs are
-  random normal, integer and bool inputs zeros.
+  ``A..B`` or alternatives ``A|B|C``, and every combination is called. Inputs are data
+  (``from_numpy``), as a server's would be: float inputs random normal, integer and bool
+  inputs zeros.
 
 Both are idempotent (a program already in the cache is not compiled again), show progress,
 and end with a summary. Programs are specialized to their sizes, so warm every size a
@@ -251,6 +252,8 @@ def _tensors(out: Any) -> list[Any]:
 
 
 def _from_function(args: argparse.Namespace) -> int:
+    import numpy as np
+
     import lazytorch
     from lazytorch import metrics
 
@@ -264,13 +267,17 @@ def _from_function(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     failed = 0
     last_print = 0.0
+    rng = np.random.default_rng(0)
     for n, shapes in enumerate(combos, 1):
+        # Inputs are data, as a caller's would be (from_numpy): lazy random inputs would be
+        # compiled into the program, which then never matches a real call.
         inputs = []
         for (dtype, _), shape in zip(specs, shapes):
             if dtype.is_floating_point:
-                inputs.append(lazytorch.randn(*shape, dtype=dtype))
+                a = rng.standard_normal(shape).astype(dtype.np)
             else:
-                inputs.append(lazytorch.zeros(*shape, dtype=dtype))
+                a = np.zeros(shape, dtype=dtype.np)
+            inputs.append(lazytorch.from_numpy(a))
         try:
             lazytorch.materialize(*_tensors(fn(*inputs)))
         except Exception as e:

@@ -76,7 +76,11 @@ def program_to_json(prog: Program, *, locs: bool = True) -> dict[str, Any]:
 
 
 def program_from_json(data: Any) -> Program:
-    """The `Program` that `program_to_json` wrote; ProgramFormatError names what is wrong."""
+    """The `Program` that `program_to_json` wrote; ProgramFormatError names what is wrong.
+
+    Instructions get back their user lines when the JSON has them (for dumps and cache
+    listings; they are not part of the program's identity).
+    """
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         got = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise ProgramFormatError(f"not a lazytorch program in JSON format {FORMAT} (got {got!r})")
@@ -103,7 +107,7 @@ def program_from_json(data: Any) -> Program:
                     _read_shape(row["shape"]),
                     _dtype(row["dtype"]),
                     as_device(row["device"]),
-                    None,
+                    _read_loc(row.get("loc")),
                     j,
                 )
             )
@@ -115,6 +119,14 @@ def program_from_json(data: Any) -> Program:
     if any(not 0 <= o < n + len(instrs) for o in outputs):
         raise ProgramFormatError("an output names a value the program does not have")
     return Program(params, instrs, outputs)
+
+
+def _read_loc(raw: Any) -> tuple[str, int] | None:
+    """``"file.py:12"`` -> ("file.py", 12); anything else (absent, malformed) -> None."""
+    if not isinstance(raw, str):
+        return None
+    file, _, line = raw.rpartition(":")
+    return (file, int(line)) if file and line.isdigit() else None
 
 
 def _shape(shape: tuple[Any, ...]) -> list[int]:

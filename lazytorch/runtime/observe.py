@@ -255,7 +255,7 @@ def _record(program: Program, info: dict[str, Any], s: _Seen) -> None:
     if s.key in _recorded or record_file is None:
         return
     try:
-        body = program_to_json(program, locs=False)
+        body = program_to_json(program)
     except TypeError as e:  # a program the JSON form cannot hold yet: say so, keep running
         _log_cache.warning("LAZYTORCH_RECORD: program at %s not recorded: %s", s.loc, e)
         return
