@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -315,3 +316,63 @@ def test_warmup_rejects_a_line_that_is_not_a_record(tmp_path, capsys, monkeypatc
     (tmp_path / "m.jsonl").write_text('{"format": 1}\n')
     assert main(["warmup", "--manifest", "m.jsonl"]) == 2
     assert "m.jsonl:1: not a lazytorch warm-up record" in capsys.readouterr().err
+
+
+def test_log_graphs_and_cache_channels(work, cache_env):
+    r = lazytorch_cmd("run", "--log", "graphs,cache", "script.py", cwd=work, env=cache_env)
+    assert r.returncode == 0, r.stderr
+    assert re.search(
+        r"\[lazytorch\.graphs\] program built at script\.py:9 \(cut by materialize\(\); "
+        r"compiled\):\nprogram \(\d+ inputs, \d+ nodes, 1 outputs\)",
+        r.stderr,
+    ), r.stderr
+    assert re.search(
+        r"\[lazytorch\.cache\] miss [0-9a-f]{16} for script\.py:9: compiled in", r.stderr
+    )
+    again = lazytorch_cmd("run", "--log", "cache", "script.py", cwd=work, env=cache_env)
+    assert re.search(
+        r"\[lazytorch\.cache\] disk hit [0-9a-f]{16} for script\.py:9 \(loaded in", again.stderr
+    ), again.stderr
+
+
+def test_dump_renders_svg_when_graphviz_is_installed(work, cache_env):
+    # A stand-in for Graphviz's `dot` that records its arguments and writes the -o file.
+    bindir = work / "bin"
+    bindir.mkdir()
+    fake = bindir / "dot"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'echo "$@" >> "$(dirname "$0")/calls"\n'
+        'while [ "$1" != "-o" ]; do shift; done\n'
+        'echo "<svg/>" > "$2"\n'
+    )
+    fake.chmod(0o755)
+    env = {**cache_env, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    r = lazytorch_cmd("dump", "--out", "d", "script.py", cwd=work, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "Graphviz 'dot' is not installed" not in r.stderr
+    index = json.loads((work / "d" / "index.json").read_text())
+    assert index["svg"] is True
+    for row in index["programs"]:
+        assert (work / "d" / row["program"] / "graph.svg").read_text() == "<svg/>\n"
+    assert "-Tsvg" in (bindir / "calls").read_text()
+
+
+def test_dump_says_when_graphviz_is_missing(tmp_path, capsys, monkeypatch):
+    import lazytorch as lt
+    from lazytorch.runtime import observe
+
+    real_which = shutil.which
+    monkeypatch.setattr(observe.shutil, "which", lambda n: None if n == "dot" else real_which(n))
+    monkeypatch.setattr(observe, "_warned_dot", False)
+    observe.set_dump_dir(tmp_path)
+    try:
+        lt.materialize(lt.arange(41.0) + 2)
+        lt.materialize(lt.arange(43.0) + 2)
+    finally:
+        observe.set_dump_dir(None)
+    err = capsys.readouterr().err
+    assert err.count("Graphviz 'dot' is not installed, so only graph.dot is written") == 1
+    assert len(list(tmp_path.glob("*/graph.dot"))) == 2
+    assert not list(tmp_path.glob("*/graph.svg"))
+    assert json.loads((tmp_path / "index.json").read_text())["svg"] is False
