@@ -28,7 +28,7 @@ _t0 = _time.perf_counter()
 
 __version__ = "0.1.0"
 
-from lazytorch import metrics
+from lazytorch import cpu, cuda, metrics
 from lazytorch._config import (
     are_deterministic_algorithms_enabled,
     backend,
@@ -50,6 +50,7 @@ from lazytorch._config import (
     sync_mode,
     use_deterministic_algorithms,
 )
+from lazytorch._devices import _register_device_module, get_device_module
 from lazytorch._errors import ImplicitMaterializationError
 from lazytorch.autograd import (
     enable_grad,
@@ -230,6 +231,9 @@ __all__ = [
     "use_deterministic_algorithms",
     "__version__",
     "can_cast",
+    "cpu",
+    "cuda",
+    "get_device_module",
     "default_dtype",
     "device",
     "dtype",
@@ -274,6 +278,10 @@ __all__ = [
     *sorted({n for names in _EXPORTS.values() for n in names.split() if n in globals()}),
     *_LAZY_SUBMODULES,
 ]
+
+# The built-in devices register exactly as out-of-tree backends do (lazytorch._devices).
+_register_device_module("cpu", cpu)
+_register_device_module("cuda", cuda)
 
 del _mod, _name, _names
 # How long `import lazytorch` took (benchmarks/import_time.py reports it).

@@ -52,12 +52,9 @@ __all__ = [
 def resolve_device(device: Any, op: str) -> Device:
     dev = _config.get_default_device() if device is None else as_device(device)
     if dev.type != "cpu":
-        raise op_error(
-            RuntimeError,
-            op,
-            f"device '{dev}' is not available: lazytorch has no backend registered for "
-            f"'{dev.type}' (available: cpu)",
-        )
+        from lazytorch._devices import check_available
+
+        check_available(dev, op)  # loads the device's plugin on first use
     return dev
 
 

@@ -260,15 +260,29 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             continue  # legacy non_blocking positional
         elif a is not None:
             device = a
+    moved = self
     if device is not None:
         target = as_device(device)
         if target != self.device:
             C.resolve_device(target, "to")
+            moved = _to_device(self, target)
     if dtype is not None and not isinstance(dtype, dt.DType):
         dtype = C.resolve_dtype(dtype, "to")
-    if (dtype is None or dtype is self.dtype) and not copy:
-        return self
-    return wrap(cast(self._node, dtype or self.dtype))
+    if (dtype is None or dtype is moved.dtype) and not copy:
+        return moved
+    return wrap(cast(moved._node, dtype or moved.dtype))
+
+
+def _to_device(t: Tensor, target: Any) -> Tensor:
+    """`t`'s value as a new leaf on `target`: computed now, as torch's copy is eager.
+
+    Buffers are host NumPy arrays for every backend registered today (a device backend's
+    executables take and return them), so the move is a new leaf over the same data.
+    """
+    from lazytorch.runtime import implicit_point
+
+    implicit_point(t, "to(device)")
+    return wrap(C.leaf_node(t._node.buffer, target))
 
 
 def _as(dtype: dt.DType) -> Any:

@@ -9,6 +9,7 @@ from typing import Any
 from cachetools import LRUCache
 
 from lazytorch import _config, metrics
+from lazytorch.ir.device import CPU
 from lazytorch.ir.node import Node, format_loc, user_loc
 from lazytorch.ir.primitives import get
 from lazytorch.ir.program import Capture, Program, canonicalize, capture
@@ -57,7 +58,13 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     global _last_end
     t0 = time.perf_counter()
     cap = _walk(roots)
-    backend: Backend = get_backend(_config.backend_name())
+    device = roots[0].device
+    if device is CPU:
+        backend: Backend = get_backend(_config.backend_name())
+    else:  # a device module names the backend that runs its programs (lazytorch._devices)
+        from lazytorch._devices import backend_for
+
+        backend = get_backend(backend_for(device) or _config.backend_name())
     deterministic = _config.are_deterministic_algorithms_enabled()
     key = (backend.name, deterministic, cap.key)
     exe = _programs.get(key)

@@ -1,0 +1,219 @@
+"""Device modules: one registry for the built-in devices and for out-of-tree backends.
+
+A device type (``cpu``, ``cuda``, or a plugin's ``"npu"``) can hold tensors when a *device
+module* is registered for it. The module is what users reach as ``lazytorch.<type>``
+(``lazytorch.cuda.is_available()``). It provides:
+
+* ``is_available() -> bool``;
+* ``device_count() -> int``;
+* ``synchronize(device=None)``;
+* ``BACKEND``: the name of the runtime backend (`lazytorch.runtime.backends`) that runs
+  programs on this device, or None for the process-wide backend choice (``cpu``).
+
+The built-in ``cpu`` and ``cuda`` modules register themselves through
+`_register_device_module`, exactly as an external backend does, so the two paths cannot
+drift apart.
+
+**Out-of-tree backends** are found through the entry-point group ``lazytorch.backends``.
+The entry point's *name* is the device type. Its value is either a module, which is
+registered as is, or a callable that registers the module itself (and usually its runtime
+backend):
+
+.. code-block:: toml
+
+    [project.entry-points."lazytorch.backends"]
+    npu = "lazytorch_npu:register"
+
+Plugins load lazily, the first time their device is used (a factory's ``device=``,
+``.to(...)`` or `get_device_module`), so ``import lazytorch`` reads no package metadata.
+``LAZYTORCH_DEVICE_BACKEND_AUTOLOAD=0`` turns discovery off. A plugin that fails to load
+raises a RuntimeError that names it and this opt-out; the failure is counted in the
+``lazytorch_device_backend_autoload_failures_total`` metric.
+
+>>> import lazytorch
+>>> lazytorch.get_device_module("cpu") is lazytorch.cpu
+True
+>>> lazytorch.cuda.is_available()
+False
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+from lazytorch import metrics
+from lazytorch.ir.device import Device, as_device
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "_register_device_module",
+    "available_device_types",
+    "backend_for",
+    "get_device_module",
+]
+
+ENTRY_POINT_GROUP = "lazytorch.backends"
+AUTOLOAD_ENV = "LAZYTORCH_DEVICE_BACKEND_AUTOLOAD"
+
+_modules: dict[str, Any] = {}
+_failed: dict[str, RuntimeError] = {}  # device type -> the error its plugin raised
+_looked_up: set[str] = set()  # device types whose entry points were searched already
+
+
+def _register_device_module(device_type: str, module: Any) -> None:
+    """Register `module` as the device module of `device_type` (``lazytorch.<type>``).
+
+    RuntimeError if the type already has a module, or if the name would shadow another
+    lazytorch attribute; ValueError for a name that is not an identifier.
+
+    >>> import types, lazytorch
+    >>> lazytorch._register_device_module("cpu", types.ModuleType("again"))
+    Traceback (most recent call last):
+      ...
+    RuntimeError: the device module 'cpu' is already registered (as lazytorch.cpu)
+    """
+    import lazytorch
+
+    if not isinstance(device_type, str) or not device_type.isidentifier():
+        raise ValueError(f"device type must be an identifier string, got {device_type!r}")
+    if device_type in _modules:
+        raise RuntimeError(
+            f"the device module '{device_type}' is already registered (as lazytorch.{device_type})"
+        )
+    existing = lazytorch.__dict__.get(device_type)
+    if existing is not None and existing is not module:
+        raise RuntimeError(
+            f"cannot register a device module named '{device_type}': it would shadow "
+            f"lazytorch.{device_type}"
+        )
+    _modules[device_type] = module
+    setattr(lazytorch, device_type, module)
+    if isinstance(module, ModuleType):
+        sys.modules.setdefault(f"lazytorch.{device_type}", module)
+
+
+def get_device_module(device: Any = None) -> Any:
+    """The device module for `device` (a Device, a string such as ``"cuda:0"``, or None for
+    the current default device), loading its plugin if one provides it.
+
+    >>> import lazytorch
+    >>> lazytorch.get_device_module("cuda:0").__name__
+    'lazytorch.cuda'
+    """
+    from lazytorch import _config
+
+    dev = _config.get_default_device() if device is None else as_device(device)
+    module = find(dev.type)
+    if module is None:
+        raise RuntimeError(_missing_message(dev.type))
+    return module
+
+
+def find(device_type: str) -> Any:
+    """The module for `device_type`, autoloading its plugin once; None if there is none."""
+    module = _modules.get(device_type)
+    if module is not None:
+        return module
+    if device_type in _failed:
+        raise _failed[device_type]
+    if device_type in _looked_up or not autoload_enabled():
+        return None
+    _looked_up.add(device_type)
+    for ep in _entry_points():
+        if ep.name == device_type:
+            _load(ep)
+            return _modules[device_type]
+    return None
+
+
+def autoload_enabled() -> bool:
+    return os.environ.get(AUTOLOAD_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def available_device_types() -> list[str]:
+    """Registered device types (plugins not yet loaded are not listed)."""
+    return sorted(_modules)
+
+
+def backend_for(device: Device) -> str | None:
+    """The runtime backend that runs programs on `device`; None: the configured one."""
+    module = find(device.type)
+    return getattr(module, "BACKEND", None) if module is not None else None
+
+
+def _entry_points() -> list[Any]:
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _load(ep: Any) -> None:
+    """Load entry point `ep` and make sure it registered its device module."""
+    dist = getattr(getattr(ep, "dist", None), "name", None) or "an unknown distribution"
+    where = f"entry point '{ep.name} = {ep.value}' of {dist}"
+    try:
+        obj = ep.load()
+        if isinstance(obj, ModuleType):
+            _register_device_module(ep.name, obj)
+        elif callable(obj):
+            obj()
+        else:
+            raise TypeError(f"it is a {type(obj).__name__}, not a module or a callable")
+        if ep.name not in _modules:
+            raise RuntimeError(
+                f"it ran but registered no device module '{ep.name}' (call "
+                f"lazytorch._register_device_module({ep.name!r}, module))"
+            )
+    except Exception as e:
+        metrics.increment("device_backend_autoload_failures")
+        err = RuntimeError(
+            f"failed to load the lazytorch device backend '{ep.name}' ({where}): "
+            f"{type(e).__name__}: {e}. Fix or uninstall {dist}, or set "
+            f"{AUTOLOAD_ENV}=0 to start without out-of-tree device backends"
+        )
+        err.__cause__ = e
+        _failed[ep.name] = err
+        raise err from e
+
+
+def _missing_message(device_type: str) -> str:
+    known = ", ".join(available_device_types())
+    msg = f"no device module is registered for '{device_type}' (registered: {known})"
+    if not autoload_enabled():
+        return msg + f"; plugin discovery is off ({AUTOLOAD_ENV}=0)"
+    return msg + f"; no installed package provides it (entry-point group '{ENTRY_POINT_GROUP}')"
+
+
+def check_available(device: Device, op: str) -> None:
+    """Raise the user-facing error unless tensors can live on `device` (cpu: no check)."""
+    from lazytorch._errors import op_error
+
+    module = find(device.type)
+    if module is None:
+        raise op_error(
+            RuntimeError, op, f"device '{device}' is not available: {_missing_message(device.type)}"
+        )
+    if not module.is_available():
+        raise op_error(
+            RuntimeError,
+            op,
+            f"device '{device}' is not available: lazytorch.{device.type}.is_available() is "
+            f"False{_why(module)}",
+        )
+    count = module.device_count()
+    if device.index is not None and device.index >= count:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"device '{device}' is not available: lazytorch.{device.type} has {count} "
+            f"device{'s' if count != 1 else ''}",
+        )
+
+
+def _why(module: Any) -> str:
+    why = getattr(module, "unavailable_reason", None)
+    text = why() if callable(why) else None
+    return f" ({text})" if text else ""
