@@ -251,3 +251,34 @@ def test_report_lists_record_compile_and_run_percentiles():
     assert "timings (ms): count  p50  p90  p99  max" in report
     for name in ("record", "run", "materialize"):
         assert re.search(rf"^    {name}: 1  ", report, re.M), name
+
+
+def test_recompile_limit_warns_once_at_the_users_line(monkeypatch):
+    monkeypatch.setenv("LAZYTORCH_RECOMPILE_LIMIT", "3")
+    seen = []
+    with pytest.warns(observe.RecompileWarning) as record:
+        for n in range(1, 8):
+            x = lt.from_numpy(np.ones((n, 5), np.float32))
+            lt.materialize(x - 1)  # the line the warning names
+            seen.append(n)
+    assert len(record) == 1  # once per location, however many more recompiles follow
+    w = record[0]
+    assert w.filename == __file__
+    assert "lt.materialize(x - 1)" in open(__file__).read().splitlines()[w.lineno - 1]
+    msg = str(w.message)
+    assert (
+        "has been recompiled 3 times (limit 3); the latest because input 0 f32[3, 5] -> "
+        "f32[4, 5]" in msg
+    )
+    assert "Pad inputs to a few bucket sizes" in msg and "LAZYTORCH_RECOMPILE_LIMIT" in msg
+    assert seen == list(range(1, 8))  # nothing fell back or stopped
+
+
+def test_recompile_limit_zero_never_warns(monkeypatch):
+    import warnings
+
+    monkeypatch.setenv("LAZYTORCH_RECOMPILE_LIMIT", "0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", observe.RecompileWarning)
+        for n in range(1, 12):
+            lt.materialize(lt.from_numpy(np.ones((n, 6), np.float32)) + 3)

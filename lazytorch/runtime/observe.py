@@ -52,6 +52,7 @@ record_file: Path | None = None
 _seen: LRUCache[Any, _Seen] = LRUCache(maxsize=8192)
 _by_loc: dict[str, _Signature] = {}  # cut location -> the program last built there
 _recorded: set[str] = set()  # keys already written to the record file by this process
+_recompiles_at: dict[str, int] = {}  # cut location -> recompiles there
 _warned_dot = False
 _next_number = 0
 
@@ -170,6 +171,9 @@ def built(
         s.recompile = _explain(prev, sig)
         metrics.recompile(s.recompile)
         _log_recompiles.info("recompiling program at %s: %s", where, s.recompile)
+        n = _recompiles_at[where] = _recompiles_at.get(where, 0) + 1
+        if n == recompile_limit():
+            _warn_limit(where, n, s.recompile)
     _by_loc[where] = sig
 
     if _log_graphs.isEnabledFor(logging.DEBUG):
@@ -216,6 +220,46 @@ def ran(key: Any, seconds: float, exe: Any) -> None:
 
 
 # -- recompile explanations ------------------------------------------------------------------
+class RecompileWarning(RuntimeWarning):
+    """A cut location keeps compiling new programs (see `recompile_limit`)."""
+
+
+def recompile_limit() -> int:
+    """Recompiles per cut location before a `RecompileWarning` (``LAZYTORCH_RECOMPILE_LIMIT``,
+    default 8; 0 never warns)."""
+    raw = os.environ.get("LAZYTORCH_RECOMPILE_LIMIT", "").strip()
+    try:
+        return int(raw) if raw else 8
+    except ValueError:
+        return 8
+
+
+def _warn_limit(where: str, n: int, reason: str) -> None:
+    """Warn once per location: compiling keeps working (nothing falls back), but slowly."""
+    import warnings
+
+    warnings.warn(
+        f"lazytorch: the graph cut at {where} has been recompiled {n} times (limit "
+        f"{n}); the latest because {reason}. Every size and dtype is specialized, so each "
+        "new input shape compiles a new program, which costs a C++ compile per shape. Pad "
+        "inputs to a few bucket sizes (docs/serving.md shows how), or move the cut; "
+        "LAZYTORCH_LOG=recompiles shows every recompile and LAZYTORCH_RECOMPILE_LIMIT "
+        "raises this limit (0 turns the warning off).",
+        RecompileWarning,
+        stacklevel=_user_stacklevel(),
+    )
+
+
+def _user_stacklevel() -> int:
+    """The `warnings.warn` stacklevel of the innermost frame outside lazytorch."""
+    from lazytorch.ir.node import _is_internal
+
+    f, level = sys._getframe(2), 2  # 1 is our caller (_warn_limit), warn counts from it
+    while f is not None and _is_internal(f.f_code.co_filename):
+        f, level = f.f_back, level + 1
+    return level
+
+
 def _explain(prev: _Signature, new: _Signature) -> str:
     """Why `new` is a different program from `prev`, the last one built at its location."""
     if [o[0] for o in prev.ops] == [o[0] for o in new.ops] and len(prev.inputs) == len(new.inputs):
