@@ -321,15 +321,22 @@ def deterministic_algorithms(mode: bool = True) -> Iterator[None]:
 
 # -- backend -------------------------------------------------------------------------------
 BACKENDS = ("auto", "cpp", "interpreter")
+"""The built-in names; backends registered later (`register_backend`) are accepted too."""
 
 
 def _check_backend(name: str) -> str:
-    if name not in BACKENDS:
+    known = list(BACKENDS)
+    import sys
+
+    registry = sys.modules.get("lazytorch.runtime.backends")
+    if registry is not None:  # loaded with the first materialization or a registration
+        known += [b for b in registry.available_backends() if b not in known]
+    if name not in known:
         import difflib
 
-        close = difflib.get_close_matches(str(name), BACKENDS, n=1)
+        close = difflib.get_close_matches(str(name), known, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"unknown backend {name!r}{hint}; choose one of {', '.join(BACKENDS)}")
+        raise ValueError(f"unknown backend {name!r}{hint}; choose one of {', '.join(known)}")
     return name
 
 

@@ -1,0 +1,1193 @@
+"""Triton source for a schedule: one ``@triton.jit`` kernel per schedule Kernel, one ``run``.
+
+This lowers the same `Schedule` the C++ code generator prints (`lazytorch.codegen.cpp`):
+the scheduler decides fusion, this module only decides how each kernel's loops map onto
+Triton programs. The generated module is plain Python: helper functions (``_lt_*``), the
+kernels ``k0``, ``k1``, ... (named like the schedule's kernels, each headed by the same
+``# k0 [pointwise ...]: fused[...]`` line as the C++), and ``run(bufs, ia, fa, err)``, which
+launches them in schedule order.
+
+Program layout
+--------------
+* A **pointwise** kernel flattens its outer space: program ``p`` handles the ``XBLOCK``
+  consecutive positions ``xindex = p*XBLOCK + arange(XBLOCK)``, masked by
+  ``xmask = xindex < xnumel``.
+* A **reduction** kernel runs one program per outer point (``xindex = program_id(0)``, a
+  scalar) and walks the flattened inner space with ``rindex``:
+
+  - *persistent* when the row has at most `PERSISTENT_MAX` elements: the whole row is one
+    block of ``RBLOCK`` (the next power of two) lanes, masked by ``rmask``. Every inner
+    value is computed once and stays live for the later passes (softmax's ``exp(x - max)``
+    is computed in pass 2 and reused by pass 3: what the C++ row cache does, for free);
+  - *looped* otherwise: each pass is a ``for roffset in range(0, rnumel, RBLOCK)`` loop that
+    keeps ``RBLOCK`` partial accumulators and recomputes the inner values it needs (a long
+    row does not fit in registers), like the C++ lane loops without the row cache. The
+    partials are combined by a tree reduction after the loop.
+
+  Passes follow the scheduler's semantics exactly: pass ``p`` computes the reductions with
+  ``pass_no == p`` and the element stores of that pass; outer values are computed as soon as
+  the reductions they read are done; outer stores follow their pass.
+
+Index expressions
+-----------------
+Loop variables ``o<i>`` / ``r<i>`` are replaced by the unravelled flat index
+(``xindex // 8 % 4`` ...) and the expression is re-simplified by `scheduler.indexing`, so a
+contiguous access collapses back to ``xindex`` (its recombination rule) and a permuted one
+keeps only the divisions it needs. `texpr` prints the result for Triton: ``//`` and ``%``
+where the dividend is provably non-negative (Triton's integer division truncates like C),
+``_lt_floordiv`` / ``_lt_floormod`` otherwise, clamps as ``tl.minimum(tl.maximum(...))``.
+Gathered indices (``Dyn`` terms) are the kernel values they name. Indices are int32 unless
+some buffer or expression can reach 2**31, then int64.
+
+Semantics mirrored from the C++ lowering (`codegen/cpp_ops.py`, ``lazytorch_runtime.h``)
+---------------------------------------------------------------------------------------
+NaN-propagating max/min (and their reductions), first-index-wins argmax/argmin with NaN
+winning, Python-style integer ``//`` and ``%``, integer powers with torch's rules, C casts
+(float -> int truncates, ``!= 0`` for bool), float16 computed in float32 and rounded after
+every primitive, small integer types wrapping. Float32 division and square root use the
+correctly rounded ``tl.div_rn`` / ``tl.sqrt_rn`` (plain ``/`` is approximate on NVIDIA).
+Transcendentals without a ``tl`` builtin are written out so that they run everywhere,
+including ``TRITON_INTERPRET=1`` (no libdevice): ``expm1``/``log1p`` by Kahan's
+cancellation trick, ``tanh`` from ``expm1``, ``atan``/``atan2`` by the Cephes rational
+approximation in float64, ``pow`` as ``exp(b*log|a|)`` in float64 with C99's special cases
+(float64 results may differ from libm by a few ulps times ``|b*log a|``).
+
+Errors a kernel finds (an out-of-range gathered index, an integer division by zero) are
+reported as in the C++ runtime: the first report claims ``err[0] = instruction + 1`` with a
+compare-and-swap and fills ``err[1:5]`` (kind, details); the offending lane reads element 0
+or yields 0, so later kernels stay in bounds. The host checks ``err`` once after ``run``.
+
+Scalar slots (Python numbers the program takes) are read from two small device arrays,
+``ia`` (int64) and ``fa`` (float64), like the C++ ``ia``/``fa``: a Python float kernel
+argument would be typed float32 by Triton, losing float64 scalars, and varying integer
+arguments would be re-specialized. Sizes (``xnumel``, ``rnumel``) are kernel arguments;
+block sizes are ``tl.constexpr``.
+
+Not supported yet (`TritonLoweringMissing`, a NotImplementedError naming the kernel or op
+and "triton backend"): extern calls (matmul, argsort), scan (cumsum) and scatter kernels,
+random numbers (``rand``), stores that accumulate (scatter-add/multiply), and primitives
+outside the table below.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from lazytorch.ir import dtypes as dt
+from lazytorch.ir.node import format_loc
+from lazytorch.scheduler.indexing import Clamp, Expr, FloorDiv, Mod, Var, unravel
+from lazytorch.scheduler.indexing import _Dyn as DynTerm  # term types, to print them
+from lazytorch.scheduler.indexing import _Var as VarTerm
+from lazytorch.scheduler.kernel import Extern, Kernel, KVal, Reduce, Schedule, Store
+
+__all__ = [
+    "LOOP_RBLOCK",
+    "MAX_XBLOCK",
+    "PERSISTENT_MAX",
+    "TritonLoweringMissing",
+    "generate",
+    "kernel_names",
+]
+
+PERSISTENT_MAX = 4096  # row elements up to which a reduction keeps its whole row in one block
+LOOP_RBLOCK = 1024  # lanes per iteration of a looped reduction
+MAX_XBLOCK = 1024  # positions per program of a pointwise kernel
+INDENT = "    "
+
+# Storage types; compute types are the same except float16, computed in float32.
+TL = {
+    "bool": "tl.int1",
+    "uint8": "tl.uint8",
+    "int8": "tl.int8",
+    "int16": "tl.int16",
+    "int32": "tl.int32",
+    "int64": "tl.int64",
+    "float16": "tl.float16",
+    "float32": "tl.float32",
+    "float64": "tl.float64",
+}
+NARROW_INTS = (dt.int8, dt.uint8, dt.int16, dt.int32)
+COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+REDUCE_KINDS = ("sum", "prod", "max", "min", "argmax", "argmin")
+
+
+class TritonLoweringMissing(NotImplementedError):
+    """Something in the schedule the Triton lowering does not handle yet (names it)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"triton backend: {what} is not supported yet; run this program with "
+            "lazytorch.backend('cpp') or lazytorch.backend('interpreter') meanwhile"
+        )
+        self.what = what
+
+
+def compute_tl(d: dt.DType) -> str:
+    return "tl.float32" if d is dt.float16 else TL[d.name]
+
+
+def storage_tl(d: dt.DType) -> str:
+    return TL[d.name]
+
+
+# -- helpers the kernels call ---------------------------------------------------------------
+# name -> (source, helpers it calls). Only the helpers a module uses are emitted.
+HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "_lt_floordiv": (
+        '''@triton.jit
+def _lt_floordiv(a, k):
+    """Floor division of an index that may be negative by a positive constant."""
+    q = a // k  # truncates toward zero, like C
+    return tl.where((a % k != 0) & (a < 0), q - 1, q)''',
+        (),
+    ),
+    "_lt_floormod": (
+        '''@triton.jit
+def _lt_floormod(a, k):
+    """Python's a % k (in [0, k)) of an index that may be negative."""
+    r = a % k  # has the sign of a, like C
+    return tl.where(r < 0, r + k, r)''',
+        (),
+    ),
+    "_lt_report": (
+        '''@triton.jit
+def _lt_report(err, bad, instr, kind, a, size, axis):
+    """Record the first failure of the program in err, as lt::report (a block of lanes)."""
+    if tl.max(bad.to(tl.int32), 0) > 0:
+        # any failing lane's value will do: the largest one
+        worst = tl.max(tl.where(bad, a, tl.min(a, 0)), 0)
+        _lt_report1(err, instr, kind, worst, size, axis)''',
+        ("_lt_report1",),
+    ),
+    "_lt_report1": (
+        '''@triton.jit
+def _lt_report1(err, instr, kind, a, size, axis):
+    """err[0] = instr + 1 unless an earlier failure claimed it; then the details."""
+    if tl.atomic_cas(err, 0, instr + 1) == 0:
+        tl.store(err + 1, kind)
+        tl.store(err + 2, a)
+        tl.store(err + 3, size)
+        tl.store(err + 4, axis)''',
+        (),
+    ),
+    "_lt_div": (
+        '''@triton.jit
+def _lt_div(a, b):
+    """Correctly rounded division (plain / is approximate for float32 on NVIDIA)."""
+    if a.dtype == tl.float32:
+        q = tl.div_rn(a, b)
+    else:
+        q = a / b
+    return q''',
+        (),
+    ),
+    "_lt_signbit": (
+        '''@triton.jit
+def _lt_signbit(x):
+    """The sign bit of a float (true for -0.0 and negative NaNs)."""
+    if x.dtype == tl.float64:
+        s = x.to(tl.int64, bitcast=True) < 0
+    else:
+        s = x.to(tl.int32, bitcast=True) < 0
+    return s''',
+        (),
+    ),
+    "_lt_maximum": (
+        '''@triton.jit
+def _lt_maximum(a, b):
+    """lt::maximum: NaN wins; of two equal values (+0, -0) the first."""
+    return tl.where((a != a) | (a > b), a, tl.where(b != b, b, tl.where(a == b, a, b)))''',
+        (),
+    ),
+    "_lt_minimum": (
+        '''@triton.jit
+def _lt_minimum(a, b):
+    """lt::minimum: NaN wins; of two equal values (+0, -0) the first."""
+    return tl.where((a != a) | (a < b), a, tl.where(b != b, b, tl.where(a == b, a, b)))''',
+        (),
+    ),
+    "_lt_max_combine": (
+        '''@triton.jit
+def _lt_max_combine(a, b):
+    """max reduction step: NaN wins (the C++ combine_expr)."""
+    return tl.where((a != a) | (a > b), a, b)''',
+        (),
+    ),
+    "_lt_min_combine": (
+        '''@triton.jit
+def _lt_min_combine(a, b):
+    """min reduction step: NaN wins (the C++ combine_expr)."""
+    return tl.where((a != a) | (a < b), a, b)''',
+        (),
+    ),
+    "_lt_mul_combine": (
+        """@triton.jit
+def _lt_mul_combine(a, b):
+    return a * b""",
+        (),
+    ),
+    "_lt_argmax_combine": (
+        '''@triton.jit
+def _lt_argmax_combine(v1, i1, v2, i2):
+    """lt::better_max: the larger value, the first NaN over numbers, the lower index on ties."""
+    nan1 = v1 != v1
+    nan2 = v2 != v2
+    take2 = tl.where(nan1, nan2 & (i2 < i1), nan2 | (v2 > v1) | ((v2 == v1) & (i2 < i1)))
+    return tl.where(take2, v2, v1), tl.where(take2, i2, i1)''',
+        (),
+    ),
+    "_lt_argmin_combine": (
+        '''@triton.jit
+def _lt_argmin_combine(v1, i1, v2, i2):
+    """lt::better_min: the smaller value, the first NaN over numbers, the lower index on ties."""
+    nan1 = v1 != v1
+    nan2 = v2 != v2
+    take2 = tl.where(nan1, nan2 & (i2 < i1), nan2 | (v2 < v1) | ((v2 == v1) & (i2 < i1)))
+    return tl.where(take2, v2, v1), tl.where(take2, i2, i1)''',
+        (),
+    ),
+    "_lt_sigmoid": (
+        '''@triton.jit
+def _lt_sigmoid(x):
+    """1 / (1 + exp(-x)), as the reference computes it."""
+    return _lt_div(tl.full([], 1, x.dtype), 1.0 + tl.exp(-x))''',
+        ("_lt_div",),
+    ),
+    "_lt_expm1": (
+        '''@triton.jit
+def _lt_expm1(x):
+    """exp(x) - 1, accurate near 0 (Kahan: the rounding error of u = exp(x) cancels)."""
+    u = tl.exp(x)
+    um1 = u - 1.0
+    r = tl.where(um1 == 0.0, x, um1 * _lt_div(x, tl.log(u)))  # x / log(u) ~ 1: no overflow
+    r = tl.where(um1 == -1.0, um1, r)
+    return tl.where(u == float("inf"), u, r)''',
+        ("_lt_div",),
+    ),
+    "_lt_log1p": (
+        '''@triton.jit
+def _lt_log1p(x):
+    """log(1 + x), accurate near 0 (Kahan: the rounding error of u = 1 + x cancels)."""
+    u = 1.0 + x
+    r = tl.where(u == 1.0, x, tl.log(u) * _lt_div(x, u - 1.0))
+    return tl.where(u == float("inf"), u, r)''',
+        ("_lt_div",),
+    ),
+    "_lt_tanh": (
+        '''@triton.jit
+def _lt_tanh(x):
+    """tanh from expm1(-2|x|) (no cancellation near 0, saturates to +-1)."""
+    e = _lt_expm1(-2.0 * tl.abs(x))
+    t = _lt_div(-e, e + 2.0)
+    return tl.where(x < 0, -t, tl.where(x == 0, x, t))''',
+        ("_lt_expm1", "_lt_div"),
+    ),
+    "_lt_atan": (
+        '''@triton.jit
+def _lt_atan(x):
+    """Cephes atan in float64 (rounded once for float32): |x| is reduced by tan(3pi/8) and
+    tan(pi/8)-ish (0.66) to a rational fit on [0, 0.66]."""
+    x64 = x.to(tl.float64)
+    ax = tl.abs(x64)
+    zero = tl.zeros_like(ax)
+    big = ax > 2.414213562373095
+    mid = ax > 0.66
+    z = tl.where(big, -1.0 / ax, tl.where(mid, (ax - 1.0) / (ax + 1.0), ax))
+    y = tl.where(big, zero + 1.5707963267948966, tl.where(mid, zero + 0.7853981633974483, zero))
+    more = tl.where(big, zero + 6.123233995736766e-17, tl.where(mid, zero + 3.061616997868383e-17, zero))
+    zz = z * z
+    p = (((-0.8750608600031904 * zz - 16.157537187333652) * zz - 75.00855792314705) * zz
+         - 122.88666844901361) * zz - 64.85021904942025
+    q = ((((zz + 24.858464901423062) * zz + 165.02700983169885) * zz + 432.88106049129027) * zz
+         + 485.3903996359137) * zz + 194.5506571482614
+    r = y + (z * zz * p / q + z + more)
+    r = tl.where(x64 < 0, -r, tl.where(x64 == 0, x64, r))
+    return r.to(x.dtype)''',
+        (),
+    ),
+    "_lt_atan2": (
+        '''@triton.jit
+def _lt_atan2(y, x):
+    """atan2 by octant from atan(min(|x|,|y|) / max(|x|,|y|)) in float64, C's signed zeros."""
+    y64 = y.to(tl.float64)
+    x64 = x.to(tl.float64)
+    ay = tl.abs(y64)
+    ax = tl.abs(x64)
+    swap = ay > ax
+    num = tl.where(swap, ax, ay)
+    den = tl.where(swap, ay, ax)
+    t = num / den
+    t = tl.where((num == 0) & (den == 0), num, t)  # 0/0: both zero
+    t = tl.where((num == float("inf")) & (den == float("inf")), tl.zeros_like(t) + 1.0, t)
+    r = _lt_atan(t)
+    r = tl.where(swap, 1.5707963267948966 - r, r)
+    r = tl.where(_lt_signbit(x64), 3.141592653589793 - r, r)
+    r = tl.where(_lt_signbit(y64), -r, r)
+    return r.to(y.dtype)''',
+        ("_lt_atan", "_lt_signbit"),
+    ),
+    "_lt_pow": (
+        '''@triton.jit
+def _lt_pow(a, b):
+    """C's pow: exp(b*log|a|) in float64 (rounded once for float32) with C99's special cases."""
+    a64 = a.to(tl.float64)
+    b64 = b.to(tl.float64)
+    one = tl.zeros_like(a64 * b64) + 1.0
+    mag = tl.exp(b64 * tl.log(tl.abs(a64)))
+    integral = tl.floor(b64) == b64
+    odd = integral & ((b64 - 2.0 * tl.floor(b64 * 0.5)) == 1.0)
+    r = tl.where(_lt_signbit(a64) & odd, -mag, mag)
+    # a finite negative base to a non-integral power has no real value
+    r = tl.where((a64 < 0) & (a64 > -float("inf")) & (integral == 0), mag * 0.0 + float("nan"), r)
+    r = tl.where(b64 == 0.0, one, r)
+    r = tl.where(a64 == 1.0, one, r)
+    r = tl.where((a64 == -1.0) & (tl.abs(b64) == float("inf")), one, r)
+    return r.to(a.dtype)''',
+        ("_lt_signbit",),
+    ),
+    "_lt_ipow": (
+        '''@triton.jit
+def _lt_ipow(a, b):
+    """lt::ipow: square-and-multiply in int64 (wraps like NumPy); a negative exponent gives
+    1 for a = 1, +-1 for a = -1 by parity, else 0 (torch's rule)."""
+    base = a.to(tl.int64)
+    e = tl.maximum(b.to(tl.int64), 0)
+    r = tl.zeros_like(base) + 1
+    for _ in range(63):
+        r = tl.where((e & 1) == 1, r * base, r)
+        base = base * base
+        e = e >> 1
+    odd = (b.to(tl.int64) & 1) == 1
+    special = tl.where(a == 1, 1, tl.where(a == -1, tl.where(odd, -1, 1), 0))
+    return tl.where(b < 0, special, r).to(a.dtype)''',
+        (),
+    ),
+    "_lt_rint": (
+        '''@triton.jit
+def _lt_rint(x):
+    """Round half to even (rint); -0.0 stays -0.0, as do negatives rounding to zero."""
+    f = tl.floor(x)
+    d = x - f
+    odd = (f - 2.0 * tl.floor(f * 0.5)) != 0.0
+    r = tl.where((d > 0.5) | ((d == 0.5) & odd), f + 1.0, f)
+    return tl.where(r == 0.0, x * 0.0, r)''',
+        (),
+    ),
+    "_lt_fremainder": (
+        '''@triton.jit
+def _lt_fremainder(a, b):
+    """NumPy's float remainder: fmod moved to b's sign; an exact zero takes b's sign."""
+    mod = a % b  # fmod: the sign of a
+    z = tl.zeros_like(mod)
+    out = tl.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+    out = tl.where(mod == 0, tl.where(_lt_signbit(b), -z, z), out)
+    return tl.where(b == 0, mod, out)''',
+        ("_lt_signbit",),
+    ),
+    "_lt_ffloordiv": (
+        '''@triton.jit
+def _lt_ffloordiv(a, b):
+    """NumPy's float floor division (npy_divmod), exact where floor(a / b) is not."""
+    mod = a % b
+    div = _lt_div(a - mod, b)
+    div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1.0, div)
+    fl = tl.floor(div)
+    fl = tl.where(div - fl > 0.5, fl + 1.0, fl)
+    q = _lt_div(a, b)
+    z = tl.zeros_like(q)
+    fl = tl.where(div == 0, tl.where(_lt_signbit(q), -z, z), fl)
+    return tl.where(b == 0, q, fl)''',
+        ("_lt_div", "_lt_signbit"),
+    ),
+    "_lt_ifloordiv": (
+        '''@triton.jit
+def _lt_ifloordiv(a, b):
+    """Python's a // b on integers; 0 where b == 0 (the caller reports it)."""
+    zero = b == 0
+    d = tl.where(zero, 1, b)
+    q = a // d  # truncates toward zero
+    q = tl.where(((a % d) != 0) & ((a < 0) != (d < 0)), q - 1, q)
+    return tl.where(zero, 0, q)''',
+        (),
+    ),
+    "_lt_iremainder": (
+        '''@triton.jit
+def _lt_iremainder(a, b):
+    """Python's a % b on integers (the sign of b); 0 where b == 0 (the caller reports it)."""
+    zero = b == 0
+    d = tl.where(zero, 1, b)
+    r = a % d  # the sign of a
+    r = tl.where((r != 0) & ((r < 0) != (d < 0)), r + d, r)
+    return tl.where(zero, 0, r)''',
+        (),
+    ),
+    "_lt_ifmod": (
+        '''@triton.jit
+def _lt_ifmod(a, b):
+    """C's a % b on integers; 0 where b == 0 (the caller reports it)."""
+    zero = b == 0
+    return tl.where(zero, 0, a % tl.where(zero, 1, b))''',
+        (),
+    ),
+}
+
+
+# -- index expressions ------------------------------------------------------------------------
+def texpr(e: Expr, used: set[str] | None = None) -> str:
+    """Triton source for index expression `e` (records the helpers it needs in `used`)."""
+    used = used if used is not None else set()
+    parts = []
+    for t in sorted(e.terms):
+        c = e.terms[t]
+        s = _term(t, used)
+        atom = isinstance(t, (VarTerm, DynTerm, Clamp))
+        if c == 1:
+            parts.append(s)
+        elif c == -1:
+            parts.append(f"-{s}" if atom else f"-({s})")
+        else:
+            parts.append(f"{s} * {c}" if atom else f"({s}) * {c}")
+    if e.const or not parts:
+        parts.append(str(e.const))
+    return " + ".join(parts).replace("+ -", "- ")
+
+
+def _term(t: Any, used: set[str]) -> str:
+    if isinstance(t, (VarTerm, DynTerm)):
+        return t.name
+    if isinstance(t, Clamp):
+        return f"tl.minimum(tl.maximum({texpr(t.e, used)}, {t.lo}), {t.hi})"
+    if isinstance(t, (FloorDiv, Mod)):
+        inner = texpr(t.e, used)
+        if t.e.range()[0] >= 0:  # non-negative: Triton's truncating // and % are floor ones
+            simple = len(t.e.terms) + (t.e.const != 0) <= 1 and all(
+                c == 1 for c in t.e.terms.values()
+            )
+            op = "//" if isinstance(t, FloorDiv) else "%"
+            return f"{inner if simple else f'({inner})'} {op} {t.k}"
+        fn = "_lt_floordiv" if isinstance(t, FloorDiv) else "_lt_floormod"
+        used.add(fn)
+        return f"{fn}({inner}, {t.k})"
+    raise TritonLoweringMissing(f"index term {t!r}")
+
+
+def _const_text(value: Any, d: dt.DType) -> str:
+    """A typed scalar constant (Triton would type a bare Python literal by its own rules)."""
+    if d is dt.bool_:
+        return f"tl.full([], {1 if value else 0}, tl.int1)"
+    if not d.is_floating_point:
+        return f"tl.full([], {int(value)}, {TL[d.name]})"
+    v = float(value)
+    if math.isnan(v):
+        text = 'float("nan")'
+    elif math.isinf(v):
+        text = 'float("inf")' if v > 0 else '-float("inf")'
+    else:
+        if d is not dt.float64:
+            import numpy as np
+
+            v = float(np.asarray(v, dtype=d.np))  # the value as the reference rounds it
+        text = repr(v)
+    return f"tl.full([], {text}, {compute_tl(d)})"
+
+
+def _init_text(r_kind: str, src: dt.DType) -> str:
+    """The identity of a reduction, as a Python literal (typed by the tensor it meets)."""
+    if r_kind == "sum":
+        return "0"
+    if r_kind == "prod":
+        return "1"
+    is_max = r_kind in ("max", "argmax")
+    if src is dt.bool_:
+        return "0" if is_max else "1"  # bool values are reduced as int8
+    if src.is_floating_point:
+        return '-float("inf")' if is_max else 'float("inf")'
+    bits = src.itemsize * 8
+    if src.is_signed:
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    else:
+        lo, hi = 0, (1 << bits) - 1
+    return str(lo if is_max else hi)
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def _prod(xs: Iterable[int]) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+# -- kernels -----------------------------------------------------------------------------------
+class _KernelWriter:
+    """Writes one schedule Kernel as a @triton.jit function (see the module docstring)."""
+
+    def __init__(self, sched: Schedule, k: Kernel, used: set[str]) -> None:
+        self.sched = sched
+        self.k = k
+        self.used = used  # helpers the module must define
+        self._check_supported()
+        self.reduction = k.kind == "reduction"
+        self.xnumel = _prod(k.outer)
+        self.rnumel = _prod(k.inner) if self.reduction else 1
+        self.persistent = self.rnumel <= PERSISTENT_MAX
+        if self.reduction:
+            self.rblock = _next_pow2(self.rnumel) if self.persistent else LOOP_RBLOCK
+            self.xblock = 1
+        else:
+            self.rblock = 1
+            self.xblock = min(_next_pow2(self.xnumel), MAX_XBLOCK)
+        # o<i> and r<i> as functions of the flat indices: contiguous accesses simplify back
+        mapping: dict[str, Expr] = {}
+        for i, e in enumerate(unravel(Var("xindex", self.xnumel), k.outer)):
+            mapping[f"o{i}"] = e
+        if self.reduction:
+            for i, e in enumerate(unravel(Var("rindex", self.rnumel), k.inner)):
+                mapping[f"r{i}"] = e
+        self.mapping = mapping
+        reach = max([self.xnumel * self.rnumel] + [self.sched.buffers[b].numel for b in self.bufs])
+        for e in self._all_exprs():
+            lo, hi = e.substitute(mapping).range()
+            reach = max(reach, abs(lo) if lo > -math.inf else 0, hi if hi < math.inf else 0)
+        self.wide = reach >= 2**31 - 1
+        self.uses_ia = any(v.op == "scalar" and not v.dtype.is_floating_point for v in k.values)
+        self.uses_fa = any(v.op == "scalar" and v.dtype.is_floating_point for v in k.values)
+        self.uses_err = any(
+            v.op == "check"
+            or (
+                v.op == "prim"
+                and v.attr[0] in ("floordiv", "remainder", "fmod")
+                and not v.dtype.is_floating_point
+            )
+            for v in k.values
+        )
+        # whether each value is a block (varies across lanes) or a scalar of the program
+        self.block: dict[int, bool] = {}
+        for v in k.values:
+            self.block[v.id] = self._is_block(v)
+
+    # -- what is supported ---------------------------------------------------------------------
+    def _check_supported(self) -> None:
+        k = self.k
+        where = k.describe()
+        if k.kind not in ("pointwise", "reduction"):
+            raise TritonLoweringMissing(f"{k.kind} kernel {where!r}")
+        for v in k.values:
+            if v.op == "rand":
+                raise TritonLoweringMissing(f"random numbers (op 'rand' in kernel {where!r})")
+            if v.op not in (
+                "load",
+                "scalar",
+                "const",
+                "index",
+                "inrange",
+                "prim",
+                "select",
+                "acc",
+                "check",
+                "after",
+            ):
+                raise TritonLoweringMissing(f"kernel value op {v.op!r} (kernel {where!r})")
+            if v.op == "prim" and v.attr[0] not in SUPPORTED_PRIMS:
+                raise TritonLoweringMissing(f"primitive {v.attr[0]!r} (kernel {where!r})")
+        for r in k.reductions:
+            if r.kind not in REDUCE_KINDS:
+                raise TritonLoweringMissing(f"reduction {r.kind!r} (kernel {where!r})")
+        for s in k.stores:
+            if s.mode != "set":
+                raise TritonLoweringMissing(f"store mode {s.mode!r} (kernel {where!r})")
+
+    @property
+    def bufs(self) -> list[int]:
+        return sorted(self.k.reads | self.k.writes)
+
+    def _all_exprs(self) -> list[Expr]:
+        out = []
+        for v in self.k.values:
+            if v.op == "load":
+                out.append(v.attr[1])
+            elif v.op == "inrange":
+                out.append(v.attr[0])
+            elif v.op == "index":
+                out.append(v.attr)
+        out += [s.index for s in self.k.stores]
+        return out
+
+    def expr(self, e: Expr) -> str:
+        return texpr(e.substitute(self.mapping), self.used)
+
+    def expr_is_block(self, e: Expr) -> bool:
+        for name in e.substitute(self.mapping).vars():
+            if name == "rindex" or (name == "xindex" and not self.reduction):
+                return True
+            if name.startswith("v") and self.block.get(int(name[1:]), False):
+                return True
+        return False
+
+    def _is_block(self, v: KVal) -> bool:
+        if v.op == "load":
+            return self.expr_is_block(v.attr[1])
+        if v.op == "inrange":
+            return self.expr_is_block(v.attr[0])
+        if v.op == "index":
+            return self.expr_is_block(v.attr)
+        if v.op in ("scalar", "const", "acc"):
+            return False
+        return any(self.block[a] for a in v.args)
+
+    def mask_for(self, v_inner: bool) -> str | None:
+        if not self.reduction:
+            return "xmask"
+        return "rmask" if v_inner else None
+
+    # -- values ----------------------------------------------------------------------------------
+    def ref(self, vid: int) -> str:
+        v = self.k.values[vid]
+        return f"a{v.attr}" if v.op == "acc" else f"v{vid}"
+
+    def value_lines(self, v: KVal) -> list[str]:
+        """The statements computing value `v` (empty for accumulators)."""
+        a = [self.ref(x) for x in v.args]
+        ct = compute_tl(v.dtype)
+        mask = self.mask_for(v.inner) if self.block[v.id] else None
+        if v.op == "acc":
+            return []
+        if v.op == "load":
+            bid, idx = v.attr
+            at = self.expr(idx)
+            ptr = f"b{bid} + {self._paren(at)}" if at != "0" else f"b{bid}"
+            text = f"tl.load({ptr}, mask={mask}, other=0)" if mask else f"tl.load({ptr})"
+            if v.dtype is dt.float16:
+                text += ".to(tl.float32)"
+            return [f"v{v.id} = {text}"]
+        if v.op == "scalar":
+            src = "fa" if v.dtype.is_floating_point else "ia"
+            text = f"tl.load({src} + {v.attr})"
+            if v.dtype is dt.bool_:
+                return [f"v{v.id} = {text} != 0"]
+            if v.dtype is dt.float16:
+                return [f"v{v.id} = {text}.to(tl.float16).to(tl.float32)"]
+            if v.dtype in (dt.float64, dt.int64):
+                return [f"v{v.id} = {text}"]
+            return [f"v{v.id} = {text}.to({ct})"]
+        if v.op == "const":
+            return [f"v{v.id} = {_const_text(v.attr, v.dtype)}"]
+        if v.op == "index":
+            e = v.attr.substitute(self.mapping)
+            if e.is_const():
+                return [f"v{v.id} = tl.full([], {e.const}, tl.int64)"]
+            return [f"v{v.id} = ({self.expr(v.attr)}).to(tl.int64)"]
+        if v.op == "inrange":
+            e, lo, hi = v.attr
+            es = e.substitute(self.mapping)
+            if es.is_const():
+                return [f"v{v.id} = tl.full([], {int(lo <= es.const <= hi)}, tl.int1)"]
+            c = self._paren(self.expr(e))
+            return [f"v{v.id} = ({c} >= {lo}) & ({c} <= {hi})"]
+        if v.op == "select":
+            return [f"v{v.id} = tl.where({a[0]}, {a[1]}, {a[2]})"]
+        if v.op == "after":
+            return [f"v{v.id} = {a[0]}  # after the check v{v.args[1]}"]
+        if v.op == "check":
+            size, origin, axis = v.attr
+            i = a[0]
+            lines = [f"v{v.id}_bad = ({i} < 0) | ({i} >= {size})"]
+            lines += self.report(f"v{v.id}_bad", v.id, origin, 1, i, str(size), str(axis))
+            # an out-of-range index reads element 0 instead (lt::checked_index)
+            lines.append(f"v{v.id} = tl.where(v{v.id}_bad, 0, {i})")
+            return lines
+        if v.op == "prim":
+            name, params = v.attr[0], dict(v.attr[1])
+            origin = v.attr[2] if len(v.attr) > 2 else -1
+            in_dtypes = [self.k.values[x].dtype for x in v.args]
+            lines = []
+            if name in ("floordiv", "remainder", "fmod") and not v.dtype.is_floating_point:
+                lines.append(f"v{v.id}_bad = {a[1]} == 0")
+                # (the details of a division by zero are zeros: the divisor where it failed)
+                zero = f"{a[1]}.to(tl.int64)" if self.block[v.id] else "0"
+                lines += self.report(f"v{v.id}_bad", v.id, origin, 2, zero, "0", "0")
+            rhs = self.lower(name, a, in_dtypes, v.dtype, params)
+            lines.append(f"v{v.id} = {rhs}")
+            return lines
+        raise TritonLoweringMissing(f"kernel value op {v.op!r}")
+
+    def report(
+        self, bad: str, vid: int, origin: int, kind: int, a: str, size: str, axis: str
+    ) -> list[str]:
+        if self.block[vid]:
+            mask = self.mask_for(self.k.values[vid].inner)
+            self.used.add("_lt_report")
+            cond = f"{bad} & {mask}" if mask else bad
+            return [f"_lt_report(err, {cond}, {origin}, {kind}, {a}, {size}, {axis})"]
+        self.used.add("_lt_report1")
+        return [
+            f"if {bad}:",
+            f"{INDENT}_lt_report1(err, {origin}, {kind}, {a}, {size}, {axis})",
+        ]
+
+    @staticmethod
+    def _paren(text: str) -> str:
+        return text if text.replace("_", "").isalnum() else f"({text})"
+
+    def helper(self, name: str) -> str:
+        self.used.add(name)
+        return name
+
+    def lower(
+        self, name: str, a: list[str], in_dtypes: list[dt.DType], out: dt.DType, params: dict
+    ) -> str:
+        """The Triton expression for primitive `name` (result in `out`'s compute type)."""
+        if name == "cast":
+            src = in_dtypes[0]
+            if out is dt.bool_:
+                return f"{a[0]} != 0"
+            if out is dt.float16:
+                return f"{a[0]}.to(tl.float16).to(tl.float32)"
+            if src is dt.float16 and out is dt.float32:
+                return a[0]
+            return f"{a[0]}.to({TL[out.name]})"
+        if name == "where":
+            return f"tl.where({a[0]}, {a[1]}, {a[2]})"
+        d = in_dtypes[0]
+        if len(a) == 1:
+            expr = self._unary(name, a[0], d)
+        else:
+            expr = self._binary(name, a[0], a[1], d)
+        if name in COMPARE:
+            return expr
+        if out is dt.float16:
+            return f"({expr}).to(tl.float16).to(tl.float32)"  # round after every primitive
+        if out in NARROW_INTS:
+            return f"({expr}).to({TL[out.name]})"  # wrap around like NumPy
+        return expr
+
+    def _unary(self, name: str, x: str, d: dt.DType) -> str:
+        flt = d.is_floating_point
+        if name in ("exp", "log", "sin", "cos", "erf"):
+            return f"tl.{name}({x})"
+        if name == "sqrt":
+            return f"tl.sqrt({x})" if d is dt.float64 else f"tl.sqrt_rn({x})"
+        if name in ("tanh", "sigmoid", "atan", "log1p", "expm1"):
+            return f"{self.helper('_lt_' + name)}({x})"
+        if name == "neg":
+            return f"-{x}"
+        if name == "abs":
+            if flt or d.is_signed:
+                return f"tl.abs({x})"
+            return x
+        if name in ("floor", "ceil"):
+            return f"tl.{name}({x})" if flt else x
+        if name == "round":
+            return f"{self.helper('_lt_rint')}({x})" if flt else x
+        if name == "bitwise_not":
+            return f"{x} == 0" if d is dt.bool_ else f"~{x}"
+        raise TritonLoweringMissing(f"primitive {name!r}")
+
+    def _binary(self, name: str, x: str, y: str, d: dt.DType) -> str:
+        flt = d.is_floating_point
+        boolean = d is dt.bool_
+        if name in COMPARE:
+            return f"{x} {COMPARE[name]} {y}"
+        if name == "add":
+            return f"{x} | {y}" if boolean else f"{x} + {y}"
+        if name == "sub":
+            return f"{x} - {y}"
+        if name == "mul":
+            return f"{x} & {y}" if boolean else f"{x} * {y}"
+        if name == "div":
+            return f"{x} / {y}" if d is dt.float64 else f"tl.div_rn({x}, {y})"
+        if name in ("maximum", "minimum"):
+            if boolean:
+                return f"{x} | {y}" if name == "maximum" else f"{x} & {y}"
+            if flt:
+                return f"{self.helper('_lt_' + name)}({x}, {y})"
+            return f"tl.{name}({x}, {y})"
+        if name == "pow":
+            return f"{self.helper('_lt_pow' if flt else '_lt_ipow')}({x}, {y})"
+        if name == "atan2":
+            return f"{self.helper('_lt_atan2')}({x}, {y})"
+        if name == "floordiv":
+            return f"{self.helper('_lt_ffloordiv' if flt else '_lt_ifloordiv')}({x}, {y})"
+        if name == "remainder":
+            return f"{self.helper('_lt_fremainder' if flt else '_lt_iremainder')}({x}, {y})"
+        if name == "fmod":
+            return f"{x} % {y}" if flt else f"{self.helper('_lt_ifmod')}({x}, {y})"
+        if name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+            op = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}[name]
+            return f"{x} {op} {y}"
+        raise TritonLoweringMissing(f"primitive {name!r}")
+
+    # -- dependency walks (as the C++ writer's) --------------------------------------------------
+    def closure(self, roots: list[int], want_inner: bool) -> list[int]:
+        """Values of one level that `roots` depend on, in order (stopping at accumulators)."""
+        seen: set[int] = set()
+        need: list[int] = []
+        stack = list(roots)
+        vals = self.k.values
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            v = vals[x]
+            if v.op == "acc":
+                continue
+            if v.inner == want_inner:
+                need.append(x)
+            stack.extend(v.args)
+            stack.extend(self._dyn_refs(v))
+        return sorted(need)
+
+    @staticmethod
+    def _dyn_refs(v: KVal) -> list[int]:
+        e = None
+        if v.op == "load":
+            e = v.attr[1]
+        elif v.op == "inrange":
+            e = v.attr[0]
+        elif v.op == "index":
+            e = v.attr
+        if e is None:
+            return []
+        return [int(n[1:]) for n in e.vars() if n.startswith("v")]
+
+    @staticmethod
+    def store_deps(s: Store) -> list[int]:
+        return [s.value] + [int(n[1:]) for n in s.index.vars() if n.startswith("v")]
+
+    def ready(self, vid: int, after_pass: int) -> bool:
+        """Whether an outer value's reductions have all been computed by `after_pass`."""
+        stack, seen = [vid], set()
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            v = self.k.values[x]
+            if v.op == "acc" and self.k.reductions[v.attr].pass_no > after_pass:
+                return False
+            stack.extend(v.args)
+            stack.extend(self._dyn_refs(v))
+        return True
+
+    def emit(self, ids: list[int], out: list[str], depth: int, done: set[int]) -> None:
+        for x in ids:
+            if x in done:
+                continue
+            done.add(x)
+            out += [INDENT * depth + line for line in self.value_lines(self.k.values[x])]
+
+    def store_line(self, s: Store) -> str:
+        b = self.sched.buffers[s.buffer]
+        val = self.ref(s.value)
+        vd = self.k.values[s.value].dtype
+        if vd is not b.dtype or b.dtype is dt.float16:
+            val = f"{val}.to({storage_tl(b.dtype)})"
+        idx = self.expr(s.index)
+        level_block = "xindex" if not self.reduction else ("rindex" if s.inner else None)
+        if level_block is None:  # one outer point: a scalar store
+            return f"tl.store(b{s.buffer} + {self._paren(idx)}, {val})"
+        if not self.expr_is_block(s.index):
+            # the same element from every lane (a 0-d output): give the pointer the block shape
+            idx = f"{self._paren(idx)} + tl.zeros_like({level_block})"
+        mask = "xmask" if not self.reduction else "rmask"
+        return f"tl.store(b{s.buffer} + {self._paren(idx)}, {val}, mask={mask})"
+
+    # -- the function ----------------------------------------------------------------------------
+    def signature(self) -> list[str]:
+        args = [f"b{b}" for b in self.bufs]
+        if self.uses_ia:
+            args.append("ia")
+        if self.uses_fa:
+            args.append("fa")
+        if self.uses_err:
+            args.append("err")
+        args.append("xnumel")
+        if self.reduction:
+            args += ["rnumel", "RBLOCK: tl.constexpr"]
+        else:
+            args.append("XBLOCK: tl.constexpr")
+        return args
+
+    def function(self) -> list[str]:
+        k = self.k
+        out = [f"# {k.describe()}"]
+        locs = sorted({format_loc(loc) for loc in k.locs})
+        if locs:
+            out.append(f"#   from {', '.join(locs)}")
+        if self.reduction:
+            mode = (
+                f"persistent: the whole row ({self.rnumel}) in one block"
+                if self.persistent
+                else f"looped: rows of {self.rnumel} in blocks of {self.rblock}"
+            )
+            out.append(f"#   one program per output row; {mode}")
+        out.append("@triton.jit")
+        out.append(f"def {k.name}({', '.join(self.signature())}):")
+        body = self.pointwise() if not self.reduction else self.reduce_body()
+        out += [INDENT + line if line else "" for line in body]
+        return out
+
+    def _pid(self) -> str:
+        return "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
+
+    def pointwise(self) -> list[str]:
+        k = self.k
+        out = [
+            f"xindex = {self._pid()} * XBLOCK + tl.arange(0, XBLOCK)",
+            "xmask = xindex < xnumel",
+        ]
+        roots = [x for s in k.stores for x in self.store_deps(s)]
+        done: set[int] = set()
+        self.emit(self.closure(roots, False), out, 0, done)
+        for s in k.stores:
+            out.append(self.store_line(s))
+        return out
+
+    def reduce_body(self) -> list[str]:
+        k = self.k
+        out = [f"xindex = {self._pid()}  # this program's output row"]
+        if self.persistent:
+            out += ["rindex = tl.arange(0, RBLOCK)", "rmask = rindex < rnumel"]
+        done_outer: set[int] = set()
+        done_inner: set[int] = set()  # persistent: inner values stay live across passes
+
+        def emit_outer(roots: list[int], ready: int) -> None:
+            ids = [x for x in self.closure(roots, False) if self.ready(x, ready)]
+            self.emit(ids, out, 0, done_outer)
+
+        for p in range(1, k.npasses + 1):
+            reds = [r for r in k.reductions if r.pass_no == p]
+            stores = [s for s in k.stores if s.inner and s.pass_no == p]
+            roots = [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+            what = ", ".join(f"{r.kind} a{r.id}" for r in reds) or "stores"
+            out.append(f"# pass {p}: {what}")
+            emit_outer(roots, p - 1)
+            if self.persistent:
+                self.emit(self.closure(roots, True), out, 0, done_inner)
+                for r in reds:
+                    out += self.reduce_block(r)
+                for s in stores:
+                    out.append(self.store_line(s))
+            else:
+                self.looped_pass(reds, stores, roots, out)
+            for s in k.stores:
+                if not s.inner and s.pass_no == p:
+                    emit_outer(self.store_deps(s), p)
+                    out.append(self.store_line(s))
+        for s in k.stores:
+            if not s.inner and s.pass_no == 0:
+                emit_outer(self.store_deps(s), 0)
+                out.append(self.store_line(s))
+        return out
+
+    # reductions
+    def _red_input(self, r: Reduce) -> tuple[str, dt.DType]:
+        """The masked block a reduction consumes, and the dtype it is reduced in."""
+        src = self.k.values[r.value].dtype
+        v = self.ref(r.value)
+        if src is dt.bool_:
+            v, src_t = f"{v}.to(tl.int8)", dt.int8
+        else:
+            src_t = src
+        return f"tl.where(rmask, {v}, {_init_text(r.kind, src)})", src_t
+
+    def _finish(self, r: Reduce, text: str, have: dt.DType) -> str:
+        """The accumulated `text` (of dtype `have`) as the reduction's result dtype."""
+        src = self.k.values[r.value].dtype
+        if src is dt.bool_ and r.kind in ("sum", "prod", "max", "min"):
+            text, have = f"{text} != 0", dt.bool_  # or / and of bools (lt's bool combine)
+        if r.dtype is dt.float16:
+            return f"({text}).to(tl.float16).to(tl.float32)"
+        if have is r.dtype or (have is dt.float16 and r.dtype is dt.float32):
+            return text
+        return f"({text}).to({TL[r.dtype.name]})"
+
+    def reduce_block(self, r: Reduce) -> list[str]:
+        """Persistent: reduce the row's block to the accumulator a<id>."""
+        if r.kind in ("argmax", "argmin"):
+            # (value, position) pairs; the position is the flat inner index
+            x, _ = self._red_input(r)
+            fn = self.helper(f"_lt_{r.kind}_combine")
+            return [
+                f"_, a{r.id} = tl.reduce(({x}, rindex), 0, {fn})",
+                f"a{r.id} = a{r.id}.to(tl.int64)",
+            ]
+        return [f"a{r.id} = {self.reduce_expr(r)}"]
+
+    def reduce_expr(self, r: Reduce) -> str:
+        x, src_t = self._red_input(r)
+        kind = self._kind(r)
+        if kind == "sum":
+            text = f"tl.sum({x}, 0)"
+            if src_t in (dt.int8, dt.uint8, dt.int16):
+                text += f".to({TL[src_t.name]})"  # tl.sum widens; C accumulates in the type
+            return self._finish(r, text, src_t)
+        if kind == "prod":
+            return self._finish(r, f"tl.reduce({x}, 0, {self.helper('_lt_mul_combine')})", src_t)
+        if src_t.is_floating_point:  # max / min
+            return self._finish(
+                r, f"tl.reduce({x}, 0, {self.helper(f'_lt_{kind}_combine')})", src_t
+            )
+        return self._finish(r, f"tl.{kind}({x}, 0)", src_t)
+
+    def _kind(self, r: Reduce) -> str:
+        """The reduction as computed: bool sum / prod are or / and, i.e. max / min."""
+        if self.k.values[r.value].dtype is dt.bool_:
+            return {"sum": "max", "prod": "min"}.get(r.kind, r.kind)
+        return r.kind
+
+    def looped_pass(
+        self, reds: list[Reduce], stores: list[Store], roots: list[int], out: list[str]
+    ) -> None:
+        for r in reds:
+            _, src_t = self._red_input(r)
+            init = _init_text(r.kind, self.k.values[r.value].dtype)
+            acc_t = compute_tl(src_t)
+            out.append(f"a{r.id}_acc = tl.full([RBLOCK], {init}, {acc_t})")
+            if r.kind in ("argmax", "argmin"):
+                idx_t = "tl.int64" if self.wide else "tl.int32"
+                out.append(f"a{r.id}_pos = tl.full([RBLOCK], rnumel, {idx_t})")
+        out.append("for roffset in range(0, rnumel, RBLOCK):")
+        d = 1
+        out.append(INDENT * d + "rindex = roffset + tl.arange(0, RBLOCK)")
+        out.append(INDENT * d + "rmask = rindex < rnumel")
+        self.emit(self.closure(roots, True), out, d, set())
+        for r in reds:
+            x, src_t = self._red_input(r)
+            kind = self._kind(r)
+            acc = f"a{r.id}_acc"
+            if kind == "sum":
+                step = f"{acc} + {x}"
+            elif kind == "prod":
+                step = f"{acc} * {x}"
+            elif kind in ("max", "min"):
+                step = (
+                    f"{self.helper(f'_lt_{kind}_combine')}({acc}, {x})"
+                    if src_t.is_floating_point
+                    else f"tl.{'maximum' if kind == 'max' else 'minimum'}({acc}, {x})"
+                )
+            else:
+                fn = self.helper(f"_lt_{kind}_combine")
+                out.append(
+                    INDENT * d + f"{acc}, a{r.id}_pos = {fn}({acc}, a{r.id}_pos, {x}, rindex)"
+                )
+                continue
+            out.append(INDENT * d + f"{acc} = {step}")
+        for s in stores:
+            out.append(INDENT * d + self.store_line(s))
+        # after the loop: combine the RBLOCK partial accumulators (a tree reduction)
+        for r in reds:
+            _, src_t = self._red_input(r)
+            kind = self._kind(r)
+            acc = f"a{r.id}_acc"
+            if kind == "sum":
+                total = f"tl.sum({acc}, 0)"
+                if src_t in (dt.int8, dt.uint8, dt.int16):
+                    total += f".to({TL[src_t.name]})"  # tl.sum widens; C accumulates in the type
+            elif kind == "prod":
+                total = f"tl.reduce({acc}, 0, {self.helper('_lt_mul_combine')})"
+            elif kind in ("max", "min"):
+                total = (
+                    f"tl.reduce({acc}, 0, {self.helper(f'_lt_{kind}_combine')})"
+                    if src_t.is_floating_point
+                    else f"tl.{kind}({acc}, 0)"
+                )
+            else:
+                fn = self.helper(f"_lt_{kind}_combine")
+                out.append(f"_, a{r.id} = tl.reduce(({acc}, a{r.id}_pos), 0, {fn})")
+                out.append(f"a{r.id} = a{r.id}.to(tl.int64)")
+                continue
+            out.append(f"a{r.id} = {self._finish(r, total, src_t)}")
+
+    def launch(self) -> str:
+        args = [f"bufs[{b}]" for b in self.bufs]
+        if self.uses_ia:
+            args.append("ia")
+        if self.uses_fa:
+            args.append("fa")
+        if self.uses_err:
+            args.append("err")
+        args.append(str(self.xnumel))
+        if self.reduction:
+            args += [str(self.rnumel), f"RBLOCK={self.rblock}"]
+            grid = str(self.xnumel)
+        else:
+            args.append(f"XBLOCK={self.xblock}")
+            grid = str(-(-self.xnumel // self.xblock))
+        return f"{self.k.name}[({grid},)]({', '.join(args)})"
+
+
+SUPPORTED_PRIMS = frozenset(
+    """cast where exp log sqrt sin cos tanh sigmoid erf atan log1p expm1 neg abs floor ceil
+    round bitwise_not add sub mul div maximum minimum pow atan2 floordiv remainder fmod
+    bitwise_and bitwise_or bitwise_xor eq ne lt le gt ge""".split()
+)
+
+
+def _helper_order(used: set[str]) -> list[str]:
+    """The helpers `used` needs, each after the ones it calls."""
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        for dep in HELPERS[name][1]:
+            visit(dep)
+        order.append(name)
+
+    for name in sorted(used):
+        visit(name)
+    return order
+
+
+def kernel_names(source: str) -> list[str]:
+    """The schedule kernels a generated module defines (helpers excluded)."""
+    import re
+
+    return re.findall(r"^@triton\.jit\ndef (k\w*)\(", source, flags=re.M)
+
+
+def generate(sched: Schedule, title: str = "") -> str:
+    """The Python module (source) running `sched` with Triton; its entry point is ``run``.
+
+    ``run(bufs, ia, fa, err)`` takes a mapping buffer id -> device buffer (program inputs,
+    outputs and temporaries, each its own allocation), the int64 and float64 scalar-slot
+    arrays, and an int64[5] error array (zeros). Raises `TritonLoweringMissing` for what
+    this backend does not lower yet.
+    """
+    used: set[str] = set()
+    writers = []
+    for step in sched.steps:
+        if isinstance(step, Extern):
+            raise TritonLoweringMissing(f"extern {step.kind} ({step.describe()!r})")
+        writers.append(_KernelWriter(sched, step, used))
+    functions = [w.function() for w in writers]  # fills `used`
+    lines = [
+        f'"""lazytorch program{": " + title if title else ""} (Triton).',
+        "",
+        f"{len(writers)} kernels; generated by lazytorch.codegen.triton from the same schedule",
+        'the C++ backend compiles. Entry point: run(bufs, ia, fa, err)."""',
+        "",
+        "import triton",
+        "import triton.language as tl",
+        "",
+        f"NUM_KERNELS = {len(writers)}",
+    ]
+    for name in _helper_order(used):
+        lines += ["", "", HELPERS[name][0]]
+    for fn in functions:
+        lines += ["", "", *fn]
+    lines += [
+        "",
+        "",
+        "def run(bufs, ia, fa, err):",
+        '    """Launch every kernel in schedule order (bufs: buffer id -> device buffer)."""',
+    ]
+    lines += [INDENT + w.launch() for w in writers] or [INDENT + "pass"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,200 @@
+"""The ``triton`` backend: schedule, generate a Triton module, import it, launch its kernels.
+
+The program is scheduled exactly as for the ``cpp`` backend (`lazytorch.scheduler`), so
+both run the same kernels; `lazytorch.codegen.triton` prints them as ``@triton.jit``
+functions plus a ``run`` launcher. Triton's JIT reads a kernel's source with `inspect`, so
+the module is written to a real file (one per distinct source, in a private temporary
+directory that lives as long as the backend) and imported with importlib.
+
+Memory lives wherever the *carrier* puts it. A carrier is any object with
+
+* ``to_device(array: np.ndarray) -> buffer``  (a copy of a host array on the device),
+* ``empty(shape: tuple[int, ...], dtype: np.dtype) -> buffer``,
+* ``to_host(buffer) -> np.ndarray``,
+
+where a buffer is what Triton accepts as a pointer argument (a torch tensor: on the CPU
+under ``TRITON_INTERPRET=1``, in device memory on a GPU). lazytorch never imports torch
+itself; the caller chooses the carrier. Each temporary gets its own allocation from the
+carrier: the arena memory plan the C++ backend follows (`Buffer.offset`, ``inplace_of``) is
+ignored for now, which costs memory, not correctness (an in-place temporary only reuses its
+source's memory; separate memory gives the same values).
+
+Programs with an empty value or a symbolic size run on the reference interpreter, as on the
+``cpp`` backend. The backend is not registered at import: call ``register(carrier)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
+
+from lazytorch import metrics
+from lazytorch.ir._lazynp import np
+from lazytorch.ir.program import Program
+from lazytorch.runtime.backends import ProgramError
+
+__all__ = ["Carrier", "TritonBackend", "TritonExecutable", "register"]
+
+ERR_SLOTS = 5  # err[0] = failing instruction + 1, err[1] = kind, err[2:5] = details
+
+
+class Carrier(Protocol):
+    """Where buffers live and how arrays get there and back (see the module docstring)."""
+
+    def to_device(self, array: Any) -> Any: ...
+
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> Any: ...
+
+    def to_host(self, buffer: Any) -> Any: ...
+
+
+class TritonExecutable:
+    """A scheduled program and its imported Triton module, ready to ``run(inputs)``."""
+
+    info: dict[str, Any]
+
+    def __init__(
+        self, program: Program, sched: Any, module: ModuleType, source: str, carrier: Carrier
+    ) -> None:
+        self.program = program
+        self.sched = sched
+        self.module = module
+        self.source = source
+        self.carrier = carrier
+        self.kernels = len(sched.kernels)
+        self.info = {}
+        # buffers the steps touch (the schedule also lists values it never materializes)
+        self.touched: set[int] = set(sched.outputs)
+        for step in sched.steps:
+            self.touched |= step.reads | step.writes
+
+    def run(self, inputs: list[Any]) -> list[Any]:
+        sched, carrier = self.sched, self.carrier
+        bufs: dict[int, Any] = {}
+        n = len(sched.scalar_dtypes)
+        # at least one slot each: a zero-size array is not a valid pointer everywhere
+        iargs = np.zeros(max(n, 1), dtype=np.int64)
+        fargs = np.zeros(max(n, 1), dtype=np.float64)
+        for value, (kind, ref) in zip(inputs, sched.params):
+            if kind == "buffer":
+                b = sched.buffers[ref]
+                host = np.ascontiguousarray(np.asarray(value, dtype=b.dtype.np))
+                bufs[ref] = carrier.to_device(host.reshape(b.shape))
+            elif sched.scalar_dtypes[ref].is_floating_point:
+                fargs[ref] = float(value)
+            else:
+                iargs[ref] = int(value)
+        for b in sched.buffers:
+            if b.id not in bufs and b.id in self.touched and b.kind in ("output", "temp"):
+                bufs[b.id] = carrier.empty(tuple(b.shape), b.dtype.np)
+        err = carrier.to_device(np.zeros(ERR_SLOTS, dtype=np.int64))
+        self.module.run(bufs, carrier.to_device(iargs), carrier.to_device(fargs), err)
+        metrics.increment("kernels_launched", self.kernels)
+        # One look at the error array after all kernels: a failing lane reads element 0
+        # instead, so later kernels stay in bounds, and the first failure is kept.
+        failed = carrier.to_host(err)
+        if int(failed[0]):
+            raise self._error(tuple(int(x) for x in failed))
+        outs = {b: carrier.to_host(bufs[b]) for b in dict.fromkeys(sched.outputs)}
+        return [outs[b] for b in sched.outputs]
+
+    def _error(self, err: tuple[int, ...]) -> ProgramError:
+        # the same report as the C++ runtime's (CppExecutable._error)
+        from lazytorch.ir.prims.other import IndexOutOfRangeError
+
+        origin = err[0] - 1
+        index = next((j for j, ins in enumerate(self.program.instrs) if ins.origin == origin), 0)
+        op = self.program.instrs[index].op.name
+        kind, a, b, c = err[1:5]
+        if kind == 1:
+            exc: Exception = IndexOutOfRangeError(
+                f"{op}: index {a} is out of bounds for dimension {c} with size {b}"
+            )
+        else:
+            exc = RuntimeError(f"{op}: ZeroDivisionError (integer division by zero)")
+        return ProgramError(index, exc)
+
+
+def _has_empty_value(program: Program) -> bool:
+    """True if a value has no elements or a symbolic size (as in the cpp backend)."""
+
+    def empty(shape: Any) -> bool:
+        return any(not isinstance(d, int) or d == 0 for d in shape)
+
+    return any(empty(p.shape) for p in program.params) or any(
+        empty(ins.shape) for ins in program.instrs
+    )
+
+
+class TritonBackend:
+    """Backend protocol implementation (``name``, ``compile``) over a `Carrier`."""
+
+    name = "triton"
+
+    def __init__(self, carrier: Carrier) -> None:
+        self.carrier = carrier
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._modules: dict[str, ModuleType] = {}  # source hash -> imported module
+
+    def compile(self, program: Program, options: dict[str, Any] | None = None) -> Any:
+        options = options or {}
+        if _has_empty_value(program):
+            # nothing to launch for empty values; symbolic sizes are not arguments yet
+            from lazytorch.runtime.backends import get_backend
+
+            return get_backend("interpreter").compile(program, options)
+        from lazytorch.codegen.triton import generate
+        from lazytorch.scheduler import schedule
+
+        t0 = time.perf_counter()
+        sched = schedule(program)
+        t1 = time.perf_counter()
+        source = generate(sched)  # TritonLoweringMissing names what is not supported
+        t2 = time.perf_counter()
+        module = self._load(source)
+        t3 = time.perf_counter()
+        exe = TritonExecutable(program, sched, module, source, self.carrier)
+        exe.info = {
+            "cache": "compiled",
+            "schedule_s": t1 - t0,
+            "codegen_s": t2 - t1,
+            "load_s": t3 - t2,  # Triton itself compiles each kernel on its first launch
+            "path": module.__file__,
+        }
+        metrics.increment("compiles")
+        return exe
+
+    def _load(self, source: str) -> ModuleType:
+        """Import `source` from a file (Triton's JIT needs the text of its kernels)."""
+        digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+        module = self._modules.get(digest)
+        if module is not None:
+            return module
+        if self._dir is None:
+            self._dir = tempfile.TemporaryDirectory(prefix="lazytorch-triton-")
+        name = f"lazytorch_triton_{digest}"
+        path = Path(self._dir.name) / f"{name}.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # triton resolves a kernel's globals through its module
+        spec.loader.exec_module(module)
+        self._modules[digest] = module
+        return module
+
+
+def register(carrier: Carrier) -> None:
+    """Make ``triton`` a backend name (``get_backend("triton")``) running on `carrier`.
+
+    Raises ValueError if a ``triton`` backend is already registered.
+    """
+    from lazytorch.runtime.backends import register_backend
+
+    register_backend("triton", lambda: TritonBackend(carrier))
