@@ -19,7 +19,9 @@ __all__ = [
     "ProgramError",
     "available_backends",
     "get_backend",
+    "has_empty_value",
     "register_backend",
+    "runtime_error",
 ]
 
 
@@ -41,6 +43,42 @@ class ProgramError(Exception):
         super().__init__(index, error)
         self.index = index
         self.error = error
+
+
+def has_empty_value(program: Program) -> bool:
+    """True if a value has no elements or a symbolic size.
+
+    Compiled backends hand such programs to the reference interpreter: there is nothing to
+    compute in a loop, and they do not take sizes as arguments yet.
+    """
+
+    def empty(shape: Any) -> bool:
+        return any(not isinstance(d, int) or d == 0 for d in shape)
+
+    return any(empty(p.shape) for p in program.params) or any(
+        empty(ins.shape) for ins in program.instrs
+    )
+
+
+def runtime_error(program: Program, err: tuple[int, ...]) -> ProgramError:
+    """The error a compiled program reported through its error array, as a ProgramError.
+
+    ``err`` is ``(instruction origin + 1, kind, a, b, c)``: kind 1 is an index ``a`` out of
+    bounds for dimension ``c`` of size ``b``, kind 2 an integer division by zero.
+    """
+    from lazytorch.ir.prims.other import IndexOutOfRangeError
+
+    origin = err[0] - 1
+    index = next((j for j, ins in enumerate(program.instrs) if ins.origin == origin), 0)
+    op = program.instrs[index].op.name
+    kind, a, b, c = err[1:5]
+    if kind == 1:
+        exc: Exception = IndexOutOfRangeError(
+            f"{op}: index {a} is out of bounds for dimension {c} with size {b}"
+        )
+    else:
+        exc = RuntimeError(f"{op}: ZeroDivisionError (integer division by zero)")
+    return ProgramError(index, exc)
 
 
 class Backend(Protocol):

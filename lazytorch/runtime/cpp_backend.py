@@ -23,7 +23,7 @@ from typing import Any
 
 from lazytorch import __version__, metrics
 from lazytorch.ir.program import Program
-from lazytorch.runtime.backends import ProgramError
+from lazytorch.runtime.backends import has_empty_value, runtime_error
 
 __all__ = ["CppBackend", "CppExecutable", "manifest_of"]
 
@@ -86,23 +86,8 @@ class CppExecutable:
         outs, err = self.native.run(ins, iargs, fargs, self.out_specs, self.arena)
         metrics.increment("kernels_launched", self.kernels)
         if err is not None:
-            raise self._error(err)
+            raise runtime_error(self.program, err)
         return [outs[p] for p in self.out_positions]
-
-    def _error(self, err: tuple[int, ...]) -> ProgramError:
-        from lazytorch.ir.prims.other import IndexOutOfRangeError
-
-        origin = err[0] - 1
-        index = next((j for j, ins in enumerate(self.program.instrs) if ins.origin == origin), 0)
-        op = self.program.instrs[index].op.name
-        kind, a, b, c = err[1:]
-        if kind == 1:
-            exc: Exception = IndexOutOfRangeError(
-                f"{op}: index {a} is out of bounds for dimension {c} with size {b}"
-            )
-        else:
-            exc = RuntimeError(f"{op}: ZeroDivisionError (integer division by zero)")
-        return ProgramError(index, exc)
 
 
 def isa_summary() -> str:
@@ -150,17 +135,6 @@ def _summary(program: Program, options: dict[str, Any]) -> dict[str, Any]:
         "first_recorded_at": format_loc(first) if first else None,
         "deterministic": bool(options.get("deterministic")),
     }
-
-
-def _has_empty_value(program: Program) -> bool:
-    """True if a value has no elements or a symbolic size (not compiled yet)."""
-
-    def empty(shape: Any) -> bool:
-        return any(not isinstance(d, int) or d == 0 for d in shape)
-
-    return any(empty(p.shape) for p in program.params) or any(
-        empty(ins.shape) for ins in program.instrs
-    )
 
 
 class CppBackend:
@@ -217,7 +191,7 @@ class CppBackend:
 
     def compile(self, program: Program, options: dict[str, Any] | None = None) -> Any:
         options = options or {}
-        if _has_empty_value(program):
+        if has_empty_value(program):
             # Some value has no elements: there is nothing to compute in a loop, and the
             # results (empty arrays, reductions of nothing) are cheapest to get from the
             # reference interpreter; compiling would spend a g++ run on zero work. Symbolic

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 from lazytorch import metrics
 from lazytorch.ir._lazynp import np
 from lazytorch.ir.program import Program
-from lazytorch.runtime.backends import ProgramError
+from lazytorch.runtime.backends import has_empty_value, runtime_error
 
 __all__ = ["Carrier", "TritonBackend", "TritonExecutable", "register"]
 
@@ -100,36 +100,9 @@ class TritonExecutable:
         # instead, so later kernels stay in bounds, and the first failure is kept.
         failed = carrier.to_host(err)
         if int(failed[0]):
-            raise self._error(tuple(int(x) for x in failed))
+            raise runtime_error(self.program, tuple(int(x) for x in failed))
         outs = {b: carrier.to_host(bufs[b]) for b in dict.fromkeys(sched.outputs)}
         return [outs[b] for b in sched.outputs]
-
-    def _error(self, err: tuple[int, ...]) -> ProgramError:
-        # the same report as the C++ runtime's (CppExecutable._error)
-        from lazytorch.ir.prims.other import IndexOutOfRangeError
-
-        origin = err[0] - 1
-        index = next((j for j, ins in enumerate(self.program.instrs) if ins.origin == origin), 0)
-        op = self.program.instrs[index].op.name
-        kind, a, b, c = err[1:5]
-        if kind == 1:
-            exc: Exception = IndexOutOfRangeError(
-                f"{op}: index {a} is out of bounds for dimension {c} with size {b}"
-            )
-        else:
-            exc = RuntimeError(f"{op}: ZeroDivisionError (integer division by zero)")
-        return ProgramError(index, exc)
-
-
-def _has_empty_value(program: Program) -> bool:
-    """True if a value has no elements or a symbolic size (as in the cpp backend)."""
-
-    def empty(shape: Any) -> bool:
-        return any(not isinstance(d, int) or d == 0 for d in shape)
-
-    return any(empty(p.shape) for p in program.params) or any(
-        empty(ins.shape) for ins in program.instrs
-    )
 
 
 class TritonBackend:
@@ -144,7 +117,7 @@ class TritonBackend:
 
     def compile(self, program: Program, options: dict[str, Any] | None = None) -> Any:
         options = options or {}
-        if _has_empty_value(program):
+        if has_empty_value(program):
             # nothing to launch for empty values; symbolic sizes are not arguments yet
             from lazytorch.runtime.backends import get_backend
 
