@@ -186,7 +186,7 @@ _PROM_COUNTERS = (
     (
         "lazytorch_compile_invocations_total",
         "compiles",
-        "Invocations of the C++ compiler (cache misses that compiled).",
+        "Programs a backend compiled (for the cpp backend, C++ compiler runs).",
     ),
     (
         "lazytorch_recompiles_total",

@@ -2,8 +2,8 @@
 
 One section per component, each marked ``ok``, ``warning`` or ``missing``: Python and
 lazytorch, the native extension, the C++ compiler and OpenMP (checked by compiling and
-loading a tiny program), the CPU, BLAS, the default backend, Triton and a GPU (neither is
-used yet), the compile cache and the ``LAZYTORCH_*`` environment. The exit status is 0
+loading a tiny program), the CPU, BLAS, the default backend, Triton and a GPU (no GPU
+runtime exists yet), the compile cache and the ``LAZYTORCH_*`` environment. The exit status is 0
 when compiled execution works (the native extension loads, the compiler builds OpenMP
 code, and the cache directory is usable), else 1.
 
@@ -392,13 +392,13 @@ def _backend() -> Check:
 
 
 def _triton() -> Check:
-    """Whether Triton is installed (for a future GPU backend; unused today)."""
+    """Whether Triton is installed (the triton lowering needs it; no GPU runtime uses it yet)."""
     # Looked up, not imported: importing triton can pull in torch, which lazytorch never loads.
     if importlib.util.find_spec("triton") is None:
         return Check(
             "triton",
             MISSING,
-            "not installed (lazytorch does not use Triton yet)",
+            "not installed (the triton lowering needs it: pip install triton)",
             data={"installed": False},
         )
     try:
@@ -408,7 +408,8 @@ def _triton() -> Check:
     return Check(
         "triton",
         OK,
-        f"installed: {version} (lazytorch does not use Triton yet)",
+        f"installed: {version} (the triton lowering can run under TRITON_INTERPRET=1; "
+        "there is no GPU runtime for it yet)",
         data={"installed": True, "version": version},
     )
 
