@@ -28,6 +28,24 @@ Program layout
   ``pass_no == p`` and the element stores of that pass; outer values are computed as soon as
   the reductions they read are done; outer stores follow their pass.
 
+* A **scan** kernel (cumsum) is laid out like a persistent reduction, one program per outer
+  point, the row in one block: ``a<id> = tl.cumsum(block, 0)`` is the running sum of every
+  element (float16 accumulates in float32, each prefix rounded; bools are a running or;
+  int8/int16 wrap like C). Only rows of at most `PERSISTENT_MAX` elements are lowered. On a
+  GPU ``tl.cumsum`` adds in tree order, so float prefixes may differ from the C++ sequential
+  loop in the last bits (the interpreter adds sequentially).
+* An **extern matmul** (`_MatmulWriter`) is a tiled GEMM over the operands' `StridedView`s:
+  any offset and strides, so transposed, sliced and broadcast (stride-0 batch) operands are
+  read in place. A flat grid of ``nbatch * tiles_m * tiles_n`` programs (no 65535 limit on
+  the batch); each computes a ``BLOCK_M x BLOCK_N`` tile (``tl.constexpr``, fixed defaults
+  `MATMUL_BLOCKS`, shrunk for small products, no autotuning), walking K in ``BLOCK_K``
+  steps with masked edges. float32 and float16 use ``tl.dot`` accumulating in float32 with
+  ``input_precision="ieee"`` (no TF32, so results match the reference closely); float64 and
+  integers (summed in int64, as the C++ loop) use ``tl.sum(a[:, :, None] * b[None, :, :], 1)``
+  per K block (`MATMUL_BLOCKS_SUM`), as ``tl.dot`` does not take them everywhere. The output
+  is contiguous, stored in its dtype. Epilogues are not fused into the GEMM: the scheduler
+  puts them (bias, activation) in the following kernel, which reads the GEMM's buffer.
+
 Index expressions
 -----------------
 Loop variables ``o<i>`` / ``r<i>`` are replaced by the unravelled flat index
@@ -64,9 +82,10 @@ arguments would be re-specialized. Sizes (``xnumel``, ``rnumel``) are kernel arg
 block sizes are ``tl.constexpr``.
 
 Not supported yet (`TritonLoweringMissing`, a NotImplementedError naming the kernel or op
-and "triton backend"): extern calls (matmul, argsort), scan (cumsum) and scatter kernels,
-random numbers (``rand``), stores that accumulate (scatter-add/multiply), and primitives
-outside the table below.
+and "triton backend"): the extern argsort, scan kernels over rows longer than
+`PERSISTENT_MAX`, scatter kernels, random numbers (``rand``), stores that accumulate
+(scatter-add/multiply), epilogue fusion into the GEMM, and primitives outside the table
+below.
 """
 
 from __future__ import annotations
@@ -80,10 +99,12 @@ from lazytorch.ir.node import format_loc
 from lazytorch.scheduler.indexing import Clamp, Expr, FloorDiv, Mod, Var, unravel
 from lazytorch.scheduler.indexing import _Dyn as DynTerm  # term types, to print them
 from lazytorch.scheduler.indexing import _Var as VarTerm
-from lazytorch.scheduler.kernel import Extern, Kernel, KVal, Reduce, Schedule, Store
+from lazytorch.scheduler.kernel import Extern, Kernel, KVal, Reduce, Schedule, Store, StridedView
 
 __all__ = [
     "LOOP_RBLOCK",
+    "MATMUL_BLOCKS",
+    "MATMUL_BLOCKS_SUM",
     "MAX_XBLOCK",
     "PERSISTENT_MAX",
     "TritonLoweringMissing",
@@ -531,11 +552,12 @@ class _KernelWriter:
         self.sched = sched
         self.k = k
         self.used = used  # helpers the module must define
-        self._check_supported()
-        self.reduction = k.kind == "reduction"
+        self.scan = k.kind == "scan"
+        self.reduction = k.kind in ("reduction", "scan")  # one program per outer point
         self.xnumel = _prod(k.outer)
         self.rnumel = _prod(k.inner) if self.reduction else 1
         self.persistent = self.rnumel <= PERSISTENT_MAX
+        self._check_supported()
         if self.reduction:
             self.rblock = _next_pow2(self.rnumel) if self.persistent else LOOP_RBLOCK
             self.xblock = 1
@@ -575,8 +597,13 @@ class _KernelWriter:
     def _check_supported(self) -> None:
         k = self.k
         where = k.describe()
-        if k.kind not in ("pointwise", "reduction"):
+        if k.kind not in ("pointwise", "reduction", "scan"):
             raise TritonLoweringMissing(f"{k.kind} kernel {where!r}")
+        if k.kind == "scan" and not self.persistent:
+            raise TritonLoweringMissing(
+                f"scan kernel {where!r} over rows of {self.rnumel} > {PERSISTENT_MAX} elements "
+                "(only rows that fit in one block are lowered)"
+            )
         for v in k.values:
             if v.op == "rand":
                 raise TritonLoweringMissing(f"random numbers (op 'rand' in kernel {where!r})")
@@ -596,7 +623,7 @@ class _KernelWriter:
             if v.op == "prim" and v.attr[0] not in SUPPORTED_PRIMS:
                 raise TritonLoweringMissing(f"primitive {v.attr[0]!r} (kernel {where!r})")
         for r in k.reductions:
-            if r.kind not in REDUCE_KINDS:
+            if r.kind not in (("cumsum",) if k.kind == "scan" else REDUCE_KINDS):
                 raise TritonLoweringMissing(f"reduction {r.kind!r} (kernel {where!r})")
         for s in k.stores:
             if s.mode != "set":
@@ -636,7 +663,9 @@ class _KernelWriter:
             return self.expr_is_block(v.attr[0])
         if v.op == "index":
             return self.expr_is_block(v.attr)
-        if v.op in ("scalar", "const", "acc"):
+        if v.op == "acc":
+            return self.scan  # a running sum has one value per element
+        if v.op in ("scalar", "const"):
             return False
         return any(self.block[a] for a in v.args)
 
@@ -926,6 +955,8 @@ class _KernelWriter:
                 if self.persistent
                 else f"looped: rows of {self.rnumel} in blocks of {self.rblock}"
             )
+            if self.scan:
+                mode += "; the prefix sums by tl.cumsum"
             out.append(f"#   one program per output row; {mode}")
         out.append("@triton.jit")
         out.append(f"def {k.name}({', '.join(self.signature())}):")
@@ -1018,7 +1049,21 @@ class _KernelWriter:
                 f"_, a{r.id} = tl.reduce(({x}, rindex), 0, {fn})",
                 f"a{r.id} = a{r.id}.to(tl.int64)",
             ]
+        if r.kind == "cumsum":
+            return [f"a{r.id} = {self.scan_expr(r)}"]
         return [f"a{r.id} = {self.reduce_expr(r)}"]
+
+    def scan_expr(self, r: Reduce) -> str:
+        """Persistent scan: the running sum of the row, one value per element (lt's cumsum:
+        float16 accumulates in float32 and each prefix is rounded; bool is a running or)."""
+        src = self.k.values[r.value].dtype
+        v = self.ref(r.value)
+        if src is dt.bool_:  # counted in int32 (no wrap-around), then != 0
+            return f"tl.cumsum(tl.where(rmask, {v}, 0).to(tl.int32), 0) != 0"
+        text = f"tl.cumsum(tl.where(rmask, {v}, 0), 0)"
+        if src in (dt.int8, dt.uint8, dt.int16):
+            text += f".to({TL[src.name]})"  # tl.cumsum widens; C accumulates in the type (wraps)
+        return self._finish(r, text, src)
 
     def reduce_expr(self, r: Reduce) -> str:
         x, src_t = self._red_input(r)
@@ -1123,6 +1168,160 @@ class _KernelWriter:
         return f"{self.k.name}[({grid},)]({', '.join(args)})"
 
 
+def _times(x: str, k: int) -> str:
+    """``x * k`` without a multiplication by 1."""
+    return x if k == 1 else "0" if k == 0 else f"{x} * {k}"
+
+
+def _plus(x: str, off: str) -> str:
+    """``x + off`` without an addition of 0."""
+    return x if off == "0" else f"{x} + {off}" if " " not in off else f"{x} + ({off})"
+
+
+# -- extern matmul ------------------------------------------------------------------------------
+MATMUL_BLOCKS = (64, 64, 32)  # BLOCK_M, BLOCK_N, BLOCK_K of a tl.dot tile (float32, float16)
+MATMUL_BLOCKS_SUM = (32, 32, 8)  # the same for the broadcast-and-sum tile (float64, integers)
+
+
+class _MatmulWriter:
+    """An extern matmul as one tiled @triton.jit kernel (see the module docstring).
+
+    Program ``pid`` of a flat grid computes the ``BLOCK_M x BLOCK_N`` tile ``(pid_m, pid_n)``
+    of batch ``bi``; the operands are read through their `StridedView` (offset, batch
+    strides, row and column strides: transposed and sliced operands need no copy).
+    """
+
+    def __init__(self, sched: Schedule, e: Extern) -> None:
+        self.sched = sched
+        self.e = e
+        self.a, self.b = e.inputs
+        out = sched.buffers[e.output]
+        self.out = out
+        self.batch = tuple(out.shape[:-2])
+        self.m, self.n = out.shape[-2:]
+        self.kdim = self.a.shape[-1]
+        self.nbatch = _prod(self.batch)
+        if out.dtype.name not in TL:
+            raise TritonLoweringMissing(f"extern matmul of {out.dtype.name} ({e.describe()!r})")
+        self.dot = out.dtype in (dt.float32, dt.float16)
+        base = MATMUL_BLOCKS if self.dot else MATMUL_BLOCKS_SUM
+        low = 16 if self.dot else 1  # tl.dot needs every tile dimension >= 16
+        # small products get small tiles (fewer masked lanes), never below tl.dot's minimum
+        self.blocks = tuple(
+            min(blk, max(low, _next_pow2(d))) for blk, d in zip(base, (self.m, self.n, self.kdim))
+        )
+        self.tiles_m = -(-self.m // self.blocks[0])
+        self.tiles_n = -(-self.n // self.blocks[1])
+        # the largest element offset any lane forms (masked lanes included): int32 or int64
+        pad_m, pad_n = self.tiles_m * self.blocks[0], self.tiles_n * self.blocks[1]
+        pad_k = -(-self.kdim // self.blocks[2]) * self.blocks[2]
+        reach = self.nbatch * pad_m * pad_n
+        for v, rows, cols in ((self.a, pad_m, pad_k), (self.b, pad_k, pad_n)):
+            dims = (*v.shape[:-2], rows, cols)
+            reach = max(reach, v.offset + sum(abs(st) * d for st, d in zip(v.strides, dims)))
+        self.wide = reach >= 2**31 - 1
+
+    @property
+    def bufs(self) -> list[int]:
+        return sorted(dict.fromkeys([self.a.buffer, self.b.buffer, self.e.output]))
+
+    def _batch_offset(self, v: StridedView) -> str:
+        """The element offset of batch `bi` in operand `v` (its batch dims may be strided)."""
+        terms = [str(v.offset)] if v.offset else []
+        inner = 1
+        for i in range(len(self.batch) - 1, -1, -1):
+            d, st = self.batch[i], v.strides[i]
+            if d > 1 and st != 0:
+                q = "bi" if inner == 1 else f"(bi // {inner})"
+                idx = q if inner * d == self.nbatch else f"{q} % {d}"
+                terms.append(f"{idx} * {st}" if idx == "bi" else f"({idx}) * {st}")
+            inner *= d
+        return " + ".join(terms) or "0"
+
+    def function(self) -> list[str]:
+        e, a, b, out = self.e, self.a, self.b, self.out
+        m, n, kd = self.m, self.n, self.kdim
+        bm, bn, bk = self.blocks
+        ot = storage_tl(out.dtype)
+        lines = [f"# {e.describe()}"]
+        locs = sorted({format_loc(loc) for loc in e.locs})
+        if locs:
+            lines.append(f"#   from {', '.join(locs)}")
+        how = (
+            "tl.dot in float32 (ieee)" if self.dot else "broadcast-multiply and tl.sum per K block"
+        )
+        lines += [
+            f"#   C[{'x'.join(map(str, (*self.batch, m, n)))}] = A[{m}x{kd}] @ B[{kd}x{n}]"
+            f"{f' in {self.nbatch} batches' if self.nbatch > 1 else ''}; tiles of "
+            f"{bm}x{bn}, K blocks of {bk}, {how}",
+            "@triton.jit",
+            f"def {e.name}({', '.join(f'b{x}' for x in self.bufs)}, "
+            "BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):",
+        ]
+        tiles = self.tiles_m * self.tiles_n
+        tn = self.tiles_n
+        tile_m = "tile" if tn == 1 else f"(tile // {tn})"
+        tile_n = "" if tn == 1 else f"(tile % {tn}) * BLOCK_N + "
+        out_ptr = f"b{out.id}" if self.nbatch == 1 else f"b{out.id} + bi * {m * n}"
+        pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
+        body = [f"pid = {pid}"]
+        if self.nbatch > 1:
+            if tiles == 1:
+                body += ["bi = pid  # the batch", "tile = 0"]
+            else:
+                body += [f"bi = pid // {tiles}  # the batch", f"tile = pid % {tiles}"]
+        else:
+            body.append("tile = pid")
+        body += [
+            f"rm = {tile_m} * BLOCK_M + tl.arange(0, BLOCK_M)",
+            f"rn = {tile_n}tl.arange(0, BLOCK_N)",
+            "rk = tl.arange(0, BLOCK_K)",
+            f"a_ptr = {_plus(f'b{a.buffer}', self._batch_offset(a))}",
+            f"b_ptr = {_plus(f'b{b.buffer}', self._batch_offset(b))}",
+            f"a_rows = {_times('rm[:, None]', a.strides[-2])}",
+            f"b_cols = {_times('rn[None, :]', b.strides[-1])}",
+            f"mmask = rm[:, None] < {m}",
+            f"nmask = rn[None, :] < {n}",
+        ]
+        if self.dot:
+            acc_t = "tl.float32"
+        elif out.dtype.is_floating_point:
+            acc_t = "tl.float64"
+        else:
+            acc_t = "tl.int64"  # as the C++ loop: integers (and bools) summed in int64
+        body += [
+            f"acc = tl.zeros((BLOCK_M, BLOCK_N), {acc_t})",
+            f"for koff in range(0, {kd}, BLOCK_K):",
+            INDENT + "kk = koff + rk",
+            INDENT + f"a = tl.load(a_ptr + a_rows + {_times('kk[None, :]', a.strides[-1])}, "
+            f"mask=mmask & (kk[None, :] < {kd}), other=0)",
+            INDENT + f"b = tl.load(b_ptr + {_times('kk[:, None]', b.strides[-2])} + b_cols, "
+            f"mask=(kk[:, None] < {kd}) & nmask, other=0)",
+        ]
+        if self.dot:
+            prec = ', input_precision="ieee"' if out.dtype is dt.float32 else ""
+            body.append(INDENT + f"acc = tl.dot(a, b, acc{prec})")
+        else:
+            if acc_t != storage_tl(out.dtype):
+                body += [INDENT + f"a = a.to({acc_t})", INDENT + f"b = b.to({acc_t})"]
+            body.append(INDENT + "acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)")
+        val = "acc != 0" if out.dtype is dt.bool_ else f"acc.to({ot})"
+        if acc_t == ot:
+            val = "acc"
+        body.append(
+            f"tl.store({out_ptr} + {_times('rm[:, None]', n)} + rn[None, :], {val}, "
+            "mask=mmask & nmask)"
+        )
+        return lines + [INDENT + line for line in body]
+
+    def launch(self) -> str:
+        args = [f"bufs[{x}]" for x in self.bufs]
+        bm, bn, bk = self.blocks
+        args += [f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}"]
+        grid = self.nbatch * self.tiles_m * self.tiles_n
+        return f"{self.e.name}[({grid},)]({', '.join(args)})"
+
+
 SUPPORTED_PRIMS = frozenset(
     """cast where exp log sqrt sin cos tanh sigmoid erf atan log1p expm1 neg abs floor ceil
     round bitwise_not add sub mul div maximum minimum pow atan2 floordiv remainder fmod
@@ -1162,11 +1361,14 @@ def generate(sched: Schedule, title: str = "") -> str:
     this backend does not lower yet.
     """
     used: set[str] = set()
-    writers = []
+    writers: list[_KernelWriter | _MatmulWriter] = []
     for step in sched.steps:
         if isinstance(step, Extern):
-            raise TritonLoweringMissing(f"extern {step.kind} ({step.describe()!r})")
-        writers.append(_KernelWriter(sched, step, used))
+            if step.kind != "matmul":
+                raise TritonLoweringMissing(f"extern {step.kind} ({step.describe()!r})")
+            writers.append(_MatmulWriter(sched, step))
+        else:
+            writers.append(_KernelWriter(sched, step, used))
     functions = [w.function() for w in writers]  # fills `used`
     lines = [
         f'"""lazytorch program{": " + title if title else ""} (Triton).',

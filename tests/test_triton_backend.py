@@ -3,8 +3,8 @@
 Each case records the same lazytorch program twice, runs it on the ``interpreter`` backend
 and on ``triton`` (``TRITON_INTERPRET=1``: kernels run on the CPU with torch tensors as
 buffers, no GPU needed), and compares. It also pins down that the Triton module has one
-kernel per schedule kernel (the same Schedule the C++ backend compiles) and that what is
-not lowered yet fails with a NotImplementedError naming the triton backend.
+kernel per schedule kernel or extern matmul (the same Schedule the C++ backend compiles)
+and that what is not lowered yet fails with a NotImplementedError naming the triton backend.
 
 Shapes are small: the interpreter runs every program instance in Python.
 """
@@ -389,22 +389,97 @@ def test_softmax_is_one_persistent_kernel_with_three_passes():
     assert src.count("tl.exp(") == 1  # exp(x - max) is computed once, reused by pass 3
 
 
-def test_matmul_is_not_supported_yet():
-    a, b = lt.tensor(rand(3, 4)), lt.tensor(rand(4, 2))
-    with pytest.raises(NotImplementedError, match=r"triton backend: extern matmul"):
-        triton_source(a @ b)
+def test_argsort_and_rand_are_not_supported_yet():
+    x = lt.tensor(rand(3, 4))
+    with pytest.raises(NotImplementedError, match=r"triton backend: extern argsort"):
+        triton_source(x.argsort(1))
     lt.runtime.clear_cache()
     with lt.backend("triton"):
         with pytest.raises(NotImplementedError, match="triton backend"):
-            (a @ b).numpy()
-
-
-def test_scan_and_rand_are_not_supported_yet():
-    x = lt.tensor(rand(3, 4))
-    with pytest.raises(NotImplementedError, match=r"triton backend: scan kernel"):
-        triton_source(x.cumsum(1))
+            x.argsort(1).numpy()
     with pytest.raises(NotImplementedError, match=r"triton backend: random numbers"):
         triton_source(lt.rand(3, 4) + 1)
+
+
+def test_long_scan_rows_are_not_supported_yet():
+    x = lt.tensor(rand(2, PERSISTENT_MAX + 1))
+    with pytest.raises(NotImplementedError, match=r"triton backend: scan kernel .* rows of"):
+        triton_source(x.cumsum(1))
+
+
+# -- matmul (extern) ----------------------------------------------------------------------------
+def check_mm(fn, *arrays, rtol=1e-5, atol=1e-5):
+    """`check`, plus: the generated module holds the matmul kernel."""
+    check(fn, *arrays, rtol=rtol, atol=atol)
+    src = triton_source(fn(*[lt.tensor(a) for a in arrays]))
+    assert "[extern matmul]" in src and "def k" in src
+    return src
+
+
+MATMULS = {
+    "2d": (lambda a, b: a @ b, (5, 7), (7, 3)),
+    "odd_multi_tile": (lambda a, b: a @ b, (37, 45), (45, 70)),
+    "batched": (lambda a, b: a @ b, (2, 5, 7), (2, 7, 3)),
+    "broadcast_batch": (lambda a, b: a @ b, (3, 5, 7), (7, 4)),
+    "broadcast_batch_b": (lambda a, b: a @ b, (5, 7), (2, 3, 7, 4)),
+    "a_transposed": (lambda a, b: a.t() @ b, (7, 5), (7, 3)),
+    "b_transposed": (lambda a, b: a @ b.t(), (5, 7), (3, 7)),
+    "batch_transposed": (lambda a, b: a.transpose(1, 2) @ b, (2, 7, 5), (2, 7, 3)),
+    "sliced_offset": (lambda a, b: a[1:, 2:] @ b[:, ::2], (6, 9), (7, 8)),
+    "vector": (lambda a, b: a @ b, (5, 7), (7,)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", list(MATMULS))
+def test_matmul(case, dtype):
+    fn, sa, sb = MATMULS[case]
+    check_mm(fn, rand(*sa, dtype=dtype), rand(*sb, seed=1, dtype=dtype))
+
+
+def test_matmul_float16_and_integers():
+    a, b = rand(9, 20), rand(20, 6, seed=1)
+    check_mm(lambda x, y: x @ y, a.astype(np.float16), b.astype(np.float16), rtol=1e-3, atol=1e-3)
+    for dtype in (np.int64, np.int32):
+        check_mm(lambda x, y: x @ y, ints(9, 20, dtype=dtype), ints(20, 6, seed=1, dtype=dtype))
+
+
+def test_matmul_kernel_source():
+    src = check_mm(lambda a, b: a @ b.t(), rand(5, 7), rand(3, 7, seed=1))
+    assert 'tl.dot(a, b, acc, input_precision="ieee")' in src
+    assert "BLOCK_K: tl.constexpr" in src
+    src = check_mm(lambda a, b: a @ b, rand(5, 7, dtype=np.float64), rand(7, 3, dtype=np.float64))
+    assert "tl.dot" not in src and "tl.sum(a[:, :, None] * b[None, :, :], axis=1)" in src
+
+
+def test_linear_with_bias_and_mlp():
+    x, w1, b1 = rand(6, 10), rand(16, 10, seed=1) * 0.3, rand(16, seed=2)
+    w2, b2 = rand(4, 16, seed=3) * 0.3, rand(4, seed=4)
+    check(lambda x, w, b: F.linear(x, w, b), x, w1, b1)
+    src = triton_source(F.linear(lt.tensor(x), lt.tensor(w1), lt.tensor(b1)))
+    assert len(kernel_names(src)) == 2  # the GEMM, then the bias epilogue kernel
+
+    def mlp(x, w1, b1, w2, b2):
+        return F.softmax(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), 1)
+
+    check(mlp, x, w1, b1, w2, b2)
+
+
+# -- scan ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_cumsum_over_each_axis(axis):
+    check(lambda t: (t * 2).cumsum(axis) + 1, rand(3, 4, 5))
+    check(lambda t: t.cumsum(axis), ints(3, 4, 5))
+    check(lambda t: (t > 0).cumsum(axis), rand(3, 4, 5))
+
+
+def test_cumsum_small_types():
+    x = rand(4, 40)
+    check(lambda t: t.cumsum(1), x.astype(np.float16), rtol=1e-3, atol=1e-3)
+    check(lambda t: t.cumsum(1), ints(4, 40, lo=-100, hi=100, dtype=np.int8))
+    check(lambda t: t.cumsum(1), ints(4, 40, dtype=np.int32))
+    src = triton_source(lt.tensor(x).cumsum(1))
+    assert "tl.cumsum(" in src and "[scan 4 | 40]" in src
 
 
 def test_empty_values_run_on_the_interpreter():
