@@ -386,42 +386,8 @@ class _KernelWriter:
         return f"v{vid}"
 
     def closure(self, roots: list[int], want_inner: bool) -> list[int]:
-        """Values of one level (inner or outer) that `roots` depend on, in order.
-
-        The walk goes through values of both levels (an inner value may use an outer one)
-        and stops at accumulators, which are computed by their own pass.
-        """
-        seen: set[int] = set()
-        need: list[int] = []
-        stack = list(roots)
-        vals = self.k.values
-        while stack:
-            x = stack.pop()
-            if x in seen:
-                continue
-            seen.add(x)
-            v = vals[x]
-            if v.op == "acc":
-                continue
-            if v.inner == want_inner:
-                need.append(x)
-            if x in self.cache_load:
-                continue  # read back from its row buffer, not recomputed
-            stack.extend(v.args)
-            stack.extend(self._dyn_refs(v))
-        return sorted(need)
-
-    def _dyn_refs(self, v: KVal) -> list[int]:
-        e = None
-        if v.op == "load":
-            e = v.attr[1]
-        elif v.op in ("inrange", "rand"):
-            e = v.attr[0]
-        elif v.op == "index":
-            e = v.attr
-        if e is None:
-            return []
-        return [int(n[1:]) for n in e.vars() if n.startswith("v")]
+        """`Kernel.closure`, reading row-cached values back instead of recomputing them."""
+        return self.k.closure(roots, want_inner, stop=self.cache_load)
 
     def emit_values(self, ids: list[int], out: list[str], depth: int) -> None:
         for x in ids:

@@ -853,37 +853,8 @@ class _KernelWriter:
 
     # -- dependency walks (as the C++ writer's) --------------------------------------------------
     def closure(self, roots: list[int], want_inner: bool) -> list[int]:
-        """Values of one level that `roots` depend on, in order (stopping at accumulators)."""
-        seen: set[int] = set()
-        need: list[int] = []
-        stack = list(roots)
-        vals = self.k.values
-        while stack:
-            x = stack.pop()
-            if x in seen:
-                continue
-            seen.add(x)
-            v = vals[x]
-            if v.op == "acc":
-                continue
-            if v.inner == want_inner:
-                need.append(x)
-            stack.extend(v.args)
-            stack.extend(self._dyn_refs(v))
-        return sorted(need)
-
-    @staticmethod
-    def _dyn_refs(v: KVal) -> list[int]:
-        e = None
-        if v.op == "load":
-            e = v.attr[1]
-        elif v.op == "inrange":
-            e = v.attr[0]
-        elif v.op == "index":
-            e = v.attr
-        if e is None:
-            return []
-        return [int(n[1:]) for n in e.vars() if n.startswith("v")]
+        """Values of one level that `roots` depend on, in order (`Kernel.closure`)."""
+        return self.k.closure(roots, want_inner)
 
     @staticmethod
     def store_deps(s: Store) -> list[int]:
@@ -900,8 +871,7 @@ class _KernelWriter:
             v = self.k.values[x]
             if v.op == "acc" and self.k.reductions[v.attr].pass_no > after_pass:
                 return False
-            stack.extend(v.args)
-            stack.extend(self._dyn_refs(v))
+            stack.extend(self.k.refs(x))
         return True
 
     def emit(self, ids: list[int], out: list[str], depth: int, done: set[int]) -> None:

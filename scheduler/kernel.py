@@ -14,6 +14,7 @@ This is plain data: the scheduler decides it, codegen prints it, nobody else cha
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,6 +117,45 @@ class Kernel:
     @property
     def reads(self) -> set[int]:
         return {v.attr[0] for v in self.values if v.op == "load"}
+
+    def refs(self, vid: int) -> list[int]:
+        """The values value `vid` reads: its arguments and the values named inside its
+        index expression (a gathered index, a ``v<N>`` variable in a load/inrange/rand/index)."""
+        v = self.values[vid]
+        e = None
+        if v.op == "load":
+            e = v.attr[1]
+        elif v.op in ("inrange", "rand"):
+            e = v.attr[0]
+        elif v.op == "index":
+            e = v.attr
+        if e is None:
+            return list(v.args)
+        return [*v.args, *(int(n[1:]) for n in e.vars() if n.startswith("v"))]
+
+    def closure(self, roots: Iterable[int], inner: bool, stop: Container[int] = ()) -> list[int]:
+        """Values of one level (`inner` or outer) that `roots` depend on, in id order.
+
+        The walk crosses levels (an inner value may use an outer one) and stops at
+        accumulators, which their own pass computes, and at values in `stop` (a writer's
+        values it reads back instead of recomputing), which are still listed.
+        """
+        seen: set[int] = set()
+        need: list[int] = []
+        stack = list(roots)
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            v = self.values[x]
+            if v.op == "acc":
+                continue
+            if v.inner == inner:
+                need.append(x)
+            if x not in stop:
+                stack.extend(self.refs(x))
+        return sorted(need)
 
     @property
     def writes(self) -> set[int]:
