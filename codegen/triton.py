@@ -70,6 +70,14 @@ cancellation trick, ``tanh`` from ``expm1``, ``atan``/``atan2`` by the Cephes ra
 approximation in float64, ``pow`` as ``exp(b*log|a|)`` in float64 with C99's special cases
 (float64 results may differ from libm by a few ulps times ``|b*log a|``).
 
+Random numbers (``rand``) are the reference Philox4x32-10 (`lazytorch.ir.philox`,
+``lt::philox``) written out in uint32 arithmetic (``tl.umulhi`` for the high words): counter
+``offset + linear index`` as (lo, hi, 0, 0), key ``seed`` (lo, hi), the seed and offset slots'
+int64 bits read as uint64. Uniform draws convert the words exactly as ``lt::rand_uniform_*``
+(so they are bit-identical everywhere); normal draws are Box-Muller in float64 over
+``tl.log``/``tl.cos``/``tl.sqrt``, rounded once to the output dtype: bit-identical under the
+interpreter (NumPy's functions, as the reference), within libdevice's ulps of libm on a GPU.
+
 Errors a kernel finds (an out-of-range gathered index, an integer division by zero) are
 reported as in the C++ runtime: the first report claims ``err[0] = instruction + 1`` with a
 compare-and-swap and fills ``err[1:5]`` (kind, details); the offending lane reads element 0
@@ -83,9 +91,8 @@ block sizes are ``tl.constexpr``.
 
 Not supported yet (`TritonLoweringMissing`, a NotImplementedError naming the kernel or op
 and "triton backend"): the extern argsort, scan kernels over rows longer than
-`PERSISTENT_MAX`, scatter kernels, random numbers (``rand``), stores that accumulate
-(scatter-add/multiply), epilogue fusion into the GEMM, and primitives outside the table
-below.
+`PERSISTENT_MAX`, scatter kernels, stores that accumulate (scatter-add/multiply), epilogue
+fusion into the GEMM, and primitives outside the table below.
 """
 
 from __future__ import annotations
@@ -452,6 +459,70 @@ def _lt_ifmod(a, b):
     return tl.where(zero, 0, a % tl.where(zero, 1, b))''',
         (),
     ),
+    "_lt_philox": (
+        '''@triton.jit
+def _lt_philox(counter, seed):
+    """Philox4x32-10 of a uint64 counter (lo, hi, 0, 0) under a uint64 seed (lo, hi): the
+    words c0, c1 of lazytorch/ir/philox.py (lt::philox), in uint32 arithmetic."""
+    c0 = (counter & 0xFFFFFFFF).to(tl.uint32)
+    c1 = (counter >> 32).to(tl.uint32)
+    c2 = tl.full([], 0, tl.uint32)
+    c3 = tl.full([], 0, tl.uint32)
+    k0 = (seed & 0xFFFFFFFF).to(tl.uint32)
+    k1 = (seed >> 32).to(tl.uint32)
+    m0 = tl.full([], 0xD2511F53, tl.uint32)
+    m1 = tl.full([], 0xCD9E8D57, tl.uint32)
+    w0 = tl.full([], 0x9E3779B9, tl.uint32)
+    w1 = tl.full([], 0xBB67AE85, tl.uint32)
+    for _ in tl.static_range(10):
+        n0 = tl.umulhi(m1, c2) ^ c1 ^ k0
+        n2 = tl.umulhi(m0, c0) ^ c3 ^ k1
+        c1 = m1 * c2  # the low words: uint32 products wrap
+        c3 = m0 * c0
+        c0 = n0
+        c2 = n2
+        k0 = k0 + w0
+        k1 = k1 + w1
+    return c0, c1''',
+        (),
+    ),
+    "_lt_rand_uniform_f32": (
+        '''@triton.jit
+def _lt_rand_uniform_f32(counter, seed):
+    """lt::rand_uniform_f32: the top 24 bits of c0 times 2**-24 (exact)."""
+    r0, r1 = _lt_philox(counter, seed)
+    return (r0 >> 8).to(tl.float32) * tl.full([], 2.0**-24, tl.float32)''',
+        ("_lt_philox",),
+    ),
+    "_lt_rand_uniform_f16": (
+        '''@triton.jit
+def _lt_rand_uniform_f16(counter, seed):
+    """lt::rand_uniform_f16: the top 11 bits of c0 times 2**-11, in float32 (exact in half)."""
+    r0, r1 = _lt_philox(counter, seed)
+    return (r0 >> 21).to(tl.float32) * tl.full([], 2.0**-11, tl.float32)''',
+        ("_lt_philox",),
+    ),
+    "_lt_rand_uniform_f64": (
+        '''@triton.jit
+def _lt_rand_uniform_f64(counter, seed):
+    """lt::rand_uniform_f64: 53 bits (c0 << 21) ^ (c1 >> 11) times 2**-53 (exact)."""
+    r0, r1 = _lt_philox(counter, seed)
+    bits = (r0.to(tl.uint64) << 21) ^ (r1.to(tl.uint64) >> 11)
+    return bits.to(tl.float64) * tl.full([], 2.0**-53, tl.float64)''',
+        ("_lt_philox",),
+    ),
+    "_lt_rand_normal": (
+        '''@triton.jit
+def _lt_rand_normal(counter, seed):
+    """lt::rand_normal: Box-Muller over two 24-bit uniforms, in float64."""
+    r0, r1 = _lt_philox(counter, seed)
+    scale = tl.full([], 2.0**-24, tl.float64)
+    u1 = ((r0 >> 8).to(tl.float64) + tl.full([], 1.0, tl.float64)) * scale  # (0, 1]
+    u2 = (r1 >> 8).to(tl.float64) * scale
+    two_pi = tl.full([], 6.283185307179586, tl.float64)  # 2.0 * 3.141592653589793, exact
+    return tl.sqrt(tl.full([], -2.0, tl.float64) * tl.log(u1)) * tl.cos(two_pi * u2)''',
+        ("_lt_philox",),
+    ),
 }
 
 
@@ -605,10 +676,9 @@ class _KernelWriter:
                 "(only rows that fit in one block are lowered)"
             )
         for v in k.values:
-            if v.op == "rand":
-                raise TritonLoweringMissing(f"random numbers (op 'rand' in kernel {where!r})")
             if v.op not in (
                 "load",
+                "rand",
                 "scalar",
                 "const",
                 "index",
@@ -638,7 +708,7 @@ class _KernelWriter:
         for v in self.k.values:
             if v.op == "load":
                 out.append(v.attr[1])
-            elif v.op == "inrange":
+            elif v.op in ("inrange", "rand"):
                 out.append(v.attr[0])
             elif v.op == "index":
                 out.append(v.attr)
@@ -661,6 +731,8 @@ class _KernelWriter:
             return self.expr_is_block(v.attr[1])
         if v.op == "inrange":
             return self.expr_is_block(v.attr[0])
+        if v.op == "rand":
+            return self.expr_is_block(v.attr[0]) or any(self.block[a] for a in v.args)
         if v.op == "index":
             return self.expr_is_block(v.attr)
         if v.op == "acc":
@@ -720,6 +792,8 @@ class _KernelWriter:
             return [f"v{v.id} = ({c} >= {lo}) & ({c} <= {hi})"]
         if v.op == "select":
             return [f"v{v.id} = tl.where({a[0]}, {a[1]}, {a[2]})"]
+        if v.op == "rand":
+            return self.rand_lines(v, a)
         if v.op == "after":
             return [f"v{v.id} = {a[0]}  # after the check v{v.args[1]}"]
         if v.op == "check":
@@ -744,6 +818,29 @@ class _KernelWriter:
             lines.append(f"v{v.id} = {rhs}")
             return lines
         raise TritonLoweringMissing(f"kernel value op {v.op!r}")
+
+    def rand_lines(self, v: KVal, a: list[str]) -> list[str]:
+        """Philox draws as lt::rand_* (codegen/cpp.py): counter = offset + linear index."""
+        lin, dist = v.attr
+        e = lin.substitute(self.mapping)
+        idx = f"tl.full([], {e.const}, tl.int64)" if e.is_const() else f"({self.expr(lin)})"
+        # seed and offset are int64 slots holding uint64 bits; the sum wraps like uint64_t
+        seed = f"{a[0]}.to(tl.uint64, bitcast=True)"
+        counter = f"{a[1]}.to(tl.uint64, bitcast=True) + {idx}.to(tl.int64).to(tl.uint64)"
+        lines = [f"v{v.id}_ctr = {counter}", f"v{v.id}_seed = {seed}"]
+        call = f"(v{v.id}_ctr, v{v.id}_seed)"
+        if dist == "normal":
+            z = f"{self.helper('_lt_rand_normal')}{call}"
+            if v.dtype is dt.float64:
+                rhs = z
+            elif v.dtype is dt.float16:
+                rhs = f"{z}.to(tl.float16).to(tl.float32)"  # rounded from float64 directly
+            else:
+                rhs = f"{z}.to({TL[v.dtype.name]})"
+        else:
+            fn = {"float32": "_lt_rand_uniform_f32", "float64": "_lt_rand_uniform_f64"}
+            rhs = f"{self.helper(fn.get(v.dtype.name, '_lt_rand_uniform_f16'))}{call}"
+        return [*lines, f"v{v.id} = {rhs}"]
 
     def report(
         self, bad: str, vid: int, origin: int, kind: int, a: str, size: str, axis: str

@@ -389,7 +389,7 @@ def test_softmax_is_one_persistent_kernel_with_three_passes():
     assert src.count("tl.exp(") == 1  # exp(x - max) is computed once, reused by pass 3
 
 
-def test_argsort_and_rand_are_not_supported_yet():
+def test_argsort_is_not_supported_yet():
     x = lt.tensor(rand(3, 4))
     with pytest.raises(NotImplementedError, match=r"triton backend: extern argsort"):
         triton_source(x.argsort(1))
@@ -397,8 +397,87 @@ def test_argsort_and_rand_are_not_supported_yet():
     with lt.backend("triton"):
         with pytest.raises(NotImplementedError, match="triton backend"):
             x.argsort(1).numpy()
-    with pytest.raises(NotImplementedError, match=r"triton backend: random numbers"):
-        triton_source(lt.rand(3, 4) + 1)
+
+
+# -- random numbers: Philox, bit-identical to the interpreter -----------------------------------
+def seeded(fn, *arrays, seed=1234, state=None):
+    """fn's results (a list of arrays) on the interpreter and on triton, each run seeded alike
+    (`state`: a generator state [seed, offset] to start from instead of `seed`)."""
+    outs = []
+    for name in ("interpreter", "triton"):
+        lt.runtime.clear_cache()
+        lt.metrics.reset()
+        with lt.backend(name):
+            if state is None:
+                lt.manual_seed(seed)
+            else:
+                lt.set_rng_state(lt.tensor(np.array(state, dtype=np.int64)))
+            res = fn(*[lt.tensor(a) for a in arrays])
+            res = res if isinstance(res, tuple) else (res,)
+            outs.append([r.numpy() for r in res])
+        if name == "triton":
+            assert lt.metrics.counters().get("kernels_launched", 0) >= 1
+    return outs
+
+
+def check_exact(fn, *arrays, **kw):
+    want, got = seeded(fn, *arrays, **kw)
+    for w, g in zip(want, got):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+        np.testing.assert_array_equal(g, w)
+    return got
+
+
+@pytest.mark.parametrize("dtype", [lt.float32, lt.float64, lt.float16])
+@pytest.mark.parametrize("shape", [(1,), (7,), (33,), (5, 7), (3, 1, 13)])
+def test_rand_and_randn_are_bit_identical(dtype, shape):
+    got = check_exact(lambda: (lt.rand(*shape, dtype=dtype), lt.randn(*shape, dtype=dtype)))
+    u, z = got
+    assert ((u >= 0) & (u < 1)).all() and np.isfinite(z).all()
+    assert len(np.unique(u)) > len(u.ravel()) // 2  # not a constant
+
+
+def test_draws_in_one_program_and_after_earlier_draws():
+    def fn():
+        a = lt.rand(6, 5)
+        b = lt.randn(6, 5)  # the next offset: its own numbers
+        c = lt.rand(31, dtype=lt.float64) * 2 - 1
+        return a, b, c, a + b * 2
+
+    a, b, _, _ = check_exact(fn)
+    assert not np.array_equal(a, b)
+
+    def later():
+        lt.rand(17).numpy()  # drawn and run: the generator's offset moves on
+        lt.randn(3, 3, dtype=lt.float64).numpy()
+        return lt.rand(4, 9), lt.randn(10, dtype=lt.float64)
+
+    check_exact(later)
+
+
+def test_rand_seed_and_offset_use_all_64_bits():
+    # a seed with the top bit set (negative as int64) and an offset whose draw crosses 2**32
+    state = [-(2**63) + 0x1234_5678_9ABC, 2**32 - 5]
+    check_exact(lambda: (lt.rand(3, 4), lt.randn(11, dtype=lt.float64)), state=state)
+    check_exact(lambda: lt.rand(7, dtype=lt.float64), seed=2**64 - 1)
+
+
+def test_like_randint_and_dropout_are_bit_identical():
+    x = rand(5, 7, dtype=np.float64)
+    check_exact(lambda t: (lt.rand_like(t), lt.randn_like(t), lt.rand_like(t.float())), x)
+    check_exact(lambda: (lt.randint(-3, 10, (4, 9)), lt.randint(5, (13,), dtype=lt.int32)))
+    y = rand(6, 11, seed=3)
+    # dropout in training fused with the ops around it, and after a reduction
+    check_exact(lambda t: F.dropout(t.relu() * 2, 0.3, training=True) + 1, y)
+    # (max and subtraction round the same everywhere: the values compare exactly too)
+    check_exact(lambda t: (F.dropout(t.amax(1, True) - t, 0.5, training=True), t.amin(1)), y)
+    check_exact(lambda t: F.dropout(t.amax(1), 0.5, training=True) * 3, y)  # one per program
+
+
+def test_rand_lowers_to_philox_helpers():
+    src = triton_source(lt.rand(3, 4) + lt.randn(3, 4, dtype=lt.float64))
+    assert "def _lt_philox(" in src and "tl.umulhi" in src
+    assert "_lt_rand_uniform_f32(" in src and "_lt_rand_normal(" in src
 
 
 def test_long_scan_rows_are_not_supported_yet():
