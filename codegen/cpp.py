@@ -265,7 +265,7 @@ class _KernelWriter:
         moved = {key: c for key, c in moved.items() if c > 0}
         if moved:
             prog.rebase[k.name] = moved
-        exprs = self._all_exprs()
+        exprs = self.k.exprs()
         outer_names = [f"o{i}" for i in range(len(k.outer))]
         inner_names = [f"r{i}" for i in range(len(k.inner))]
         if k.kind in ("scan", "scatter"):
@@ -296,18 +296,6 @@ class _KernelWriter:
             and all(prog.buf(s.buffer).dtype in ATOMIC_DTYPES for s in k.stores)
             and self.work() >= PARALLEL_MIN
         )
-
-    def _all_exprs(self) -> list[Expr]:
-        out = []
-        for v in self.k.values:
-            if v.op == "load":
-                out.append(v.attr[1])
-            elif v.op in ("inrange", "rand"):
-                out.append(v.attr[0])
-            elif v.op == "index":
-                out.append(v.attr)
-        out += [s.index for s in self.k.stores]
-        return out
 
     def expr(self, e: Expr) -> str:
         if self.mapping:

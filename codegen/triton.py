@@ -644,7 +644,7 @@ class _KernelWriter:
                 mapping[f"r{i}"] = e
         self.mapping = mapping
         reach = max([self.xnumel * self.rnumel] + [self.sched.buffers[b].numel for b in self.bufs])
-        for e in self._all_exprs():
+        for e in self.k.exprs():
             lo, hi = e.substitute(mapping).range()
             reach = max(reach, abs(lo) if lo > -math.inf else 0, hi if hi < math.inf else 0)
         self.wide = reach >= 2**31 - 1
@@ -702,18 +702,6 @@ class _KernelWriter:
     @property
     def bufs(self) -> list[int]:
         return sorted(self.k.reads | self.k.writes)
-
-    def _all_exprs(self) -> list[Expr]:
-        out = []
-        for v in self.k.values:
-            if v.op == "load":
-                out.append(v.attr[1])
-            elif v.op in ("inrange", "rand"):
-                out.append(v.attr[0])
-            elif v.op == "index":
-                out.append(v.attr)
-        out += [s.index for s in self.k.stores]
-        return out
 
     def expr(self, e: Expr) -> str:
         return texpr(e.substitute(self.mapping), self.used)

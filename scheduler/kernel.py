@@ -78,6 +78,17 @@ class KVal:
         return f"v{self.id} = {self.op}{'(' + a + ')' if a else ''} {self.attr!r}"
 
 
+def index_expr(v: KVal) -> Expr | None:
+    """The index expression value `v` evaluates (load, inrange, rand, index), if any."""
+    if v.op == "load":
+        return v.attr[1]
+    if v.op in ("inrange", "rand"):
+        return v.attr[0]
+    if v.op == "index":
+        return v.attr
+    return None
+
+
 @dataclass
 class Reduce:
     """A reduction of an inner-level value over the inner space, in pass `pass_no`."""
@@ -118,17 +129,16 @@ class Kernel:
     def reads(self) -> set[int]:
         return {v.attr[0] for v in self.values if v.op == "load"}
 
+    def exprs(self) -> list[Expr]:
+        """Every index expression the kernel evaluates: its values' and its stores'."""
+        out = [e for v in self.values if (e := index_expr(v)) is not None]
+        return out + [s.index for s in self.stores]
+
     def refs(self, vid: int) -> list[int]:
         """The values value `vid` reads: its arguments and the values named inside its
         index expression (a gathered index, a ``v<N>`` variable in a load/inrange/rand/index)."""
         v = self.values[vid]
-        e = None
-        if v.op == "load":
-            e = v.attr[1]
-        elif v.op in ("inrange", "rand"):
-            e = v.attr[0]
-        elif v.op == "index":
-            e = v.attr
+        e = index_expr(v)
         if e is None:
             return list(v.args)
         return [*v.args, *(int(n[1:]) for n in e.vars() if n.startswith("v"))]
