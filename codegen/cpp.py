@@ -177,8 +177,10 @@ class _Program:
             slot += 1
         for b in s.buffers:
             if b.kind == "temp":
+                # A symbolic plan's offsets are unrounded, with slack to align into.
+                at = f"lt::align_up(arena + {b.offset})" if s.symbolic else f"(arena + {b.offset})"
                 lines.append(
-                    f"{INDENT}{storage_type(b.dtype)}* b{b.id} = ({storage_type(b.dtype)}*)(arena + {b.offset});"
+                    f"{INDENT}{storage_type(b.dtype)}* b{b.id} = ({storage_type(b.dtype)}*){at};"
                 )
         for step in s.steps:
             moved = self.rebase.get(step.name, {})
@@ -190,6 +192,30 @@ class _Program:
         lines.append(f"{INDENT}return 0;")
         lines.append("}")
         return "\n".join(lines)
+
+
+class _Printed(int):
+    """An int that prints as the C expression computing it from the sizes it derives from.
+
+    Source printed with sizes as literals is turned into source over symbolic sizes by
+    fitting each literal as a polynomial of the sizes (lazytorch.codegen.symbolic_source);
+    a count derived by rounding, such as a number of blocks, is no polynomial, so it is
+    printed as the C that rounds (which g++ folds when the sizes are literals).
+    """
+
+    c: str
+
+    def __str__(self) -> str:
+        return self.c
+
+    def __format__(self, spec: str) -> str:
+        return format(self.c, spec) if spec else self.c
+
+
+def _ceil_div(n: int, k: int) -> int:
+    out = _Printed(-(-n // k))
+    out.c = f"(({n} + {k - 1}) / {k})"
+    return out
 
 
 # -- kernels ---------------------------------------------------------------------------------
@@ -601,7 +627,7 @@ class _KernelWriter:
         k = self.k
         lead, lead_n = self.onames[:-1], self.outer[:-1]
         o, n = self.onames[-1], self.outer[-1]
-        nblocks = -(-n // LANES)
+        nblocks = _ceil_div(n, LANES)
         depth = 1
         self.parallel_pragma(depth, out, [*lead_n, nblocks])
         depth = self.loop_open([*lead, f"{o}_blk"], [*lead_n, nblocks], depth, out, simd_last=False)
@@ -938,7 +964,7 @@ class _KernelWriter:
         roots = [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
         last = self.inames[0]
         n = self.inner[0]
-        nb = -(-n // SPLIT_BLOCK)
+        nb = _ceil_div(n, SPLIT_BLOCK)
         for r in reds:
             t = self.acc_type(r)
             out.append(INDENT * depth + f"{t}* a{r.id}_part = new {t}[{nb}];")

@@ -196,6 +196,8 @@ _LAZY_FUNCTIONS = {
     # lazytorch.compile (shadows the builtin inside this module only; it uses _builtins).
     "compile": "_compile",
     "CompileMode": "_compile",
+    "mark_dynamic": "_shapes",
+    "mark_static": "_shapes",
 }
 
 
@@ -258,6 +260,8 @@ __all__ = [
     "load",
     "compile",
     "CompileMode",
+    "mark_dynamic",
+    "mark_static",
     "set_default_device",
     "set_default_dtype",
     "set_grad_enabled",

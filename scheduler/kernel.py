@@ -227,6 +227,9 @@ class Schedule:
     outputs: list[int]  # buffer ids, one per program output
     arena_bytes: int = 0
     naive_bytes: int = 0
+    # Sizes are samples of symbolic sizes: temporaries' offsets are unrounded, with ALIGN
+    # bytes of slack each, and must be aligned at run time (see scheduler.memory).
+    symbolic: bool = False
     # Lines the caller adds to the printout (e.g. what a backward pass keeps from forward).
     notes: list[str] = field(default_factory=list)
 

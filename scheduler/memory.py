@@ -8,6 +8,14 @@ writes element by element at the same index (in-place reuse). Program inputs and
 are not in the arena: inputs belong to the caller and outputs are handed back.
 
 The plan reports the arena size (the planned peak) next to the naive sum of all temporaries.
+
+A *sizes-as-symbols* plan (``symbolic=True``, for a program compiled over symbolic sizes,
+see `lazytorch.runtime.dynamic`) must stay valid when every size is a polynomial of the
+symbols rather than the sample value the scheduler sees. So it makes only decisions that
+hold for every size: a block is reused only by a temporary of exactly its size (never
+split or merged, which compares sizes), and no offset is rounded (rounding is not a
+polynomial): each temporary gets ``ALIGN`` bytes of slack instead, and the program aligns
+its pointer into the slack at run time.
 """
 
 from __future__ import annotations
@@ -42,8 +50,13 @@ def _inplace_ok(step: Kernel | Extern, dead: Buffer, new: Buffer) -> bool:
     )
 
 
-def plan_memory(buffers: list[Buffer], steps: list[Kernel | Extern]) -> tuple[int, int]:
-    """Assign arena offsets to temporaries; returns (arena bytes, naive bytes)."""
+def plan_memory(
+    buffers: list[Buffer], steps: list[Kernel | Extern], symbolic: bool = False
+) -> tuple[int, int]:
+    """Assign arena offsets to temporaries; returns (arena bytes, naive bytes).
+
+    `symbolic` plans for sizes that are symbols (see the module doc).
+    """
     temps = {b.id: b for b in buffers if b.kind == "temp"}
     first: dict[int, int] = {}
     last: dict[int, int] = {}
@@ -55,7 +68,10 @@ def plan_memory(buffers: list[Buffer], steps: list[Kernel | Extern]) -> tuple[in
         for b in s.reads:
             if b in temps:
                 last[b] = i
-    naive = sum(_aligned(temps[b].nbytes) for b in first)
+    if symbolic:
+        naive = sum(temps[b].nbytes + ALIGN for b in first)
+    else:
+        naive = sum(_aligned(temps[b].nbytes) for b in first)
     dies_at: dict[int, list[int]] = {}
     for b, i in last.items():
         dies_at.setdefault(i, []).append(b)
@@ -75,6 +91,15 @@ def plan_memory(buffers: list[Buffer], steps: list[Kernel | Extern]) -> tuple[in
                 handed.add(donor)
                 dying.remove(donor)
                 continue
+            if symbolic:
+                size = buf.nbytes + ALIGN
+                k = next((k for k, (_, sz) in enumerate(free) if sz == size), None)
+                if k is None:
+                    buf.offset = top
+                    top += size
+                else:
+                    buf.offset = free.pop(k)[0]
+                continue
             size = _aligned(max(buf.nbytes, 1))
             for k, (off, sz) in enumerate(free):
                 if sz >= size:
@@ -90,7 +115,10 @@ def plan_memory(buffers: list[Buffer], steps: list[Kernel | Extern]) -> tuple[in
         # Free what dies here (and temporaries nobody reads after being written).
         for b in sorted(dies_at.get(i, ())):
             if temps[b].offset is not None and b not in handed:
-                _release(free, temps[b].offset, _aligned(max(temps[b].nbytes, 1)))
+                if symbolic:
+                    free.append((temps[b].offset, temps[b].nbytes + ALIGN))
+                else:
+                    _release(free, temps[b].offset, _aligned(max(temps[b].nbytes, 1)))
     return top, naive
 
 

@@ -53,14 +53,19 @@ class SchedulingError(NotImplementedError):
     """The scheduler cannot handle this program (names the reason)."""
 
 
-def schedule(prog: Program) -> Schedule:
-    """The schedule that computes `prog`'s outputs."""
-    return _Scheduler(prog).run()
+def schedule(prog: Program, symbolic: bool = False) -> Schedule:
+    """The schedule that computes `prog`'s outputs.
+
+    `symbolic` says the sizes in `prog` are samples of sizes that are symbols: the memory
+    plan then makes only size-independent decisions (see `lazytorch.scheduler.memory`).
+    """
+    return _Scheduler(prog, symbolic).run()
 
 
 class _Scheduler:
-    def __init__(self, prog: Program) -> None:
+    def __init__(self, prog: Program, symbolic: bool = False) -> None:
         self.prog = prog
+        self.symbolic = symbolic
         self.base = len(prog.params)
         self.buffers: list[Buffer] = []
         self.buffer_of: dict[int, Buffer] = {}
@@ -108,9 +113,18 @@ class _Scheduler:
         for b in self.buffers:
             if b.kind == "temp" and b.id not in used:
                 b.kind = "unused"
-        arena, naive = plan_memory(self.buffers, steps)
+        arena, naive = plan_memory(self.buffers, steps, self.symbolic)
         outputs = [self.buffer_of[o].id for o in prog.outputs]
-        return Schedule(self.buffers, steps, self.params, self.scalar_dtypes, outputs, arena, naive)
+        return Schedule(
+            self.buffers,
+            steps,
+            self.params,
+            self.scalar_dtypes,
+            outputs,
+            arena,
+            naive,
+            symbolic=self.symbolic,
+        )
 
     # -- anchors ------------------------------------------------------------------------------
     def classify(self) -> None:

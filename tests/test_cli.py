@@ -99,17 +99,19 @@ def test_run_logs_syncs_and_recompiles(work, cache_env):
     r = lazytorch_cmd("run", "--log", "syncs,recompiles", "script.py", cwd=work, env=cache_env)
     assert r.returncode == 0, r.stderr
     assert "[lazytorch.syncs] implicit materialization: item() at script.py:10" in r.stderr
-    # x comes from arange in the script, so the changed size is a node's, not an input's.
+    # x comes from arange in the script, so the changed size is a node's, not an input's:
+    # the second size makes it symbolic, and one program serves both sizes.
     assert (
-        "[lazytorch.recompiles] recompiling program at script.py:9: node 0 (iota) is f64[48], "
-        "was f64[32] (recorded at script.py:7); sizes and dtypes are specialized"
+        "[lazytorch.recompiles] recompiling program at script.py:9: %8 (reshape at "
+        "script.py:7) dim 0 (2 -> 3) is s0: compiling one program for every such size"
     ) in r.stderr
     assert (
         "[lazytorch.recompiles] recompiling program at script.py:10: "
-        "input 0 f32[2] -> f32[3] (sizes and dtypes are specialized)"
+        "input 0 dim 0 (2 -> 3) is s0: compiling one program for every such size"
     ) in r.stderr
-    # Env var form, for any process:
-    env = {**cache_env, "LAZYTORCH_LOG": "recompiles"}
+    assert "compiles 4 disk 0" in r.stdout  # 2 sizes x 2 cut lines; the third run hits
+    # Env var form, for any process; with dynamic shapes off, every size compiles.
+    env = {**cache_env, "LAZYTORCH_LOG": "recompiles", "LAZYTORCH_DYNAMIC": "0"}
     r2 = subprocess.run(
         [sys.executable, "script.py"],
         cwd=work,
@@ -118,7 +120,14 @@ def test_run_logs_syncs_and_recompiles(work, cache_env):
         text=True,
         timeout=120,
     )
-    assert "[lazytorch.recompiles] recompiling program at script.py:9:" in r2.stderr
+    assert (
+        "[lazytorch.recompiles] recompiling program at script.py:9: node 0 (iota) is f64[48], "
+        "was f64[32] (recorded at script.py:7); sizes and dtypes are specialized"
+    ) in r2.stderr
+    assert (
+        "[lazytorch.recompiles] recompiling program at script.py:10: "
+        "input 0 f32[2] -> f32[3] (sizes and dtypes are specialized)"
+    ) in r2.stderr
 
 
 def test_dump_then_inspect(work, cache_env):

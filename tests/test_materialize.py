@@ -290,10 +290,18 @@ def test_the_key_tells_apart_which_input_each_use_reads():
     assert counters()["programs_built"] == 2
 
 
-def test_new_shapes_build_new_programs():
+def test_new_shapes_build_new_programs(monkeypatch):
+    monkeypatch.setenv("LAZYTORCH_DYNAMIC", "0")
     for n in (2, 3, 4):
         (lt.ones(n) + 1).tolist()
     assert counters()["programs_built"] == 3
+
+
+def test_a_second_shape_builds_a_program_for_every_shape():
+    for n in (2, 3, 4, 9):
+        assert (lt.ones(n) + 1).tolist() == [2.0] * n
+    c = counters()
+    assert c["programs_built"] == 2 and c["dynamic_hits"] == 2
 
 
 def test_live_tensor_registry_stays_bounded():

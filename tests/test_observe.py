@@ -97,6 +97,7 @@ def test_dump_writes_one_folder_per_program_with_parseable_files(dumping):
     observe.set_dump_dir(None)
     index = json.loads((dumping / "index.json").read_text())
     rows = index["programs"]
+    # w, then b = 3, then one program over b (the second size makes it symbolic)
     assert [r["program"] for r in rows] == ["000", "001", "002"]
     assert [r["runs"] for r in rows] == [1, 1, 2]
     for r in rows[1:]:
@@ -152,7 +153,8 @@ def test_a_program_built_before_the_dump_started_is_dumped_when_it_runs(tmp_path
     assert "mul" in (tmp_path / rows[0]["program"] / "ir.txt").read_text()
 
 
-def test_recompile_is_counted_and_explained_with_the_input_that_changed(caplog):
+def test_recompile_is_counted_and_explained_with_the_input_that_changed(caplog, monkeypatch):
+    monkeypatch.setenv("LAZYTORCH_DYNAMIC", "0")  # the explanation when sizes are specialized
     metrics.reset()
     caplog.set_level(logging.INFO, logger="lazytorch.recompiles")
     data = [np.ones((n, 11), np.float32) for n in (2, 3)]
@@ -200,11 +202,18 @@ def test_record_file_has_one_line_per_compiled_program(tmp_path, monkeypatch):
     finally:
         observe.set_record_file(None)
     lines = [json.loads(s) for s in rec.read_text().splitlines()]
-    assert len(lines) == 2
-    for r in lines:
-        p = program_from_json(r["program"])
-        assert get_backend("cpp").key(p, r["options"]) == r["key"]
-        assert r["inputs"] == [] and r["guards"] == [] and THIS in r["loc"]
+    assert len(lines) == 2  # arange(23), then one program over arange's length
+    static, dynamic = lines
+    p = program_from_json(static["program"])
+    assert get_backend("cpp").key(p, static["options"]) == static["key"]
+    assert static["inputs"] == [] and static["guards"] == [] and THIS in static["loc"]
+    from lazytorch.ir.generalize import Generalized, SizePattern
+
+    gen = Generalized.from_json(
+        SizePattern.of(program_from_json(dynamic["program"])), dynamic["dynamic"]
+    )
+    assert get_backend("cpp")._dynamic_key(gen.spec_text(), dynamic["options"]) == dynamic["key"]
+    assert dynamic["guards"][0].startswith("s0 = %") and THIS in dynamic["loc"]
 
 
 def test_prometheus_text_has_the_named_metrics_and_parses():
@@ -255,6 +264,7 @@ def test_report_lists_record_compile_and_run_percentiles():
 
 def test_recompile_limit_warns_once_at_the_users_line(monkeypatch):
     monkeypatch.setenv("LAZYTORCH_RECOMPILE_LIMIT", "3")
+    monkeypatch.setenv("LAZYTORCH_DYNAMIC", "0")  # every size compiles
     seen = []
     with pytest.warns(observe.RecompileWarning) as record:
         for n in range(1, 8):
@@ -270,8 +280,22 @@ def test_recompile_limit_warns_once_at_the_users_line(monkeypatch):
         "has been recompiled 3 times (limit 3); the latest because input 0 f32[3, 5] -> "
         "f32[4, 5]" in msg
     )
-    assert "Pad inputs to a few bucket sizes" in msg and "LAZYTORCH_RECOMPILE_LIMIT" in msg
+    assert "pad inputs to a few bucket sizes" in msg and "LAZYTORCH_RECOMPILE_LIMIT" in msg
+    assert "lazytorch.mark_dynamic(x, dim)" in msg
     assert seen == list(range(1, 8))  # nothing fell back or stopped
+
+
+def test_recompile_limit_names_the_guard_that_keeps_failing(monkeypatch):
+    monkeypatch.setenv("LAZYTORCH_RECOMPILE_LIMIT", "2")
+    with pytest.warns(observe.RecompileWarning) as record:
+        for n in (3, 4, 9, 10, 11):
+            x = lt.from_numpy(np.ones((n, 5), np.float32))
+            lt.mark_dynamic(x, 0, max=8)
+            lt.materialize(x - 1)
+    assert len(record) == 1
+    assert "the latest because guard s0 <= 8 failed (s0 = 10)" in str(record[0].message)
+    c = lt.metrics.counters()
+    assert c["programs_built"] == 4 and c["dynamic_hits"] == 1, c  # 3 (marked), 9, 10, 11
 
 
 def test_recompile_limit_zero_never_warns(monkeypatch):

@@ -28,6 +28,12 @@ namespace lt {
 using half = _Float16;
 
 // -- index arithmetic ---------------------------------------------------------------------
+// A temporary of a program compiled over symbolic sizes sits at an unrounded offset with 64
+// bytes of slack after it (see scheduler/memory.py); its pointer is aligned into the slack.
+static inline char* align_up(char* p) {
+    return (char*)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
 static inline int64_t clamp_index(int64_t i, int64_t lo, int64_t hi) {
     return i < lo ? lo : (i > hi ? hi : i);
 }

@@ -124,7 +124,7 @@ class CompiledFunction:
         self.fullgraph = fullgraph
         self.mode = mode
         self.backend = backend
-        self.dynamic = dynamic  # accepted and stored; dynamic shapes are a separate issue
+        self.dynamic = dynamic  # True/False: mark the tensor arguments' dims (see _mark_inputs)
         self.options = options
         self._cache: dict[Any, _Entry] = {}
         self._calls = self._hits = self._traces = self._fallbacks = 0
@@ -175,6 +175,8 @@ class CompiledFunction:
     # -- the call ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self._calls += 1
+        if self.dynamic is not None:
+            _mark_inputs(args, kwargs, self.dynamic)
         if not self.options.trace_cache:
             return self._call_through(args, kwargs, "trace_cache=False")
         try:
@@ -497,7 +499,10 @@ def compile(
     * `backend` — ``"auto"``, ``"cpp"``, ``"interpreter"`` (checked now), ``"triton"``
       (not built: an error now), or a callable ``backend(graph: TracedGraph) -> runner``
       (see `CallableBackend`).
-    * `dynamic` — stored; dynamic shapes are a separate issue, so True acts like None
+    * `dynamic` — True: every dim of size >= 2 of each tensor argument is marked dynamic
+      (`lazytorch.mark_dynamic`), so the first program compiled is already over symbolic
+      sizes; False: marked static (a new size compiles a new program); None: sizes become
+      symbolic when they change (the default everywhere)
       (a new shape is a new signature).
     * `options` — a dict checked against `CompileOptions`.
     * `disable` — return `fn` unchanged.
@@ -540,3 +545,16 @@ def compile(
         )
 
     return decorate if fn is None else decorate(fn)
+
+
+def _mark_inputs(args: tuple[Any, ...], kwargs: dict[str, Any], dynamic: bool) -> None:
+    """`compile(dynamic=True|False)`: mark every dim of the tensor arguments."""
+    from lazytorch._shapes import mark_dynamic, mark_static
+
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Tensor):
+            for d, n in enumerate(a.shape):
+                if not dynamic:
+                    mark_static(a, d)
+                elif n >= 2:
+                    mark_dynamic(a, d)

@@ -128,7 +128,18 @@ def _from_manifest(args: argparse.Namespace) -> int:
             print(f"[{i}/{total}] {where}: unreadable program: {e}", file=sys.stderr)
             continue
         options = {"deterministic": bool(rec.get("options", {}).get("deterministic"))}
-        key = backend.key(program, options)
+        if "dynamic" in rec:  # a program over symbolic sizes: one instance plus the fit
+            from lazytorch.ir.generalize import Generalized, SizePattern
+
+            try:
+                program = Generalized.from_json(SizePattern.of(program), rec["dynamic"])
+            except ValueError as e:
+                done["failed"] += 1
+                print(f"[{i}/{total}] {where}: unreadable generalization: {e}", file=sys.stderr)
+                continue
+            key = backend._dynamic_key(program.spec_text(), options)
+        else:
+            key = backend.key(program, options)
         if key != rec.get("key"):
             # Recorded by another lazytorch, compiler or machine: the program is the same,
             # its cache entry here has another key (that of this toolchain).
@@ -145,7 +156,10 @@ def _from_manifest(args: argparse.Namespace) -> int:
         options = {"deterministic": bool(rec.get("options", {}).get("deterministic"))}
         t = time.perf_counter()
         try:
-            exe = backend.compile(program, options)
+            if hasattr(program, "spec_text"):
+                exe = backend.compile_dynamic(program, options)
+            else:
+                exe = backend.compile(program, options)
         except Exception as e:  # report and go on: one bad program must not stop the rest
             return i, "failed", time.perf_counter() - t, f"{type(e).__name__}: {e}"
         how = "compiled" if exe.info.get("cache") == "compiled" else "cached"

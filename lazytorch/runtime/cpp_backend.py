@@ -25,7 +25,7 @@ from lazytorch import __version__, metrics
 from lazytorch.ir.program import Program
 from lazytorch.runtime.backends import has_empty_value, runtime_error
 
-__all__ = ["CppBackend", "CppExecutable", "manifest_of"]
+__all__ = ["CppBackend", "CppExecutable", "SymbolicProgram", "manifest_of"]
 
 log = logging.getLogger("lazytorch.compile")  # LAZYTORCH_LOG=compile
 
@@ -72,11 +72,14 @@ class CppExecutable:
         self.out_specs = [(np.dtype(d), tuple(s)) for d, s in manifest["out_specs"]]
         self.arena = manifest["arena"]
         self.kernels = manifest["kernels"]
+        # A program compiled over symbolic sizes reads the symbols' values after the
+        # integer scalars (see SymbolicProgram.bind).
+        self.sizes = list(manifest.get("sizes", ()))
 
     def run(self, inputs: list[Any]) -> list[Any]:
         ins = [inputs[i] for i in self.buffer_params]
         n = len(self.int_slots)
-        iargs = [0] * n
+        iargs = [0] * n + self.sizes
         fargs = [0.0] * n
         for i, slot in self.scalar_params:
             if self.int_slots[slot]:
@@ -88,6 +91,79 @@ class CppExecutable:
         if err is not None:
             raise runtime_error(self.program, err)
         return [outs[p] for p in self.out_positions]
+
+
+def _symbolic_manifest(manifests: list[dict[str, Any]], points: list[Any]) -> dict[str, Any]:
+    """One manifest from the manifests of the samples: sizes become polynomials (as
+    ``[[exponents..., coefficient], ...]`` lists, JSON data)."""
+    from lazytorch.codegen.symbolic_source import NotSymbolic
+    from lazytorch.ir.poly import fit
+
+    first = manifests[0]
+    for key in ("params", "int_slots", "out_positions", "kernels"):
+        if any(m[key] != first[key] for m in manifests[1:]):
+            raise NotSymbolic(f"the samples' programs differ in {key}")
+
+    def poly(values: list[int], what: str) -> list[list[int]]:
+        p = fit(points, values)
+        if p is None:
+            raise NotSymbolic(f"{what} ({values}) is no polynomial of the sizes")
+        return [[*m, c] for m, c in p.terms.items()] or [[0] * len(points[0]) + [0]]
+
+    specs = []
+    for j, (dtype, shape) in enumerate(first["out_specs"]):
+        dims = []
+        for d in range(len(shape)):
+            dims.append(poly([m["out_specs"][j][1][d] for m in manifests], f"output {j} dim {d}"))
+        specs.append([dtype, dims])
+    return {
+        "params": first["params"],
+        "int_slots": first["int_slots"],
+        "out_positions": first["out_positions"],
+        "out_specs": specs,
+        "arena": poly([m["arena"] for m in manifests], "the arena size"),
+        "kernels": first["kernels"],
+    }
+
+
+def _poly_of(terms: list[list[int]]) -> Any:
+    from lazytorch.ir.poly import Poly
+
+    nsym = len(terms[0]) - 1
+    return Poly({tuple(t[:-1]): t[-1] for t in terms}, nsym)
+
+
+class SymbolicProgram:
+    """A program compiled over symbolic sizes; `bind` gives the executable for some sizes."""
+
+    def __init__(
+        self,
+        gen: Any,
+        manifest: dict[str, Any],
+        native: Any,
+        source: str | None,
+        info: dict[str, Any],
+    ) -> None:
+        self.gen = gen
+        self.used = False  # bound at least once in this process
+        self.program = gen.pattern.program
+        self.manifest = manifest
+        self.native = native
+        self.source = source
+        self.info = info
+        self.kernels = manifest["kernels"]
+        self._specs = [(d, [_poly_of(t) for t in dims]) for d, dims in manifest["out_specs"]]
+        self._arena = _poly_of(manifest["arena"])
+
+    def bind(self, point: tuple[int, ...]) -> CppExecutable:
+        """The executable at symbol values `point` (sizes already checked by the guards)."""
+        m = dict(self.manifest)
+        m["out_specs"] = [[d, [p(point) for p in dims]] for d, dims in self._specs]
+        m["arena"] = self._arena(point)
+        m["sizes"] = list(point)
+        exe = CppExecutable(self.program, m, self.native, self.source)
+        exe.info = self.info
+        return exe
 
 
 def isa_summary() -> str:
@@ -177,10 +253,11 @@ class CppBackend:
             self._disk = DiskCache(root)  # CacheDirError names an unsafe directory and the fix
         return self._disk
 
-    def key(self, program: Program, options: dict[str, Any]) -> str:
+    def key(self, program: Program, options: dict[str, Any], kind: str = "static") -> str:
         h = hashlib.sha256()
         for part in (
             f"lazytorch {__version__}",
+            *([] if kind == "static" else [kind]),
             self.toolchain.fingerprint,
             f"deterministic={bool(options.get('deterministic'))}",
             program.canonical_text(),
@@ -202,12 +279,113 @@ class CppBackend:
         key = self.key(program, options)
         # What observers (dumps, the warm-up record, logs) learn about this compile.
         info: dict[str, Any] = {"key": key, "deterministic": bool(options.get("deterministic"))}
+        manifest, path, source = self._cached(
+            key, program, options, info, lambda: self._build(program, options, info)
+        )
+        return self._executable(program, manifest, path, source, info)
+
+    def compile_dynamic(self, gen: Any, options: dict[str, Any] | None = None) -> SymbolicProgram:
+        """Compile `gen` (a `lazytorch.ir.generalize.Generalized`) once for all its sizes.
+
+        The entry is also listed in the disk cache's index for its pattern, so another
+        process finds it (`load_dynamic`) before compiling anything for a new size.
+        Raises `lazytorch.codegen.symbolic_source.NotSymbolic` when the generated code does
+        not generalize (the caller then compiles for the concrete sizes).
+        """
+        options = options or {}
+        program = gen.symbolic_program()
+        key = self._dynamic_key(gen.spec_text(), options)
+        info: dict[str, Any] = {
+            "key": key,
+            "deterministic": bool(options.get("deterministic")),
+            "generalized": gen,
+        }
+        manifest, path, source = self._cached(
+            key, program, options, info, lambda: self._build_dynamic(gen, options, info)
+        )
+        if info.get("cache") == "compiled":
+            self._index_dynamic(gen.key, options, key)
+        native = self._C.Program(str(path))
+        return SymbolicProgram(gen, manifest, native, source, info)
+
+    def load_dynamic(self, pattern: Any, options: dict[str, Any] | None = None) -> list[Any]:
+        """Programs over symbolic sizes on disk for `pattern`'s pattern key (none compiled)."""
+        from lazytorch.ir.generalize import Generalized
+
+        options = options or {}
         disk = self.disk
         if disk is None:
-            manifest, so, source = self._build(program, options, info)
-            path = self._scratch_file(key, so)
+            return []
+        index = disk.lookup(self._index_key(pattern.key, options))
+        out = []
+        for key in index.meta.get("programs", []) if index is not None else ():
+            entry = disk.lookup(key)
+            if entry is None or "generalized" not in entry.meta:
+                continue
+            try:
+                gen = Generalized.from_json(pattern, entry.meta["generalized"])
+            except ValueError:
+                continue
+            info: dict[str, Any] = {
+                "key": key,
+                "deterministic": bool(options.get("deterministic")),
+                "generalized": gen,
+                "cache": "disk",
+                "entry": str(entry.path),
+            }
+            metrics.increment("cache_hits_disk")
+            native = self._C.Program(str(entry.file("program.so")))
+            out.append(SymbolicProgram(gen, entry.meta["manifest"], native, None, info))
+        return out
+
+    def _dynamic_key(self, spec: str, options: dict[str, Any]) -> str:
+        h = hashlib.sha256()
+        for part in (
+            f"lazytorch {__version__}",
+            "dynamic",
+            self.toolchain.fingerprint,
+            f"deterministic={bool(options.get('deterministic'))}",
+            spec,
+        ):
+            h.update(part.encode())
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def _index_key(self, pattern_key: str, options: dict[str, Any]) -> str:
+        return self._dynamic_key("index\n" + pattern_key, options)
+
+    def _index_dynamic(self, pattern_key: str, options: dict[str, Any], key: str) -> None:
+        """List `key` in the index entry of its pattern (replaced under the entry's lock)."""
+        disk = self.disk
+        if disk is None:
+            return
+        ikey = self._index_key(pattern_key, options)
+        try:
+            with disk.lock(ikey):
+                old = disk.lookup(ikey)
+                keys = list(old.meta.get("programs", [])) if old is not None else []
+                if key in keys:
+                    return
+                disk.remove(ikey)
+                disk.store(ikey, {}, {"programs": [*keys, key], "lazytorch": __version__})
+        except OSError as e:
+            log.debug("could not index the dynamic program %s: %s", key[:16], e)
+
+    def _cached(
+        self,
+        key: str,
+        program: Program,
+        options: dict[str, Any],
+        info: dict[str, Any],
+        build: Any,
+    ) -> tuple[dict[str, Any], Path, str | None]:
+        """(manifest, shared object path, source if built now) for `key`: from the disk
+        cache, or built by `build()` and stored there."""
+        disk = self.disk
+        if disk is None:
+            manifest, so, source = build()
             metrics.increment("cache_misses")
-            return self._executable(program, manifest, path, source, info)
+            return manifest, self._scratch_file(key, so), source
         t0 = time.perf_counter()
         entry = disk.lookup(key)
         source = None
@@ -216,8 +394,13 @@ class CppBackend:
                 entry = disk.lookup(key)  # another process may have compiled it meanwhile
                 if entry is None:
                     metrics.increment("cache_misses")
-                    manifest, so, source = self._build(program, options, info)
+                    manifest, so, source = build()
                     meta = {
+                        **(
+                            {"generalized": info["generalized"].to_json()}
+                            if "generalized" in info
+                            else {}
+                        ),
                         "manifest": manifest,
                         "compiler": self.toolchain.version,
                         "lazytorch": __version__,
@@ -235,19 +418,14 @@ class CppBackend:
                             RuntimeWarning,
                             stacklevel=2,
                         )
-                        path = self._scratch_file(key, so)
-                        return self._executable(program, manifest, path, source, info)
+                        return manifest, self._scratch_file(key, so), source
         if source is None:
             metrics.increment("cache_hits_disk")
             info["cache"] = "disk"
             log.debug("loaded from the disk cache: %s", entry.path)
-        info["entry"] = str(entry.path)
-        exe = self._executable(
-            program, entry.meta["manifest"], entry.file("program.so"), source, info
-        )
-        if source is None:
             info["load_s"] = time.perf_counter() - t0
-        return exe
+        info["entry"] = str(entry.path)
+        return entry.meta["manifest"], entry.file("program.so"), source
 
     def _executable(
         self,
@@ -287,6 +465,65 @@ class CppBackend:
             "compiled %d kernels, %d extern calls: schedule %.3f s, codegen %.3f s, g++ %.3f s",
             manifest["kernels"],
             len(sched.steps) - manifest["kernels"],
+            t1 - t0,
+            t2 - t1,
+            seconds,
+        )
+        return manifest, so, source
+
+    def _build_dynamic(
+        self, gen: Any, options: dict[str, Any], info: dict[str, Any]
+    ) -> tuple[dict[str, Any], bytes, str]:
+        from lazytorch.codegen.compiler import compile_shared
+        from lazytorch.codegen.cpp import generate, uses_blas
+        from lazytorch.codegen.symbolic_source import NotSymbolic, symbolize
+        from lazytorch.ir.verify import IRVerificationError, verify_program
+        from lazytorch.runtime.dynamic import sample_points
+        from lazytorch.scheduler import schedule
+
+        t0 = time.perf_counter()
+        points = sample_points(gen.nsym)
+        scheds = []
+        for point in points:
+            prog = gen.instantiate(point)
+            try:  # the fitted sizes must satisfy every shape rule at every sample
+                verify_program(prog, "generalization")
+            except IRVerificationError as e:
+                raise NotSymbolic(f"the sizes do not generalize: {e}") from None
+            scheds.append(schedule(prog, symbolic=True))
+        t1 = time.perf_counter()
+        det = bool(options.get("deterministic"))
+        names = [f"LT_S{k}" for k in range(gen.nsym)]
+        body = symbolize([generate(sc, deterministic=det) for sc in scheds], points, names)
+        nint = len(scheds[0].scalar_dtypes)
+        defines = [
+            f"// over symbolic sizes: {', '.join(f'{n} = {w}' for n, (_, w) in zip(gen.names, gen.sources))}"
+        ]
+        defines += [f"#define {n} (ia[{nint + k}])" for k, n in enumerate(names)]
+        source = "\n".join(defines) + "\n" + body
+        manifest = _symbolic_manifest([manifest_of(sc) for sc in scheds], points)
+        manifest["symbols"] = gen.nsym
+        t2 = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="lazytorch-so-") as tmp:
+            out = Path(tmp) / "program.so"
+            seconds = compile_shared(source, out, tc=self.toolchain, blas=uses_blas(scheds[0]))
+            so = out.read_bytes()
+        metrics.increment("compiles")
+        metrics.increment("compile_seconds", seconds)
+        metrics.timed("schedule+codegen", t2 - t0)
+        metrics.timed("compile", seconds)
+        info.update(
+            cache="compiled",
+            schedule_s=t1 - t0,
+            codegen_s=t2 - t1,
+            compile_s=seconds,
+            samples=len(points),
+        )
+        log.debug(
+            "compiled a program over %d symbolic sizes from %d samples: schedule %.3f s, "
+            "codegen %.3f s, g++ %.3f s",
+            gen.nsym,
+            len(points),
             t1 - t0,
             t2 - t1,
             seconds,

@@ -9,11 +9,13 @@ from typing import Any
 from cachetools import LRUCache
 
 from lazytorch import _config, metrics
+from lazytorch._shapes import marks_for
 from lazytorch.ir.device import CPU
+from lazytorch.ir.generalize import SizePattern
 from lazytorch.ir.node import Node, format_loc, user_loc
 from lazytorch.ir.primitives import get
 from lazytorch.ir.program import Capture, Program, canonicalize, capture
-from lazytorch.runtime import observe
+from lazytorch.runtime import dynamic, observe
 from lazytorch.runtime.backends import Backend, Executable, ProgramError, get_backend
 
 _BUFFER = get("buffer")
@@ -25,6 +27,7 @@ _programs: LRUCache[Any, Executable] = LRUCache(maxsize=4096)
 def clear_cache() -> None:
     """Forget every compiled program held in memory."""
     _programs.clear()
+    dynamic.clear()
 
 
 def build_program(roots: list[Node]) -> Program:
@@ -72,16 +75,7 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
         if cap.wiring is None:
             cap = capture(roots)
         program = canonicalize(Program.from_capture(cap))
-        t1 = time.perf_counter()
-        exe = backend.compile(program, {"deterministic": deterministic})
-        _programs[key] = exe
-        t2 = time.perf_counter()
-        metrics.increment("programs_built")
-        metrics.timed("build", t2 - t0)
-        timings = {"record_s": t0 - _last_end, "capture_s": t1 - t0, "build_s": t2 - t1}
-        # The cut's line, looked up only on a miss: the innermost frame outside lazytorch is
-        # the user's materialize()/opt.step()/.item() call.
-        observe.built(key, program, exe, backend.name, cause, loc or user_loc(), timings)
+        exe = _build(key, cap.params, program, backend, deterministic, cause, loc, t0)
     else:
         metrics.increment("cache_hits_memory")
     t_run = time.perf_counter()
@@ -96,6 +90,63 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     if observe.active:
         observe.ran(key, end - t_run, exe)
     _last_end = end
+
+
+def _build(
+    key: Any,
+    params: list[Node],
+    program: Program,
+    backend: Backend,
+    deterministic: bool,
+    cause: str,
+    loc: Any,
+    t0: float,
+) -> Executable:
+    """The executable for a cut that missed the exact cache: a dynamic program's, bound to
+    these sizes, or one compiled now (over symbolic sizes if the sizes keep changing)."""
+    options = {"deterministic": deterministic}
+    pattern = None
+    reason = None
+    marks = None
+    if hasattr(backend, "compile_dynamic") and dynamic.enabled():
+        pattern = SizePattern.of(program)
+        marks = marks_for(params)
+        bound, reason = dynamic.lookup((backend.name, deterministic), pattern, backend, marks)
+        if bound is not None:
+            _programs[key] = bound
+            if reason == "loaded":  # from the disk cache: observed like any program built
+                t2 = time.perf_counter()
+                metrics.increment("programs_built")
+                timings = {"record_s": t0 - _last_end, "capture_s": 0.0, "build_s": t2 - t0}
+                shown = bound.info["generalized"].symbolic_program()
+                bound.info["observe_key"] = key  # every size's executable shares info
+                observe.built(key, shown, bound, backend.name, cause, loc or user_loc(), timings)
+            return bound
+    t1 = time.perf_counter()
+    # The cut's line, looked up only on a miss: the innermost frame outside lazytorch is
+    # the user's materialize()/opt.step()/.item() call.
+    loc = loc or user_loc()
+    where = format_loc(loc) if loc is not None else f"<{cause or 'unknown'}>"
+    shown = program
+    made = None
+    if pattern is not None:
+        made = dynamic.generalize_and_compile(
+            (backend.name, deterministic), where, pattern, backend, options, marks
+        )
+    if made is not None:
+        exe, shown, changed = made
+        reason = f"{changed}: compiling one program for every such size"
+    else:
+        exe = backend.compile(program, options)
+    _programs[key] = exe
+    t2 = time.perf_counter()
+    metrics.increment("programs_built")
+    metrics.timed("build", t2 - t0)
+    timings = {"record_s": t0 - _last_end, "capture_s": t1 - t0, "build_s": t2 - t1}
+    if made is not None:
+        exe.info["observe_key"] = key  # every size's executable shares info
+    observe.built(key, shown, exe, backend.name, cause, loc, timings, reason=reason)
+    return exe
 
 
 # End of the previous materialization ("record" timings measure from here); before the first

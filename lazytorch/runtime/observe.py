@@ -146,8 +146,13 @@ def built(
     cause: str,
     loc: tuple[str, int] | None,
     timings: dict[str, float],
+    reason: str | None = None,
 ) -> None:
-    """The executor built (compiled or loaded) `exe` for `program`: account, log, dump."""
+    """The executor built (compiled or loaded) `exe` for `program`: account, log, dump.
+
+    `reason` explains a recompile when the executor knows better than a comparison with
+    the last program built here (a guard of a dynamic program that failed).
+    """
     global _next_number
     if loc is None and program.instrs:
         loc = program.instrs[-1].loc
@@ -163,12 +168,15 @@ def built(
     s.cache = info.get("cache", "none")
     s.kernels = getattr(exe, "kernels", None)
     s.timings = {**timings, **{k: v for k, v in info.items() if k.endswith("_s")}}
-    metrics.observe("symbolic_guards_per_graph", 0)  # every size is specialized today
+    gen = info.get("generalized")
+    metrics.observe(
+        "symbolic_guards_per_graph", len(gen.symbolic_guards()) if gen is not None else 0
+    )
 
     sig = _Signature(program)
     prev = _by_loc.get(where)
     if prev is not None:
-        s.recompile = _explain(prev, sig)
+        s.recompile = reason or _explain(prev, sig)
         metrics.recompile(s.recompile)
         _log_recompiles.info("recompiling program at %s: %s", where, s.recompile)
         n = _recompiles_at[where] = _recompiles_at.get(where, 0) + 1
@@ -205,6 +213,8 @@ def built(
 def ran(key: Any, seconds: float, exe: Any) -> None:
     """One run of `exe`, the program under `key`, took `seconds` (called only while `active`)."""
     global _next_number
+    info = getattr(exe, "info", None) or {}
+    key = info.get("observe_key", key)  # a dynamic program's runs at every size are one's
     s = _seen.get(key)
     if s is None:  # built before anything observed it (or forgotten): what the program says
         s = _seen[key] = _Seen(_next_number)
@@ -216,7 +226,8 @@ def ran(key: Any, seconds: float, exe: Any) -> None:
     s.runs.append(seconds)
     if dump_dir is not None and s.folder is None:
         # Built before the dump started: dump it now, without build timings.
-        write_dump(s, exe.program, exe)
+        gen = info.get("generalized")
+        write_dump(s, exe.program if gen is None else gen.symbolic_program(), exe)
 
 
 # -- recompile explanations ------------------------------------------------------------------
@@ -240,11 +251,14 @@ def _warn_limit(where: str, n: int, reason: str) -> None:
 
     warnings.warn(
         f"lazytorch: the graph cut at {where} has been recompiled {n} times (limit "
-        f"{n}); the latest because {reason}. Every size and dtype is specialized, so each "
-        "new input shape compiles a new program, which costs a C++ compile per shape. Pad "
-        "inputs to a few bucket sizes (docs/serving.md shows how), or move the cut; "
-        "LAZYTORCH_LOG=recompiles shows every recompile and LAZYTORCH_RECOMPILE_LIMIT "
-        "raises this limit (0 turns the warning off).",
+        f"{n}); the latest because {reason}. Sizes that change become symbolic after their "
+        "second value, so what keeps changing here is something a program cannot take as "
+        "an argument: a dtype, the graph itself, a size marked static, a size outside a "
+        "mark_dynamic range, or a third independent size. Mark the sizes that vary with "
+        "lazytorch.mark_dynamic(x, dim) (or widen its min/max), pad inputs to a few bucket "
+        "sizes (docs/serving.md shows how), or move the cut; LAZYTORCH_LOG=recompiles shows "
+        "every recompile and LAZYTORCH_RECOMPILE_LIMIT raises this limit (0 turns the "
+        "warning off).",
         RecompileWarning,
         stacklevel=_user_stacklevel(),
     )
@@ -298,8 +312,10 @@ def _record(program: Program, info: dict[str, Any], s: _Seen) -> None:
 
     if s.key in _recorded or record_file is None:
         return
+    gen = info.get("generalized")
     try:
-        body = program_to_json(program)
+        # A program over symbolic sizes is recorded as one of its instances plus the fit.
+        body = program_to_json(program if gen is None else gen.pattern.program)
     except TypeError as e:  # a program the JSON form cannot hold yet: say so, keep running
         _log_cache.warning("LAZYTORCH_RECORD: program at %s not recorded: %s", s.loc, e)
         return
@@ -310,10 +326,11 @@ def _record(program: Program, info: dict[str, Any], s: _Seen) -> None:
         "options": {"deterministic": bool(info.get("deterministic", False))},
         "lazytorch": __version__,
         "inputs": [f"{p.kind} {p.dtype.name}{format_shape(p.shape)}" for p in program.params],
-        "guards": guards_of(program),
+        "guards": guards_of(program) if gen is None else gen.guards(),
         "loc": s.loc,
         "cause": s.cause,
         "program": body,
+        **({"dynamic": gen.to_json()} if gen is not None else {}),
     }
     text = json.dumps(line, separators=(",", ":")) + "\n"
     import fcntl
@@ -359,8 +376,12 @@ def write_dump(s: _Seen, program: Program, exe: Any) -> None:
     from lazytorch.ir.serialize import program_to_json
 
     (folder / "ir.txt").write_text(str(program) + "\n")
+    gen = (getattr(exe, "info", None) or {}).get("generalized")
     try:
-        body: Any = program_to_json(program)
+        # Over symbolic sizes: the instance it was built for, plus the fit (as recorded).
+        body: Any = program_to_json(program if gen is None else gen.pattern.program)
+        if gen is not None:
+            body["dynamic"] = gen.to_json()
     except TypeError as e:
         body = {"error": str(e)}
     (folder / "ir.json").write_text(json.dumps(body, indent=1) + "\n")
@@ -380,7 +401,7 @@ def write_dump(s: _Seen, program: Program, exe: Any) -> None:
             "(install graphviz for graph.svg, or render graph.dot elsewhere)",
             file=sys.stderr,
         )
-    (folder / "schedule.txt").write_text(_schedule_text(s, program) + "\n")
+    (folder / "schedule.txt").write_text(_schedule_text(s, program, exe) + "\n")
     source = getattr(exe, "source", None)
     entry = (getattr(exe, "info", None) or {}).get("entry")
     if source is None and entry:
@@ -388,29 +409,48 @@ def write_dump(s: _Seen, program: Program, exe: Any) -> None:
             source = Path(entry, "program.cpp").read_text()
     if source is not None:
         (folder / "program.cpp").write_text(source)
-    guards = guards_of(program)
+    gen = (getattr(exe, "info", None) or {}).get("generalized")
+    guards = guards_of(program) if gen is None else gen.guards()
     s.guards = len(guards)
     (folder / "guards.txt").write_text(
         "# the cached program is reused while all of these hold\n"
         + "\n".join(guards)
-        + "\nsymbolic guards: none (every size in this program is static)\n"
+        + (
+            "\nsymbolic guards: none (every size in this program is static)\n"
+            if gen is None
+            else f"\nsymbolic sizes: {', '.join(gen.names)}\n"
+        )
     )
     _write_timings(s)
     _write_index()
 
 
-def _schedule_text(s: _Seen, program: Program) -> str:
+def _schedule_text(s: _Seen, program: Program, exe: Any = None) -> str:
+    gen = (getattr(exe, "info", None) or {}).get("generalized")
+    note = ""
+    if gen is not None:  # over symbolic sizes: show it at the sizes it was built for
+        program = gen.pattern.program
+        bound = ", ".join(f"{n} = {program_int(gen, k)}" for k, n in enumerate(gen.names))
+        note = (
+            f"\n(shown at {bound}; the compiled program takes every size its guards allow, "
+            "see program.cpp and guards.txt)"
+        )
     try:
         from lazytorch.scheduler import schedule
 
-        sched = schedule(program)
-    except Exception as e:  # symbolic sizes, or a program the cpp backend does not take
+        sched = schedule(program, symbolic=gen is not None)
+    except Exception as e:  # a program the cpp backend does not take
         return f"not scheduled for the cpp backend: {type(e).__name__}: {e}"
     s.kernels = len(sched.kernels) if s.kernels is None else s.kernels
     s.peak = {"planned": sched.arena_bytes, "naive": sched.naive_bytes}
     s.fusion = [len(k.fused) for k in sched.kernels]
     s.externs = len(sched.steps) - len(sched.kernels)
-    return str(sched)
+    return str(sched) + note
+
+
+def program_int(gen: Any, k: int) -> int:
+    """Symbol `k`'s value in the program `gen` was fitted to."""
+    return int(gen.pattern.ints[gen.sources[k][0]])
 
 
 def _write_timings(s: _Seen) -> None:

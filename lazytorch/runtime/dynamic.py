@@ -1,0 +1,223 @@
+"""Dynamic shapes: serving new sizes from a program compiled over symbolic sizes.
+
+The executor's in-memory cache is keyed by the exact program, sizes included. When a cut
+misses it, `lookup` asks whether a program compiled over symbolic sizes covers the new one
+(same pattern, see `lazytorch.ir.generalize`, and every guard holds); the executable bound
+to the new sizes then goes into the exact cache, so the next cut of that size is an
+ordinary hit. When nothing covers it and the program at the same cut location was last
+built for other sizes, `generalize_and_compile` turns the two into one program over the
+input sizes that changed ("automatic dynamic": the second size seen makes a dim dynamic)
+and compiles it once.
+
+Code generation stays integer-only: the program is generated at a few *sample sizes* and
+the sources are merged into one over the symbols (`lazytorch.codegen.symbolic_source`).
+The samples are large primes (no divisibility, no size threshold of the scheduler or code
+generator between them, never equal to each other), so each takes the general code path.
+
+``LAZYTORCH_DYNAMIC=0`` turns this off: every size then compiles its own program.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+from typing import Any
+
+from lazytorch import metrics
+from lazytorch.ir.generalize import (
+    Marks,
+    NotGeneralizable,
+    SizePattern,
+    generalize,
+    generalize_marked,
+)
+from lazytorch.ir.poly import determines, monomials
+from lazytorch.ir.program import Program
+
+__all__ = ["enabled", "generalize_and_compile", "lookup", "sample_points"]
+
+_log = logging.getLogger("lazytorch.recompiles")
+_log_cache = logging.getLogger("lazytorch.cache")
+
+# (backend, deterministic, pattern key) -> programs compiled over symbolic sizes
+_compiled: dict[tuple[Any, ...], list[Any]] = {}
+# (backend, deterministic, cut location) -> the pattern last built there
+_last_at: dict[tuple[Any, ...], SizePattern] = {}
+# (backend, deterministic, pattern key, symbol positions) -> why that did not compile
+_refused: dict[tuple[Any, ...], str] = {}
+
+
+def enabled() -> bool:
+    """Automatic dynamic shapes are on unless ``LAZYTORCH_DYNAMIC=0``."""
+    return os.environ.get("LAZYTORCH_DYNAMIC", "1").strip().lower() not in (
+        "0",
+        "false",
+        "off",
+        "no",
+    )
+
+
+def clear() -> None:
+    """Forget every dynamic program and observation (with the in-memory program cache)."""
+    _compiled.clear()
+    _last_at.clear()
+    _refused.clear()
+
+
+def lookup(
+    scope: tuple[Any, ...], pattern: SizePattern, backend: Any = None, marks: Marks | None = None
+) -> tuple[Any, str | None]:
+    """(executable bound to `pattern`'s sizes, None) if a dynamic program covers it, else
+    (None, why the last one tried does not), why being None when there is none. The
+    first use of a program loaded from disk gives (executable, "loaded").
+
+    The first time a pattern is seen, `backend`'s disk cache is asked for the programs
+    compiled over symbolic sizes for it (by earlier processes or ``lazytorch warmup``)."""
+    why = None
+    key = (*scope, pattern.key)
+    if key not in _compiled and backend is not None and hasattr(backend, "load_dynamic"):
+        _compiled[key] = backend.load_dynamic(pattern, {"deterministic": scope[1]})
+    static = _static_positions(pattern, marks) if marks else ()
+    for sym in _compiled.get(key, ()):
+        if static and any(not sym.gen.polys[pos].is_const() for pos in static):
+            continue  # a dim marked static: not served by a program over it
+        point = sym.gen.match(pattern.ints)
+        if point is not None:
+            metrics.increment("dynamic_hits")
+            if not sym.used:  # loaded from disk just now: observers hear of it as built
+                sym.used = True
+                return sym.bind(point), "loaded"
+            if _log_cache.isEnabledFor(logging.DEBUG):
+                bound = ", ".join(f"{n} = {v}" for n, v in zip(sym.gen.names, point))
+                _log_cache.debug("dynamic program serves %s", bound)
+            return sym.bind(point), None
+        why = sym.gen.why_not(pattern.ints)
+    return None, why
+
+
+def _static_positions(pattern: SizePattern, marks: Marks) -> list[int]:
+    offsets, acc = [], 0
+    for p in pattern.program.params:
+        offsets.append(acc)
+        acc += len(p.shape)
+    return [offsets[i] + d for (i, d), m in marks.items() if m[0] == "static" and i < len(offsets)]
+
+
+def generalize_and_compile(
+    scope: tuple[Any, ...],
+    where: str,
+    pattern: SizePattern,
+    backend: Any,
+    options: dict[str, Any],
+    marks: Marks | None = None,
+) -> tuple[Any, Program, str] | None:
+    """Compile the program at `where` over symbolic sizes if it is the previous one there
+    with other sizes, or has inputs marked dynamic: (executable for `pattern`, symbolic
+    program, what became dynamic). Otherwise None (and `pattern` is remembered as the last
+    one built at `where`)."""
+    prev = _last_at.get((*scope, where))
+    _last_at[(*scope, where)] = pattern
+    key = (*scope, pattern.key)
+    if not enabled() or not hasattr(backend, "compile_dynamic"):
+        return None
+    from lazytorch.codegen.symbolic_source import NotSymbolic
+
+    marked = bool(marks) and any(m[0] == "dynamic" for m in marks.values())
+    if marked and (prev is None or prev.key != pattern.key):
+        try:
+            gen = generalize_marked(pattern, marks or {})
+            sym = backend.compile_dynamic(gen, options)
+        except (NotGeneralizable, NotSymbolic) as e:
+            # A guess from one program: it may be wrong where a second one will not be.
+            _log.info("not compiling the program at %s over the marked sizes: %s", where, e)
+            return None
+        sym.used = True
+        _compiled.setdefault(key, []).append(sym)
+        metrics.increment("dynamic_programs")
+        point = sym.gen.match(pattern.ints)
+        if point is None:
+            return None
+        what = ", ".join(f"{w} is {n}" for n, (_, w) in zip(gen.names, gen.sources))
+        return sym.bind(point), gen.symbolic_program(), f"{what} (marked dynamic)"
+    if prev is None or prev.key != pattern.key:
+        return None
+    try:
+        gen = generalize(prev, pattern, marks)
+    except NotGeneralizable as e:
+        _log.info("not compiling the program at %s over symbolic sizes: %s", where, e)
+        return None
+    point = gen.match(pattern.ints)
+    if point is None:  # a size 0 or 1: it stays specialized (the next size generalizes)
+        return None
+    # The same sizes of the same pattern would fail the same way: tried once.
+    attempt = (*key, tuple(pos for pos, _ in gen.sources))
+    if attempt in _refused:
+        return None
+    try:
+        sym = backend.compile_dynamic(gen, options)
+    except NotSymbolic as e:
+        _refused[attempt] = str(e)
+        _log.info("not compiling the program at %s over symbolic sizes: %s", where, e)
+        metrics.increment("dynamic_refused")
+        return None
+    sym.used = True
+    _compiled.setdefault(key, []).append(sym)
+    metrics.increment("dynamic_programs")
+    changed = ", ".join(
+        f"{w} ({prev.ints[pos]} -> {pattern.ints[pos]}) is {n}"
+        for n, (pos, w) in zip(gen.names, gen.sources)
+    )
+    return sym.bind(point), gen.symbolic_program(), changed
+
+
+def guards(exe: Any) -> list[str] | None:
+    """The guards of a bound dynamic executable, or None for a static one."""
+    gen = getattr(getattr(exe, "info", None) or {}, "get", lambda k: None)("generalized")
+    return gen.guards() if gen is not None else None
+
+
+# -- sample sizes ------------------------------------------------------------------------------
+_LOW, _HIGH = 300_000, 3_000_000  # above every size threshold (ROW_CACHE_BYTES of bytes...)
+
+
+def _is_prime(n: int) -> bool:
+    if n % 2 == 0:
+        return n == 2
+    f = 3
+    while f * f <= n:
+        if n % f == 0:
+            return False
+        f += 2
+    return True
+
+
+def _prime(rng: random.Random) -> int:
+    n = rng.randrange(_LOW, _HIGH) | 1
+    while not _is_prime(n):
+        n += 2
+    return n
+
+
+_points: dict[int, list[tuple[int, ...]]] = {}
+
+
+def sample_points(nsym: int) -> list[tuple[int, ...]]:
+    """Sample sizes for `nsym` symbols: enough to fit every polynomial of degree 2, and two
+    more to check each fit. Deterministic; values differ within a point and their order
+    varies between points (so code that compares two sizes differs between samples)."""
+    pts = _points.get(nsym)
+    if pts is not None:
+        return pts
+    need = len(monomials(nsym))
+    rng = random.Random(20261124 + nsym)
+    while True:
+        pts: list[tuple[int, ...]] = []
+        while len(pts) < need + 2:
+            p = tuple(_prime(rng) for _ in range(nsym))
+            if len(set(p)) == nsym and p not in pts:
+                pts.append(p)
+        if determines(pts[:need]):
+            break
+    _points[nsym] = pts
+    return pts
