@@ -287,6 +287,10 @@ class _KernelWriter:
             if v.op == "scalar":
                 src = "fa" if v.dtype.is_floating_point else "ia"
                 self.slot_base[src] = min(self.slot_base.get(src, v.attr), v.attr)
+        if prog.sched.symbolic:
+            # Sizes are read as ia[...] after the scalars (lazytorch.runtime.dynamic): a
+            # kernel's ia pointer must stay where the entry's is.
+            self.slot_base.pop("ia", None)
         moved: dict[int | str, int] = {**self.rebase, **self.slot_base}
         moved = {key: c for key, c in moved.items() if c > 0}
         if moved:
@@ -556,6 +560,10 @@ class _KernelWriter:
             if prod >= 64:
                 break
         clause = f" collapse({collapse})" if collapse > 1 else ""
+        if self.prog.sched.symbolic:
+            # Sizes are symbols: whether the work is worth the threads is known at run time.
+            work = " * ".join(str(d) for d in (*self.k.outer, *self.k.inner)) or "1"
+            clause += f" if((int64_t){work} >= {PARALLEL_MIN})"
         out.append(INDENT * depth + f"#pragma omp parallel for schedule(static){clause}")
         return collapse
 
@@ -970,7 +978,10 @@ class _KernelWriter:
             out.append(INDENT * depth + f"{t}* a{r.id}_part = new {t}[{nb}];")
             if r.kind in ("argmax", "argmin"):
                 out.append(INDENT * depth + f"int64_t* a{r.id}_ipart = new int64_t[{nb}];")
-        out.append(INDENT * depth + "#pragma omp parallel for schedule(static)")
+        pragma = "#pragma omp parallel for schedule(static)"
+        if self.prog.sched.symbolic:  # a short row at run time is one block: no threads
+            pragma += f" if({nb} > 1)"
+        out.append(INDENT * depth + pragma)
         out.append(INDENT * depth + f"for (int64_t blk = 0; blk < {nb}; ++blk) {{")
         d = depth + 1
         for r in reds:
@@ -1085,7 +1096,10 @@ def _matmul(prog: _Program, e: Extern) -> list[str]:
         # many small products: one per thread (a product inside runs single-threaded)
         lines.append(
             f"{INDENT}#pragma omp parallel for schedule(static) "
-            f"if({nbatch} >= omp_get_max_threads() && {nbatch * m * n * k} >= (int64_t(1) << 21))"
+            # The product printed factor by factor: each is one size (one literal to fit
+            # when the sizes are symbols, see codegen/symbolic_source.py).
+            f"if({nbatch} >= omp_get_max_threads() && "
+            f"(int64_t){nbatch} * {m} * {n} * {k} >= (int64_t(1) << 21))"
         )
     lines.append(f"{INDENT}for (int64_t bi = 0; bi < {nbatch}; ++bi) {{")
     rest = "bi"

@@ -36,6 +36,9 @@ KEYS = (
     "kernels_launched",
     "compile_seconds",
     "recompiles",
+    "dynamic_programs",
+    "dynamic_hits",
+    "dynamic_refused",
 )
 
 # Histogram buckets of `observe` (upper bounds; +Inf is implicit).
@@ -194,6 +197,16 @@ _PROM_COUNTERS = (
         "Programs rebuilt at a cut location that had one.",
     ),
     ("lazytorch_cache_misses_total", "cache_misses", "Lookups that found no compiled program."),
+    (
+        "lazytorch_dynamic_programs_total",
+        "dynamic_programs",
+        "Programs compiled over symbolic sizes (docs/dynamic_shapes.md).",
+    ),
+    (
+        "lazytorch_dynamic_hits_total",
+        "dynamic_hits",
+        "Cuts of a new size served by a program over symbolic sizes.",
+    ),
     ("lazytorch_kernels_launched_total", "kernels_launched", "Generated kernels run."),
     (
         "lazytorch_device_backend_autoload_failures_total",

@@ -37,6 +37,7 @@ guard that fails.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -309,13 +310,66 @@ def _bounds(sources: list[tuple[int, str]], by_pos: dict[int, tuple[Any, ...]]) 
     return out
 
 
+class _Value:
+    """What a shape rule reads of an input: its shape and dtype."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any) -> None:
+        self.shape = shape
+        self.dtype = dtype
+
+
+def _probes(point0: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The program's own sizes, then probe sizes (far from any size a program holds,
+    different per symbol) that determine every polynomial of degree 2, plus one to check."""
+    from lazytorch.ir.poly import determines, monomials
+
+    nsym = len(point0)
+    need = len(monomials(nsym))
+    shift = 0
+    while True:
+        out = [point0] + [
+            tuple(1_000_003 + 7_919 * (j + shift) + 104_729 * k * (j % 3 + 1) for k in range(nsym))
+            for j in range(need)
+        ]
+        if determines(out[:need]):
+            return out
+        shift += 1
+
+
+def _probe_shapes(
+    ins: Instr,
+    attr_polys: list[Poly],
+    probes: list[tuple[int, ...]],
+    shapes_of: dict[int, list[tuple[int, ...]]],
+    prog: Program,
+) -> list[tuple[int, ...]] | None:
+    """`ins`'s shape at each probe by its shape rule, or None if the rule rejects one."""
+    shapes = []
+    for t, pt in enumerate(probes):
+        it = iter([ap(pt) for ap in attr_polys])
+        attrs = tuple(_refill(a, it) for a in ins.attrs)
+        args = tuple(_Value(shapes_of[a][t], prog.value(a).dtype) for a in ins.inputs)
+        try:
+            shapes.append(tuple(int(d) for d in ins.op.shape_rule(args, *attrs)))
+        except Exception:
+            return None
+    return shapes
+
+
 def generalize_marked(b: SizePattern, marks: Marks) -> Generalized:
     """`b` over symbols for the input dims marked dynamic (`lazytorch.mark_dynamic`), from
-    this one program: every other integer equal to a marked size is taken to be that size.
+    this one program.
 
-    The guess is checked like any fit: a later program is an instance only if every
-    integer matches, and the compile checks the shape rules at the sample sizes.
+    An attribute's integer (a view's target shape, an expand's) equal to a marked size is
+    taken to be that size; every node's shape is then derived by its primitive's shape rule
+    at probe sizes and fitted, so a weight whose dim happens to equal the batch size stays
+    what it is. The guess is checked like any fit: a later program is an instance only if
+    every integer matches, and the compile checks the shape rules at its sample sizes.
     """
+    from lazytorch.ir.poly import fit
+
     by_pos = _param_pos(b, marks)
     sources = [(pos, b.where[pos]) for pos, m in sorted(by_pos.items()) if m[0] == "dynamic"]
     if not sources:
@@ -326,10 +380,71 @@ def generalize_marked(b: SizePattern, marks: Marks) -> Generalized:
     value_of: dict[int, int] = {}
     for k, (pos, _) in enumerate(sources):
         value_of.setdefault(b.ints[pos], k)
-    polys = [
-        Poly.symbol(value_of[v], nsym) if v in value_of and v >= 2 else Poly.const(v, nsym)
-        for v in b.ints
-    ]
+    source_sym = {pos: k for k, (pos, _) in enumerate(sources)}
+    probes = _probes(tuple(b.ints[pos] for pos, _ in sources))
+    prog = b.program
+    polys: list[Poly] = []
+    shapes_of: dict[int, list[tuple[int, ...]]] = {}  # value id -> its shape at each probe
+    pos = 0
+    for i, p in enumerate(prog.params):
+        dims = []
+        for _ in p.shape:
+            k = source_sym.get(pos)
+            dims.append(Poly.symbol(k, nsym) if k is not None else Poly.const(b.ints[pos], nsym))
+            pos += 1
+        polys.extend(dims)
+        shapes_of[i] = [tuple(d(pt) for d in dims) for pt in probes]
+    base = len(prog.params)
+    # Per node: its integers (shape, then attributes) and the ways to read the attribute
+    # integers that equal a marked size: as that size or as a constant. Most symbols first,
+    # earlier positions first; a depth-first search takes the first reading of every node
+    # that each shape rule accepts (an expand to (10, 10) at batch 10 is (s0, 10) when the
+    # softmax after it needs that).
+    nodes = []
+    for ins in prog.instrs:
+        counted: list[int] = []
+        for a in ins.attrs:
+            _collect(a, counted, [])
+        attr_ints = b.ints[pos + len(ins.shape) : pos + len(ins.shape) + len(counted)]
+        pos += len(ins.shape) + len(counted)
+        maybe = [q for q, v in enumerate(attr_ints) if v in value_of and v >= 2][:6]
+        choices = [c for r in range(len(maybe), -1, -1) for c in itertools.combinations(maybe, r)]
+        nodes.append((attr_ints, choices))
+    found: list[tuple[list[Poly], list[Poly]] | None] = [None] * len(nodes)
+    tried = [0] * len(nodes)
+    budget = 4096
+    j = 0
+    while 0 <= j < len(nodes):
+        ins = prog.instrs[j]
+        attr_ints, choices = nodes[j]
+        found[j] = None
+        while tried[j] < len(choices) and budget > 0:
+            chosen = choices[tried[j]]
+            tried[j] += 1
+            budget -= 1
+            attr_polys = [
+                Poly.symbol(value_of[v], nsym) if q in chosen else Poly.const(v, nsym)
+                for q, v in enumerate(attr_ints)
+            ]
+            shapes = _probe_shapes(ins, attr_polys, probes, shapes_of, prog)
+            if shapes is None or shapes[0] != tuple(ins.shape):
+                continue
+            dims = [fit(probes, [sh[d] for sh in shapes]) for d in range(len(ins.shape))]
+            if any(d is None for d in dims):
+                continue
+            found[j] = ([d for d in dims if d is not None], attr_polys)
+            shapes_of[base + j] = shapes
+            break
+        if found[j] is not None:
+            j += 1
+        else:
+            tried[j] = 0
+            j -= 1  # back to the previous node's next reading
+    if j < 0 or budget <= 0:
+        raise NotGeneralizable("the marked sizes do not fit every node's shape rule")
+    for dims, attr_polys in found:  # type: ignore[misc]
+        polys.extend(dims)
+        polys.extend(attr_polys)
     return Generalized(b, polys, sources, _bounds(sources, by_pos))
 
 

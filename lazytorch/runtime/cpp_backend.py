@@ -367,7 +367,16 @@ class CppBackend:
                 if key in keys:
                     return
                 disk.remove(ikey)
-                disk.store(ikey, {}, {"programs": [*keys, key], "lazytorch": __version__})
+                # The same provenance as a program's entry: `lazytorch cache import` checks it.
+                meta = {
+                    "programs": [*keys, key],
+                    "compiler": self.toolchain.version,
+                    "lazytorch": __version__,
+                    "isa": isa_summary(),
+                    "toolchain": self.toolchain.fingerprint,
+                    "summary": {"index": "programs over symbolic sizes for one pattern"},
+                }
+                disk.store(ikey, {}, meta)
         except OSError as e:
             log.debug("could not index the dynamic program %s: %s", key[:16], e)
 

@@ -84,10 +84,10 @@ def lookup(
             continue  # a dim marked static: not served by a program over it
         point = sym.gen.match(pattern.ints)
         if point is not None:
-            metrics.increment("dynamic_hits")
             if not sym.used:  # loaded from disk just now: observers hear of it as built
                 sym.used = True
                 return sym.bind(point), "loaded"
+            metrics.increment("dynamic_hits")
             if _log_cache.isEnabledFor(logging.DEBUG):
                 bound = ", ".join(f"{n} = {v}" for n, v in zip(sym.gen.names, point))
                 _log_cache.debug("dynamic program serves %s", bound)
