@@ -21,8 +21,9 @@ Scenarios:
 
 * ``cold``: no archive; the first request compiles its program;
 * ``warm``: ``--cache-archive``; the first request loads the compiled program from disk;
-* ``warm+preload``: ``--cache-archive --preload``; every bucket's program is loaded
-  before the server says it is ready.
+* ``warm+preload``: ``--cache-archive --preload``; both programs (size 1's and the one
+  over a dynamic batch size that serves 2 to 64 rows) are loaded before the server says it
+  is ready.
 
 The client uses only the standard library. Prints a Markdown table of medians and ranges
 (min–max over the repeats) and the compiler invocations each server reported in /metrics.

@@ -1,7 +1,8 @@
 """The serving example (examples/serve) end to end, as docs/serving.md walks through it.
 
-A build step trains a tiny model (3 steps), runs the recording pass, compiles the manifest
-into a cache with ``lazytorch warmup`` and exports it; then a server started on port 0 with
+A build step trains a tiny model (3 steps), runs the recording pass (2 batches: 2
+programs, size 1's and one over a symbolic batch size), compiles the manifest into a cache
+with ``lazytorch warmup`` and exports it; then a server started on port 0 with
 ``--cache-archive`` into an empty cache directory answers requests of several batch sizes
 with the probabilities NumPy computes from the checkpoint's weights, without compiling
 anything, and rejects bad requests with 400. Every subprocess runs under a timeout.
@@ -57,13 +58,16 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ckpt, manifest, archive = d / "checkpoint.lt", d / "programs.jsonl", d / "cache.tar.gz"
     scratch, cache = d / "scratch-cache", d / "cache"
     _run([str(SERVE / "train.py"), "--out", str(ckpt), "--steps", "3"], _env(scratch))
-    # the recording pass: every bucket once, each compiled program appended to the manifest
+    # the recording pass: a batch of 1 row and one of 2, each program appended to the manifest
     out = _run(
         [str(SERVE / "server.py"), "--checkpoint", str(ckpt), "--selftest"],
         _env(scratch, LAZYTORCH_RECORD=str(manifest)),
     )
     assert out == "", "--selftest prints nothing on stdout (it is kept for the serving line)"
-    assert len(manifest.read_text().splitlines()) == 7  # one program per bucket
+    records = [json.loads(line) for line in manifest.read_text().splitlines()]
+    assert len(records) == 2  # size 1's program, and one over a batch size s0 in 2..64
+    assert [r["inputs"][0] for r in records] == ["buffer float32[1, 64]", "buffer float32[s0, 64]"]
+    assert "s0 <= 64" in records[1]["guards"]
     _run(
         ["-m", "lazytorch", "warmup", "--manifest", str(manifest), "--cache-dir", str(cache)],
         _env(cache),
@@ -133,7 +137,9 @@ def _reference(checkpoint: Path, x: np.ndarray) -> np.ndarray:
 
 def test_warm_server_answers_every_batch_size_without_compiling(server, build):
     rng = np.random.default_rng(0)
-    for n in (1, 3, 17, 64, 2):  # buckets 1, 4, 32, 64 and 2: padded and exact sizes
+    # Size 1 runs its own program; every other size the one program over a symbolic batch
+    # size, including sizes the recording pass never ran (3, 17, 64).
+    for n in (1, 3, 17, 64, 2):
         x = rng.uniform(0, 1, size=(n, 64)).astype(np.float32)
         status, ctype, body = _request(
             server + "/predict", json.dumps({"inputs": x.tolist()}).encode()
@@ -155,7 +161,15 @@ def test_warm_server_answers_every_batch_size_without_compiling(server, build):
     assert re.search(r"^lazytorch_compile_invocations_total 0$", text, re.M), text
     assert re.search(r"^lazytorch_cache_misses_total 0$", text, re.M), text
     disk = re.search(r'^lazytorch_cache_hits_total\{level="disk"\} (\d+)$', text, re.M)
-    assert disk and int(disk.group(1)) == 5, text  # one program per bucket used
+    # 2 programs loaded from disk, each once: size 1's (by the first request) and the one
+    # over the batch size (by the request of 3 rows); 17, 64 and 2 rows then run that
+    # loaded program, bound to their sizes, without another load.
+    assert disk and int(disk.group(1)) == 2, text
+    recompiles = re.search(r"^lazytorch_recompiles_total (\d+)$", text, re.M)
+    # one expected "recompile" at predict's cut: the dynamic program after size 1's
+    assert recompiles and int(recompiles.group(1)) == 1, text
+    hits = re.search(r"^lazytorch_dynamic_hits_total (\d+)$", text, re.M)
+    assert hits and int(hits.group(1)) == 3, text  # 17, 64 and 2 rows: bound, not loaded
 
     assert _request(server + "/healthz")[:2] == (200, "application/json")
 

@@ -1,19 +1,25 @@
-"""The served model: a 64-128-10 MLP digit classifier, and batch-size bucketing for serving.
+"""The served model: a 64-128-10 MLP digit classifier, served over a dynamic batch size.
 
     from model import load, predict
     load("build/checkpoint.lt")            # once, at startup
     probs = predict(rows)                  # rows: (n, 64) floats, 1 <= n <= 64 -> (n, 10)
 
-Why buckets: lazytorch compiles one program per exact input shape today, so a server fed
-every batch size from 1 to 64 would compile (or load) 64 programs. `predict` pads each
-batch with zero rows up to the next size in `BUCKETS` and drops the padding's rows from the
-result, so 7 programs cover every batch size, and all 7 can be compiled ahead of time and
-shipped in a cache archive (docs/serving.md). This is what torch_xla users do by hand; once
-lazytorch supports dynamic shapes, one program will serve every size and the padding can go.
+`predict` runs the exact batch, with no padding: its input is marked dynamic in dim 0
+(``lazytorch.mark_dynamic(x, 0, max=MAX_BATCH)``), so the forward pass is compiled once
+over a symbolic batch size and that one program serves every batch of 2 to 64 rows. A
+batch of 1 row has a program of its own: sizes 0 and 1 stay specialized (as in PyTorch),
+so size 1 is never an instance of the dynamic program. Two programs cover every batch size
+from 1 to 64, and both can be compiled ahead of time and shipped in a cache archive
+(docs/serving.md); `WARM_SIZES` holds one batch size for each.
 
-The padding happens in NumPy, outside the lazy graph, on purpose: a pad recorded as a
-lazytorch op would make the batch's real size part of the program, and there would be one
-program per size again.
+Why mark the input, when lazytorch makes a size symbolic by itself once a second size is
+seen at the same line: with the mark, the first program compiled for a batch of 2 or more
+rows is already the one over the symbolic size, whichever batches came before it. So a
+recording pass (``server.py --selftest``) needs only 2 batches, one per program, in any
+order, and never records a program for one exact batch size that no later request would
+use. ``max=MAX_BATCH`` becomes a guard of the program (a larger batch would compile
+another program, not fail; `predict` refuses more than 64 rows before that).
+``LAZYTORCH_LOG=recompiles`` shows what became dynamic.
 
 `predict_batch` is the same computation on a lazytorch tensor, as an entry point for
 ``lazytorch warmup model:predict_batch --input "float32[1..64,64]"`` (run from this
@@ -33,10 +39,10 @@ import lazytorch
 from lazytorch import nn
 
 __all__ = [
-    "BUCKETS",
     "CLASSES",
     "FEATURES",
-    "bucket_for",
+    "MAX_BATCH",
+    "WARM_SIZES",
     "build_model",
     "get_model",
     "load",
@@ -48,9 +54,10 @@ __all__ = [
 FEATURES = 64
 HIDDEN = 128
 CLASSES = 10
-BUCKETS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
-"""Batch sizes a program is compiled for; a request is padded up to the smallest that fits."""
-MAX_BATCH = BUCKETS[-1]
+MAX_BATCH = 64
+"""The most rows `predict` takes; also the upper bound of the dynamic program's batch size."""
+WARM_SIZES: tuple[int, ...] = (1, 2)
+"""One batch size per program: 1 (specialized) and 2 (the program for every size 2..64)."""
 
 _model: nn.Module | None = None
 
@@ -67,7 +74,7 @@ def build_model() -> nn.Sequential:
 def load(checkpoint: str | os.PathLike[str]) -> nn.Module:
     """Load a checkpoint written by train.py, make it the model `predict` uses, return it.
 
-    The checkpoint holds ``{"state_dict": ..., "buckets": [...], ...}`` (see train.py).
+    The checkpoint holds ``{"state_dict": ..., "max_batch": 64, ...}`` (see train.py).
     """
     global _model
     state = lazytorch.load(checkpoint)
@@ -97,25 +104,20 @@ def get_model() -> nn.Module:
     return _model
 
 
-def bucket_for(n: int) -> int:
-    """The smallest bucket that holds `n` rows (ValueError outside 1..MAX_BATCH)."""
-    if not 1 <= n <= MAX_BATCH:
-        raise ValueError(f"batch size must be 1..{MAX_BATCH}, got {n}")
-    return next(b for b in BUCKETS if n <= b)
-
-
-def _run_padded(x: np.ndarray) -> np.ndarray:
-    """Probabilities for the rows of float32 array `x`, through the bucket-sized program."""
+def _run(x: np.ndarray) -> np.ndarray:
+    """Probabilities for the rows of float32 array `x` (the exact batch, no padding)."""
     n = x.shape[0]
-    padded = np.zeros((bucket_for(n), FEATURES), dtype=np.float32)
-    padded[:n] = x
     model = get_model()
     with lazytorch.no_grad():  # inference: no autograd graph, and a smaller program
-        probs = lazytorch.softmax(model(lazytorch.from_numpy(padded)), dim=1)
-        # .numpy() is the materialization: the one compiled program runs here. Softmax is
-        # per row, so the zero rows of padding do not change the real rows' results.
-        out = probs.numpy()
-    return out[:n]
+        inp = lazytorch.from_numpy(x)
+        if n >= 2:
+            # One program over a symbolic batch size serves 2..MAX_BATCH, compiled (or
+            # loaded) by the first batch already. A batch of 1 is specialized: size 1 gets
+            # its own program, marked or not, so it is not marked.
+            lazytorch.mark_dynamic(inp, 0, max=MAX_BATCH)
+        probs = lazytorch.softmax(model(inp), dim=1)
+        # .numpy() is the materialization: the one compiled program runs here.
+        return probs.numpy()
 
 
 def predict(x: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
@@ -130,23 +132,24 @@ def predict(x: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
         raise ValueError(f"expected 1..{MAX_BATCH} rows, got {arr.shape[0]}")
     if not np.isfinite(arr).all():
         raise ValueError("inputs must be finite numbers (no NaN or infinity)")
-    return _run_padded(arr)
+    return _run(arr)
 
 
 def predict_batch(x: lazytorch.Tensor) -> lazytorch.Tensor:
     """`predict` on a lazytorch tensor of shape (n, FEATURES): a warm-up entry point.
 
     ``lazytorch warmup model:predict_batch --input "float32[1..64,64]"`` calls it once per
-    batch size and compiles the 7 bucket programs (the input's values are read first, since
-    padding is done in NumPy; see the module docstring).
+    batch size and compiles the 2 programs `predict` runs (the input's values are read
+    first: `predict` takes NumPy rows, as the server's requests are).
     """
     return lazytorch.from_numpy(predict(x.numpy()))
 
 
-def warm(sizes: Sequence[int] = BUCKETS) -> dict[int, Any]:
+def warm(sizes: Sequence[int] = WARM_SIZES) -> dict[int, Any]:
     """Run one zero batch of each size in `sizes`; returns each size's output (for checks).
 
-    Used by the server's ``--preload`` (load every bucket's program before the first
-    request) and ``--selftest`` (a recording pass for ``LAZYTORCH_RECORD``).
+    The default, `WARM_SIZES`, runs both programs (size 1's and the dynamic one for 2..64).
+    Used by the server's ``--preload`` (load both programs before the first request) and
+    ``--selftest`` (a recording pass for ``LAZYTORCH_RECORD``).
     """
     return {n: predict(np.zeros((n, FEATURES), dtype=np.float32)) for n in sizes}

@@ -16,12 +16,14 @@ Endpoints:
 Startup: ``--cache-dir`` names the compile cache (else LAZYTORCH_CACHE_DIR, else the user's
 cache directory); ``--cache-archive`` imports a cache exported on a build machine
 (``lazytorch cache export``) into it before any program runs, so the first request loads a
-compiled program instead of compiling one; ``--preload`` also runs one batch per bucket,
-so the programs are in memory before the first request. When ready the server prints one
-line, ``serving on http://HOST:PORT`` (``--port 0`` picks a free port), on stdout; all
-other output, one line per request included (unless ``--quiet``), goes to stderr.
-``--selftest`` runs every bucket once and exits instead of serving (the recording pass of
-docs/serving.md).
+compiled program instead of compiling one; ``--preload`` also runs one batch per warm size
+(`model.WARM_SIZES`: 1 row, then 2 rows), so both programs, size 1's and the one over a
+dynamic batch size that serves 2 to 64 rows, are in memory before the first request.
+When ready the server prints one line, ``serving on http://HOST:PORT`` (``--port 0`` picks
+a free port), on stdout; all other output, one line per request included (unless
+``--quiet``), goes to stderr.
+``--selftest`` runs one batch per warm size and exits instead of serving (the recording
+pass of docs/serving.md).
 """
 
 from __future__ import annotations
@@ -231,10 +233,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--cache-archive", type=Path, help="import this cache archive at startup (cache export)"
     )
     ap.add_argument(
-        "--preload", action="store_true", help="run one batch per bucket before serving"
+        "--preload", action="store_true", help="run one batch per warm size before serving"
     )
     ap.add_argument(
-        "--selftest", action="store_true", help="run one batch per bucket and exit (no server)"
+        "--selftest",
+        action="store_true",
+        help="run one batch per warm size and exit (no server)",
     )
     ap.add_argument("--quiet", action="store_true", help="no per-request log lines")
     return ap.parse_args(argv)

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from model import BUCKETS, CLASSES, FEATURES, build_model
+from model import CLASSES, FEATURES, MAX_BATCH, build_model
 
 import lazytorch as torch
 
@@ -98,7 +98,7 @@ def main() -> None:
             "state_dict": model.state_dict(),
             "features": FEATURES,
             "classes": CLASSES,
-            "buckets": list(BUCKETS),
+            "max_batch": MAX_BATCH,
             "test_accuracy": acc,
             "data": source,
         },
