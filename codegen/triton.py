@@ -31,9 +31,10 @@ Program layout
 * A **scan** kernel (cumsum) is laid out like a persistent reduction, one program per outer
   point, the row in one block: ``a<id> = tl.cumsum(block, 0)`` is the running sum of every
   element (float16 accumulates in float32, each prefix rounded; bools are a running or;
-  int8/int16 wrap like C). Only rows of at most `PERSISTENT_MAX` elements are lowered. On a
-  GPU ``tl.cumsum`` adds in tree order, so float prefixes may differ from the C++ sequential
-  loop in the last bits (the interpreter adds sequentially).
+  int8/int16 wrap like C). A row longer than `PERSISTENT_MAX` is scanned block by block in
+  a loop: each block's prefix sums plus a carry, the sum of the blocks before it, kept in
+  the widened type. On a GPU ``tl.cumsum`` adds in tree order, so float prefixes may differ
+  from the C++ sequential loop in the last bits (the interpreter adds sequentially).
 * An **extern matmul** (`_MatmulWriter`) is a tiled GEMM over the operands' `StridedView`s:
   any offset and strides, so transposed, sliced and broadcast (stride-0 batch) operands are
   read in place. A flat grid of ``nbatch * tiles_m * tiles_n`` programs (no 65535 limit on
@@ -90,9 +91,11 @@ arguments would be re-specialized. Sizes (``xnumel``, ``rnumel``) are kernel arg
 block sizes are ``tl.constexpr``.
 
 Not supported yet (`TritonLoweringMissing`, a NotImplementedError naming the kernel or op
-and "triton backend"): the extern argsort, scan kernels over rows longer than
-`PERSISTENT_MAX`, scatter kernels, stores that accumulate (scatter-add/multiply), epilogue
-fusion into the GEMM, and primitives outside the table below.
+and "triton backend"): the extern argsort, scatter-multiply, scatter-add into other
+dtypes than `ATOMIC_ADD_DTYPES` or under deterministic algorithms, epilogue fusion into the
+GEMM, and primitives outside the table below. A **scatter** kernel is laid out like a
+pointwise one over its source; its store goes to the gathered index, with ``tl.store``
+(scatter) or ``tl.atomic_add`` (scatter-add: several lanes may add into one element).
 """
 
 from __future__ import annotations
@@ -619,10 +622,13 @@ def _prod(xs: Iterable[int]) -> int:
 class _KernelWriter:
     """Writes one schedule Kernel as a @triton.jit function (see the module docstring)."""
 
-    def __init__(self, sched: Schedule, k: Kernel, used: set[str]) -> None:
+    def __init__(
+        self, sched: Schedule, k: Kernel, used: set[str], deterministic: bool = False
+    ) -> None:
         self.sched = sched
         self.k = k
         self.used = used  # helpers the module must define
+        self.deterministic = deterministic
         self.scan = k.kind == "scan"
         self.reduction = k.kind in ("reduction", "scan")  # one program per outer point
         self.xnumel = _prod(k.outer)
@@ -668,13 +674,8 @@ class _KernelWriter:
     def _check_supported(self) -> None:
         k = self.k
         where = k.describe()
-        if k.kind not in ("pointwise", "reduction", "scan"):
+        if k.kind not in ("pointwise", "reduction", "scan", "scatter"):
             raise TritonLoweringMissing(f"{k.kind} kernel {where!r}")
-        if k.kind == "scan" and not self.persistent:
-            raise TritonLoweringMissing(
-                f"scan kernel {where!r} over rows of {self.rnumel} > {PERSISTENT_MAX} elements "
-                "(only rows that fit in one block are lowered)"
-            )
         for v in k.values:
             if v.op not in (
                 "load",
@@ -696,8 +697,19 @@ class _KernelWriter:
             if r.kind not in (("cumsum",) if k.kind == "scan" else REDUCE_KINDS):
                 raise TritonLoweringMissing(f"reduction {r.kind!r} (kernel {where!r})")
         for s in k.stores:
-            if s.mode != "set":
-                raise TritonLoweringMissing(f"store mode {s.mode!r} (kernel {where!r})")
+            if s.mode == "set":
+                continue
+            b = self.sched.buffers[s.buffer]
+            if s.mode != "add" or b.dtype not in ATOMIC_ADD_DTYPES:
+                raise TritonLoweringMissing(
+                    f"store mode {s.mode!r} into {b.dtype.name} (kernel {where!r})"
+                )
+            if self.deterministic:
+                # Atomic adds land in whatever order the lanes run: float sums could differ
+                # from run to run (the C++ backend serializes this kernel instead).
+                raise TritonLoweringMissing(
+                    f"scatter-add under deterministic algorithms (kernel {where!r})"
+                )
 
     @property
     def bufs(self) -> list[int]:
@@ -980,6 +992,8 @@ class _KernelWriter:
             # the same element from every lane (a 0-d output): give the pointer the block shape
             idx = f"{self._paren(idx)} + tl.zeros_like({level_block})"
         mask = "xmask" if not self.reduction else "rmask"
+        if s.mode == "add":  # scatter-add: lanes may hit one element, so add atomically
+            return f"tl.atomic_add(b{s.buffer} + {self._paren(idx)}, {val}, mask={mask})"
         return f"tl.store(b{s.buffer} + {self._paren(idx)}, {val}, mask={mask})"
 
     # -- the function ----------------------------------------------------------------------------
@@ -1142,9 +1156,35 @@ class _KernelWriter:
             return {"sum": "max", "prod": "min"}.get(r.kind, r.kind)
         return r.kind
 
+    def _scan_input(self, r: Reduce) -> tuple[str, str]:
+        """A scan's masked block and the type its prefix sums are counted in: bools in
+        int32 (a running or is a running count != 0), small ints widened as tl.cumsum does."""
+        src = self.k.values[r.value].dtype
+        v = self.ref(r.value)
+        if src is dt.bool_:
+            return f"tl.where(rmask, {v}, 0).to(tl.int32)", "tl.int32"
+        if src in (dt.int8, dt.uint8, dt.int16):
+            return f"tl.where(rmask, {v}, 0).to(tl.int32)", "tl.int32"
+        return f"tl.where(rmask, {v}, 0)", compute_tl(src)
+
+    def _scan_finish(self, r: Reduce, text: str) -> str:
+        src = self.k.values[r.value].dtype
+        if src is dt.bool_:
+            return f"{text} != 0"
+        if src in (dt.int8, dt.uint8, dt.int16):
+            text = f"({text}).to({TL[src.name]})"  # C accumulates in the type (wraps)
+        return self._finish(r, text, src)
+
     def looped_pass(
         self, reds: list[Reduce], stores: list[Store], roots: list[int], out: list[str]
     ) -> None:
+        scans = [r for r in reds if r.kind == "cumsum"]
+        reds = [r for r in reds if r.kind != "cumsum"]
+        for r in scans:
+            # A row longer than one block: each block's prefix sums plus the sum of the
+            # blocks before it, carried in the widened type.
+            _, acc_t = self._scan_input(r)
+            out.append(f"a{r.id}_carry = tl.sum(tl.zeros([RBLOCK], {acc_t}), 0)")
         for r in reds:
             _, src_t = self._red_input(r)
             init = _init_text(r.kind, self.k.values[r.value].dtype)
@@ -1158,6 +1198,12 @@ class _KernelWriter:
         out.append(INDENT * d + "rindex = roffset + tl.arange(0, RBLOCK)")
         out.append(INDENT * d + "rmask = rindex < rnumel")
         self.emit(self.closure(roots, True), out, d, set())
+        for r in scans:
+            x, _ = self._scan_input(r)
+            out.append(INDENT * d + f"a{r.id}_blk = {x}")
+            prefix = f"tl.cumsum(a{r.id}_blk, 0) + a{r.id}_carry"
+            out.append(INDENT * d + f"a{r.id} = {self._scan_finish(r, prefix)}")
+            out.append(INDENT * d + f"a{r.id}_carry = a{r.id}_carry + tl.sum(a{r.id}_blk, 0)")
         for r in reds:
             x, src_t = self._red_input(r)
             kind = self._kind(r)
@@ -1377,6 +1423,90 @@ class _MatmulWriter:
         return f"{self.e.name}[({grid},)]({', '.join(args)})"
 
 
+class _ArgsortWriter:
+    """An extern argsort as one @triton.jit kernel: one program per row, the row in one
+    block (rows of at most `PERSISTENT_MAX` elements).
+
+    Each lane packs an order-preserving 32-bit key of its value (NaN canonicalized to sort
+    last, as in `lt::key_less`; inverted for descending order) above its position, and one
+    ``tl.sort`` of the 64-bit words gives a stable argsort: equal keys keep their order, and
+    the lanes past the row (key all ones, larger positions) sort after every element.
+    """
+
+    def __init__(self, sched: Schedule, e: Extern) -> None:
+        self.e = e
+        src = sched.buffers[e.inputs[0]]
+        self.src = src
+        axis = e.attrs["axis"]
+        self.n = src.shape[axis]
+        self.pre = _prod(src.shape[:axis])
+        self.post = _prod(src.shape[axis + 1 :])
+        self.descending = bool(e.attrs["descending"])
+        if src.dtype not in ARGSORT_DTYPES:
+            raise TritonLoweringMissing(
+                f"extern argsort of {src.dtype.name} (values wider than 32 bits do not fit "
+                f"one sort key with their position; {e.describe()!r})"
+            )
+        if self.n > PERSISTENT_MAX:
+            raise TritonLoweringMissing(
+                f"extern argsort of rows of {self.n} > {PERSISTENT_MAX} elements ({e.describe()!r})"
+            )
+        self.rblock = _next_pow2(max(self.n, 1))
+
+    def function(self) -> list[str]:
+        e, d = self.e, self.src.dtype
+        out = [f"# {e.describe()}"]
+        locs = sorted({format_loc(loc) for loc in e.locs})
+        if locs:
+            out.append(f"#   from {', '.join(locs)}")
+        out += [
+            f"#   one program per row of {self.n}: a stable sort of (key, position) words",
+            "@triton.jit",
+            f"def {e.name}(bx, bout, post, n, RBLOCK: tl.constexpr):",
+            "    row = tl.program_id(0).to(tl.int64)",
+            "    base = (row // post) * n * post + row % post",
+            "    r = tl.arange(0, RBLOCK)",
+            "    rmask = r < n",
+            "    x = tl.load(bx + base + r * post, mask=rmask, other=0)",
+        ]
+        if d.is_floating_point:
+            out += [
+                "    x = x.to(tl.float32)",
+                '    x = tl.where(x != x, float("nan"), x)  # one NaN, sorting last',
+                "    x = tl.where(x == 0, 0.0, x)  # -0.0 and 0.0 are equal keys",
+                "    bits = x.to(tl.uint32, bitcast=True)",
+                "    key = tl.where((bits >> 31) != 0, ~bits, bits | 0x80000000)",
+            ]
+        else:
+            out += [
+                "    key = x.to(tl.int32).to(tl.uint32, bitcast=True) ^ 0x80000000",
+            ]
+        if self.descending:
+            out.append("    key = ~key")
+        out += [
+            "    key = tl.where(rmask, key, 0xFFFFFFFF)",
+            "    word = (key.to(tl.uint64) << 32) | r.to(tl.uint64)",
+            "    word = tl.sort(word, 0)",
+            "    idx = (word & 0xFFFFFFFF).to(tl.int64)",
+            "    tl.store(bout + base + r * post, idx, mask=rmask)",
+        ]
+        return out
+
+    def launch(self) -> str:
+        e = self.e
+        args = [f"bufs[{self.src.id}]", f"bufs[{e.output}]", str(self.post), str(self.n)]
+        args.append(f"RBLOCK={self.rblock}")
+        return f"{e.name}[({self.pre * self.post},)]({', '.join(args)})"
+
+
+# dtypes an argsort packs into 32-bit keys exactly.
+ARGSORT_DTYPES = frozenset(
+    [dt.float32, dt.float16, dt.int32, dt.int16, dt.int8, dt.uint8, dt.bool_]
+)
+
+# Buffer dtypes a scatter-add lowers to tl.atomic_add for.
+ATOMIC_ADD_DTYPES = frozenset([dt.float32, dt.float64, dt.int32, dt.int64])
+
 SUPPORTED_PRIMS = frozenset(
     """cast where exp log sqrt sin cos tanh sigmoid erf atan log1p expm1 neg abs floor ceil
     round bitwise_not add sub mul div maximum minimum pow atan2 floordiv remainder fmod
@@ -1407,23 +1537,27 @@ def kernel_names(source: str) -> list[str]:
     return re.findall(r"^@triton\.jit\ndef (k\w*)\(", source, flags=re.M)
 
 
-def generate(sched: Schedule, title: str = "") -> str:
+def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> str:
     """The Python module (source) running `sched` with Triton; its entry point is ``run``.
 
     ``run(bufs, ia, fa, err)`` takes a mapping buffer id -> device buffer (program inputs,
     outputs and temporaries, each its own allocation), the int64 and float64 scalar-slot
     arrays, and an int64[5] error array (zeros). Raises `TritonLoweringMissing` for what
-    this backend does not lower yet.
+    this backend does not lower yet. `deterministic` refuses kernels whose result depends
+    on the order threads run in (scatter-add).
     """
     used: set[str] = set()
-    writers: list[_KernelWriter | _MatmulWriter] = []
+    writers: list[_KernelWriter | _MatmulWriter | _ArgsortWriter] = []
     for step in sched.steps:
         if isinstance(step, Extern):
-            if step.kind != "matmul":
+            if step.kind == "matmul":
+                writers.append(_MatmulWriter(sched, step))
+            elif step.kind == "argsort":
+                writers.append(_ArgsortWriter(sched, step))
+            else:
                 raise TritonLoweringMissing(f"extern {step.kind} ({step.describe()!r})")
-            writers.append(_MatmulWriter(sched, step))
         else:
-            writers.append(_KernelWriter(sched, step, used))
+            writers.append(_KernelWriter(sched, step, used, deterministic))
     functions = [w.function() for w in writers]  # fills `used`
     lines = [
         f'"""lazytorch program{": " + title if title else ""} (Triton).',

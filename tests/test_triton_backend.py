@@ -389,9 +389,9 @@ def test_softmax_is_one_persistent_kernel_with_three_passes():
     assert src.count("tl.exp(") == 1  # exp(x - max) is computed once, reused by pass 3
 
 
-def test_argsort_is_not_supported_yet():
-    x = lt.tensor(rand(3, 4))
-    with pytest.raises(NotImplementedError, match=r"triton backend: extern argsort"):
+def test_what_is_not_lowered_raises_naming_the_triton_backend():
+    x = lt.tensor(rand(3, 4, dtype=np.float64))
+    with pytest.raises(NotImplementedError, match=r"triton backend: extern argsort of float64"):
         triton_source(x.argsort(1))
     lt.runtime.clear_cache()
     with lt.backend("triton"):
@@ -480,10 +480,73 @@ def test_rand_lowers_to_philox_helpers():
     assert "_lt_rand_uniform_f32(" in src and "_lt_rand_normal(" in src
 
 
-def test_long_scan_rows_are_not_supported_yet():
-    x = lt.tensor(rand(2, PERSISTENT_MAX + 1))
-    with pytest.raises(NotImplementedError, match=r"triton backend: scan kernel .* rows of"):
-        triton_source(x.cumsum(1))
+def test_long_scan_rows_loop_over_blocks_with_a_carry():
+    n = PERSISTENT_MAX + 905  # past one block: a loop, and a partial last block
+    check(lambda t: (t * 2).cumsum(1) + 1, rand(2, n), rtol=1e-4, atol=1e-3)
+    check(lambda t: t.cumsum(1), ints(2, n, lo=-100, hi=100, dtype=np.int8))
+    check(lambda t: t.cumsum(1), ints(2, n, dtype=np.int32))
+    check(lambda t: (t > 0.5).cumsum(1), rand(2, n))
+    src = triton_source(lt.tensor(rand(2, n)).cumsum(1))
+    assert "for roffset in range(0, rnumel, RBLOCK):" in src and "a0_carry" in src
+
+
+# -- argsort (extern) ----------------------------------------------------------------------------
+@pytest.mark.parametrize("descending", [False, True])
+def test_argsort_is_a_stable_sort_of_packed_keys(descending):
+    special = np.array([3.0, np.nan, -1.0, 3.0, -np.inf, 0.0, -0.0, 2.0, np.inf, -np.nan])
+    x = np.stack([special, rand(10, seed=3)]).astype(np.float32)
+    check(lambda t: lt.argsort(t, dim=1, descending=descending), x)
+    check(lambda t: lt.argsort(t, dim=0, descending=descending), x.astype(np.float16))
+    i32 = np.array([[5, -3, 7, -3, 2**31 - 1, -(2**31), 0]], np.int32)
+    check(lambda t: lt.argsort(t, dim=1, descending=descending), i32)
+    check(lambda t: lt.argsort(t, dim=1, descending=descending), ints(3, 33, dtype=np.int8))
+    check(lambda t: lt.argsort(t > 0, dim=2, descending=descending), rand(2, 3, 50))
+    src = triton_source(lt.argsort(lt.tensor(x), dim=1))
+    assert "tl.sort(word, 0)" in src and "[extern argsort]" in src
+
+
+def test_argsort_of_64_bit_values_and_long_rows_is_refused():
+    with pytest.raises(NotImplementedError, match="argsort of float64"):
+        triton_source(lt.argsort(lt.tensor(rand(2, 5, dtype=np.float64))))
+    with pytest.raises(NotImplementedError, match="argsort of rows of"):
+        triton_source(lt.argsort(lt.tensor(rand(2, PERSISTENT_MAX + 1))))
+
+
+# -- scatter kernels -----------------------------------------------------------------------------
+IDX = np.array([[0, 1, 2], [2, 2, 0], [2, 1, 2], [4, 0, 4]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_scatter_add_adds_atomically_into_repeated_targets(dtype):
+    src = (rand(4, 3) * 10).astype(dtype)
+    check(lambda x, s: x.scatter_add(0, lt.tensor(IDX), s * 2), np.zeros((5, 3), dtype), src)
+    src_text = triton_source(lt.zeros(5, 3).scatter_add(0, lt.tensor(IDX), lt.ones(4, 3)))
+    assert "tl.atomic_add(" in src_text and "[scatter 4x3]" in src_text
+
+
+def test_scatter_and_index_put_store_at_gathered_indices():
+    idx = np.array([[0, 1, 2], [3, 2, 0], [1, 4, 3], [4, 0, 1]])  # distinct per column
+    check(lambda x, s: x.scatter(0, lt.tensor(idx), s + 1), rand(5, 3), rand(4, 3, seed=1))
+
+    def put(x, v):
+        x = x.clone()
+        x[lt.tensor([4, 0, 2])] = v
+        return x
+
+    check(put, rand(5, 3), rand(3, 3, seed=2))
+
+
+def test_scatter_add_under_deterministic_algorithms_is_refused():
+    x = lt.zeros(5, 3).scatter_add(0, lt.tensor(IDX), lt.ones(4, 3))
+    from lazytorch.codegen.triton import generate
+
+    with pytest.raises(NotImplementedError, match="scatter-add under deterministic"):
+        generate(lt.debug.schedule(x), deterministic=True)
+    half = lt.zeros(5, 3, dtype=lt.float16).scatter_add(
+        0, lt.tensor(IDX), lt.ones(4, 3, dtype=lt.float16)
+    )
+    with pytest.raises(NotImplementedError, match="store mode 'add' into float16"):
+        triton_source(half)
 
 
 # -- matmul (extern) ----------------------------------------------------------------------------

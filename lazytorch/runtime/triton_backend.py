@@ -129,7 +129,8 @@ class TritonBackend:
         t0 = time.perf_counter()
         sched = schedule(program)
         t1 = time.perf_counter()
-        source = generate(sched)  # TritonLoweringMissing names what is not supported
+        # TritonLoweringMissing names what is not supported
+        source = generate(sched, deterministic=bool(options.get("deterministic")))
         t2 = time.perf_counter()
         module = self._load(source)
         t3 = time.perf_counter()
