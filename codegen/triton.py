@@ -1251,7 +1251,25 @@ class _KernelWriter:
                 continue
             out.append(f"a{r.id} = {self._finish(r, total, src_t)}")
 
-    def launch(self) -> str:
+    def configs(self) -> list[dict[str, int]]:
+        """Block sizes `MAX_AUTOTUNE` tries, the default first. Only kernels that can run
+        again with the same result are tuned: not a scatter-add (its adds accumulate)."""
+        if any(s.mode != "set" for s in self.k.stores) or self.k.reads & self.k.writes:
+            return [self._config()]
+        if not self.reduction:
+            top = max(_next_pow2(self.xnumel), TUNE_XBLOCKS[0])
+            sizes = [self.xblock] + [b for b in TUNE_XBLOCKS if b != self.xblock and b <= top]
+            return [{"XBLOCK": b} for b in sizes]
+        if self.persistent:
+            return [self._config()]  # the row must fit in one block
+        return [
+            {"RBLOCK": b} for b in [self.rblock] + [b for b in TUNE_RBLOCKS if b != self.rblock]
+        ]
+
+    def _config(self) -> dict[str, int]:
+        return {"RBLOCK": self.rblock} if self.reduction else {"XBLOCK": self.xblock}
+
+    def _args(self) -> list[str]:
         args = [f"bufs[{b}]" for b in self.bufs]
         if self.uses_ia:
             args.append("ia")
@@ -1261,12 +1279,25 @@ class _KernelWriter:
             args.append("err")
         args.append(str(self.xnumel))
         if self.reduction:
-            args += [str(self.rnumel), f"RBLOCK={self.rblock}"]
-            grid = str(self.xnumel)
-        else:
-            args.append(f"XBLOCK={self.xblock}")
-            grid = str(-(-self.xnumel // self.xblock))
-        return f"{self.k.name}[({grid},)]({', '.join(args)})"
+            args.append(str(self.rnumel))
+        return args
+
+    def _grid(self, c: str) -> str:
+        return str(self.xnumel) if self.reduction else f"-(-{self.xnumel} // {c}['XBLOCK'])"
+
+    def launch(self) -> str:
+        cfg = ", ".join(f"{k}={v}" for k, v in self._config().items())
+        grid = self.xnumel if self.reduction else -(-self.xnumel // self.xblock)
+        return f"{self.k.name}[({grid},)]({', '.join([*self._args(), cfg])})"
+
+    def tuned_launch(self) -> str:
+        return _tuned_launch(self.k.name, self._args(), self._grid("c"), self.configs())
+
+
+def _tuned_launch(name: str, args: list[str], grid: str, configs: list[dict[str, int]]) -> str:
+    """A launch through the run's tuner (`MAX_AUTOTUNE`): it picks one of `configs` (timing
+    each the first time, or reading the choice it stored) and launches with it."""
+    return f'tuner("{name}", {name}, lambda c: ({grid},), ({", ".join(args)},), {configs!r})'
 
 
 def _times(x: str, k: int) -> str:
@@ -1282,6 +1313,11 @@ def _plus(x: str, off: str) -> str:
 # -- extern matmul ------------------------------------------------------------------------------
 MATMUL_BLOCKS = (64, 64, 32)  # BLOCK_M, BLOCK_N, BLOCK_K of a tl.dot tile (float32, float16)
 MATMUL_BLOCKS_SUM = (32, 32, 8)  # the same for the broadcast-and-sum tile (float64, integers)
+# What MAX_AUTOTUNE tries besides the defaults.
+TUNE_XBLOCKS = (256, 512, 1024, 2048)
+TUNE_RBLOCKS = (256, 512, 2048)
+TUNE_MATMUL = ((32, 32, 32), (64, 64, 64), (128, 64, 32), (64, 128, 32))
+TUNE_MATMUL_SUM = ((16, 16, 16), (32, 32, 16), (64, 32, 8))
 
 
 class _MatmulWriter:
@@ -1292,9 +1328,10 @@ class _MatmulWriter:
     strides, row and column strides: transposed and sliced operands need no copy).
     """
 
-    def __init__(self, sched: Schedule, e: Extern) -> None:
+    def __init__(self, sched: Schedule, e: Extern, tunable: bool = False) -> None:
         self.sched = sched
         self.e = e
+        self.tunable = tunable  # block sizes chosen at launch: tile counts computed in-kernel
         self.a, self.b = e.inputs
         out = sched.buffers[e.output]
         self.out = out
@@ -1311,11 +1348,18 @@ class _MatmulWriter:
         self.blocks = tuple(
             min(blk, max(low, _next_pow2(d))) for blk, d in zip(base, (self.m, self.n, self.kdim))
         )
+        self.candidates = [self.blocks]
+        if tunable:
+            extra = TUNE_MATMUL if self.dot else TUNE_MATMUL_SUM
+            self.candidates += [c for c in extra if c != self.blocks]
+        big = tuple(max(c[i] for c in self.candidates) for i in range(3))
         self.tiles_m = -(-self.m // self.blocks[0])
         self.tiles_n = -(-self.n // self.blocks[1])
         # the largest element offset any lane forms (masked lanes included): int32 or int64
-        pad_m, pad_n = self.tiles_m * self.blocks[0], self.tiles_n * self.blocks[1]
-        pad_k = -(-self.kdim // self.blocks[2]) * self.blocks[2]
+        # (the largest candidate block pads the most)
+        pad_m = -(-self.m // big[0]) * big[0]
+        pad_n = -(-self.n // big[1]) * big[1]
+        pad_k = -(-self.kdim // big[2]) * big[2]
         reach = self.nbatch * pad_m * pad_n
         for v, rows, cols in ((self.a, pad_m, pad_k), (self.b, pad_k, pad_n)):
             dims = (*v.shape[:-2], rows, cols)
@@ -1363,9 +1407,17 @@ class _MatmulWriter:
         tn = self.tiles_n
         tile_m = "tile" if tn == 1 else f"(tile // {tn})"
         tile_n = "" if tn == 1 else f"(tile % {tn}) * BLOCK_N + "
+        if self.tunable:  # tile counts follow the block sizes chosen at launch
+            tiles, tn = "tiles", "tiles_n"
+            tile_m, tile_n = "(tile // tiles_n)", "(tile % tiles_n) * BLOCK_N + "
         out_ptr = f"b{out.id}" if self.nbatch == 1 else f"b{out.id} + bi * {m * n}"
         pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
         body = [f"pid = {pid}"]
+        if self.tunable:
+            body += [
+                f"tiles_n = tl.cdiv({n}, BLOCK_N)",
+                f"tiles = tl.cdiv({m}, BLOCK_M) * tiles_n",
+            ]
         if self.nbatch > 1:
             if tiles == 1:
                 body += ["bi = pid  # the batch", "tile = 0"]
@@ -1421,6 +1473,14 @@ class _MatmulWriter:
         args += [f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}"]
         grid = self.nbatch * self.tiles_m * self.tiles_n
         return f"{self.e.name}[({grid},)]({', '.join(args)})"
+
+    def configs(self) -> list[dict[str, int]]:
+        return [{"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk} for bm, bn, bk in self.candidates]
+
+    def tuned_launch(self) -> str:
+        grid = f"{self.nbatch} * (-(-{self.m} // c['BLOCK_M'])) * (-(-{self.n} // c['BLOCK_N']))"
+        args = [f"bufs[{x}]" for x in self.bufs]
+        return _tuned_launch(self.e.name, args, grid, self.configs())
 
 
 class _ArgsortWriter:
@@ -1498,6 +1558,11 @@ class _ArgsortWriter:
         args.append(f"RBLOCK={self.rblock}")
         return f"{e.name}[({self.pre * self.post},)]({', '.join(args)})"
 
+    def tuned_launch(self) -> str:  # the row must fit in one block: nothing to choose
+        e = self.e
+        args = [f"bufs[{self.src.id}]", f"bufs[{e.output}]", str(self.post), str(self.n)]
+        return _tuned_launch(e.name, args, str(self.pre * self.post), [{"RBLOCK": self.rblock}])
+
 
 # dtypes an argsort packs into 32-bit keys exactly.
 ARGSORT_DTYPES = frozenset(
@@ -1537,21 +1602,24 @@ def kernel_names(source: str) -> list[str]:
     return re.findall(r"^@triton\.jit\ndef (k\w*)\(", source, flags=re.M)
 
 
-def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> str:
+def generate(
+    sched: Schedule, title: str = "", deterministic: bool = False, autotune: bool = False
+) -> str:
     """The Python module (source) running `sched` with Triton; its entry point is ``run``.
 
     ``run(bufs, ia, fa, err)`` takes a mapping buffer id -> device buffer (program inputs,
     outputs and temporaries, each its own allocation), the int64 and float64 scalar-slot
     arrays, and an int64[5] error array (zeros). Raises `TritonLoweringMissing` for what
     this backend does not lower yet. `deterministic` refuses kernels whose result depends
-    on the order threads run in (scatter-add).
+    on the order threads run in (scatter-add). `autotune` (``MAX_AUTOTUNE``) launches every
+    kernel through ``run``'s `tuner` argument with the block sizes it may choose from.
     """
     used: set[str] = set()
     writers: list[_KernelWriter | _MatmulWriter | _ArgsortWriter] = []
     for step in sched.steps:
         if isinstance(step, Extern):
             if step.kind == "matmul":
-                writers.append(_MatmulWriter(sched, step))
+                writers.append(_MatmulWriter(sched, step, tunable=autotune))
             elif step.kind == "argsort":
                 writers.append(_ArgsortWriter(sched, step))
             else:
@@ -1577,8 +1645,9 @@ def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> s
     lines += [
         "",
         "",
-        "def run(bufs, ia, fa, err):",
+        "def run(bufs, ia, fa, err, tuner=None):",
         '    """Launch every kernel in schedule order (bufs: buffer id -> device buffer)."""',
     ]
-    lines += [INDENT + w.launch() for w in writers] or [INDENT + "pass"]
+    launches = [w.tuned_launch() if autotune else w.launch() for w in writers]
+    lines += [INDENT + x for x in launches] or [INDENT + "pass"]
     return "\n".join(lines) + "\n"

@@ -115,6 +115,7 @@ class _Defaults:
     backend: str = _env_backend()
     deterministic: bool = _env_flag("LAZYTORCH_DETERMINISTIC")
     deterministic_warn_only: bool = False
+    max_autotune: bool = _env_flag("LAZYTORCH_MAX_AUTOTUNE")
 
 
 DEFAULTS = _Defaults()
@@ -129,6 +130,7 @@ class _Local(threading.local):
         self.device: list[Device] = []
         self.deterministic: list[bool] = []
         self.backend: list[str] = []
+        self.max_autotune: list[bool] = []
 
 
 _local = _Local()
@@ -297,6 +299,23 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 def are_deterministic_algorithms_enabled() -> bool:
     s = _local.deterministic
     return s[-1] if s else DEFAULTS.deterministic
+
+
+def max_autotune_enabled() -> bool:
+    """Whether programs compiled now may time candidate block sizes (``MAX_AUTOTUNE``:
+    ``LAZYTORCH_MAX_AUTOTUNE=1``, or inside ``compile(..., mode="max-autotune")``)."""
+    s = _local.max_autotune
+    return s[-1] if s else DEFAULTS.max_autotune
+
+
+@contextlib.contextmanager
+def max_autotune(enabled: bool = True) -> Iterator[None]:
+    """Compile programs in ``MAX_AUTOTUNE`` mode inside the block (this thread only)."""
+    _local.max_autotune.append(bool(enabled))
+    try:
+        yield
+    finally:
+        _local.max_autotune.pop()
 
 
 def is_deterministic_algorithms_warn_only_enabled() -> bool:

@@ -630,3 +630,72 @@ def test_empty_values_run_on_the_interpreter():
         out = (lt.tensor(np.zeros((0, 3), np.float32)) * 2).sum(0).numpy()
     np.testing.assert_array_equal(out, np.zeros(3, np.float32))
     assert type(get_backend("triton")).__name__ == "TritonBackend"
+
+
+# -- MAX_AUTOTUNE ----------------------------------------------------------------------------------
+def _autotune_cases():
+    return [
+        (lambda t: (t * 2 + 1).exp(), (rand(3, 700),)),  # pointwise: XBLOCK candidates
+        (lambda t: t.sum(1), (rand(2, PERSISTENT_MAX + 905),)),  # looped: RBLOCK candidates
+        (lambda a, b: a @ b, (rand(70, 40), rand(40, 90, seed=1))),  # matmul tiles
+        (
+            lambda a, b: a @ b,
+            (rand(33, 9, dtype=np.float64), rand(9, 20, seed=1, dtype=np.float64)),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_every_autotune_candidate_computes_the_same_values(case, monkeypatch):
+    """The tuner may pick any candidate: force each in turn and compare with the interpreter."""
+    fn, arrays = _autotune_cases()[case]
+    with lt.backend("interpreter"):
+        want = fn(*[lt.tensor(a) for a in arrays]).numpy()
+    picked = []
+    for i in range(4):
+        monkeypatch.setattr(
+            triton_backend.Tuner,
+            "_choose",
+            lambda self, name, kernel, grid, args, configs, i=i: (
+                picked.append(len(configs)) or configs[i % len(configs)]
+            ),
+        )
+        lt.runtime.clear_cache()
+        with lt.backend("triton"), lt._config.max_autotune(True):
+            got = fn(*[lt.tensor(a) for a in arrays]).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert max(picked) > 1  # there was a choice to make
+
+
+def test_autotune_choices_are_timed_once_and_kept_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAZYTORCH_CACHE_DIR", str(tmp_path))
+    x = rand(2, PERSISTENT_MAX + 905)
+    for _ in range(2):  # the second time, a new program object: as a new process would be
+        lt.runtime.clear_cache()
+        with lt.backend("triton"), lt._config.max_autotune(True):
+            got = lt.tensor(x).sum(1).numpy()
+        np.testing.assert_allclose(got, x.sum(1), rtol=1e-4, atol=1e-3)
+    c = lt.metrics.counters()
+    assert c["autotune_benchmarks"] == 1 and c["autotune_disk_hits"] == 1, c
+    src = triton_source(lt.tensor(x).sum(1))
+    assert "tuner(" not in src  # the default mode launches with fixed block sizes
+    from lazytorch.codegen.triton import generate
+
+    tuned = generate(lt.debug.schedule(lt.tensor(x).sum(1)), autotune=True)
+    assert 'tuner("k0", k0, lambda c: (2,)' in tuned and "'RBLOCK': 2048" in tuned
+
+
+def test_compile_max_autotune_mode_turns_tuning_on():
+    seen = []
+    f = lt.compile(lambda t: t.sum(1), mode="max-autotune", options={"materialize_outputs": True})
+
+    def spy(fn):
+        def inner(*a, **k):
+            seen.append(lt._config.max_autotune_enabled())
+            return fn(*a, **k)
+
+        return inner
+
+    f._fn = spy(f._fn)
+    f(lt.tensor(rand(2, 5)))
+    assert seen == [True] and not lt._config.max_autotune_enabled()

@@ -132,7 +132,10 @@ class CompiledFunction:
         self._warned = False
         self._last_key: Any = None
         self._scoped = bool(
-            fullgraph or backend.scope() is not None or options.deterministic is not None
+            fullgraph
+            or backend.scope() is not None
+            or options.deterministic is not None
+            or self.mode is CompileMode.MAX_AUTOTUNE
         )
         # Where free tensors come from: fixed modules, closure cells, named globals.
         self._modules: tuple[Any, ...] = ()
@@ -256,6 +259,10 @@ class CompiledFunction:
             stack.enter_context(scope)
         if self.options.deterministic is not None:
             stack.enter_context(_config.deterministic_algorithms(self.options.deterministic))
+        if self.mode is CompileMode.MAX_AUTOTUNE:
+            # Programs cut inside the call may tune their kernels' block sizes (the triton
+            # backend: lazytorch.runtime.triton_backend.Tuner).
+            stack.enter_context(_config.max_autotune(True))
         return stack
 
     def _invoke(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -495,7 +502,8 @@ def compile(
 
     * `fullgraph` — an implicit materialization inside the function (``.item()``,
       ``print``, ``bool``) raises `ImplicitMaterializationError` naming its line.
-    * `mode` — a `CompileMode` or torch's strings; accepted, all alike on the CPU.
+    * `mode` — a `CompileMode` or torch's strings. ``max-autotune`` lets programs cut inside
+      the call tune their Triton kernels' block sizes; on the cpp backend modes are alike.
     * `backend` — ``"auto"``, ``"cpp"``, ``"interpreter"`` (checked now), ``"triton"``
       (not built: an error now), or a callable ``backend(graph: TracedGraph) -> runner``
       (see `CallableBackend`).

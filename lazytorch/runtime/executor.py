@@ -69,13 +69,15 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
 
         backend = get_backend(backend_for(device) or _config.backend_name())
     deterministic = _config.are_deterministic_algorithms_enabled()
-    key = (backend.name, deterministic, cap.key)
+    autotune = _config.max_autotune_enabled()
+    key = (backend.name, deterministic, autotune, cap.key)
     exe = _programs.get(key)
     if exe is None:
         if cap.wiring is None:
             cap = capture(roots)
         program = canonicalize(Program.from_capture(cap))
-        exe = _build(key, cap.params, program, backend, deterministic, cause, loc, t0)
+        options = {"deterministic": deterministic, "max_autotune": autotune}
+        exe = _build(key, cap.params, program, backend, options, cause, loc, t0)
     else:
         metrics.increment("cache_hits_memory")
     t_run = time.perf_counter()
@@ -97,14 +99,14 @@ def _build(
     params: list[Node],
     program: Program,
     backend: Backend,
-    deterministic: bool,
+    options: dict[str, Any],
     cause: str,
     loc: Any,
     t0: float,
 ) -> Executable:
     """The executable for a cut that missed the exact cache: a dynamic program's, bound to
     these sizes, or one compiled now (over symbolic sizes if the sizes keep changing)."""
-    options = {"deterministic": deterministic}
+    deterministic = options["deterministic"]
     pattern = None
     reason = None
     marks = None

@@ -21,6 +21,14 @@ source's memory; separate memory gives the same values).
 
 Programs with an empty value or a symbolic size run on the reference interpreter, as on the
 ``cpp`` backend. The backend is not registered at import: call ``register(carrier)``.
+
+**Autotuning** happens only in ``MAX_AUTOTUNE`` mode (``LAZYTORCH_MAX_AUTOTUNE=1``, or
+``lazytorch.compile(..., mode="max-autotune")``). Kernels are then launched through a
+`Tuner`. The first time it launches a kernel, it times each candidate block size and
+keeps the fastest. A carrier with a ``synchronize()`` method is synchronized around each
+timing. The choice is stored in the disk cache under the kernel's source and name, so
+later runs and later processes launch it without timing anything. Kernels whose
+re-running would change the result are not tuned: scatter-adds accumulate.
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ from lazytorch.ir._lazynp import np
 from lazytorch.ir.program import Program
 from lazytorch.runtime.backends import has_empty_value, runtime_error
 
-__all__ = ["Carrier", "TritonBackend", "TritonExecutable", "register"]
+__all__ = ["Carrier", "TritonBackend", "TritonExecutable", "Tuner", "register"]
 
 ERR_SLOTS = 5  # err[0] = failing instruction + 1, err[1] = kind, err[2:5] = details
 
@@ -70,6 +78,7 @@ class TritonExecutable:
         self.kernels = len(sched.kernels)
         self.launches = len(sched.steps)  # generated kernels and extern (matmul) kernels
         self.info = {}
+        self.tuner: Tuner | None = None  # set in MAX_AUTOTUNE mode
         # buffers the steps touch (the schedule also lists values it never materializes)
         self.touched: set[int] = set(sched.outputs)
         for step in sched.steps:
@@ -95,7 +104,7 @@ class TritonExecutable:
             if b.id not in bufs and b.id in self.touched and b.kind in ("output", "temp"):
                 bufs[b.id] = carrier.empty(tuple(b.shape), b.dtype.np)
         err = carrier.to_device(np.zeros(ERR_SLOTS, dtype=np.int64))
-        self.module.run(bufs, carrier.to_device(iargs), carrier.to_device(fargs), err)
+        self.module.run(bufs, carrier.to_device(iargs), carrier.to_device(fargs), err, self.tuner)
         metrics.increment("kernels_launched", self.launches)
         # One look at the error array after all kernels: a failing lane reads element 0
         # instead, so later kernels stay in bounds, and the first failure is kept.
@@ -130,11 +139,16 @@ class TritonBackend:
         sched = schedule(program)
         t1 = time.perf_counter()
         # TritonLoweringMissing names what is not supported
-        source = generate(sched, deterministic=bool(options.get("deterministic")))
+        autotune = bool(options.get("max_autotune"))
+        source = generate(
+            sched, deterministic=bool(options.get("deterministic")), autotune=autotune
+        )
         t2 = time.perf_counter()
         module = self._load(source)
         t3 = time.perf_counter()
         exe = TritonExecutable(program, sched, module, source, self.carrier)
+        if autotune:
+            exe.tuner = Tuner(hashlib.sha256(source.encode()).hexdigest(), self.carrier)
         exe.info = {
             "cache": "compiled",
             "schedule_s": t1 - t0,
@@ -163,6 +177,97 @@ class TritonBackend:
         spec.loader.exec_module(module)
         self._modules[digest] = module
         return module
+
+
+class Tuner:
+    """Chooses each kernel's block sizes in ``MAX_AUTOTUNE`` mode (see the module doc).
+
+    Called by a generated ``run`` as ``tuner(name, kernel, grid, args, configs)``: `grid`
+    maps a config to the launch grid, `configs` lists the candidates, the default first.
+    """
+
+    REPEATS = 3  # timed launches per candidate (after one untimed launch that compiles it)
+
+    def __init__(self, digest: str, carrier: Any) -> None:
+        self.digest = digest
+        self.carrier = carrier
+        self.chosen: dict[str, dict[str, int]] = {}
+
+    def __call__(
+        self,
+        name: str,
+        kernel: Any,
+        grid: Any,
+        args: tuple[Any, ...],
+        configs: list[dict[str, int]],
+    ) -> None:
+        c = configs[0] if len(configs) == 1 else self.chosen.get(name)
+        if c is None:
+            c = self.chosen[name] = self._choose(name, kernel, grid, args, configs)
+        kernel[grid(c)](*args, **c)
+
+    def _key(self, name: str) -> str:
+        import triton
+
+        h = hashlib.sha256()
+        for part in ("triton-autotune", triton.__version__, self.digest, name):
+            h.update(part.encode() + b"\0")
+        return h.hexdigest()
+
+    def _choose(
+        self,
+        name: str,
+        kernel: Any,
+        grid: Any,
+        args: tuple[Any, ...],
+        configs: list[dict[str, int]],
+    ) -> dict[str, int]:
+        disk = _disk()
+        key = self._key(name)
+        entry = disk.lookup(key) if disk is not None else None
+        if entry is not None and entry.meta.get("config") in configs:
+            metrics.increment("autotune_disk_hits")
+            return dict(entry.meta["config"])
+        sync = getattr(self.carrier, "synchronize", None) or (lambda: None)
+        timings = []
+        for c in configs:
+            kernel[grid(c)](*args, **c)  # compiles it (and warms up)
+            sync()
+            runs = []
+            for _ in range(self.REPEATS):
+                t0 = time.perf_counter()
+                kernel[grid(c)](*args, **c)
+                sync()
+                runs.append(time.perf_counter() - t0)
+            timings.append(sorted(runs)[len(runs) // 2])
+        metrics.increment("autotune_benchmarks")
+        best = configs[min(range(len(configs)), key=timings.__getitem__)]
+        if disk is not None:
+            from lazytorch import __version__
+
+            meta = {
+                "config": best,
+                "candidates": [[c, t] for c, t in zip(configs, timings)],
+                "lazytorch": __version__,
+                "summary": {"autotune": name},
+            }
+            import contextlib
+
+            # a read-only cache: the choice is remembered in memory only
+            with contextlib.suppress(OSError):
+                disk.store(key, {}, meta)
+        return best
+
+
+def _disk() -> Any:
+    """The disk cache (None when LAZYTORCH_DISK_CACHE=0)."""
+    import os
+
+    if os.environ.get("LAZYTORCH_DISK_CACHE", "1").strip() in ("0", "false", "no", "off"):
+        return None
+    from lazytorch.runtime.disk_cache import DiskCache, default_cache_dir
+
+    return DiskCache(default_cache_dir().absolute())
 
 
 def register(carrier: Carrier) -> None:
