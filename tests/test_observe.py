@@ -306,3 +306,16 @@ def test_recompile_limit_zero_never_warns(monkeypatch):
         warnings.simplefilter("error", observe.RecompileWarning)
         for n in range(1, 12):
             lt.materialize(lt.from_numpy(np.ones((n, 6), np.float32)) + 3)
+
+
+def test_sync_mode_programs_of_one_line_are_not_recompiles(monkeypatch):
+    monkeypatch.setenv("LAZYTORCH_RECOMPILE_LIMIT", "2")
+    import warnings
+
+    x = lt.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", observe.RecompileWarning)
+        with lt.sync_mode():
+            y = lt.nn.functional.log_softmax(x * 2 - 1, 1).exp().sum()  # many ops, one line
+    assert y.item() == pytest.approx(3.0, rel=1e-5)
+    assert metrics.counters()["recompiles"] == 0

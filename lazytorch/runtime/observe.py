@@ -175,7 +175,9 @@ def built(
 
     sig = _Signature(program)
     prev = _by_loc.get(where)
-    if prev is not None:
+    # Sync mode cuts after every op, so one line builds one program per op it records:
+    # that is the mode working, not a recompile.
+    if prev is not None and cause != "sync mode":
         s.recompile = reason or _explain(prev, sig)
         metrics.recompile(s.recompile)
         _log_recompiles.info("recompiling program at %s: %s", where, s.recompile)
