@@ -374,7 +374,10 @@ class CppBackend:
                     "lazytorch": __version__,
                     "isa": isa_summary(),
                     "toolchain": self.toolchain.fingerprint,
-                    "summary": {"index": "programs over symbolic sizes for one pattern"},
+                    "summary": {
+                        "index": "programs over symbolic sizes for one pattern",
+                        "inputs": [f"(index of {len(keys) + 1} program(s) over symbolic sizes)"],
+                    },
                 }
                 disk.store(ikey, {}, meta)
         except OSError as e:

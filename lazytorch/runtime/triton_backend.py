@@ -249,7 +249,7 @@ class Tuner:
                 "config": best,
                 "candidates": [[c, t] for c, t in zip(configs, timings)],
                 "lazytorch": __version__,
-                "summary": {"autotune": name},
+                "summary": {"autotune": name, "inputs": [f"(autotune choice for {name})"]},
             }
             import contextlib
 
