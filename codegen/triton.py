@@ -997,14 +997,13 @@ class _KernelWriter:
         return f"tl.store(b{s.buffer} + {self._paren(idx)}, {val}, mask={mask})"
 
     # -- the function ----------------------------------------------------------------------------
+    def _arrays(self) -> list[str]:
+        """The scalar-slot and error arrays the kernel reads, in argument order."""
+        used = (("ia", self.uses_ia), ("fa", self.uses_fa), ("err", self.uses_err))
+        return [name for name, u in used if u]
+
     def signature(self) -> list[str]:
-        args = [f"b{b}" for b in self.bufs]
-        if self.uses_ia:
-            args.append("ia")
-        if self.uses_fa:
-            args.append("fa")
-        if self.uses_err:
-            args.append("err")
+        args = [f"b{b}" for b in self.bufs] + self._arrays()
         args.append("xnumel")
         if self.reduction:
             args += ["rnumel", "RBLOCK: tl.constexpr"]
@@ -1270,13 +1269,7 @@ class _KernelWriter:
         return {"RBLOCK": self.rblock} if self.reduction else {"XBLOCK": self.xblock}
 
     def _args(self) -> list[str]:
-        args = [f"bufs[{b}]" for b in self.bufs]
-        if self.uses_ia:
-            args.append("ia")
-        if self.uses_fa:
-            args.append("fa")
-        if self.uses_err:
-            args.append("err")
+        args = [f"bufs[{b}]" for b in self.bufs] + self._arrays()
         args.append(str(self.xnumel))
         if self.reduction:
             args.append(str(self.rnumel))

@@ -85,7 +85,8 @@ def test_dynamic_matches_reference(name):
 
 
 def test_mlp_batch_sizes_1_to_64_compile_at_most_3_programs():
-    torch = pytest.importorskip("torch")
+    import torch  # the oracle (a test dependency)
+
     rng = np.random.default_rng(0)
     w1n = rng.standard_normal((784, 128)).astype(np.float32) / 28
     b1n = rng.standard_normal(128).astype(np.float32)
@@ -105,7 +106,8 @@ def test_mlp_batch_sizes_1_to_64_compile_at_most_3_programs():
 
 
 def test_causal_attention_seq_1_to_64_compiles_at_most_3_programs():
-    torch = pytest.importorskip("torch")
+    import torch  # the oracle (a test dependency)
+
     rng = np.random.default_rng(1)
     d = 16
     ws = [rng.standard_normal((d, d)).astype(np.float32) / 4 for _ in range(3)]

@@ -253,14 +253,18 @@ class CppBackend:
             self._disk = DiskCache(root)  # CacheDirError names an unsafe directory and the fix
         return self._disk
 
-    def key(self, program: Program, options: dict[str, Any], kind: str = "static") -> str:
+    def key(self, program: Program, options: dict[str, Any]) -> str:
+        """The disk-cache key of `program` compiled for its concrete sizes."""
+        return self._key(program.canonical_text(), options)
+
+    def _key(self, text: str, options: dict[str, Any], kind: str | None = None) -> str:
         h = hashlib.sha256()
         for part in (
             f"lazytorch {__version__}",
-            *([] if kind == "static" else [kind]),
+            *([kind] if kind else []),
             self.toolchain.fingerprint,
             f"deterministic={bool(options.get('deterministic'))}",
-            program.canonical_text(),
+            text,
         ):
             h.update(part.encode())
             h.update(b"\0")
@@ -339,17 +343,8 @@ class CppBackend:
         return out
 
     def _dynamic_key(self, spec: str, options: dict[str, Any]) -> str:
-        h = hashlib.sha256()
-        for part in (
-            f"lazytorch {__version__}",
-            "dynamic",
-            self.toolchain.fingerprint,
-            f"deterministic={bool(options.get('deterministic'))}",
-            spec,
-        ):
-            h.update(part.encode())
-            h.update(b"\0")
-        return h.hexdigest()
+        """The key of a program over symbolic sizes (`spec`: its text and guards)."""
+        return self._key(spec, options, kind="dynamic")
 
     def _index_key(self, pattern_key: str, options: dict[str, Any]) -> str:
         return self._dynamic_key("index\n" + pattern_key, options)
