@@ -171,12 +171,6 @@ def generalize_and_compile(
     return sym.bind(point), gen.symbolic_program(), changed
 
 
-def guards(exe: Any) -> list[str] | None:
-    """The guards of a bound dynamic executable, or None for a static one."""
-    gen = getattr(getattr(exe, "info", None) or {}, "get", lambda k: None)("generalized")
-    return gen.guards() if gen is not None else None
-
-
 # -- sample sizes ------------------------------------------------------------------------------
 _LOW, _HIGH = 300_000, 3_000_000  # above every size threshold (ROW_CACHE_BYTES of bytes...)
 

@@ -432,7 +432,9 @@ def _schedule_text(s: _Seen, program: Program, exe: Any = None) -> str:
     note = ""
     if gen is not None:  # over symbolic sizes: show it at the sizes it was built for
         program = gen.pattern.program
-        bound = ", ".join(f"{n} = {program_int(gen, k)}" for k, n in enumerate(gen.names))
+        bound = ", ".join(
+            f"{n} = {gen.pattern.ints[pos]}" for n, (pos, _) in zip(gen.names, gen.sources)
+        )
         note = (
             f"\n(shown at {bound}; the compiled program takes every size its guards allow, "
             "see program.cpp and guards.txt)"
@@ -448,11 +450,6 @@ def _schedule_text(s: _Seen, program: Program, exe: Any = None) -> str:
     s.fusion = [len(k.fused) for k in sched.kernels]
     s.externs = len(sched.steps) - len(sched.kernels)
     return str(sched) + note
-
-
-def program_int(gen: Any, k: int) -> int:
-    """Symbol `k`'s value in the program `gen` was fitted to."""
-    return int(gen.pattern.ints[gen.sources[k][0]])
 
 
 def _write_timings(s: _Seen) -> None:
