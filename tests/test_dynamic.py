@@ -415,3 +415,17 @@ def test_an_exported_cache_with_a_dynamic_program_imports_cleanly(tmp_path):
     r = cli("cache", "import", str(archive), env=b)
     assert r.returncode == 0, r.stdout + r.stderr
     assert _script(tmp_path, b, 19, 33) == ["0", "1"]  # never-seen sizes, from disk
+
+
+def test_a_size_that_falls_as_its_symbol_grows_compiles_per_size(caplog):
+    """5 - n rows at n = 2, 3, 4 fits as an affine size, negative at large sizes: not a
+    program over symbols (before, the sample sizes reached the code generator and failed)."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="lazytorch.recompiles")
+    for n in (2, 3, 4):
+        x = lt.from_numpy(np.arange(n, dtype=np.float32))
+        y = x.sum() + lt.ones(5 - n, 3)
+        np.testing.assert_allclose(y.numpy(), np.full((5 - n, 3), n * (n - 1) / 2 + 1))
+    assert metrics.counters()["dynamic_programs"] == 0
+    assert any("negative at large sizes" in r.getMessage() for r in caplog.records)

@@ -492,6 +492,11 @@ class CppBackend:
         points = sample_points(gen.nsym)
         scheds = []
         for point in points:
+            # A size that falls as its symbol grows is negative at large samples: such a
+            # program only exists for small sizes, so it is not compiled over symbols.
+            for where, poly in zip(gen.pattern.where, gen.polys):
+                if not poly.is_const() and poly(point) < 0:
+                    raise NotSymbolic(f"{where} = {poly} is negative at large sizes")
             prog = gen.instantiate(point)
             try:  # the fitted sizes must satisfy every shape rule at every sample
                 verify_program(prog, "generalization")

@@ -128,7 +128,7 @@ def generalize_and_compile(
         try:
             gen = generalize_marked(pattern, marks or {})
             sym = backend.compile_dynamic(gen, options)
-        except (NotGeneralizable, NotSymbolic) as e:
+        except Exception as e:  # as below: the static compile is the fallback
             # A guess from one program: it may be wrong where a second one will not be.
             _log.info("not compiling the program at %s over the marked sizes: %s", where, e)
             return None
@@ -156,7 +156,12 @@ def generalize_and_compile(
         return None
     try:
         sym = backend.compile_dynamic(gen, options)
-    except NotSymbolic as e:
+    except Exception as e:  # any failure here has the static compile to fall back to
+        # NotSymbolic says why the code does not generalize; anything else (a sample the
+        # scheduler rejects, a compile error in the merged source) is a bug of this path,
+        # never the user's: the program is compiled for its sizes, as without dynamic shapes.
+        if not isinstance(e, NotSymbolic):
+            e = NotSymbolic(f"{type(e).__name__}: {e}")
         _refused[attempt] = str(e)
         _log.info("not compiling the program at %s over symbolic sizes: %s", where, e)
         metrics.increment("dynamic_refused")
