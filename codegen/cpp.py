@@ -518,10 +518,6 @@ class _KernelWriter:
             return f"{target} = {cast}({target} * {val});"
         return f"{target} = {cast}({val});"
 
-    def store_deps(self, s: Any) -> list[int]:
-        refs = [s.value] + [int(n[1:]) for n in s.index.vars() if n.startswith("v")]
-        return refs
-
     # -- loops ---------------------------------------------------------------------------------
     def loop_open(
         self, names: list[str], sizes: list[int], depth: int, out: list[str], simd_last: bool
@@ -703,7 +699,7 @@ class _KernelWriter:
                 + f"const {t} a{r.id} = {self._finish_acc(r, f'a{r.id}_c[lane]')};"
             )
         stores = [s for s in k.stores if not s.inner]
-        deps = [x for s in stores for x in self.store_deps(s)]
+        deps = [x for s in stores for x in self.k.store_deps(s)]
         self.emit_values(self.closure(deps, False), out, depth + 1)
         for s in stores:
             out.append(INDENT * (depth + 1) + self.store_code(s))
@@ -720,7 +716,7 @@ class _KernelWriter:
             out[-1] = out[-1].replace("parallel for", "parallel for simd")
             simd = False
         depth = self.loop_open(self.onames, self.outer, depth, out, simd_last=simd)
-        roots = [r for s in k.stores for r in self.store_deps(s)]
+        roots = [r for s in k.stores for r in self.k.store_deps(s)]
         self.emit_values(self.closure(roots, False), out, depth)
         for s in k.stores:
             out.append(INDENT * depth + self.store_code(s))
@@ -735,7 +731,7 @@ class _KernelWriter:
             ids = [
                 x
                 for x in self.closure(roots, False)
-                if x not in done_outer and self.ready(x, ready)
+                if x not in done_outer and self.k.ready(x, ready)
             ]
             self.emit_values(ids, out, depth)
             done_outer.update(ids)
@@ -745,7 +741,7 @@ class _KernelWriter:
             reds = [r for r in k.reductions if r.pass_no == p]
             stores = [s for s in k.stores if s.inner and s.pass_no == p]
             pass_roots.append(
-                [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+                [r.value for r in reds] + [x for s in stores for x in self.k.store_deps(s)]
             )
         cached = {} if split else self.plan_row_cache(pass_roots)
         for x in cached:
@@ -779,32 +775,18 @@ class _KernelWriter:
             out.append(INDENT * depth + "}")
             for s in k.stores:
                 if not s.inner and s.pass_no == p:
-                    emit_outer(self.store_deps(s), p)
+                    emit_outer(self.k.store_deps(s), p)
                     out.append(INDENT * depth + self.store_code(s))
         for s in k.stores:
             if not s.inner and s.pass_no == 0:
-                emit_outer(self.store_deps(s), 0)
+                emit_outer(self.k.store_deps(s), 0)
                 out.append(INDENT * depth + self.store_code(s))
-
-    def ready(self, vid: int, after_pass: int) -> bool:
-        """Whether an outer value's reductions have all been computed by `after_pass`."""
-        stack, seen = [vid], set()
-        while stack:
-            x = stack.pop()
-            if x in seen:
-                continue
-            seen.add(x)
-            v = self.k.values[x]
-            if v.op == "acc" and self.k.reductions[v.attr].pass_no > after_pass:
-                return False
-            stack.extend(v.args)
-        return True
 
     def inner_body(self, roots: list[int], out: list[str], depth: int) -> None:
         self.emit_values(self.closure(roots, True), out, depth)
 
     def lane_pass(self, out: list[str], depth: int, reds: list[Reduce], stores: list[Any]) -> None:
-        roots = [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+        roots = [r.value for r in reds] + [x for s in stores for x in self.k.store_deps(s)]
         for r in reds:
             self.declare_lanes(r, out, depth)
         lead_names, last = self.inames[:-1], self.inames[-1] if self.inames else None
@@ -969,7 +951,7 @@ class _KernelWriter:
 
     def split_pass(self, out: list[str], depth: int, reds: list[Reduce], stores: list[Any]) -> None:
         """One huge row: fixed blocks reduced in parallel, combined in block order."""
-        roots = [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+        roots = [r.value for r in reds] + [x for s in stores for x in self.k.store_deps(s)]
         last = self.inames[0]
         n = self.inner[0]
         nb = _ceil_div(n, SPLIT_BLOCK)
@@ -1036,7 +1018,7 @@ class _KernelWriter:
             out.append(INDENT * depth + f"delete[] a{r.id}_part;")
 
     def scan_pass(self, out: list[str], depth: int, reds: list[Reduce], stores: list[Any]) -> None:
-        roots = [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+        roots = [r.value for r in reds] + [x for s in stores for x in self.k.store_deps(s)]
         for r in reds:
             out.append(INDENT * depth + f"{self.acc_type(r)} a{r.id}_run = 0;")
         d = self.loop_open(self.inames, self.inner, depth, out, simd_last=False)

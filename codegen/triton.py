@@ -953,24 +953,6 @@ class _KernelWriter:
         """Values of one level that `roots` depend on, in order (`Kernel.closure`)."""
         return self.k.closure(roots, want_inner)
 
-    @staticmethod
-    def store_deps(s: Store) -> list[int]:
-        return [s.value] + [int(n[1:]) for n in s.index.vars() if n.startswith("v")]
-
-    def ready(self, vid: int, after_pass: int) -> bool:
-        """Whether an outer value's reductions have all been computed by `after_pass`."""
-        stack, seen = [vid], set()
-        while stack:
-            x = stack.pop()
-            if x in seen:
-                continue
-            seen.add(x)
-            v = self.k.values[x]
-            if v.op == "acc" and self.k.reductions[v.attr].pass_no > after_pass:
-                return False
-            stack.extend(self.k.refs(x))
-        return True
-
     def emit(self, ids: list[int], out: list[str], depth: int, done: set[int]) -> None:
         for x in ids:
             if x in done:
@@ -1041,7 +1023,7 @@ class _KernelWriter:
             f"xindex = {self._pid()} * XBLOCK + tl.arange(0, XBLOCK)",
             "xmask = xindex < xnumel",
         ]
-        roots = [x for s in k.stores for x in self.store_deps(s)]
+        roots = [x for s in k.stores for x in self.k.store_deps(s)]
         done: set[int] = set()
         self.emit(self.closure(roots, False), out, 0, done)
         for s in k.stores:
@@ -1057,13 +1039,13 @@ class _KernelWriter:
         done_inner: set[int] = set()  # persistent: inner values stay live across passes
 
         def emit_outer(roots: list[int], ready: int) -> None:
-            ids = [x for x in self.closure(roots, False) if self.ready(x, ready)]
+            ids = [x for x in self.closure(roots, False) if self.k.ready(x, ready)]
             self.emit(ids, out, 0, done_outer)
 
         for p in range(1, k.npasses + 1):
             reds = [r for r in k.reductions if r.pass_no == p]
             stores = [s for s in k.stores if s.inner and s.pass_no == p]
-            roots = [r.value for r in reds] + [x for s in stores for x in self.store_deps(s)]
+            roots = [r.value for r in reds] + [x for s in stores for x in self.k.store_deps(s)]
             what = ", ".join(f"{r.kind} a{r.id}" for r in reds) or "stores"
             out.append(f"# pass {p}: {what}")
             emit_outer(roots, p - 1)
@@ -1077,11 +1059,11 @@ class _KernelWriter:
                 self.looped_pass(reds, stores, roots, out)
             for s in k.stores:
                 if not s.inner and s.pass_no == p:
-                    emit_outer(self.store_deps(s), p)
+                    emit_outer(self.k.store_deps(s), p)
                     out.append(self.store_line(s))
         for s in k.stores:
             if not s.inner and s.pass_no == 0:
-                emit_outer(self.store_deps(s), 0)
+                emit_outer(self.k.store_deps(s), 0)
                 out.append(self.store_line(s))
         return out
 

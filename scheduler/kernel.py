@@ -143,6 +143,24 @@ class Kernel:
             return list(v.args)
         return [*v.args, *(int(n[1:]) for n in e.vars() if n.startswith("v"))]
 
+    def store_deps(self, s: Store) -> list[int]:
+        """The values a store reads: the stored value and those named in its index."""
+        return [s.value] + [int(n[1:]) for n in s.index.vars() if n.startswith("v")]
+
+    def ready(self, vid: int, after_pass: int) -> bool:
+        """Whether the reductions value `vid` depends on are all computed by `after_pass`."""
+        stack, seen = [vid], set()
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            v = self.values[x]
+            if v.op == "acc" and self.reductions[v.attr].pass_no > after_pass:
+                return False
+            stack.extend(self.refs(x))
+        return True
+
     def closure(self, roots: Iterable[int], inner: bool, stop: Container[int] = ()) -> list[int]:
         """Values of one level (`inner` or outer) that `roots` depend on, in id order.
 
