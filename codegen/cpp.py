@@ -1038,6 +1038,9 @@ class _KernelWriter:
 
 # -- externs ------------------------------------------------------------------------------------
 def _extern_body(prog: _Program, e: Extern) -> list[str]:
+    if e.epilogue is not None:
+        # lt::gemm is a library call: the scheduler keeps epilogues separate for this backend
+        raise LoweringMissing(f"an epilogue fused into {e.describe()!r}")
     if e.kind == "matmul":
         return _matmul(prog, e)
     if e.kind == "argsort":

@@ -44,8 +44,12 @@ Program layout
   ``input_precision="ieee"`` (no TF32, so results match the reference closely); float64 and
   integers (summed in int64, as the C++ loop) use ``tl.sum(a[:, :, None] * b[None, :, :], 1)``
   per K block (`MATMUL_BLOCKS_SUM`), as ``tl.dot`` does not take them everywhere. The output
-  is contiguous, stored in its dtype. Epilogues are not fused into the GEMM: the scheduler
-  puts them (bias, activation) in the following kernel, which reads the GEMM's buffer.
+  is contiguous, stored in its dtype.
+* A matmul with an **epilogue** (the scheduler's decision, `lazytorch.scheduler.epilogue`:
+  bias, activation, residual add ...) computes the epilogue kernel on each tile after the
+  K loop (`_EpilogueWriter`): its loop variables are the tile's ``row``/``col`` (and the
+  batch ``bi``), its loads of the product are the accumulator rounded to the product's
+  dtype, and the product is stored only if something else reads it.
 
 Index expressions
 -----------------
@@ -92,8 +96,8 @@ block sizes are ``tl.constexpr``.
 
 Not supported yet (`TritonLoweringMissing`, a NotImplementedError naming the kernel or op
 and "triton backend"): the extern argsort, scatter-multiply, scatter-add into other
-dtypes than `ATOMIC_ADD_DTYPES` or under deterministic algorithms, epilogue fusion into the
-GEMM, and primitives outside the table below. A **scatter** kernel is laid out like a
+dtypes than `ATOMIC_ADD_DTYPES` or under deterministic algorithms, and primitives outside
+the table below. A **scatter** kernel is laid out like a
 pointwise one over its source; its store goes to the gathered index, with ``tl.store``
 (scatter) or ``tl.atomic_add`` (scatter-add: several lanes may add into one element).
 """
@@ -185,10 +189,12 @@ def _lt_floormod(a, k):
     "_lt_report": (
         '''@triton.jit
 def _lt_report(err, bad, instr, kind, a, size, axis):
-    """Record the first failure of the program in err, as lt::report (a block of lanes)."""
-    if tl.max(bad.to(tl.int32), 0) > 0:
+    """Record the first failure of the program in err, as lt::report (a block of lanes,
+    of any rank; `a` may be one value for every lane)."""
+    if tl.max(bad.to(tl.int32)) > 0:
+        lanes = tl.where(bad, a, a)  # `a` in the block's shape
         # any failing lane's value will do: the largest one
-        worst = tl.max(tl.where(bad, a, tl.min(a, 0)), 0)
+        worst = tl.max(tl.where(bad, lanes, tl.min(lanes)))
         _lt_report1(err, instr, kind, worst, size, axis)''',
         ("_lt_report1",),
     ),
@@ -649,9 +655,15 @@ class _KernelWriter:
             for i, e in enumerate(unravel(Var("rindex", self.rnumel), k.inner)):
                 mapping[f"r{i}"] = e
         self.mapping = mapping
+        self._flags()
+
+    def _flags(self) -> None:
+        """Index width, the arrays the kernel reads, and which values are blocks (from
+        `mapping`, the loop variables as functions of the program's lanes)."""
+        k = self.k
         reach = max([self.xnumel * self.rnumel] + [self.sched.buffers[b].numel for b in self.bufs])
         for e in self.k.exprs():
-            lo, hi = e.substitute(mapping).range()
+            lo, hi = e.substitute(self.mapping).range()
             reach = max(reach, abs(lo) if lo > -math.inf else 0, hi if hi < math.inf else 0)
         self.wide = reach >= 2**31 - 1
         self.uses_ia = any(v.op == "scalar" and not v.dtype.is_floating_point for v in k.values)
@@ -746,6 +758,10 @@ class _KernelWriter:
             return "xmask"
         return "rmask" if v_inner else None
 
+    def value_mask(self, v: KVal) -> str | None:
+        """The mask of block value `v`'s load."""
+        return self.mask_for(v.inner)
+
     # -- values ----------------------------------------------------------------------------------
     def ref(self, vid: int) -> str:
         v = self.k.values[vid]
@@ -755,7 +771,7 @@ class _KernelWriter:
         """The statements computing value `v` (empty for accumulators)."""
         a = [self.ref(x) for x in v.args]
         ct = compute_tl(v.dtype)
-        mask = self.mask_for(v.inner) if self.block[v.id] else None
+        mask = self.value_mask(v) if self.block[v.id] else None
         if v.op == "acc":
             return []
         if v.op == "load":
@@ -1285,6 +1301,97 @@ def _plus(x: str, off: str) -> str:
     return x if off == "0" else f"{x} + {off}" if " " not in off else f"{x} + ({off})"
 
 
+class _EpilogueWriter(_KernelWriter):
+    """A matmul's epilogue (`Extern.epilogue`, a pointwise kernel) on one output tile.
+
+    The kernel's loop variables become the tile's coordinates: ``row = rm[:, None]`` and
+    ``col = rn[None, :]`` for the product's last two dims, the batch index ``bi`` for the
+    others. Its lanes are the tile's (``xmask = mmask & nmask``), and its loads of the
+    product are the accumulator, rounded to the product's dtype as a store and a load
+    would round it.
+    """
+
+    def __init__(
+        self,
+        sched: Schedule,
+        k: Kernel,
+        used: set[str],
+        deterministic: bool,
+        product: Any,
+        acc: str,
+    ) -> None:
+        self.sched = sched
+        self.k = k
+        self.used = used
+        self.deterministic = deterministic
+        self.scan = self.reduction = False
+        self.xnumel = _prod(k.outer)
+        self.rnumel = 1
+        self.persistent = True
+        self.rblock = self.xblock = 1
+        self.product = product.id
+        self.acc = acc
+        self._check_supported()
+        *batch, m, n = product.shape
+        # The tile element's position in the product; the scheduler checked that the
+        # kernel's outer space is the product's elements in row-major order, so its loop
+        # variables unravel from it (and simplify to row / col where the dims agree).
+        flat = Var("row", m) * n if m > 1 else Expr()
+        flat = flat + (Var("col", n) if n > 1 else Expr())
+        nbatch = _prod(batch)
+        if nbatch > 1:
+            flat = flat + Var("bi", nbatch) * (m * n)
+        self.mapping = {f"o{i}": e for i, e in enumerate(unravel(flat, k.outer))}
+        self.lanes = [x for x, d in (("row", m), ("col", n)) if d > 1]
+        self._flags()
+
+    @property
+    def bufs(self) -> list[int]:
+        return sorted((self.k.reads - {self.product}) | self.k.writes)
+
+    def expr_is_block(self, e: Expr) -> bool:
+        for name in e.substitute(self.mapping).vars():
+            if name in ("row", "col"):
+                return True
+            if name.startswith("v") and self.block.get(int(name[1:]), False):
+                return True
+        return False
+
+    def value_mask(self, v: KVal) -> str | None:
+        # a load that varies along one tile axis only (a bias) is a row or a column
+        names = v.attr[1].substitute(self.mapping).vars() if v.op == "load" else {"?"}
+        if names == {"col"}:
+            return "nmask"
+        if names == {"row"}:
+            return "mmask"
+        return "xmask"
+
+    def value_lines(self, v: KVal) -> list[str]:
+        if v.op == "load" and v.attr[0] == self.product:
+            return [f"v{v.id} = {self.acc}  # the product, b{self.product}"]
+        return super().value_lines(v)
+
+    def store_line(self, s: Store) -> str:
+        line = super().store_line(s)
+        if {"row", "col"} <= s.index.substitute(self.mapping).vars():
+            return line
+        # the product has one row or one column: give the pointer the tile's shape
+        idx = self._paren(self.expr(s.index))
+        full = f"{idx} + tl.zeros((BLOCK_M, BLOCK_N), tl.int32)"
+        return line.replace(f"b{s.buffer} + {idx},", f"b{s.buffer} + {full},", 1)
+
+    def body(self) -> list[str]:
+        """The statements applying the epilogue to the tile in ``acc``."""
+        k = self.k
+        out = [f"# epilogue {k.describe()}"]
+        out += [f"{x} = {'rm[:, None]' if x == 'row' else 'rn[None, :]'}" for x in self.lanes]
+        out.append("xmask = mmask & nmask")
+        roots = [x for s in k.stores for x in k.store_deps(s)]
+        self.emit(self.closure(roots, False), out, 0, set())
+        out += [self.store_line(s) for s in k.stores]
+        return out
+
+
 # -- extern matmul ------------------------------------------------------------------------------
 MATMUL_BLOCKS = (64, 64, 32)  # BLOCK_M, BLOCK_N, BLOCK_K of a tl.dot tile (float32, float16)
 MATMUL_BLOCKS_SUM = (32, 32, 8)  # the same for the broadcast-and-sum tile (float64, integers)
@@ -1303,9 +1410,18 @@ class _MatmulWriter:
     strides, row and column strides: transposed and sliced operands need no copy).
     """
 
-    def __init__(self, sched: Schedule, e: Extern, tunable: bool = False) -> None:
+    def __init__(
+        self,
+        sched: Schedule,
+        e: Extern,
+        tunable: bool = False,
+        used: set[str] | None = None,
+        deterministic: bool = False,
+        tf32: bool = False,
+    ) -> None:
         self.sched = sched
         self.e = e
+        self.tf32 = tf32
         self.tunable = tunable  # block sizes chosen at launch: tile counts computed in-kernel
         self.a, self.b = e.inputs
         out = sched.buffers[e.output]
@@ -1340,10 +1456,35 @@ class _MatmulWriter:
             dims = (*v.shape[:-2], rows, cols)
             reach = max(reach, v.offset + sum(abs(st) * d for st, d in zip(v.strides, dims)))
         self.wide = reach >= 2**31 - 1
+        if self.dot:
+            acc_t = "tl.float32"
+        elif out.dtype.is_floating_point:
+            acc_t = "tl.float64"
+        else:
+            acc_t = "tl.int64"  # as the C++ loop: integers (and bools) summed in int64
+        self.acc_t = acc_t
+        ot = storage_tl(out.dtype)
+        # the product in its storage dtype
+        if out.dtype is dt.bool_:
+            self.stored = "acc != 0"
+        else:
+            self.stored = "acc" if acc_t == ot else f"acc.to({ot})"
+        self.epi: _EpilogueWriter | None = None
+        if e.epilogue is not None:
+            # as the epilogue would read it back: float16 computes in float32
+            read = self.stored + (".to(tl.float32)" if out.dtype is dt.float16 else "")
+            self.epi = _EpilogueWriter(
+                sched, e.epilogue, used if used is not None else set(), deterministic, out, read
+            )
+            self.wide = self.wide or self.epi.wide
 
     @property
     def bufs(self) -> list[int]:
-        return sorted(dict.fromkeys([self.a.buffer, self.b.buffer, self.e.output]))
+        own = [self.a.buffer, self.b.buffer] + ([self.e.output] if self.e.store_output else [])
+        return sorted(set(own) | set(self.epi.bufs if self.epi else ()))
+
+    def _arrays(self) -> list[str]:
+        return self.epi._arrays() if self.epi else []
 
     def _batch_offset(self, v: StridedView) -> str:
         """The element offset of batch `bi` in operand `v` (its batch dims may be strided)."""
@@ -1362,22 +1503,30 @@ class _MatmulWriter:
         e, a, b, out = self.e, self.a, self.b, self.out
         m, n, kd = self.m, self.n, self.kdim
         bm, bn, bk = self.blocks
-        ot = storage_tl(out.dtype)
         lines = [f"# {e.describe()}"]
         locs = sorted({format_loc(loc) for loc in e.locs})
         if locs:
             lines.append(f"#   from {', '.join(locs)}")
+        prec = "tf32" if self.tf32 else "ieee"
         how = (
-            "tl.dot in float32 (ieee)" if self.dot else "broadcast-multiply and tl.sum per K block"
+            f"tl.dot in float32 ({prec})"
+            if self.dot
+            else "broadcast-multiply and tl.sum per K block"
         )
         lines += [
             f"#   C[{'x'.join(map(str, (*self.batch, m, n)))}] = A[{m}x{kd}] @ B[{kd}x{n}]"
             f"{f' in {self.nbatch} batches' if self.nbatch > 1 else ''}; tiles of "
             f"{bm}x{bn}, K blocks of {bk}, {how}",
             "@triton.jit",
-            f"def {e.name}({', '.join(f'b{x}' for x in self.bufs)}, "
+            f"def {e.name}({', '.join([*(f'b{x}' for x in self.bufs), *self._arrays()])}, "
             "BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):",
         ]
+        if self.epi is not None:
+            lines.insert(
+                -2,
+                f"#   then the epilogue {self.epi.k.name} on each tile"
+                + ("" if e.store_output else f" (the product b{out.id} is never stored)"),
+            )
         tiles = self.tiles_m * self.tiles_n
         tn = self.tiles_n
         tile_m = "tile" if tn == 1 else f"(tile // {tn})"
@@ -1411,12 +1560,7 @@ class _MatmulWriter:
             f"mmask = rm[:, None] < {m}",
             f"nmask = rn[None, :] < {n}",
         ]
-        if self.dot:
-            acc_t = "tl.float32"
-        elif out.dtype.is_floating_point:
-            acc_t = "tl.float64"
-        else:
-            acc_t = "tl.int64"  # as the C++ loop: integers (and bools) summed in int64
+        acc_t = self.acc_t
         body += [
             f"acc = tl.zeros((BLOCK_M, BLOCK_N), {acc_t})",
             f"for koff in range(0, {kd}, BLOCK_K):",
@@ -1427,23 +1571,24 @@ class _MatmulWriter:
             f"mask=(kk[:, None] < {kd}) & nmask, other=0)",
         ]
         if self.dot:
-            prec = ', input_precision="ieee"' if out.dtype is dt.float32 else ""
+            # float32 inputs: exact products unless TF32 is allowed (float16 is exact anyway)
+            prec = f', input_precision="{prec}"' if out.dtype is dt.float32 else ""
             body.append(INDENT + f"acc = tl.dot(a, b, acc{prec})")
         else:
             if acc_t != storage_tl(out.dtype):
                 body += [INDENT + f"a = a.to({acc_t})", INDENT + f"b = b.to({acc_t})"]
             body.append(INDENT + "acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)")
-        val = "acc != 0" if out.dtype is dt.bool_ else f"acc.to({ot})"
-        if acc_t == ot:
-            val = "acc"
-        body.append(
-            f"tl.store({out_ptr} + {_times('rm[:, None]', n)} + rn[None, :], {val}, "
-            "mask=mmask & nmask)"
-        )
+        if e.store_output:
+            body.append(
+                f"tl.store({out_ptr} + {_times('rm[:, None]', n)} + rn[None, :], {self.stored}, "
+                "mask=mmask & nmask)"
+            )
+        if self.epi is not None:
+            body += self.epi.body()
         return lines + [INDENT + line for line in body]
 
     def launch(self) -> str:
-        args = [f"bufs[{x}]" for x in self.bufs]
+        args = [f"bufs[{x}]" for x in self.bufs] + self._arrays()
         bm, bn, bk = self.blocks
         args += [f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}"]
         grid = self.nbatch * self.tiles_m * self.tiles_n
@@ -1454,7 +1599,7 @@ class _MatmulWriter:
 
     def tuned_launch(self) -> str:
         grid = f"{self.nbatch} * (-(-{self.m} // c['BLOCK_M'])) * (-(-{self.n} // c['BLOCK_N']))"
-        args = [f"bufs[{x}]" for x in self.bufs]
+        args = [f"bufs[{x}]" for x in self.bufs] + self._arrays()
         return _tuned_launch(self.e.name, args, grid, self.configs())
 
 
@@ -1578,7 +1723,11 @@ def kernel_names(source: str) -> list[str]:
 
 
 def generate(
-    sched: Schedule, title: str = "", deterministic: bool = False, autotune: bool = False
+    sched: Schedule,
+    title: str = "",
+    deterministic: bool = False,
+    autotune: bool = False,
+    tf32: bool = False,
 ) -> str:
     """The Python module (source) running `sched` with Triton; its entry point is ``run``.
 
@@ -1588,13 +1737,14 @@ def generate(
     this backend does not lower yet. `deterministic` refuses kernels whose result depends
     on the order threads run in (scatter-add). `autotune` (``MAX_AUTOTUNE``) launches every
     kernel through ``run``'s `tuner` argument with the block sizes it may choose from.
+    `tf32` lets float32 matmuls use TensorFloat-32 (``set_float32_matmul_precision``).
     """
     used: set[str] = set()
     writers: list[_KernelWriter | _MatmulWriter | _ArgsortWriter] = []
     for step in sched.steps:
         if isinstance(step, Extern):
             if step.kind == "matmul":
-                writers.append(_MatmulWriter(sched, step, tunable=autotune))
+                writers.append(_MatmulWriter(sched, step, autotune, used, deterministic, tf32))
             elif step.kind == "argsort":
                 writers.append(_ArgsortWriter(sched, step))
             else:

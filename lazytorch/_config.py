@@ -116,6 +116,7 @@ class _Defaults:
     deterministic: bool = _env_flag("LAZYTORCH_DETERMINISTIC")
     deterministic_warn_only: bool = False
     max_autotune: bool = _env_flag("LAZYTORCH_MAX_AUTOTUNE")
+    matmul_precision: str = "highest"
 
 
 DEFAULTS = _Defaults()
@@ -306,6 +307,40 @@ def max_autotune_enabled() -> bool:
     ``LAZYTORCH_MAX_AUTOTUNE=1``, or inside ``compile(..., mode="max-autotune")``)."""
     s = _local.max_autotune
     return s[-1] if s else DEFAULTS.max_autotune
+
+
+MATMUL_PRECISIONS = ("highest", "high", "medium")
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """How float32 matrix products may compute, as torch's function of the same name.
+
+    ``"highest"`` (the default): in float32. ``"high"`` and ``"medium"``: a GPU backend may
+    use TensorFloat-32 tensor cores (inputs rounded to 10 mantissa bits, float32
+    accumulation), several times faster on NVIDIA GPUs since Ampere. The CPU backends
+    always compute in float32. It is part of the compiled-program cache key.
+
+    >>> import lazytorch
+    >>> lazytorch.set_float32_matmul_precision("high")
+    >>> lazytorch.get_float32_matmul_precision()
+    'high'
+    >>> lazytorch.set_float32_matmul_precision("highest")
+    >>> lazytorch.set_float32_matmul_precision("fast")
+    Traceback (most recent call last):
+      ...
+    ValueError: set_float32_matmul_precision(): precision must be one of 'highest', 'high', 'medium', got 'fast'
+    """
+    if precision not in MATMUL_PRECISIONS:
+        valid = ", ".join(repr(p) for p in MATMUL_PRECISIONS)
+        raise ValueError(
+            f"set_float32_matmul_precision(): precision must be one of {valid}, got {precision!r}"
+        )
+    DEFAULTS.matmul_precision = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """The float32 matmul precision (`set_float32_matmul_precision`)."""
+    return DEFAULTS.matmul_precision
 
 
 @contextlib.contextmanager

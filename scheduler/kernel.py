@@ -200,7 +200,13 @@ class Kernel:
 
 @dataclass
 class Extern:
-    """A call into a library routine: matmul (BLAS) or argsort."""
+    """A call into a library routine: matmul (BLAS) or argsort.
+
+    A matmul may carry an `epilogue` (`lazytorch.scheduler.epilogue`): a pointwise kernel
+    over the product's elements, computed on each output tile before it is stored. Its
+    loads of the product read the tile instead of memory, and the product itself is stored
+    only when `store_output` says a later step or the caller reads it.
+    """
 
     name: str
     kind: str  # matmul | argsort
@@ -208,20 +214,33 @@ class Extern:
     output: int  # buffer id
     attrs: dict[str, Any] = field(default_factory=dict)
     locs: list[tuple[str, int]] = field(default_factory=list)
+    epilogue: Kernel | None = None
+    store_output: bool = True
 
     @property
     def reads(self) -> set[int]:
         out = set()
         for i in self.inputs:
             out.add(i.buffer if isinstance(i, StridedView) else i)
+        if self.epilogue is not None:
+            out |= self.epilogue.reads - {self.output}
         return out
 
     @property
     def writes(self) -> set[int]:
-        return {self.output}
+        out = {self.output} if self.store_output else set()
+        if self.epilogue is not None:
+            out |= self.epilogue.writes
+        return out
 
     def describe(self) -> str:
-        return f"{self.name} [extern {self.kind}] {self.attrs}"
+        text = f"{self.name} [extern {self.kind}] {self.attrs}"
+        if self.epilogue is not None:
+            ops = ", ".join(self.epilogue.fused) or "copy"
+            text += f" + epilogue[{ops}]"
+            if not self.store_output:
+                text += " (product not stored)"
+        return text
 
 
 @dataclass

@@ -12,6 +12,7 @@ from typing import Any
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.program import Program
 from lazytorch.ir.symbolic import SymInt
+from lazytorch.scheduler.epilogue import fuse_epilogues
 from lazytorch.scheduler.fusion import (
     Group,
     can_share_space,
@@ -53,19 +54,22 @@ class SchedulingError(NotImplementedError):
     """The scheduler cannot handle this program (names the reason)."""
 
 
-def schedule(prog: Program, symbolic: bool = False) -> Schedule:
+def schedule(prog: Program, symbolic: bool = False, fuse_epilogues: bool = False) -> Schedule:
     """The schedule that computes `prog`'s outputs.
 
     `symbolic` says the sizes in `prog` are samples of sizes that are symbols: the memory
     plan then makes only size-independent decisions (see `lazytorch.scheduler.memory`).
+    `fuse_epilogues` is for backends whose matmul is generated code: the pointwise kernel
+    after a matmul runs on its tiles (`lazytorch.scheduler.epilogue`).
     """
-    return _Scheduler(prog, symbolic).run()
+    return _Scheduler(prog, symbolic, fuse_epilogues).run()
 
 
 class _Scheduler:
-    def __init__(self, prog: Program, symbolic: bool = False) -> None:
+    def __init__(self, prog: Program, symbolic: bool = False, epilogues: bool = False) -> None:
         self.prog = prog
         self.symbolic = symbolic
+        self.epilogues = epilogues
         self.base = len(prog.params)
         self.buffers: list[Buffer] = []
         self.buffer_of: dict[int, Buffer] = {}
@@ -109,12 +113,14 @@ class _Scheduler:
         for vid in sorted(self.kind_of):
             self.place(vid)
         steps = self.finish()
+        outputs = [self.buffer_of[o].id for o in prog.outputs]
+        if self.epilogues:
+            steps = fuse_epilogues(steps, self.buffers, set(outputs))
         used = {b for s in steps for b in (*s.reads, *s.writes)}
         for b in self.buffers:
             if b.kind == "temp" and b.id not in used:
                 b.kind = "unused"
         arena, naive = plan_memory(self.buffers, steps, self.symbolic)
-        outputs = [self.buffer_of[o].id for o in prog.outputs]
         return Schedule(
             self.buffers,
             steps,

@@ -92,10 +92,17 @@ def check(fn, *arrays, rtol=1e-5, atol=1e-6):
     return got
 
 
+def triton_schedule(*tensors):
+    """The schedule the triton backend compiles (epilogues fused into matmuls)."""
+    from lazytorch.scheduler import schedule
+
+    return schedule(lt.debug.program(*tensors), fuse_epilogues=True)
+
+
 def triton_source(*tensors):
     from lazytorch.codegen.triton import generate
 
-    return generate(lt.debug.schedule(*tensors))
+    return generate(triton_schedule(*tensors))
 
 
 # -- elementwise --------------------------------------------------------------------------------
@@ -599,12 +606,123 @@ def test_linear_with_bias_and_mlp():
     w2, b2 = rand(4, 16, seed=3) * 0.3, rand(4, seed=4)
     check(lambda x, w, b: F.linear(x, w, b), x, w1, b1)
     src = triton_source(F.linear(lt.tensor(x), lt.tensor(w1), lt.tensor(b1)))
-    assert len(kernel_names(src)) == 2  # the GEMM, then the bias epilogue kernel
+    assert len(kernel_names(src)) == 1  # the bias is added to each tile of the GEMM
 
     def mlp(x, w1, b1, w2, b2):
         return F.softmax(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), 1)
 
     check(mlp, x, w1, b1, w2, b2)
+
+
+# -- epilogues fused into the GEMM ----------------------------------------------------------------
+EPILOGUES = {
+    "bias_relu": (lambda x, w, b: F.relu(F.linear(x, w, b)), [(6, 10), (16, 10), (16,)]),
+    "gelu_tanh": (
+        lambda x, w, b: F.gelu(x @ w.t() + b, approximate="tanh"),
+        [(6, 10), (16, 10), (16,)],
+    ),
+    "residual": (lambda x, w, r: x @ w + r, [(7, 9), (9, 5), (7, 5)]),
+    "row_scale": (lambda x, w, s: (x @ w) * s[:, None], [(7, 9), (9, 5), (7,)]),
+    "python_scalars": (lambda x, w: (x @ w) * 2.5 - 1, [(7, 9), (9, 5)]),
+    "batched": (lambda a, b, c: (a @ b).tanh() + c, [(3, 5, 7), (3, 7, 4), (4,)]),
+    "broadcast_batch": (lambda a, b: F.silu(a @ b), [(2, 3, 5, 7), (7, 6)]),
+    "one_row": (lambda a, b, c: a @ b + c, [(1, 7), (7, 9), (9,)]),
+    "one_column": (lambda a, b: (a @ b).sigmoid(), [(7, 5), (5, 1)]),
+    "multi_tile": (lambda a, b, c: F.relu(a @ b + c), [(37, 45), (45, 70), (70,)]),
+}
+
+
+def matmul_steps(fn, *arrays):
+    """The triton schedule of fn(*arrays) and its matmul steps."""
+    sched = triton_schedule(*_as_tuple(fn(*[lt.tensor(a) for a in arrays])))
+    return sched, [s for s in sched.steps if getattr(s, "kind", "") == "matmul"]
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", list(EPILOGUES))
+def test_epilogue_is_computed_on_the_gemm_tiles(case, dtype):
+    fn, shapes = EPILOGUES[case]
+    arrays = [rand(*s, seed=i, dtype=dtype) for i, s in enumerate(shapes)]
+    check(fn, *arrays, rtol=1e-5, atol=1e-5)
+    sched, mms = matmul_steps(fn, *arrays)
+    assert len(sched.steps) == 1 and mms[0].epilogue is not None, str(sched)
+    assert not mms[0].store_output  # the product never goes to memory
+    # the C++ backend calls a library GEMM: it keeps the epilogue as its own kernel
+    cpu = lt.debug.schedule(*_as_tuple(fn(*[lt.tensor(a) for a in arrays])))
+    assert len(cpu.steps) == 2 and cpu.steps[0].epilogue is None
+
+
+def test_epilogue_kernel_source_reads_like_triton():
+    x, w, b = rand(6, 10), rand(16, 10, seed=1), rand(16, seed=2)
+    src = triton_source(F.relu(F.linear(lt.tensor(x), lt.tensor(w), lt.tensor(b))))
+    assert kernel_names(src) == ["k0"]
+    assert "# epilogue k1 [pointwise 6x16]: fused[add, maximum]" in src
+    assert "v0 = acc  # the product, b3" in src
+    assert "tl.load(b2 + col, mask=nmask, other=0)" in src  # the bias: one row of the tile
+    assert "tl.store(b4 + (col + row * 16), v4, mask=xmask)" in src
+    assert "tl.store(b3" not in src  # the product is not stored
+
+
+def test_epilogue_float16_and_integer_products():
+    a, b, c = rand(9, 20), rand(20, 6, seed=1), rand(6, seed=2)
+    h = [v.astype(np.float16) for v in (a, b, c)]
+    check(lambda x, y, z: (x @ y) * z + 1, *h, rtol=2e-3, atol=2e-3)
+    ia, ib = ints(9, 20, dtype=np.int32), ints(20, 6, seed=1, dtype=np.int32)
+    check(lambda x, y: (x @ y) // 3 + (x @ y) % 5, ia, ib)
+    _, mms = matmul_steps(lambda x, y: (x @ y) // 3, ia, ib)
+    assert mms[0].epilogue is not None
+
+
+def test_epilogue_integer_division_by_zero_raises():
+    ia, ib = ints(4, 5), ints(5, 3, seed=1)
+    z = np.array([1, 0, 2], dtype=np.int64)
+    for name in ("interpreter", "triton"):
+        lt.runtime.clear_cache()
+        with (
+            lt.backend(name),
+            pytest.raises(RuntimeError, match="ZeroDivisionError|division by zero"),
+        ):
+            (lt.tensor(ia) @ lt.tensor(ib) // lt.tensor(z)).numpy()
+
+
+def test_product_also_read_elsewhere_is_stored():
+    a, b = rand(7, 9), rand(9, 5, seed=1)
+    check(lambda x, y: ((x @ y).relu(), x @ y), a, b)
+    sched, mms = matmul_steps(lambda x, y: ((x @ y).relu(), x @ y), a, b)
+    assert mms[0].epilogue is not None and mms[0].store_output  # an output: stored too
+    check(lambda x, y: ((x @ y) + 1) * (x @ y).sum(0), a, b)
+
+
+@pytest.mark.parametrize(
+    "fn, shapes, why",
+    [
+        (lambda a, b: (a @ b).t() + 1, [(5, 5), (5, 5)], "reads the product at"),
+        (lambda a, b: (a @ b).t() + 1, [(5, 7), (7, 4)], "reads the product at"),
+        (lambda a, b: (a @ b)[:, :2] + 1, [(5, 7), (7, 4)], "not the product's"),
+        (lambda a, b: F.softmax(a @ b, 1), [(5, 7), (7, 4)], "is a reduction kernel"),
+        (lambda a, b: (a @ b) + 1, [(1, 7), (7, 1)], "single element"),
+    ],
+)
+def test_epilogue_refusals_are_logged(fn, shapes, why, caplog):
+    arrays = [rand(*s, seed=i) for i, s in enumerate(shapes)]
+    check(fn, *arrays)
+    with caplog.at_level("DEBUG", logger="lazytorch.fusion"):
+        sched, mms = matmul_steps(fn, *arrays)
+    assert mms[0].epilogue is None and len(sched.steps) == 2
+    assert any(why in r.getMessage() for r in caplog.records), [
+        r.getMessage() for r in caplog.records
+    ]
+
+
+def test_two_products_in_one_epilogue_fuse_one():
+    a, b, c, d = rand(6, 8), rand(8, 5, seed=1), rand(6, 3, seed=2), rand(3, 5, seed=3)
+    check(lambda w, x, y, z: F.relu(w @ x + y @ z), a, b, c, d)
+    sched, mms = matmul_steps(lambda w, x, y, z: F.relu(w @ x + y @ z), a, b, c, d)
+    assert len(sched.steps) == 2 and [m.epilogue is not None for m in mms] == [False, True]
 
 
 # -- scan ----------------------------------------------------------------------------------------
@@ -642,10 +760,14 @@ def _autotune_cases():
             lambda a, b: a @ b,
             (rand(33, 9, dtype=np.float64), rand(9, 20, seed=1, dtype=np.float64)),
         ),
+        (  # matmul tiles with an epilogue
+            lambda a, b, c: F.relu(a @ b + c),
+            (rand(70, 40), rand(40, 90, seed=1), rand(90, seed=2)),
+        ),
     ]
 
 
-@pytest.mark.parametrize("case", range(4))
+@pytest.mark.parametrize("case", range(5))
 def test_every_autotune_candidate_computes_the_same_values(case, monkeypatch):
     """The tuner may pick any candidate: force each in turn and compare with the interpreter."""
     fn, arrays = _autotune_cases()[case]
@@ -699,3 +821,23 @@ def test_compile_max_autotune_mode_turns_tuning_on():
     f._fn = spy(f._fn)
     f(lt.tensor(rand(2, 5)))
     assert seen == [True] and not lt._config.max_autotune_enabled()
+
+
+def test_float32_matmul_precision_high_allows_tf32():
+    a, b = rand(20, 24), rand(24, 18, seed=1)
+    try:
+        lt.set_float32_matmul_precision("high")
+        lt.runtime.clear_cache()
+        with lt.backend("triton"):
+            got = (lt.tensor(a) @ lt.tensor(b)).numpy()
+        exe = next(iter(lt.runtime.executor._programs.values()))
+        assert 'input_precision="tf32"' in exe.source and "(tf32)" in exe.source
+        # TF32 keeps 10 mantissa bits of each input (the interpreter may compute exactly)
+        np.testing.assert_allclose(got, a @ b, rtol=1e-2, atol=1e-2)
+        lt.set_float32_matmul_precision("highest")
+        with lt.backend("triton"):
+            (lt.tensor(a) @ lt.tensor(b)).numpy()
+        sources = [e.source for e in lt.runtime.executor._programs.values()]
+        assert len(sources) == 2 and 'input_precision="ieee"' in sources[1]  # a new program
+    finally:
+        lt.set_float32_matmul_precision("highest")

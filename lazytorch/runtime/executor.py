@@ -70,13 +70,18 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
         backend = get_backend(backend_for(device) or _config.backend_name())
     deterministic = _config.are_deterministic_algorithms_enabled()
     autotune = _config.max_autotune_enabled()
-    key = (backend.name, deterministic, autotune, cap.key)
+    precision = _config.get_float32_matmul_precision()
+    key = (backend.name, deterministic, autotune, precision, cap.key)
     exe = _programs.get(key)
     if exe is None:
         if cap.wiring is None:
             cap = capture(roots)
         program = canonicalize(Program.from_capture(cap))
-        options = {"deterministic": deterministic, "max_autotune": autotune}
+        options = {
+            "deterministic": deterministic,
+            "max_autotune": autotune,
+            "matmul_precision": precision,
+        }
         exe = _build(key, cap.params, program, backend, options, cause, loc, t0)
     else:
         metrics.increment("cache_hits_memory")

@@ -136,12 +136,15 @@ class TritonBackend:
         from lazytorch.scheduler import schedule
 
         t0 = time.perf_counter()
-        sched = schedule(program)
+        sched = schedule(program, fuse_epilogues=True)  # the GEMM is generated code
         t1 = time.perf_counter()
         # TritonLoweringMissing names what is not supported
         autotune = bool(options.get("max_autotune"))
         source = generate(
-            sched, deterministic=bool(options.get("deterministic")), autotune=autotune
+            sched,
+            deterministic=bool(options.get("deterministic")),
+            autotune=autotune,
+            tf32=options.get("matmul_precision", "highest") != "highest",
         )
         t2 = time.perf_counter()
         module = self._load(source)
