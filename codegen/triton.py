@@ -24,6 +24,13 @@ Program layout
     row does not fit in registers), like the C++ lane loops without the row cache. The
     partials are combined by a tree reduction after the loop.
 
+  Short persistent rows (up to `MULTI_ROW_RBLOCK` lanes, not scans) run **several to a
+  program**: ``xindex`` is a column of ``XBLOCK`` rows (``[:, None]``) and ``rindex`` a row
+  of lanes (``[None, :]``), so the block is ``XBLOCK x RBLOCK`` (at most `MULTI_ROW_ELEMS`
+  lanes), masked by ``xmask & rmask``. Reductions run over axis 1 with ``keep_dims=True``,
+  so a row's result is an ``[XBLOCK, 1]`` block that broadcasts against its row, and row
+  values are stored with ``xmask``.
+
   Passes follow the scheduler's semantics exactly: pass ``p`` computes the reductions with
   ``pass_no == p`` and the element stores of that pass; outer values are computed as soon as
   the reductions they read are done; outer stores follow their pass.
@@ -127,6 +134,12 @@ __all__ = [
 ]
 
 PERSISTENT_MAX = 4096  # row elements up to which a reduction keeps its whole row in one block
+# Persistent rows up to MULTI_ROW_RBLOCK lanes run several to a program, XBLOCK rows of at
+# most MULTI_ROW_ELEMS lanes in all (and at most MAX_ROWS rows): a program per short row
+# would leave most of each program's lanes idle.
+MULTI_ROW_RBLOCK = 1024
+MULTI_ROW_ELEMS = 2048
+MAX_ROWS = 64
 LOOP_RBLOCK = 1024  # lanes per iteration of a looped reduction
 MAX_XBLOCK = 1024  # positions per program of a pointwise kernel
 INDENT = "    "
@@ -641,9 +654,16 @@ class _KernelWriter:
         self.rnumel = _prod(k.inner) if self.reduction else 1
         self.persistent = self.rnumel <= PERSISTENT_MAX
         self._check_supported()
+        # several rows per program: short persistent rows (not scans) in 2-D blocks
+        self.multi = False
         if self.reduction:
             self.rblock = _next_pow2(self.rnumel) if self.persistent else LOOP_RBLOCK
             self.xblock = 1
+            if self.persistent and not self.scan and self.rblock <= MULTI_ROW_RBLOCK:
+                self.xblock = min(
+                    _next_pow2(self.xnumel), max(1, MULTI_ROW_ELEMS // self.rblock), MAX_ROWS
+                )
+                self.multi = self.xblock > 1
         else:
             self.rblock = 1
             self.xblock = min(_next_pow2(self.xnumel), MAX_XBLOCK)
@@ -732,7 +752,7 @@ class _KernelWriter:
 
     def expr_is_block(self, e: Expr) -> bool:
         for name in e.substitute(self.mapping).vars():
-            if name == "rindex" or (name == "xindex" and not self.reduction):
+            if name == "rindex" or (name == "xindex" and (self.multi or not self.reduction)):
                 return True
             if name.startswith("v") and self.block.get(int(name[1:]), False):
                 return True
@@ -748,7 +768,8 @@ class _KernelWriter:
         if v.op == "index":
             return self.expr_is_block(v.attr)
         if v.op == "acc":
-            return self.scan  # a running sum has one value per element
+            # a running sum has one value per element; several rows, one value per row
+            return self.scan or self.multi
         if v.op in ("scalar", "const"):
             return False
         return any(self.block[a] for a in v.args)
@@ -756,6 +777,8 @@ class _KernelWriter:
     def mask_for(self, v_inner: bool) -> str | None:
         if not self.reduction:
             return "xmask"
+        if self.multi:
+            return "xmask & rmask" if v_inner else "xmask"
         return "rmask" if v_inner else None
 
     def value_mask(self, v: KVal) -> str | None:
@@ -984,12 +1007,16 @@ class _KernelWriter:
             val = f"{val}.to({storage_tl(b.dtype)})"
         idx = self.expr(s.index)
         level_block = "xindex" if not self.reduction else ("rindex" if s.inner else None)
+        if self.multi and level_block is None:
+            level_block = "xindex"  # one value per row of the block
         if level_block is None:  # one outer point: a scalar store
             return f"tl.store(b{s.buffer} + {self._paren(idx)}, {val})"
         if not self.expr_is_block(s.index):
             # the same element from every lane (a 0-d output): give the pointer the block shape
             idx = f"{self._paren(idx)} + tl.zeros_like({level_block})"
         mask = "xmask" if not self.reduction else "rmask"
+        if self.multi:
+            mask = "xmask & rmask" if s.inner else "xmask"
         if s.mode == "add":  # scatter-add: lanes may hit one element, so add atomically
             return f"tl.atomic_add(b{s.buffer} + {self._paren(idx)}, {val}, mask={mask})"
         return f"tl.store(b{s.buffer} + {self._paren(idx)}, {val}, mask={mask})"
@@ -1005,6 +1032,8 @@ class _KernelWriter:
         args.append("xnumel")
         if self.reduction:
             args += ["rnumel", "RBLOCK: tl.constexpr"]
+            if self.multi:
+                args.append("XBLOCK: tl.constexpr")
         else:
             args.append("XBLOCK: tl.constexpr")
         return args
@@ -1021,9 +1050,12 @@ class _KernelWriter:
                 if self.persistent
                 else f"looped: rows of {self.rnumel} in blocks of {self.rblock}"
             )
+            if self.multi:
+                mode = f"persistent: XBLOCK rows of {self.rnumel} per program, in 2-D blocks"
             if self.scan:
                 mode += "; the prefix sums by tl.cumsum"
-            out.append(f"#   one program per output row; {mode}")
+            per = "" if self.multi else "one program per output row; "
+            out.append(f"#   {per}{mode}")
         out.append("@triton.jit")
         out.append(f"def {k.name}({', '.join(self.signature())}):")
         body = self.pointwise() if not self.reduction else self.reduce_body()
@@ -1048,9 +1080,17 @@ class _KernelWriter:
 
     def reduce_body(self) -> list[str]:
         k = self.k
-        out = [f"xindex = {self._pid()}  # this program's output row"]
-        if self.persistent:
-            out += ["rindex = tl.arange(0, RBLOCK)", "rmask = rindex < rnumel"]
+        if self.multi:
+            out = [
+                f"xindex = {self._pid()} * XBLOCK + tl.arange(0, XBLOCK)[:, None]  # its rows",
+                "xmask = xindex < xnumel",
+                "rindex = tl.arange(0, RBLOCK)[None, :]",
+                "rmask = rindex < rnumel",
+            ]
+        else:
+            out = [f"xindex = {self._pid()}  # this program's output row"]
+            if self.persistent:
+                out += ["rindex = tl.arange(0, RBLOCK)", "rmask = rindex < rnumel"]
         done_outer: set[int] = set()
         done_inner: set[int] = set()  # persistent: inner values stay live across passes
 
@@ -1111,10 +1151,14 @@ class _KernelWriter:
             # (value, position) pairs; the position is the flat inner index
             x, _ = self._red_input(r)
             fn = self.helper(f"_lt_{r.kind}_combine")
-            return [
-                f"_, a{r.id} = tl.reduce(({x}, rindex), 0, {fn})",
-                f"a{r.id} = a{r.id}.to(tl.int64)",
-            ]
+            pos = "rindex"
+            if self.multi:  # both halves of the pair in the block's shape
+                out = [f"a{r.id}_x = {x}"]
+                x, pos = f"a{r.id}_x", f"tl.broadcast_to(rindex, a{r.id}_x.shape)"
+            else:
+                out = []
+            out.append(f"_, a{r.id} = tl.reduce(({x}, {pos}), {self._axis()}, {fn}{self._keep()})")
+            return [*out, f"a{r.id} = a{r.id}.to(tl.int64)"]
         if r.kind == "cumsum":
             return [f"a{r.id} = {self.scan_expr(r)}"]
         return [f"a{r.id} = {self.reduce_expr(r)}"]
@@ -1131,21 +1175,30 @@ class _KernelWriter:
             text += f".to({TL[src.name]})"  # tl.cumsum widens; C accumulates in the type (wraps)
         return self._finish(r, text, src)
 
+    def _axis(self) -> str:
+        """The axis a persistent block reduces over: the row's lanes."""
+        return "1" if self.multi else "0"
+
+    def _keep(self) -> str:
+        """Several rows: reduce to one value per row as an [XBLOCK, 1] block."""
+        return ", keep_dims=True" if self.multi else ""
+
     def reduce_expr(self, r: Reduce) -> str:
         x, src_t = self._red_input(r)
         kind = self._kind(r)
+        ax, kd = self._axis(), self._keep()
         if kind == "sum":
-            text = f"tl.sum({x}, 0)"
+            text = f"tl.sum({x}, {ax}{kd})"
             if src_t in (dt.int8, dt.uint8, dt.int16):
                 text += f".to({TL[src_t.name]})"  # tl.sum widens; C accumulates in the type
             return self._finish(r, text, src_t)
         if kind == "prod":
-            return self._finish(r, f"tl.reduce({x}, 0, {self.helper('_lt_mul_combine')})", src_t)
+            fn = self.helper("_lt_mul_combine")
+            return self._finish(r, f"tl.reduce({x}, {ax}, {fn}{kd})", src_t)
         if src_t.is_floating_point:  # max / min
-            return self._finish(
-                r, f"tl.reduce({x}, 0, {self.helper(f'_lt_{kind}_combine')})", src_t
-            )
-        return self._finish(r, f"tl.{kind}({x}, 0)", src_t)
+            fn = self.helper(f"_lt_{kind}_combine")
+            return self._finish(r, f"tl.reduce({x}, {ax}, {fn}{kd})", src_t)
+        return self._finish(r, f"tl.{kind}({x}, {ax}{kd})", src_t)
 
     def _kind(self, r: Reduce) -> str:
         """The reduction as computed: bool sum / prod are or / and, i.e. max / min."""
@@ -1258,12 +1311,14 @@ class _KernelWriter:
             sizes = [self.xblock] + [b for b in TUNE_XBLOCKS if b != self.xblock and b <= top]
             return [{"XBLOCK": b} for b in sizes]
         if self.persistent:
-            return [self._config()]  # the row must fit in one block
+            return [self._config()]  # the row must fit in one block (rows per program: fixed)
         return [
             {"RBLOCK": b} for b in [self.rblock] + [b for b in TUNE_RBLOCKS if b != self.rblock]
         ]
 
     def _config(self) -> dict[str, int]:
+        if self.multi:
+            return {"RBLOCK": self.rblock, "XBLOCK": self.xblock}
         return {"RBLOCK": self.rblock} if self.reduction else {"XBLOCK": self.xblock}
 
     def _args(self) -> list[str]:
@@ -1274,11 +1329,13 @@ class _KernelWriter:
         return args
 
     def _grid(self, c: str) -> str:
-        return str(self.xnumel) if self.reduction else f"-(-{self.xnumel} // {c}['XBLOCK'])"
+        if self.reduction and not self.multi:
+            return str(self.xnumel)
+        return f"-(-{self.xnumel} // {c}['XBLOCK'])"
 
     def launch(self) -> str:
         cfg = ", ".join(f"{k}={v}" for k, v in self._config().items())
-        grid = self.xnumel if self.reduction else -(-self.xnumel // self.xblock)
+        grid = -(-self.xnumel // self.xblock)  # xblock is 1 for one row per program
         return f"{self.k.name}[({grid},)]({', '.join([*self._args(), cfg])})"
 
     def tuned_launch(self) -> str:
@@ -1324,7 +1381,7 @@ class _EpilogueWriter(_KernelWriter):
         self.k = k
         self.used = used
         self.deterministic = deterministic
-        self.scan = self.reduction = False
+        self.scan = self.reduction = self.multi = False
         self.xnumel = _prod(k.outer)
         self.rnumel = 1
         self.persistent = True

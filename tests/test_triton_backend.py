@@ -325,6 +325,50 @@ def test_reductions_over_each_axis(axis):
         check(lambda t: (t.argmax(), t.argmin()), x)
 
 
+ROWS = {  # 37 rows of 100: 16 rows per program, the last program partly masked
+    "float": lambda t: (
+        t.sum(1),
+        t.amax(1),
+        t.amin(1),
+        t.argmax(1),
+        t.argmin(1),
+        (t * 0.01 + 1).prod(1),
+    ),
+    "stats": lambda t: (t.mean(1), t.var(1), F.softmax(t, 1), F.log_softmax(t, 1)),
+    "layer_norm": lambda t: F.layer_norm(t, (100,), lt.arange(100.0) / 50, lt.ones(100) * 0.5),
+    "columns": lambda t: (t.t().contiguous().sum(0), t.reshape(37, 4, 25).amax(2)),
+    "ints": lambda t: ((t * 10).long().sum(1), (t * 10).int().amax(1), (t > 0).sum(1)),
+    "bools": lambda t: ((t > 0).any(1), (t > -3).all(1)),
+    "float16": lambda t: (t.half().sum(1), F.softmax(t.half(), 1)),
+    "gather": lambda t: (t[:, lt.arange(99, -1, -1)] * lt.arange(100.0)).sum(1),
+}
+
+
+@pytest.mark.parametrize("case", list(ROWS))
+def test_short_rows_run_several_to_a_program(case):
+    x = rand(37, 100, seed=5)
+    x[3, 40] = x[3, 41] = 9.0  # a tie for the maximum: the first index wins
+    x[5, 7] = np.nan
+    check(
+        ROWS[case],
+        x,
+        rtol=2e-3 if case == "float16" else 1e-5,
+        atol=2e-3 if case == "float16" else 1e-6,
+    )
+    src = triton_source(*_as_tuple(ROWS[case](lt.tensor(x))))
+    assert "XBLOCK rows of 100 per program" in src and "XBLOCK=16" in src
+
+
+def test_long_rows_keep_one_row_per_program_and_errors_report_from_2d_blocks():
+    src = triton_source(lt.tensor(rand(3, 1500)).sum(1))
+    assert "one program per output row" in src and "XBLOCK" not in src
+    x = rand(37, 6)
+    check(lambda t, i: t[:, i].sum(1), x, np.array([5, 0, -6, 2]))
+    lt.runtime.clear_cache()
+    with lt.backend("triton"), pytest.raises(IndexError, match="out of bounds"):
+        lt.tensor(x)[:, lt.tensor(np.array([1, 7]))].sum(1).numpy()
+
+
 def test_reductions_of_integers_and_nans():
     i = ints(4, 7, seed=2)
     check(lambda t: (t.sum(1), t.amax(0), t.amin(1), t.argmax(1), t.prod(0)), i)
