@@ -45,10 +45,14 @@ Program layout
 * An **extern matmul** (`_MatmulWriter`) is a tiled GEMM over the operands' `StridedView`s:
   any offset and strides, so transposed, sliced and broadcast (stride-0 batch) operands are
   read in place. A flat grid of ``nbatch * tiles_m * tiles_n`` programs (no 65535 limit on
-  the batch); each computes a ``BLOCK_M x BLOCK_N`` tile (``tl.constexpr``, fixed defaults
-  `MATMUL_BLOCKS`, shrunk for small products, no autotuning), walking K in ``BLOCK_K``
-  steps with masked edges. float32 and float16 use ``tl.dot`` accumulating in float32 with
-  ``input_precision="ieee"`` (no TF32, so results match the reference closely); float64 and
+  the batch); each computes a ``BLOCK_M x BLOCK_N`` tile (``tl.constexpr``: defaults
+  `MATMUL_BLOCKS`, `MATMUL_BLOCKS_BIG` with 8 warps for large tensor-core products,
+  shrunk for small products; candidates in ``MAX_AUTOTUNE`` mode), walking K in
+  ``BLOCK_K`` steps with masked edges. Tiles are visited in groups of `GROUP_M` rows of
+  tiles, column by column, so the columns of B a group reads stay in L2. float32 and
+  float16 use ``tl.dot`` accumulating in float32 with ``input_precision="ieee"`` (no TF32
+  unless ``set_float32_matmul_precision`` allows it, so results match the reference
+  closely); float64 and
   integers (summed in int64, as the C++ loop) use ``tl.sum(a[:, :, None] * b[None, :, :], 1)``
   per K block (`MATMUL_BLOCKS_SUM`), as ``tl.dot`` does not take them everywhere. The output
   is contiguous, stored in its dtype.
@@ -1451,11 +1455,23 @@ class _EpilogueWriter(_KernelWriter):
 
 # -- extern matmul ------------------------------------------------------------------------------
 MATMUL_BLOCKS = (64, 64, 32)  # BLOCK_M, BLOCK_N, BLOCK_K of a tl.dot tile (float32, float16)
+# Tensor-core products (float16, TF32) of at least these sizes take larger tiles with 8
+# warps, as hand-tuned Triton GEMMs do on recent NVIDIA GPUs (not measured here yet: no GPU).
+MATMUL_BLOCKS_BIG = (128, 128, 64)
 MATMUL_BLOCKS_SUM = (32, 32, 8)  # the same for the broadcast-and-sum tile (float64, integers)
+GROUP_M = 8  # rows of tiles visited together, so their columns of B stay in L2
 # What MAX_AUTOTUNE tries besides the defaults.
 TUNE_XBLOCKS = (256, 512, 1024, 2048)
 TUNE_RBLOCKS = (256, 512, 2048)
-TUNE_MATMUL = ((32, 32, 32), (64, 64, 64), (128, 64, 32), (64, 128, 32))
+TUNE_MATMUL = (
+    (32, 32, 32),
+    (64, 64, 64),
+    (128, 64, 32),
+    (64, 128, 32),
+    (128, 128, 64),
+    (128, 256, 64),
+    (256, 128, 64),
+)
 TUNE_MATMUL_SUM = ((16, 16, 16), (32, 32, 16), (64, 32, 8))
 
 
@@ -1490,7 +1506,11 @@ class _MatmulWriter:
         if out.dtype.name not in TL:
             raise TritonLoweringMissing(f"extern matmul of {out.dtype.name} ({e.describe()!r})")
         self.dot = out.dtype in (dt.float32, dt.float16)
+        self.cores = self.dot and (out.dtype is dt.float16 or tf32)  # tensor cores
+        big = self.m >= 128 and self.n >= 128 and self.a.shape[-1] >= 64
         base = MATMUL_BLOCKS if self.dot else MATMUL_BLOCKS_SUM
+        if self.cores and big:
+            base = MATMUL_BLOCKS_BIG
         low = 16 if self.dot else 1  # tl.dot needs every tile dimension >= 16
         # small products get small tiles (fewer masked lanes), never below tl.dot's minimum
         self.blocks = tuple(
@@ -1503,6 +1523,8 @@ class _MatmulWriter:
         big = tuple(max(c[i] for c in self.candidates) for i in range(3))
         self.tiles_m = -(-self.m // self.blocks[0])
         self.tiles_n = -(-self.n // self.blocks[1])
+        # visit tiles in groups of GROUP_M rows when there are both rows and columns of them
+        self.grouped = tunable or (self.tiles_m > 1 and self.tiles_n > 1)
         # the largest element offset any lane forms (masked lanes included): int32 or int64
         # (the largest candidate block pads the most)
         pad_m = -(-self.m // big[0]) * big[0]
@@ -1584,21 +1606,22 @@ class _MatmulWriter:
                 f"#   then the epilogue {self.epi.k.name} on each tile"
                 + ("" if e.store_output else f" (the product b{out.id} is never stored)"),
             )
-        tiles = self.tiles_m * self.tiles_n
-        tn = self.tiles_n
+        tiles: int | str = self.tiles_m * self.tiles_n
+        tm: int | str = self.tiles_m
+        tn: int | str = self.tiles_n
         tile_m = "tile" if tn == 1 else f"(tile // {tn})"
         tile_n = "" if tn == 1 else f"(tile % {tn}) * BLOCK_N + "
         if self.tunable:  # tile counts follow the block sizes chosen at launch
-            tiles, tn = "tiles", "tiles_n"
-            tile_m, tile_n = "(tile // tiles_n)", "(tile % tiles_n) * BLOCK_N + "
+            tiles, tm, tn = "tiles", "tiles_m", "tiles_n"
+        if self.grouped:
+            tile_m, tile_n = "pid_m", "pid_n * BLOCK_N + "
         out_ptr = f"b{out.id}" if self.nbatch == 1 else f"b{out.id} + bi * {m * n}"
         pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
         body = [f"pid = {pid}"]
         if self.tunable:
-            body += [
-                f"tiles_n = tl.cdiv({n}, BLOCK_N)",
-                f"tiles = tl.cdiv({m}, BLOCK_M) * tiles_n",
-            ]
+            body += [f"tiles_m = tl.cdiv({m}, BLOCK_M)", f"tiles_n = tl.cdiv({n}, BLOCK_N)"]
+            if self.nbatch > 1:
+                body.append("tiles = tiles_m * tiles_n")
         if self.nbatch > 1:
             if tiles == 1:
                 body += ["bi = pid  # the batch", "tile = 0"]
@@ -1606,6 +1629,15 @@ class _MatmulWriter:
                 body += [f"bi = pid // {tiles}  # the batch", f"tile = pid % {tiles}"]
         else:
             body.append("tile = pid")
+        if self.grouped:
+            per_group = f"({GROUP_M} * {tn})" if self.tunable else f"{GROUP_M * self.tiles_n}"
+            body += [
+                f"# tiles in groups of {GROUP_M} rows, column by column: B's columns stay in L2",
+                f"first_m = tile // {per_group} * {GROUP_M}",
+                f"group_m = tl.minimum({tm} - first_m, {GROUP_M})",
+                f"pid_m = first_m + tile % {per_group} % group_m",
+                f"pid_n = tile % {per_group} // group_m",
+            ]
         body += [
             f"rm = {tile_m} * BLOCK_M + tl.arange(0, BLOCK_M)",
             f"rn = {tile_n}tl.arange(0, BLOCK_N)",
@@ -1646,13 +1678,18 @@ class _MatmulWriter:
 
     def launch(self) -> str:
         args = [f"bufs[{x}]" for x in self.bufs] + self._arrays()
-        bm, bn, bk = self.blocks
-        args += [f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}"]
+        args += [f"{k}={v}" for k, v in self.configs()[0].items()]
         grid = self.nbatch * self.tiles_m * self.tiles_n
         return f"{self.e.name}[({grid},)]({', '.join(args)})"
 
     def configs(self) -> list[dict[str, int]]:
-        return [{"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk} for bm, bn, bk in self.candidates]
+        out = []
+        for bm, bn, bk in self.candidates:
+            c = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
+            if self.dot:  # 8 warps for the large tiles; tl.dot pipelines 3 K blocks ahead
+                c.update(num_warps=8 if bm * bn >= 128 * 128 else 4, num_stages=3)
+            out.append(c)
+        return out
 
     def tuned_launch(self) -> str:
         grid = f"{self.nbatch} * (-(-{self.m} // c['BLOCK_M'])) * (-(-{self.n} // c['BLOCK_N']))"

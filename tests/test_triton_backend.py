@@ -620,6 +620,8 @@ MATMULS = {
     "batch_transposed": (lambda a, b: a.transpose(1, 2) @ b, (2, 7, 5), (2, 7, 3)),
     "sliced_offset": (lambda a, b: a[1:, 2:] @ b[:, ::2], (6, 9), (7, 8)),
     "vector": (lambda a, b: a @ b, (5, 7), (7,)),
+    "grouped_tiles": (lambda a, b: a @ b, (600, 40), (40, 70)),  # 8-row groups, one partial
+    "grouped_batched": (lambda a, b: a @ b, (2, 300, 9), (9, 100)),
 }
 
 
@@ -635,6 +637,16 @@ def test_matmul_float16_and_integers():
     check_mm(lambda x, y: x @ y, a.astype(np.float16), b.astype(np.float16), rtol=1e-3, atol=1e-3)
     for dtype in (np.int64, np.int32):
         check_mm(lambda x, y: x @ y, ints(9, 20, dtype=dtype), ints(20, 6, seed=1, dtype=dtype))
+
+
+def test_large_tensor_core_products_take_large_tiles_and_8_warps():
+    a, b, c = rand(130, 64), rand(64, 130, seed=1), rand(130, seed=2)
+    h = [v.astype(np.float16) for v in (a, b, c)]
+    src = check_mm(lambda x, y, z: x @ y + z, *h, rtol=2e-3, atol=2e-2)
+    assert "tiles of 128x128, K blocks of 64" in src and "num_warps=8, num_stages=3" in src
+    assert "group_m = tl.minimum(2 - first_m, 8)" in src  # 2 x 2 tiles, visited in a group
+    src = triton_source(lt.tensor(a) @ lt.tensor(b))  # float32 without TF32: CUDA cores
+    assert "tiles of 64x64" in src and "num_warps=4" in src
 
 
 def test_matmul_kernel_source():
