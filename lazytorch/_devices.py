@@ -10,6 +10,17 @@ module* is registered for it. The module is what users reach as ``lazytorch.<typ
 * ``BACKEND``: the name of the runtime backend (`lazytorch.runtime.backends`) that runs
   programs on this device, or None for the process-wide backend choice (``cpu``).
 
+Two more are optional, for a device whose values live in its own memory (``cuda``):
+
+* ``to_device_buffer(value, device) -> buffer``: a host NumPy array (or another device's
+  buffer) as this device's buffer. `place` calls it for every value that becomes a leaf on
+  the device (``.to(device)``, a factory's ``device=``). A buffer must offer
+  ``to_host() -> np.ndarray``, which `place` and ``Tensor.numpy()`` use to read it back.
+  Without the hook, values stay host arrays and the device's backend takes and returns
+  those;
+* ``device(index)``: a context manager that makes device `index` (None: the current one)
+  current; every program on the device runs inside it.
+
 The built-in ``cpu`` and ``cuda`` modules register themselves through
 `_register_device_module`, exactly as an external backend does, so the two paths cannot
 drift apart.
@@ -33,8 +44,8 @@ raises a RuntimeError that names it and this opt-out; the failure is counted in 
 >>> import lazytorch
 >>> lazytorch.get_device_module("cpu") is lazytorch.cpu
 True
->>> lazytorch.cuda.is_available()
-False
+>>> available_device_types()[:2]
+['cpu', 'cuda']
 """
 
 from __future__ import annotations
@@ -52,7 +63,10 @@ __all__ = [
     "_register_device_module",
     "available_device_types",
     "backend_for",
+    "device_scope",
     "get_device_module",
+    "host_value",
+    "place",
 ]
 
 ENTRY_POINT_GROUP = "lazytorch.backends"
@@ -142,6 +156,38 @@ def backend_for(device: Device) -> str | None:
     """The runtime backend that runs programs on `device`; None: the configured one."""
     module = find(device.type)
     return getattr(module, "BACKEND", None) if module is not None else None
+
+
+def host_value(value: Any) -> Any:
+    """`value` readable on the host: a device buffer copied back (``to_host()``), anything
+    else (a NumPy array, a Python number) as it is."""
+    to_host = getattr(value, "to_host", None)
+    return to_host() if to_host is not None else value
+
+
+def place(value: Any, device: Device) -> Any:
+    """`value` (a host array, a device buffer, or a Python number) where `device` keeps
+    values: the device module's ``to_device_buffer`` when it has one, else the host.
+
+    Python numbers (scalar inputs) stay as they are everywhere.
+
+    >>> import numpy as np
+    >>> from lazytorch.ir.device import CPU
+    >>> place(np.ones(2), CPU)
+    array([1., 1.])
+    """
+    if device.type == "cpu" or not hasattr(value, "shape"):
+        return host_value(value)
+    module = find(device.type)
+    hook = getattr(module, "to_device_buffer", None)
+    return hook(value, device) if hook is not None else host_value(value)
+
+
+def device_scope(device: Device) -> Any:
+    """The context manager under which `device`'s programs run: the module's
+    ``device(index)`` when it has one (the index None for ``"cuda"``), else None."""
+    scope = getattr(find(device.type), "device", None)
+    return scope(device.index) if scope is not None else None
 
 
 def _entry_points() -> list[Any]:

@@ -56,11 +56,23 @@ def _int_mode(v: float) -> str:
 
 
 def format_tensor(
-    arr: Any, dtype: dt.DType, default_float: dt.DType, extra: tuple[str, ...] = ()
+    arr: Any,
+    dtype: dt.DType,
+    default_float: dt.DType,
+    extra: tuple[str, ...] = (),
+    device: str | None = None,
 ) -> str:
+    """torch's repr of a tensor's values; `device` (e.g. ``"cuda:0"``) is shown first among
+    the keyword parts, as torch shows a tensor that is not on the cpu.
+
+    >>> import numpy as np
+    >>> from lazytorch.ir import dtypes
+    >>> format_tensor(np.array([1, 2], np.int32), dtypes.int32, dtypes.float32, device="cuda")
+    "tensor([1, 2], device='cuda', dtype=lazytorch.int32)"
+    """
     import numpy as np
 
-    suffix = []
+    suffix = [f"device='{device}'"] if device is not None else []
     if arr.size == 0 and arr.shape != (0,):
         suffix.append(
             f"size=({', '.join(str(d) for d in arr.shape)}{',' if arr.ndim == 1 else ''})"

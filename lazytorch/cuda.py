@@ -1,39 +1,168 @@
 """``lazytorch.cuda``: the device module for NVIDIA GPUs.
 
-This build has no GPU backend yet (Triton code generation and device memory are the GPU
-backend's work), so ``is_available()`` is False and asking for a ``cuda`` tensor raises a
-RuntimeError that says so, whatever hardware the machine has. The module registers through
-the same mechanism as out-of-tree backends (`lazytorch._devices`).
+Programs on a ``cuda`` device are compiled to Triton kernels (`BACKEND`, the ``triton-cuda``
+runtime backend: `lazytorch.runtime.triton_backend` over a `CudaCarrier`) and their values
+stay in device memory: a cuda tensor's value is a
+`lazytorch.runtime.cuda_memory.DeviceBuffer`. ``.to("cuda")`` uploads once; ``.cpu()``,
+``.numpy()``, ``.item()`` and printing copy back. lazytorch talks to the driver through
+NVIDIA's ``cuda-bindings`` (``pip install 'lazytorch[cuda]'``), never through torch.
+
+The device is available when cuda-bindings is installed, the driver initializes, there is
+at least one GPU, and Triton is installed; otherwise `unavailable_reason` says which is
+missing, and asking for a ``cuda`` tensor raises a RuntimeError that quotes it. The module
+registers through the same mechanism as out-of-tree backends (`lazytorch._devices`).
 
 >>> import lazytorch
->>> lazytorch.cuda.is_available(), lazytorch.cuda.device_count()
-(False, 0)
+>>> lazytorch.cuda.is_available() == (lazytorch.cuda.unavailable_reason() is None)
+True
+>>> where = "cuda" if lazytorch.cuda.is_available() else "cpu"
+>>> (lazytorch.arange(3.0, device=where) * 2).cpu().tolist()
+[0.0, 2.0, 4.0]
+
+Tests run the whole path on the CPU through a fake driver (``_use_driver``; see
+tests/test_cuda_memory.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BACKEND", "device_count", "is_available", "synchronize", "unavailable_reason"]
+__all__ = [
+    "BACKEND",
+    "current_device",
+    "device",
+    "device_count",
+    "empty_cache",
+    "is_available",
+    "memory_allocated",
+    "memory_reserved",
+    "set_device",
+    "synchronize",
+    "unavailable_reason",
+]
 
-BACKEND = None
+BACKEND = "triton-cuda"
+
+
+def _runtime() -> Any:
+    from lazytorch.runtime.cuda_memory import runtime
+
+    return runtime()
 
 
 def is_available() -> bool:
-    """Whether lazytorch can put tensors on a GPU: never, in this build."""
-    return False
+    """Whether lazytorch can put tensors on a GPU (see `unavailable_reason` when not)."""
+    if _runtime().unavailable_reason() is not None:
+        return False
+    _register_backend()
+    return True
+
+
+def unavailable_reason() -> str | None:
+    """Why `is_available()` is False (``"no CUDA device (...)"``, ...); None when it is True."""
+    return _runtime().unavailable_reason()  # type: ignore[no-any-return]
 
 
 def device_count() -> int:
-    return 0
+    """The number of GPUs lazytorch can use (0 when CUDA is not available)."""
+    return int(_runtime().device_count())
 
 
-def unavailable_reason() -> str:
-    return "this lazytorch build has no GPU backend; tensors stay on the cpu"
+def current_device() -> int:
+    """The index of the device ``"cuda"`` means on this thread (0 unless set)."""
+    return int(_runtime().current_device())
+
+
+def set_device(device: Any) -> None:
+    """Make `device` (an index, ``"cuda:1"`` or a device) the current one on this thread."""
+    rt = _runtime()
+    rt.require("lazytorch.cuda.set_device()")
+    rt.set_device(device)
+
+
+class device:  # lower case: torch.cuda.device's name
+    """Context manager: `device` is the current CUDA device inside (None: the current one
+    stays), and its context is the driver's current context, where kernels launch.
+
+    Programs on ``cuda:i`` run inside ``device(i)`` (those on ``"cuda"`` inside
+    ``device(None)``), so their memory is allocated and their kernels run there.
+    """
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+        self._prev: int | None = None
+
+    def __enter__(self) -> device:
+        rt = _runtime()
+        self._prev = rt.current_device()
+        rt.activate(self.device)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._prev is not None:
+            _runtime().set_device(self._prev)
+            self._prev = None
 
 
 def synchronize(device: Any = None) -> None:
-    """RuntimeError: there is no CUDA device to synchronize."""
-    raise RuntimeError(
-        f"lazytorch.cuda.synchronize(): CUDA is not available: {unavailable_reason()}"
-    )
+    """Wait until every kernel and copy issued to `device` (None: the current one) finished.
+
+    RuntimeError when CUDA is not available.
+    """
+    _runtime().synchronize(device)
+
+
+def memory_allocated(device: Any = None) -> int:
+    """Bytes of device memory held by live tensors (None: all devices), in 512-byte blocks."""
+    rt = _runtime()
+    if rt.unavailable_reason() is not None:
+        return 0
+    return sum(a.allocated for a in rt.allocators(device))
+
+
+def memory_reserved(device: Any = None) -> int:
+    """Bytes obtained from the driver: `memory_allocated` plus freed blocks kept for reuse."""
+    rt = _runtime()
+    if rt.unavailable_reason() is not None:
+        return 0
+    return sum(a.reserved for a in rt.allocators(device))
+
+
+def empty_cache() -> None:
+    """Give the freed blocks kept for reuse back to the driver (as torch.cuda.empty_cache)."""
+    rt = _runtime()
+    if rt.unavailable_reason() is None:
+        for a in rt.allocators():
+            a.empty_cache()
+
+
+def to_device_buffer(value: Any, device: Any) -> Any:
+    """The device-module hook `lazytorch._devices.place` calls: `value` (a host array or a
+    DeviceBuffer) as a DeviceBuffer on `device` (uploaded, or returned if already there)."""
+    rt = _runtime()
+    return rt.to_device(value, rt.index(device))
+
+
+def _register_backend() -> None:
+    """Make `BACKEND` a runtime backend name (once): Triton over a `CudaCarrier`."""
+    from lazytorch.runtime.backends import available_backends, register_backend
+
+    if BACKEND in available_backends():
+        return
+
+    def make() -> Any:
+        from lazytorch.runtime.cuda_memory import CudaCarrier
+        from lazytorch.runtime.triton_backend import TritonBackend
+
+        return TritonBackend(CudaCarrier(), name=BACKEND)
+
+    register_backend(BACKEND, make)
+
+
+def _use_driver(driver: Any = None) -> None:
+    """Run the cuda device over `driver`, an object with `lazytorch.runtime.cuda_driver`'s
+    functions (None: the real driver again). For tests: a fake backed by host memory runs
+    the whole cuda path without a GPU. Availability is probed again on the next call."""
+    from lazytorch.runtime.cuda_memory import use_driver
+
+    use_driver(driver)

@@ -52,12 +52,16 @@ class Size(tuple):  # type: ignore[type-arg]
 
 
 def _host_value(n: Node) -> Any:
-    """The node's value as a NumPy array (scalar inputs hold Python numbers)."""
+    """The node's value as a NumPy array: a device buffer (a cuda tensor's) is copied to the
+    host (its ``to_host()``); scalar inputs hold Python numbers."""
     import numpy as np
 
     b = n.buffer
     if isinstance(b, np.ndarray):
         return b
+    to_host = getattr(b, "to_host", None)
+    if to_host is not None:
+        return to_host()
     return np.asarray(b, dtype=n.dtype.np)
 
 
@@ -330,7 +334,8 @@ class Tensor:
         return _host_value(self._materialized("tolist()")).tolist()
 
     def numpy(self, *, force: bool = False) -> Any:
-        """The values as a read-only NumPy array (materializes; no copy is made).
+        """The values as a read-only NumPy array (materializes; no copy is made of a value
+        on the host, a cuda tensor's is copied from the device).
 
         Read-only because lazytorch buffers are immutable; ``.copy()`` it to write.
         """
@@ -355,7 +360,8 @@ class Tensor:
         if n.ag is not None:  # as torch prints it: the leaf flag, or the op gradient goes to
             g = self.grad_fn
             extra = (f"grad_fn=<{g.name()}>",) if g is not None else ("requires_grad=True",)
-        return format_tensor(_host_value(n), n.dtype, _config.get_default_dtype(), extra)
+        device = None if n.device.type == "cpu" else str(n.device)
+        return format_tensor(_host_value(n), n.dtype, _config.get_default_dtype(), extra, device)
 
     __str__ = __repr__
 

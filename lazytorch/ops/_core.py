@@ -19,6 +19,7 @@ from lazytorch import _config
 from lazytorch import runtime as _rt
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
+from lazytorch.ir.device import CPU as _CPU
 from lazytorch.ir.device import Device
 from lazytorch.ir.node import Node, stamp, user_loc
 from lazytorch.ir.primitives import PRIMITIVES, make_node
@@ -62,10 +63,18 @@ def wrap(node: Node) -> Tensor:
 
 
 def leaf_node(array: Any, device: Device) -> Node:
-    """A buffer leaf for a NumPy array (already of a supported dtype)."""
+    """A buffer leaf for a NumPy array (already of a supported dtype) or a device buffer.
+
+    On a device that keeps values in its own memory (``cuda``), the value is put there now
+    (`lazytorch._devices.place`), as torch copies eagerly.
+    """
     dtype = dt.from_numpy_dtype(array.dtype)
     shape = tuple(array.shape)
     h = hash((_BUFFER, dtype, shape, device))
+    if device is not _CPU:
+        from lazytorch._devices import place
+
+        array = place(array, device)
     return Node(_BUFFER, (), (), shape, dtype, device, h, user_loc(), array)
 
 

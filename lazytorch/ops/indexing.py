@@ -34,7 +34,7 @@ from lazytorch.ops._core import (
     wrap,
 )
 from lazytorch.ops.elementwise import _tensor_arg, lit, node2, where_node
-from lazytorch.tensor import Tensor
+from lazytorch.tensor import Tensor, _host_value
 
 
 # -- parsing an index -----------------------------------------------------------------------
@@ -119,7 +119,7 @@ def _mask_to_indices(mask: Tensor, cause: str) -> list[Tensor]:
     from lazytorch.runtime import implicit_point
 
     implicit_point(mask, cause)
-    arr = np.asarray(mask._node.buffer, dtype=bool)
+    arr = np.asarray(_host_value(mask._node), dtype=bool)
     return [
         tensor(np.ascontiguousarray(ix, dtype=np.int64), device=mask.device)
         for ix in np.nonzero(arr)
@@ -740,7 +740,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
 
     x = _tensor_arg(input, "nonzero")
     implicit_point(x, "nonzero()")
-    arr = np.asarray(x._node.buffer, dtype=x.dtype.np)
+    arr = np.asarray(_host_value(x._node), dtype=x.dtype.np)
     if x.ndim == 0:
         arr = arr.reshape(1)
     found = np.nonzero(arr)

@@ -276,13 +276,18 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 def _to_device(t: Tensor, target: Any) -> Tensor:
     """`t`'s value as a new leaf on `target`: computed now, as torch's copy is eager.
 
-    Buffers are host NumPy arrays for every backend registered today (a device backend's
-    executables take and return them), so the move is a new leaf over the same data.
+    A value in device memory (a cuda tensor's) is copied to the host for ``cpu`` and
+    uploaded from the host for ``cuda`` (`lazytorch._devices.place`); between devices that
+    keep host arrays, the new leaf shares the source's (immutable) array.
     """
     from lazytorch.runtime import implicit_point
+    from lazytorch.tensor import _host_value
 
     implicit_point(t, "to(device)")
-    return wrap(C.leaf_node(t._node.buffer, target))
+    n = t._node
+    # a scalar input holds a Python number: as a 0-d array; device buffers move as they are
+    value = n.buffer if target.type != "cpu" and hasattr(n.buffer, "shape") else _host_value(n)
+    return wrap(C.leaf_node(value, target))
 
 
 def _as(dtype: dt.DType) -> Any:

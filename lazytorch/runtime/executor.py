@@ -59,15 +59,22 @@ _capture_key: Any = None
 
 def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     global _last_end
+    device = roots[0].device
+    for n in roots:
+        if n.device is not device:  # one program per device: each runs where its values live
+            for group in _by_device(roots):
+                run(group, cause, loc)
+            return
     t0 = time.perf_counter()
     cap = _walk(roots)
-    device = roots[0].device
+    scope = None
     if device is CPU:
         backend: Backend = get_backend(_config.backend_name())
     else:  # a device module names the backend that runs its programs (lazytorch._devices)
-        from lazytorch._devices import backend_for
+        from lazytorch._devices import backend_for, device_scope
 
         backend = get_backend(backend_for(device) or _config.backend_name())
+        scope = device_scope(device)
     deterministic = _config.are_deterministic_algorithms_enabled()
     autotune = _config.max_autotune_enabled()
     precision = _config.get_float32_matmul_precision()
@@ -86,8 +93,14 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     else:
         metrics.increment("cache_hits_memory")
     t_run = time.perf_counter()
+    # A 0-d tensor may come from another device (as in torch): its value is moved here.
+    inputs = [p.buffer if p.device is device else _moved(p, device) for p in cap.params]
     try:
-        outputs = exe.run([p.buffer for p in cap.params])
+        if scope is None:
+            outputs = exe.run(inputs)
+        else:
+            with scope:
+                outputs = exe.run(inputs)
     except ProgramError as pe:
         raise _located(pe, exe.program, cap) from pe.error
     for node, value in zip(cap.roots, outputs):
@@ -97,6 +110,21 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     if observe.active:
         observe.ran(key, end - t_run, exe)
     _last_end = end
+
+
+def _by_device(roots: list[Node]) -> list[list[Node]]:
+    """`roots` grouped by device, in order of first appearance."""
+    groups: dict[Any, list[Node]] = {}
+    for n in roots:
+        groups.setdefault(n.device, []).append(n)
+    return list(groups.values())
+
+
+def _moved(p: Node, device: Any) -> Any:
+    """The value of parameter `p`, recorded on another device, where `device` keeps values."""
+    from lazytorch._devices import place
+
+    return place(p.buffer, device)
 
 
 def _build(

@@ -14,7 +14,22 @@ Memory lives wherever the *carrier* puts it. A carrier is any object with
 
 where a buffer is what Triton accepts as a pointer argument (a torch tensor: on the CPU
 under ``TRITON_INTERPRET=1``, in device memory on a GPU). lazytorch never imports torch
-itself; the caller chooses the carrier. Each temporary gets its own allocation from the
+itself; the caller chooses the carrier.
+
+By default every run copies each input to the device and each output back to the host:
+executables take and return host arrays, as on the other backends. A carrier with
+``resident = True`` keeps values on the device instead (the ``cuda`` device's
+`lazytorch.runtime.cuda_memory.CudaCarrier`); it also has
+
+* ``owns(value) -> bool``: `value` is one of its buffers, taken as an input with no copy
+  (anything else, a host array, is copied in with ``to_device``);
+* ``arg(buffer)``: what a kernel launch receives for a buffer (the buffer itself on a GPU;
+  a torch CPU tensor over the same memory for a test's fake device).
+
+Its executables return device buffers, and the programs it hands to the reference
+interpreter (below) copy their device inputs to the host and their outputs back.
+
+Each temporary gets its own allocation from the
 carrier: the arena memory plan the C++ backend follows (`Buffer.offset`, ``inplace_of``) is
 ignored for now, which costs memory, not correctness (an in-place temporary only reuses its
 source's memory; separate memory gives the same values).
@@ -47,7 +62,15 @@ from lazytorch.ir._lazynp import np
 from lazytorch.ir.program import Program
 from lazytorch.runtime.backends import has_empty_value, runtime_error
 
-__all__ = ["Carrier", "TritonBackend", "TritonExecutable", "Tuner", "register"]
+__all__ = [
+    "Carrier",
+    "OnHost",
+    "TritonBackend",
+    "TritonExecutable",
+    "Tuner",
+    "is_resident",
+    "register",
+]
 
 ERR_SLOTS = 5  # err[0] = failing instruction + 1, err[1] = kind, err[2:5] = details
 
@@ -86,6 +109,7 @@ class TritonExecutable:
 
     def run(self, inputs: list[Any]) -> list[Any]:
         sched, carrier = self.sched, self.carrier
+        resident = is_resident(carrier)
         bufs: dict[int, Any] = {}
         n = len(sched.scalar_dtypes)
         # at least one slot each: a zero-size array is not a valid pointer everywhere
@@ -94,6 +118,10 @@ class TritonExecutable:
         for value, (kind, ref) in zip(inputs, sched.params):
             if kind == "buffer":
                 b = sched.buffers[ref]
+                if resident and carrier.owns(value):  # already on the device: no copy
+                    shape = tuple(b.shape)
+                    bufs[ref] = value if tuple(value.shape) == shape else value.reshape(shape)
+                    continue
                 host = np.ascontiguousarray(np.asarray(value, dtype=b.dtype.np))
                 bufs[ref] = carrier.to_device(host.reshape(b.shape))
             elif sched.scalar_dtypes[ref].is_floating_point:
@@ -104,15 +132,51 @@ class TritonExecutable:
             if b.id not in bufs and b.id in self.touched and b.kind in ("output", "temp"):
                 bufs[b.id] = carrier.empty(tuple(b.shape), b.dtype.np)
         err = carrier.to_device(np.zeros(ERR_SLOTS, dtype=np.int64))
-        self.module.run(bufs, carrier.to_device(iargs), carrier.to_device(fargs), err, self.tuner)
+        # named, not temporaries: a carrier may reuse a dropped buffer's memory at once
+        ia, fa = carrier.to_device(iargs), carrier.to_device(fargs)
+        arg = getattr(carrier, "arg", None) or _same
+        self.module.run(
+            {k: arg(v) for k, v in bufs.items()}, arg(ia), arg(fa), arg(err), self.tuner
+        )
         metrics.increment("kernels_launched", self.launches)
         # One look at the error array after all kernels: a failing lane reads element 0
         # instead, so later kernels stay in bounds, and the first failure is kept.
         failed = carrier.to_host(err)
         if int(failed[0]):
             raise runtime_error(self.program, tuple(int(x) for x in failed))
+        if resident:  # the outputs stay on the device
+            return [bufs[b] for b in sched.outputs]
         outs = {b: carrier.to_host(bufs[b]) for b in dict.fromkeys(sched.outputs)}
         return [outs[b] for b in sched.outputs]
+
+
+def is_resident(carrier: Any) -> bool:
+    """Whether `carrier` keeps values on the device between runs (``resident = True``)."""
+    return bool(getattr(carrier, "resident", False))
+
+
+def _same(buffer: Any) -> Any:
+    return buffer
+
+
+class OnHost:
+    """A program the reference interpreter runs for a resident carrier: its device inputs
+    are copied to the host, and its outputs back to the device."""
+
+    def __init__(self, exe: Any, carrier: Carrier) -> None:
+        self.exe = exe
+        self.carrier = carrier
+        self.program = exe.program
+
+    def __getattr__(self, name: str) -> Any:  # info, steps, ...: the interpreter's
+        if name == "exe":  # not set yet (copy, unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.exe, name)
+
+    def run(self, inputs: list[Any]) -> list[Any]:
+        c = self.carrier
+        host = [c.to_host(v) if c.owns(v) else v for v in inputs]  # type: ignore[attr-defined]
+        return [c.to_device(np.asarray(out)) for out in self.exe.run(host)]
 
 
 class TritonBackend:
@@ -120,8 +184,9 @@ class TritonBackend:
 
     name = "triton"
 
-    def __init__(self, carrier: Carrier) -> None:
+    def __init__(self, carrier: Carrier, name: str = "triton") -> None:
         self.carrier = carrier
+        self.name = name
         self._dir: tempfile.TemporaryDirectory[str] | None = None
         self._modules: dict[str, ModuleType] = {}  # source hash -> imported module
 
@@ -131,7 +196,8 @@ class TritonBackend:
             # nothing to launch for empty values; symbolic sizes are not arguments yet
             from lazytorch.runtime.backends import get_backend
 
-            return get_backend("interpreter").compile(program, options)
+            exe = get_backend("interpreter").compile(program, options)
+            return OnHost(exe, self.carrier) if is_resident(self.carrier) else exe
         from lazytorch.codegen.triton import generate
         from lazytorch.scheduler import schedule
 
@@ -273,11 +339,11 @@ def _disk() -> Any:
     return DiskCache(default_cache_dir().absolute())
 
 
-def register(carrier: Carrier) -> None:
-    """Make ``triton`` a backend name (``get_backend("triton")``) running on `carrier`.
+def register(carrier: Carrier, name: str = "triton") -> None:
+    """Make `name` a backend name (``get_backend("triton")``) running on `carrier`.
 
-    Raises ValueError if a ``triton`` backend is already registered.
+    Raises ValueError if a backend of that name is already registered.
     """
     from lazytorch.runtime.backends import register_backend
 
-    register_backend("triton", lambda: TritonBackend(carrier))
+    register_backend(name, lambda: TritonBackend(carrier, name=name))
