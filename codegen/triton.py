@@ -1809,6 +1809,16 @@ def _helper_order(used: set[str]) -> list[str]:
     return order
 
 
+def _arrays_used(writers: list[Any]) -> tuple[str, ...]:
+    """Which of ``ia``, ``fa``, ``err`` some kernel takes (``run`` may pass None for the
+    others: nothing to copy to the device before the run, nor to read back after it)."""
+    used: set[str] = set()
+    for w in writers:
+        arrays = getattr(w, "_arrays", None)
+        used.update(arrays() if arrays is not None else ())
+    return tuple(name for name in ("ia", "fa", "err") if name in used)
+
+
 def kernel_names(source: str) -> list[str]:
     """The schedule kernels a generated module defines (helpers excluded)."""
     import re
@@ -1856,6 +1866,7 @@ def generate(
         "import triton.language as tl",
         "",
         f"NUM_KERNELS = {len(writers)}",
+        f"USES = {_arrays_used(writers)!r}  # the arrays some kernel reads: others may be None",
     ]
     for name in _helper_order(used):
         lines += ["", "", HELPERS[name][0]]

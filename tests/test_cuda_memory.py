@@ -245,9 +245,15 @@ def test_values_stay_on_the_device_between_materializations(fake):
     c = lt.metrics.counters()
     runs = c["materializations"]
     assert runs == 2 and y._node.buffer is y_buf  # y's memory was read in place
-    # Per run: the scalar and error-flag arrays go in, the error flag comes back; no value.
-    assert c["cuda_d2h_copies"] == runs and c["cuda_d2h_bytes"] == runs * ERR_SLOTS * 8
-    assert c["cuda_h2d_copies"] == 3 * runs and c["cuda_h2d_bytes"] < 200 * runs
+    # No value moves. The first program reads its Python scalars (2 and 1) from one small
+    # array; neither can report an error, so nothing is read back (no synchronization).
+    assert c.get("cuda_d2h_copies", 0) == 0
+    assert c["cuda_h2d_copies"] == 1 and c["cuda_h2d_bytes"] <= 16
+    # A gather can fail: its program zeroes the error flag and reads it back after the run.
+    lt.metrics.reset()
+    lt.materialize(y[lt.tensor(np.array([3, 1]), device="cuda")])
+    c = lt.metrics.counters()
+    assert c["cuda_d2h_copies"] == 1 and c["cuda_d2h_bytes"] == ERR_SLOTS * 8
     np.testing.assert_allclose(
         z.cpu().numpy(), (np.maximum(rand(64, 64) * 2 + 1, 0) ** 2).sum(1), rtol=1e-5
     )

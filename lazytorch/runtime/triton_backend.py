@@ -106,6 +106,10 @@ class TritonExecutable:
         self.touched: set[int] = set(sched.outputs)
         for step in sched.steps:
             self.touched |= step.reads | step.writes
+        # The scalar-slot and error arrays some kernel reads (the module's USES): only those
+        # are copied to the device, and the error array is read back (a synchronization)
+        # only when a kernel can report an error, so runs can queue up behind each other.
+        self.uses = frozenset(getattr(module, "USES", ("ia", "fa", "err")))
 
     def run(self, inputs: list[Any]) -> list[Any]:
         sched, carrier = self.sched, self.carrier
@@ -131,19 +135,24 @@ class TritonExecutable:
         for b in sched.buffers:
             if b.id not in bufs and b.id in self.touched and b.kind in ("output", "temp"):
                 bufs[b.id] = carrier.empty(tuple(b.shape), b.dtype.np)
-        err = carrier.to_device(np.zeros(ERR_SLOTS, dtype=np.int64))
+        uses = self.uses
         # named, not temporaries: a carrier may reuse a dropped buffer's memory at once
-        ia, fa = carrier.to_device(iargs), carrier.to_device(fargs)
+        err = carrier.to_device(np.zeros(ERR_SLOTS, dtype=np.int64)) if "err" in uses else None
+        ia = carrier.to_device(iargs) if "ia" in uses else None
+        fa = carrier.to_device(fargs) if "fa" in uses else None
         arg = getattr(carrier, "arg", None) or _same
         self.module.run(
-            {k: arg(v) for k, v in bufs.items()}, arg(ia), arg(fa), arg(err), self.tuner
+            {k: arg(v) for k, v in bufs.items()},
+            *(None if a is None else arg(a) for a in (ia, fa, err)),
+            self.tuner,
         )
         metrics.increment("kernels_launched", self.launches)
         # One look at the error array after all kernels: a failing lane reads element 0
         # instead, so later kernels stay in bounds, and the first failure is kept.
-        failed = carrier.to_host(err)
-        if int(failed[0]):
-            raise runtime_error(self.program, tuple(int(x) for x in failed))
+        if err is not None:
+            failed = carrier.to_host(err)
+            if int(failed[0]):
+                raise runtime_error(self.program, tuple(int(x) for x in failed))
         if resident:  # the outputs stay on the device
             return [bufs[b] for b in sched.outputs]
         outs = {b: carrier.to_host(bufs[b]) for b in dict.fromkeys(sched.outputs)}
