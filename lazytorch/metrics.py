@@ -39,6 +39,7 @@ KEYS = (
     "dynamic_programs",
     "dynamic_hits",
     "dynamic_refused",
+    "triton_fallbacks",
 )
 
 # Histogram buckets of `observe` (upper bounds; +Inf is implicit).

@@ -272,6 +272,17 @@ def test_empty_values_run_on_the_interpreter_with_device_buffers(fake):
     assert (c + 1).cpu().shape == (2, 3)  # the interpreter's output feeds a Triton program
 
 
+def test_what_triton_does_not_lower_runs_on_the_cpu_and_comes_back(fake):
+    x = rand(3, 5).astype(np.float64)
+    t = lt.tensor(x, device="cuda")
+    lt.metrics.reset()
+    order = t.argsort(1)  # 64-bit keys: not lowered to Triton yet, so the cpp backend runs it
+    lt.materialize(order)
+    assert isinstance(order._node.buffer, DeviceBuffer)
+    assert lt.metrics.counters()["triton_fallbacks"] == 1
+    np.testing.assert_array_equal(order.cpu().numpy(), np.argsort(x, axis=1, kind="stable"))
+
+
 # -- devices -------------------------------------------------------------------------------------
 def test_mixing_devices_is_an_error_naming_the_op_and_devices(fake):
     a, b = lt.ones(3), lt.ones(3, device="cuda")

@@ -4,7 +4,8 @@ Each case records the same lazytorch program twice, runs it on the ``interpreter
 and on ``triton`` (``TRITON_INTERPRET=1``: kernels run on the CPU with torch tensors as
 buffers, no GPU needed), and compares. It also pins down that the Triton module has one
 kernel per schedule kernel or extern matmul (the same Schedule the C++ backend compiles)
-and that what is not lowered yet fails with a NotImplementedError naming the triton backend.
+and that what is not lowered yet fails in code generation with a NotImplementedError naming the
+triton backend (the backend then runs that program on the cpp backend).
 
 Shapes are small: the interpreter runs every program instance in Python.
 """
@@ -441,13 +442,10 @@ def test_softmax_is_one_persistent_kernel_with_three_passes():
 
 
 def test_what_is_not_lowered_raises_naming_the_triton_backend():
+    # (the backend then runs the program on the cpp backend: see the fallback test below)
     x = lt.tensor(rand(3, 4, dtype=np.float64))
     with pytest.raises(NotImplementedError, match=r"triton backend: extern argsort of float64"):
         triton_source(x.argsort(1))
-    lt.runtime.clear_cache()
-    with lt.backend("triton"):
-        with pytest.raises(NotImplementedError, match="triton backend"):
-            x.argsort(1).numpy()
 
 
 # -- random numbers: Philox, bit-identical to the interpreter -----------------------------------
@@ -899,3 +897,18 @@ def test_float32_matmul_precision_high_allows_tf32():
         assert len(sources) == 2 and 'input_precision="ieee"' in sources[1]  # a new program
     finally:
         lt.set_float32_matmul_precision("highest")
+
+
+def test_what_is_not_lowered_runs_on_the_cpp_backend_and_says_so(caplog):
+    x = rand(3, 5, dtype=np.float64)
+    lt.runtime.clear_cache()
+    lt.metrics.reset()
+    with caplog.at_level("INFO", logger="lazytorch.compile"), lt.backend("triton"):
+        got = lt.tensor(x).argsort(1, descending=True).numpy()
+    np.testing.assert_array_equal(got, np.argsort(-x, axis=1, kind="stable"))
+    assert lt.metrics.counters()["triton_fallbacks"] == 1
+    assert any(
+        "extern argsort of float64" in r.getMessage()
+        and "runs on the cpp backend" in r.getMessage()
+        for r in caplog.records
+    ), [r.getMessage() for r in caplog.records]

@@ -35,7 +35,9 @@ ignored for now, which costs memory, not correctness (an in-place temporary only
 source's memory; separate memory gives the same values).
 
 Programs with an empty value or a symbolic size run on the reference interpreter, as on the
-``cpp`` backend. The backend is not registered at import: call ``register(carrier)``.
+``cpp`` backend. A program the Triton lowering does not handle yet (`TritonLoweringMissing`:
+an argsort of 64-bit values, ...) runs on the ``cpp`` backend instead, logged on
+``LAZYTORCH_LOG=compile`` and counted in the ``triton_fallbacks`` metric. The backend is not registered at import: call ``register(carrier)``.
 
 **Autotuning** happens only in ``MAX_AUTOTUNE`` mode (``LAZYTORCH_MAX_AUTOTUNE=1``, or
 ``lazytorch.compile(..., mode="max-autotune")``). Kernels are then launched through a
@@ -50,6 +52,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import sys
 import tempfile
 import time
@@ -71,6 +74,8 @@ __all__ = [
     "is_resident",
     "register",
 ]
+
+log = logging.getLogger("lazytorch.compile")
 
 ERR_SLOTS = 5  # err[0] = failing instruction + 1, err[1] = kind, err[2:5] = details
 
@@ -207,20 +212,22 @@ class TritonBackend:
 
             exe = get_backend("interpreter").compile(program, options)
             return OnHost(exe, self.carrier) if is_resident(self.carrier) else exe
-        from lazytorch.codegen.triton import generate
+        from lazytorch.codegen.triton import TritonLoweringMissing, generate
         from lazytorch.scheduler import schedule
 
         t0 = time.perf_counter()
         sched = schedule(program, fuse_epilogues=True)  # the GEMM is generated code
         t1 = time.perf_counter()
-        # TritonLoweringMissing names what is not supported
         autotune = bool(options.get("max_autotune"))
-        source = generate(
-            sched,
-            deterministic=bool(options.get("deterministic")),
-            autotune=autotune,
-            tf32=options.get("matmul_precision", "highest") != "highest",
-        )
+        try:
+            source = generate(
+                sched,
+                deterministic=bool(options.get("deterministic")),
+                autotune=autotune,
+                tf32=options.get("matmul_precision", "highest") != "highest",
+            )
+        except TritonLoweringMissing as e:
+            return self._fallback(program, options, e)
         t2 = time.perf_counter()
         module = self._load(source)
         t3 = time.perf_counter()
@@ -236,6 +243,23 @@ class TritonBackend:
         }
         metrics.increment("compiles")
         return exe
+
+    def _fallback(self, program: Program, options: dict[str, Any], why: Exception) -> Any:
+        """The program on a CPU backend, because the Triton lowering misses something
+        (`why` names it): the ``cpp`` backend, or the reference interpreter where it cannot
+        compile. A resident carrier's values are copied to the host and back (`OnHost`).
+        Counted in the ``triton_fallbacks`` metric and logged on ``LAZYTORCH_LOG=compile``.
+        """
+        from lazytorch.runtime.backends import get_backend
+
+        try:
+            exe, used = get_backend("cpp").compile(program, options), "cpp"
+        except Exception:  # no C++ toolchain (or it refused): the interpreter runs anything
+            exe, used = get_backend("interpreter").compile(program, options), "interpreter"
+        metrics.increment("triton_fallbacks")
+        copies = ", through host copies" if is_resident(self.carrier) else ""
+        log.info("%s: %s; this program runs on the %s backend%s", self.name, why, used, copies)
+        return OnHost(exe, self.carrier) if is_resident(self.carrier) else exe
 
     def _load(self, source: str) -> ModuleType:
         """Import `source` from a file (Triton's JIT needs the text of its kernels)."""
