@@ -47,7 +47,7 @@ def test_doctor_report(capsys, cache_dir):
     assert "omp_get_max_threads() = " in lines["openmp"]
     assert "scipy-openblas32" in lines["blas"]
     assert f"{cache_dir} (private), 1 entry," in lines["cache"] and "0 corrupt" in lines["cache"]
-    assert "no GPU backend yet" in lines["gpu"]
+    assert "lazytorch.cuda is not available: " in lines["gpu"]
     assert "LAZYTORCH_CACHE_DIR=" in out  # conftest sets it: listed under environment
     assert out.rstrip().endswith(
         "result: compiled execution works (native extension, compiler and OpenMP ok)"
@@ -132,7 +132,8 @@ def test_doctor_without_compiler_exits_1(tmp_path):
 
 
 def test_doctor_gpu_from_nvidia_smi(monkeypatch, tmp_path):
-    """A GPU that nvidia-smi lists is reported, with the note that lazytorch does not use it."""
+    """A GPU that nvidia-smi lists is reported, with why lazytorch.cuda cannot use it here
+    (this machine has no driver); a warning, as the GPU is there but unused."""
     from lazytorch.cli import doctor as doctor_module
 
     smi = tmp_path / "nvidia-smi"
@@ -140,10 +141,12 @@ def test_doctor_gpu_from_nvidia_smi(monkeypatch, tmp_path):
     smi.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     check = doctor_module._gpu()
-    assert check.status == "ok" and check.data["gpus"] == [
+    assert check.status == "warning" and check.data["gpus"] == [
         "NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB"
     ]
-    assert "NVIDIA H100" in check.summary and "no GPU backend yet" in check.summary
+    assert "NVIDIA H100" in check.summary
+    assert "lazytorch.cuda is not available: " in check.summary
+    assert check.data["gpu_backend"] is False
 
 
 def test_doctor_help(capsys):

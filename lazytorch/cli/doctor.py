@@ -45,7 +45,6 @@ extern "C" int lazytorch_doctor_threads(void) { return omp_get_max_threads(); }
 """
 _COMPILE_TIMEOUT_S = 120
 _NVIDIA_SMI_TIMEOUT_S = 10
-_NO_GPU_BACKEND = "lazytorch has no GPU backend yet: programs run on the CPU"
 # Variables read by what lazytorch links (OpenMP, OpenBLAS): they change thread counts.
 _RELATED_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CXX")
 
@@ -392,13 +391,13 @@ def _backend() -> Check:
 
 
 def _triton() -> Check:
-    """Whether Triton is installed (the triton lowering needs it; no GPU runtime uses it yet)."""
+    """Whether Triton is installed (it compiles the cuda device's kernels)."""
     # Looked up, not imported: importing triton can pull in torch, which lazytorch never loads.
     if importlib.util.find_spec("triton") is None:
         return Check(
             "triton",
             MISSING,
-            "not installed (the triton lowering needs it: pip install triton)",
+            "not installed (the cuda device's kernels need it: pip install 'lazytorch[cuda]')",
             data={"installed": False},
         )
     try:
@@ -408,14 +407,15 @@ def _triton() -> Check:
     return Check(
         "triton",
         OK,
-        f"installed: {version} (the triton lowering can run under TRITON_INTERPRET=1; "
-        "there is no GPU runtime for it yet)",
+        f"installed: {version} (compiles the cuda device's kernels; they also run on the CPU "
+        "under TRITON_INTERPRET=1)",
         data={"installed": True, "version": version},
     )
 
 
 def _gpu() -> Check:
-    """An NVIDIA GPU, if nvidia-smi or /dev/nvidia0 shows one (unused today)."""
+    """An NVIDIA GPU, if nvidia-smi or /dev/nvidia0 shows one, and whether lazytorch's
+    ``cuda`` device can use it (`lazytorch.cuda.unavailable_reason`)."""
     smi = shutil.which("nvidia-smi")
     dev = os.path.exists("/dev/nvidia0")
     gpus: list[str] = []
@@ -434,18 +434,27 @@ def _gpu() -> Check:
                 details.append(f"nvidia-smi failed: {(res.stderr or res.stdout).strip()[:300]}")
         except (OSError, subprocess.TimeoutExpired) as e:
             details.append(f"nvidia-smi failed: {e}")
-    data = {"nvidia_smi": smi, "dev_nvidia0": dev, "gpus": gpus, "gpu_backend": False}
+    import lazytorch
+
+    reason = lazytorch.cuda.unavailable_reason()
+    usable = reason is None
+    if usable:
+        n = lazytorch.cuda.device_count()
+        backend = f"lazytorch.cuda is available: {n} device{'s' if n != 1 else ''}"
+    else:
+        backend = f"lazytorch.cuda is not available: {reason}"
+    data = {"nvidia_smi": smi, "dev_nvidia0": dev, "gpus": gpus, "gpu_backend": usable}
     if gpus:
-        return Check("gpu", OK, f"{'; '.join(gpus)}. {_NO_GPU_BACKEND}", details, data)
+        return Check(
+            "gpu", OK if usable else WARNING, f"{'; '.join(gpus)}. {backend}", details, data
+        )
     if smi is not None or dev:
         found = f"nvidia-smi at {smi}" if smi else "/dev/nvidia0"
-        return Check(
-            "gpu", WARNING, f"{found}, but no GPU listed. {_NO_GPU_BACKEND}", details, data
-        )
+        return Check("gpu", WARNING, f"{found}, but no GPU listed. {backend}", details, data)
     return Check(
         "gpu",
         MISSING,
-        f"no NVIDIA GPU (no nvidia-smi on PATH, no /dev/nvidia0). {_NO_GPU_BACKEND}",
+        f"no NVIDIA GPU (no nvidia-smi on PATH, no /dev/nvidia0). {backend}",
         details,
         data,
     )
