@@ -912,3 +912,22 @@ def test_what_is_not_lowered_runs_on_the_cpp_backend_and_says_so(caplog):
         and "runs on the cpp backend" in r.getMessage()
         for r in caplog.records
     ), [r.getMessage() for r in caplog.records]
+
+
+def test_a_dump_of_a_triton_program_holds_its_module_and_its_own_schedule(tmp_path):
+    from lazytorch.runtime import observe
+
+    x, w, b = rand(6, 10), rand(16, 10, seed=1), rand(16, seed=2)
+    lt.runtime.clear_cache()
+    observe.set_dump_dir(tmp_path)
+    try:
+        with lt.backend("triton"):
+            lt.materialize(F.relu(F.linear(lt.tensor(x), lt.tensor(w), lt.tensor(b))))
+    finally:
+        observe.set_dump_dir(None)
+    folder = tmp_path / "000"
+    assert not (folder / "program.cpp").exists()
+    src = (folder / "program.py").read_text()
+    assert src.startswith('"""lazytorch program') and "@triton.jit" in src
+    # the schedule the Triton backend ran: the epilogue inside the GEMM
+    assert "+ epilogue[add, maximum] (product not stored)" in (folder / "schedule.txt").read_text()

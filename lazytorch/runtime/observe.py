@@ -367,8 +367,9 @@ def write_dump(s: _Seen, program: Program, exe: Any) -> None:
     ``ir.txt`` (readable IR: value, dtype[shape], op, inputs, user file:line), ``ir.json``
     (`lazytorch.ir.serialize` form plus lines), ``graph.dot`` (and ``graph.svg`` when
     Graphviz's ``dot`` is on PATH), ``schedule.txt`` (kernels with the ops each fuses,
-    buffers, memory plan), the generated source (``program.cpp``), ``guards.txt`` and
-    ``timings.json`` (seconds: record, capture, schedule, codegen, compile, load, run).
+    buffers, memory plan), the generated source (``program.cpp``; ``program.py`` for
+    Triton), ``guards.txt`` and ``timings.json`` (seconds: record, capture, schedule,
+    codegen, compile, load, run).
     """
     global _warned_dot
     assert dump_dir is not None
@@ -410,7 +411,8 @@ def write_dump(s: _Seen, program: Program, exe: Any) -> None:
         with contextlib.suppress(OSError):
             source = Path(entry, "program.cpp").read_text()
     if source is not None:
-        (folder / "program.cpp").write_text(source)
+        # the backend's language: program.cpp (C++), program.py (the Triton module)
+        (folder / getattr(exe, "source_name", "program.cpp")).write_text(source)
     gen = (getattr(exe, "info", None) or {}).get("generalized")
     guards = guards_of(program) if gen is None else gen.guards()
     s.guards = len(guards)
@@ -439,12 +441,14 @@ def _schedule_text(s: _Seen, program: Program, exe: Any = None) -> str:
             f"\n(shown at {bound}; the compiled program takes every size its guards allow, "
             "see program.cpp and guards.txt)"
         )
-    try:
-        from lazytorch.scheduler import schedule
+    sched = getattr(exe, "sched", None)  # the backend's own (Triton's fuses epilogues)
+    if sched is None:
+        try:
+            from lazytorch.scheduler import schedule
 
-        sched = schedule(program, symbolic=gen is not None)
-    except Exception as e:  # a program the cpp backend does not take
-        return f"not scheduled for the cpp backend: {type(e).__name__}: {e}"
+            sched = schedule(program, symbolic=gen is not None)
+        except Exception as e:  # a program the cpp backend does not take
+            return f"not scheduled for the cpp backend: {type(e).__name__}: {e}"
     s.kernels = len(sched.kernels) if s.kernels is None else s.kernels
     s.peak = {"planned": sched.arena_bytes, "naive": sched.naive_bytes}
     s.fusion = [len(k.fused) for k in sched.kernels]

@@ -94,6 +94,7 @@ class TritonExecutable:
     """A scheduled program and its imported Triton module, ready to ``run(inputs)``."""
 
     info: dict[str, Any]
+    source_name = "program.py"  # what a dump (lazytorch.runtime.observe) calls the source
 
     def __init__(
         self, program: Program, sched: Any, module: ModuleType, source: str, carrier: Carrier
