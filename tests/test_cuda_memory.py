@@ -283,6 +283,24 @@ def test_what_triton_does_not_lower_runs_on_the_cpu_and_comes_back(fake):
     np.testing.assert_array_equal(order.cpu().numpy(), np.argsort(x, axis=1, kind="stable"))
 
 
+def test_compiled_functions_and_modules_run_on_cuda_tensors(fake):
+    @lt.compile
+    def f(x, w):
+        return F.relu(x @ w + 1).sum(1)
+
+    x, w = rand(4, 8), rand(8, 3, seed=1)
+    want = np.maximum(x @ w + 1, 0).sum(1)
+    xc, wc = lt.tensor(x, device="cuda"), lt.tensor(w, device="cuda")
+    for _ in range(2):  # the second call replays the trace
+        y = f(xc, wc)
+        assert y.device.type == "cuda"
+        np.testing.assert_allclose(y.cpu().numpy(), want, rtol=1e-5)
+        assert isinstance(y._node.buffer, DeviceBuffer)
+    m = lt.nn.Linear(8, 3).cuda()
+    out = lt.compile(m)(xc)
+    assert out.device.type == "cuda" and out.cpu().shape == (4, 3)
+
+
 # -- devices -------------------------------------------------------------------------------------
 def test_mixing_devices_is_an_error_naming_the_op_and_devices(fake):
     a, b = lt.ones(3), lt.ones(3, device="cuda")
