@@ -219,7 +219,9 @@ def _lt_report(err, bad, instr, kind, a, size, axis):
         '''@triton.jit
 def _lt_report1(err, instr, kind, a, size, axis):
     """err[0] = instr + 1 unless an earlier failure claimed it; then the details."""
-    if tl.atomic_cas(err, 0, instr + 1) == 0:
+    # the compare and the new value in err's int64 (the interpreter would take any ints)
+    claim = tl.full([], instr + 1, tl.int64)  # instr: a literal of the caller
+    if tl.atomic_cas(err, tl.zeros([], tl.int64), claim) == 0:
         tl.store(err + 1, kind)
         tl.store(err + 2, a)
         tl.store(err + 3, size)
@@ -1345,6 +1347,16 @@ class _KernelWriter:
     def tuned_launch(self) -> str:
         return _tuned_launch(self.k.name, self._args(), self._grid("c"), self.configs())
 
+    def spec(self) -> dict[str, Any]:
+        """The kernel's argument types and constants (see `KERNELS` in `generate`)."""
+        sig = {f"b{b}": _ptr(self.sched.buffers[b].dtype) for b in self.bufs}
+        sig.update((a, ARRAY_TYPES[a]) for a in self._arrays())
+        sizes = ["xnumel", "rnumel"] if self.reduction else ["xnumel"]
+        sig.update((n, "i64" if self.wide else "i32") for n in sizes)
+        consts = self._config()
+        sig.update((c, "constexpr") for c in consts)
+        return {"signature": sig, "constexprs": consts, "options": {}}
+
 
 def _tuned_launch(name: str, args: list[str], grid: str, configs: list[dict[str, int]]) -> str:
     """A launch through the run's tuner (`MAX_AUTOTUNE`): it picks one of `configs` (timing
@@ -1696,6 +1708,14 @@ class _MatmulWriter:
         args = [f"bufs[{x}]" for x in self.bufs] + self._arrays()
         return _tuned_launch(self.e.name, args, grid, self.configs())
 
+    def spec(self) -> dict[str, Any]:
+        sig = {f"b{b}": _ptr(self.sched.buffers[b].dtype) for b in self.bufs}
+        sig.update((a, ARRAY_TYPES[a]) for a in self._arrays())
+        config = dict(self.configs()[0])
+        options = {k: config.pop(k) for k in ("num_warps", "num_stages") if k in config}
+        sig.update((c, "constexpr") for c in config)
+        return {"signature": sig, "constexprs": config, "options": options}
+
 
 class _ArgsortWriter:
     """An extern argsort as one @triton.jit kernel: one program per row, the row in one
@@ -1772,10 +1792,34 @@ class _ArgsortWriter:
         args.append(f"RBLOCK={self.rblock}")
         return f"{e.name}[({self.pre * self.post},)]({', '.join(args)})"
 
+    def spec(self) -> dict[str, Any]:
+        sig = {"bx": _ptr(self.src.dtype), "bout": "*i64", "post": "i32", "n": "i32"}
+        sig["RBLOCK"] = "constexpr"
+        return {"signature": sig, "constexprs": {"RBLOCK": self.rblock}, "options": {}}
+
     def tuned_launch(self) -> str:  # the row must fit in one block: nothing to choose
         e = self.e
         args = [f"bufs[{self.src.id}]", f"bufs[{e.output}]", str(self.post), str(self.n)]
         return _tuned_launch(e.name, args, str(self.pre * self.post), [{"RBLOCK": self.rblock}])
+
+
+# Triton's names of pointer and scalar argument types (`KERNELS`: ahead-of-time compiles).
+ARG_TYPES = {
+    "bool": "u1",
+    "uint8": "u8",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "float16": "fp16",
+    "float32": "fp32",
+    "float64": "fp64",
+}
+ARRAY_TYPES = {"ia": "*i64", "fa": "*fp64", "err": "*i64"}
+
+
+def _ptr(d: dt.DType) -> str:
+    return "*" + ARG_TYPES[d.name]
 
 
 # dtypes an argsort packs into 32-bit keys exactly.
@@ -1807,6 +1851,11 @@ def _helper_order(used: set[str]) -> list[str]:
     for name in sorted(used):
         visit(name)
     return order
+
+
+def _writer_name(w: Any) -> str:
+    """The kernel name of a writer."""
+    return w.k.name if isinstance(w, _KernelWriter) else w.e.name
 
 
 def _arrays_used(writers: list[Any]) -> tuple[str, ...]:
@@ -1867,6 +1916,11 @@ def generate(
         "",
         f"NUM_KERNELS = {len(writers)}",
         f"USES = {_arrays_used(writers)!r}  # the arrays some kernel reads: others may be None",
+        "# each kernel's argument types and constants, as run() launches it (for compiling",
+        "# ahead of time with triton.compile: lazytorch.runtime.triton_backend.precompile)",
+        "KERNELS = {",
+        *(f"    {_writer_name(w)!r}: {w.spec()!r}," for w in writers),
+        "}",
     ]
     for name in _helper_order(used):
         lines += ["", "", HELPERS[name][0]]

@@ -72,6 +72,7 @@ __all__ = [
     "TritonExecutable",
     "Tuner",
     "is_resident",
+    "precompile",
     "register",
 ]
 
@@ -270,14 +271,7 @@ class TritonBackend:
             return module
         if self._dir is None:
             self._dir = tempfile.TemporaryDirectory(prefix="lazytorch-triton-")
-        name = f"lazytorch_triton_{digest}"
-        path = Path(self._dir.name) / f"{name}.py"
-        path.write_text(source)
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # triton resolves a kernel's globals through its module
-        spec.loader.exec_module(module)
+        module = _import_source(source, Path(self._dir.name))
         self._modules[digest] = module
         return module
 
@@ -360,6 +354,52 @@ class Tuner:
             with contextlib.suppress(OSError):
                 disk.store(key, {}, meta)
         return best
+
+
+def precompile(source: str, capability: int = 90) -> dict[str, Any]:
+    """Compile every kernel of a generated Triton module (`lazytorch.codegen.triton`) for an
+    NVIDIA GPU of compute `capability` (90: H100/H200, 80: A100), without a GPU.
+
+    Triton's compiler needs only its bundled LLVM and ``ptxas``, so this checks on any
+    machine that the kernels compile as a GPU would compile them (Triton's interpreter,
+    which the numerics tests use, accepts programs the compiler refuses). Each kernel is
+    compiled with the argument types and constants the module's ``KERNELS`` table gives,
+    as ``run`` launches it. Returns kernel name -> Triton's compiled kernel (its ``asm``
+    holds ``ttir``, ``ttgir``, ``llir``, ``ptx`` and ``cubin``). Raises RuntimeError under
+    ``TRITON_INTERPRET=1`` (kernels are not compiled there) and the compiler's error for
+    a kernel that does not compile.
+    """
+    import os
+
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        raise RuntimeError("precompile(): TRITON_INTERPRET=1 is set, so Triton compiles nothing")
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    with tempfile.TemporaryDirectory(prefix="lazytorch-precompile-") as d:
+        module = _import_source(source, Path(d))
+        target = GPUTarget("cuda", capability, 32)
+        out = {}
+        for name, spec in module.KERNELS.items():
+            src = ASTSource(getattr(module, name), spec["signature"], spec["constexprs"])
+            out[name] = triton.compile(src, target=target, options=spec["options"])
+        return out
+
+
+def _import_source(source: str, folder: Path) -> ModuleType:
+    """`source` imported as a module from a file in `folder` (Triton's JIT reads a
+    kernel's text with `inspect`, so the module must come from a real file)."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    name = f"lazytorch_triton_{digest}"
+    path = folder / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # triton resolves a kernel's globals through its module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _disk() -> Any:
