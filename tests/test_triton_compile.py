@@ -78,6 +78,9 @@ CASES: dict[str, Any] = {
     ),
     "matmul_batched_epilogue": lambda: (r(3, 5, 7) @ r(3, 7, 4, seed=1)).tanh() + r(4, seed=2),
     "matmul_transposed_one_column": lambda: (r(7, 5).t() @ r(7, 1, seed=1)).sigmoid(),
+    # MAX_AUTOTUNE: block sizes chosen at launch, tile counts computed in the kernel
+    "tuned_matmul_batched_scalar_epilogue": lambda: (r(2, 70, 40) @ r(40, 90, seed=1)) * 0.5,
+    "tuned_looped_rows": lambda: r(3, 5000).amax(1) + r(300, 7).exp().sum(),
 }  # fmt: skip
 
 
@@ -92,7 +95,8 @@ def generate_sources() -> dict[str, str]:
         res = fn()
         res = res if isinstance(res, tuple) else (res,)
         sched = schedule(lt.debug.program(*res), fuse_epilogues=True)
-        out[name] = generate(sched, tf32=precision != "highest")
+        tuned = name.startswith("tuned_")
+        out[name] = generate(sched, tf32=precision != "highest", autotune=tuned)
     return out
 
 
