@@ -1470,6 +1470,8 @@ MATMUL_BLOCKS = (64, 64, 32)  # BLOCK_M, BLOCK_N, BLOCK_K of a tl.dot tile (floa
 # Tensor-core products (float16, TF32) of at least these sizes take larger tiles with 8
 # warps, as hand-tuned Triton GEMMs do on recent NVIDIA GPUs (not measured here yet: no GPU).
 MATMUL_BLOCKS_BIG = (128, 128, 64)
+# float32 inputs (TF32) take twice the shared memory per K element: half the K block
+MATMUL_BLOCKS_BIG_F32 = (128, 128, 32)
 MATMUL_BLOCKS_SUM = (32, 32, 8)  # the same for the broadcast-and-sum tile (float64, integers)
 GROUP_M = 8  # rows of tiles visited together, so their columns of B stay in L2
 # What MAX_AUTOTUNE tries besides the defaults.
@@ -1483,6 +1485,17 @@ TUNE_MATMUL = (
     (128, 128, 64),
     (128, 256, 64),
     (256, 128, 64),
+)
+# float32 inputs: the large tiles with K blocks of 32, so that 3 pipeline stages fit in
+# an A100's shared memory (128x256x64 would need 288 KiB)
+TUNE_MATMUL_F32 = (
+    (32, 32, 32),
+    (64, 64, 32),
+    (128, 64, 32),
+    (64, 128, 32),
+    (128, 128, 32),
+    (128, 256, 32),
+    (256, 128, 32),
 )
 TUNE_MATMUL_SUM = ((16, 16, 16), (32, 32, 16), (64, 32, 8))
 
@@ -1522,7 +1535,7 @@ class _MatmulWriter:
         big = self.m >= 128 and self.n >= 128 and self.a.shape[-1] >= 64
         base = MATMUL_BLOCKS if self.dot else MATMUL_BLOCKS_SUM
         if self.cores and big:
-            base = MATMUL_BLOCKS_BIG
+            base = MATMUL_BLOCKS_BIG if out.dtype is dt.float16 else MATMUL_BLOCKS_BIG_F32
         low = 16 if self.dot else 1  # tl.dot needs every tile dimension >= 16
         # small products get small tiles (fewer masked lanes), never below tl.dot's minimum
         self.blocks = tuple(
@@ -1530,7 +1543,10 @@ class _MatmulWriter:
         )
         self.candidates = [self.blocks]
         if tunable:
-            extra = TUNE_MATMUL if self.dot else TUNE_MATMUL_SUM
+            if self.dot:
+                extra = TUNE_MATMUL if out.dtype is dt.float16 else TUNE_MATMUL_F32
+            else:
+                extra = TUNE_MATMUL_SUM
             self.candidates += [c for c in extra if c != self.blocks]
         big = tuple(max(c[i] for c in self.candidates) for i in range(3))
         self.tiles_m = -(-self.m // self.blocks[0])

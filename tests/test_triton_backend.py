@@ -845,6 +845,41 @@ def test_every_autotune_candidate_computes_the_same_values(case, monkeypatch):
     assert max(picked) > 1  # there was a choice to make
 
 
+class _Kernel:
+    """Stands in for a @triton.jit kernel: launches record their config, some fail."""
+
+    def __init__(self, failing):
+        self.failing = failing
+        self.launched = []
+
+    def __getitem__(self, grid):
+        def launch(*args, **config):
+            if config["BLOCK"] in self.failing:
+                raise RuntimeError(f"OutOfResources: shared memory for BLOCK={config['BLOCK']}")
+            self.launched.append(config["BLOCK"])
+
+        return launch
+
+
+def test_autotune_skips_candidates_that_fail_to_launch(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAZYTORCH_CACHE_DIR", str(tmp_path))
+    tuner = triton_backend.Tuner("digest", TorchCPUCarrier())
+    kernel = _Kernel(failing={256})
+    tuner("k0", kernel, lambda c: (1,), (), [{"BLOCK": 256}, {"BLOCK": 64}])
+    assert tuner.chosen["k0"] == {"BLOCK": 64} and set(kernel.launched) == {64}
+    with pytest.raises(RuntimeError, match="OutOfResources: shared memory for BLOCK=256"):
+        tuner("k1", _Kernel(failing={256, 64}), lambda c: (1,), (), [{"BLOCK": 256}, {"BLOCK": 64}])
+
+
+def test_float32_products_take_k_blocks_of_32_for_large_tiles():
+    from lazytorch.codegen.triton import TUNE_MATMUL_F32, generate
+
+    a, b = lt.tensor(rand(200, 64)), lt.tensor(rand(64, 200, seed=1))
+    src = generate(triton_schedule(a @ b), tf32=True)
+    assert "tiles of 128x128, K blocks of 32" in src and 'input_precision="tf32"' in src
+    assert all(bk == 32 for *_, bk in TUNE_MATMUL_F32)  # 3 stages fit in 163 KiB
+
+
 def test_autotune_choices_are_timed_once_and_kept_on_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("LAZYTORCH_CACHE_DIR", str(tmp_path))
     x = rand(2, PERSISTENT_MAX + 905)

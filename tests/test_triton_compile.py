@@ -7,7 +7,8 @@ Triton's compiler would refuse (a mismatched block shape, an unsupported cast, a
 ``ptxas`` produce PTX and a cubin for any target. So this test records a matrix of programs
 (one per code path of `lazytorch.codegen.triton`), generates their modules as the triton
 backend would, and compiles every kernel with `lazytorch.runtime.triton_backend.precompile`
-for an H100 (sm_90) and an A100 (sm_80).
+for an H100 (sm_90) and an A100 (sm_80), and checks that no kernel asks for more shared
+memory than the GPU has (its launch would fail with OutOfResources).
 
 It runs in a subprocess: the other Triton tests set ``TRITON_INTERPRET=1`` for the whole
 pytest process, and under the interpreter nothing is compiled.
@@ -84,6 +85,10 @@ CASES: dict[str, Any] = {
 }  # fmt: skip
 
 
+# Shared memory one block may use (bytes): H100 227 KiB, A100 163 KiB.
+SHARED_LIMIT = {90: 227 * 1024, 80: 163 * 1024}
+
+
 def generate_sources() -> dict[str, str]:
     """Each case's Triton module, as the triton backend generates it."""
     from lazytorch.codegen.triton import generate
@@ -115,7 +120,13 @@ def main() -> None:
                 continue
             for k, compiled in kernels.items():
                 ok = compiled.asm.get("cubin") and f".target sm_{cap}" in compiled.asm["ptx"]
-                report[name][f"{k} sm_{cap}"] = "ok" if ok else "no cubin"
+                shared = int(compiled.metadata.shared)
+                if not ok:
+                    report[name][f"{k} sm_{cap}"] = "no cubin"
+                elif shared > SHARED_LIMIT[cap]:  # the launch would fail: out of resources
+                    report[name][f"{k} sm_{cap}"] = f"{shared} bytes of shared memory"
+                else:
+                    report[name][f"{k} sm_{cap}"] = "ok"
     print(json.dumps(report))
 
 

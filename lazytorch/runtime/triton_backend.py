@@ -326,10 +326,17 @@ class Tuner:
             metrics.increment("autotune_disk_hits")
             return dict(entry.meta["config"])
         sync = getattr(self.carrier, "synchronize", None) or (lambda: None)
-        timings = []
+        timings: list[float] = []
+        first_error: Exception | None = None
         for c in configs:
-            kernel[grid(c)](*args, **c)  # compiles it (and warms up)
-            sync()
+            try:
+                kernel[grid(c)](*args, **c)  # compiles it (and warms up)
+                sync()
+            except Exception as e:  # e.g. OutOfResources: more shared memory than the GPU has
+                log.info("autotune %s: candidate %s skipped: %s: %s", name, c, type(e).__name__, e)
+                first_error = first_error or e
+                timings.append(float("inf"))
+                continue
             runs = []
             for _ in range(self.REPEATS):
                 t0 = time.perf_counter()
@@ -337,6 +344,9 @@ class Tuner:
                 sync()
                 runs.append(time.perf_counter() - t0)
             timings.append(sorted(runs)[len(runs) // 2])
+        if all(t == float("inf") for t in timings):
+            assert first_error is not None
+            raise first_error
         metrics.increment("autotune_benchmarks")
         best = configs[min(range(len(configs)), key=timings.__getitem__)]
         if disk is not None:
@@ -344,7 +354,10 @@ class Tuner:
 
             meta = {
                 "config": best,
-                "candidates": [[c, t] for c, t in zip(configs, timings)],
+                # (None: the candidate failed to launch)
+                "candidates": [
+                    [c, t if t != float("inf") else None] for c, t in zip(configs, timings)
+                ],
                 "lazytorch": __version__,
                 "summary": {"autotune": name, "inputs": [f"(autotune choice for {name})"]},
             }
