@@ -5,11 +5,11 @@ kernels under ``TRITON_INTERPRET=1``, which executes them with NumPy and accepts
 Triton's compiler would refuse (a mismatched block shape, an unsupported cast, a dtype a
 ``tl.dot`` cannot take). Triton's compiler itself needs no GPU: its bundled LLVM and
 ``ptxas`` produce PTX and a cubin for any target. So this test records a matrix of programs
-(one per code path of `lazytorch.codegen.triton`, and a small GPT's whole training
-step), generates their modules as the triton
-backend would, and compiles every kernel with `lazytorch.runtime.triton_backend.precompile`
-for an H100 (sm_90) and an A100 (sm_80), and checks that no kernel asks for more shared
-memory than the GPU has (its launch would fail with OutOfResources).
+(one per code path of `lazytorch.codegen.triton`, and a small GPT's forward and backward),
+generates their modules as the triton backend would, compiles every kernel with
+`lazytorch.runtime.triton_backend.precompile` for an H100 (sm_90) and an A100 (sm_80),
+and checks that no kernel asks for more shared memory than the GPU has (its launch would
+fail with OutOfResources).
 
 It runs in a subprocess: the other Triton tests set ``TRITON_INTERPRET=1`` for the whole
 pytest process, and under the interpreter nothing is compiled.
