@@ -67,8 +67,8 @@ def format_tensor(
 
     >>> import numpy as np
     >>> from lazytorch.ir import dtypes
-    >>> format_tensor(np.array([1, 2], np.int32), dtypes.int32, dtypes.float32, device="cuda")
-    "tensor([1, 2], device='cuda', dtype=lazytorch.int32)"
+    >>> format_tensor(np.array([1, 2], np.int32), dtypes.int32, dtypes.float32, device="cuda:0")
+    "tensor([1, 2], device='cuda:0', dtype=lazytorch.int32)"
     """
     import numpy as np
 

@@ -151,7 +151,7 @@ def test_upload_and_download_round_trip(fake, dtype, shape):
     a = sample(shape, dtype)
     for t in (lt.tensor(a, device="cuda"), lt.tensor(a).to("cuda"), lt.tensor(a).cuda()):
         buf = t._node.buffer
-        assert isinstance(buf, DeviceBuffer) and t.device == lt.device("cuda")
+        assert isinstance(buf, DeviceBuffer) and t.device == lt.device("cuda", 0)
         assert buf.shape == shape and buf.dtype == np.dtype(dtype) and buf.nbytes == a.nbytes
         back = t.cpu()
         assert back.device == lt.device("cpu") and isinstance(back._node.buffer, np.ndarray)
@@ -179,7 +179,7 @@ def test_device_buffer_is_a_triton_pointer_argument(fake):
 def test_reading_values_copies_to_the_host(fake):
     x = lt.tensor([[1.5, -2.0], [3.0, 4.0]], device="cuda")
     y = x * 2
-    assert repr(y) == "tensor([[ 3., -4.],\n        [ 6.,  8.]], device='cuda')"
+    assert repr(y) == "tensor([[ 3., -4.],\n        [ 6.,  8.]], device='cuda:0')"
     before = lt.metrics.counters()["cuda_d2h_copies"]
     assert y.sum().item() == 13.0
     assert y.tolist() == [[3.0, -4.0], [6.0, 8.0]]
@@ -187,9 +187,9 @@ def test_reading_values_copies_to_the_host(fake):
     assert y.cpu().numpy().tolist() == [[3.0, -4.0], [6.0, 8.0]]
     assert lt.metrics.counters()["cuda_d2h_copies"] >= before + 4  # one per read at least
     w = lt.tensor([1.0, 2.0], device="cuda", requires_grad=True)
-    assert repr(w * 1) == "tensor([1., 2.], device='cuda', grad_fn=<MulBackward0>)"
+    assert repr(w * 1) == "tensor([1., 2.], device='cuda:0', grad_fn=<MulBackward0>)"
     assert repr(lt.tensor([1, 2], dtype=lt.int32, device="cuda")).endswith(
-        "device='cuda', dtype=lazytorch.int32)"
+        "device='cuda:0', dtype=lazytorch.int32)"
     )
 
 
@@ -201,7 +201,7 @@ def both(fn, *arrays):
     want = want if isinstance(want, tuple) else (want,)
     got = got if isinstance(got, tuple) else (got,)
     for w, g in zip(want, got):
-        assert g.device == lt.device("cuda") and w.device == lt.device("cpu")
+        assert g.device == lt.device("cuda", 0) and w.device == lt.device("cpu")
         lt.materialize(g)
         assert isinstance(g._node.buffer, DeviceBuffer)
     return [w.numpy() for w in want], [g.cpu().numpy() for g in got]
@@ -302,12 +302,23 @@ def test_compiled_functions_and_modules_run_on_cuda_tensors(fake):
 
 
 # -- devices -------------------------------------------------------------------------------------
+def test_cuda_without_an_index_is_the_current_device_and_mixes_with_cuda_0(fake):
+    a, b = lt.ones(2, device="cuda"), lt.ones(2, device="cuda:0")
+    assert a.device == b.device == lt.device("cuda", 0)
+    assert (a + b).cpu().tolist() == [2.0, 2.0]
+    m = lt.nn.Linear(2, 3).cuda()  # a model moved with .cuda(), data with .to("cuda:0")
+    assert m.weight.device == lt.device("cuda", 0)
+    assert m(lt.ones(4, 2).to("cuda:0")).cpu().shape == (4, 3)
+    with lt.device("cuda"):
+        assert lt.zeros(1).device == lt.device("cuda", 0)
+
+
 def test_mixing_devices_is_an_error_naming_the_op_and_devices(fake):
     a, b = lt.ones(3), lt.ones(3, device="cuda")
     same = "expected all tensors to be on the same device, found"
-    with pytest.raises(RuntimeError, match=rf"add\(\): {same} cpu and cuda"):
+    with pytest.raises(RuntimeError, match=rf"add\(\): {same} cpu and cuda:0 "):
         a + b
-    with pytest.raises(RuntimeError, match=rf"mul\(\): {same} cuda and cpu"):
+    with pytest.raises(RuntimeError, match=rf"mul\(\): {same} cuda:0 and cpu "):
         b * a
     with pytest.raises(RuntimeError, match=rf"(matmul|mm|dot)\(\): {same}"):
         lt.ones(2, 3, device="cuda") @ lt.ones(3, 2)
@@ -315,7 +326,7 @@ def test_mixing_devices_is_an_error_naming_the_op_and_devices(fake):
         lt.cat([a, b])
     # as in torch, a 0-d tensor may come from the cpu: its value is uploaded
     r = b * lt.tensor(2.5)
-    assert r.device == lt.device("cuda") and r.cpu().tolist() == [2.5, 2.5, 2.5]
+    assert r.device == lt.device("cuda", 0) and r.cpu().tolist() == [2.5, 2.5, 2.5]
 
 
 def test_one_materialization_over_both_devices_runs_each_where_it_lives(fake):
@@ -347,6 +358,9 @@ def test_indexed_devices_keep_their_memory_apart():
         assert lt.cuda.current_device() == 0
         with lt.cuda.device(1):
             assert lt.cuda.current_device() == 1
+            # "cuda" is the current device, as in torch
+            assert lt.ones(2, device="cuda").device == lt.device("cuda", 1)
+            assert lt.ones(2).to("cuda").device == lt.device("cuda", 1)
         with pytest.raises(RuntimeError, match=r"lazytorch\.cuda has 2 devices"):
             lt.ones(1, device="cuda:2")
     finally:
@@ -383,8 +397,8 @@ def test_mlp_forward_backward_and_sgd_step_match_the_cpu(fake):
     for w, g in zip(want_params, got_params):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
     for p in model.parameters():
-        assert p.device == lt.device("cuda") and isinstance(p._node.buffer, DeviceBuffer)
-        assert p.grad.device == lt.device("cuda")
+        assert p.device == lt.device("cuda", 0) and isinstance(p._node.buffer, DeviceBuffer)
+        assert p.grad.device == lt.device("cuda", 0)
 
 
 def test_a_training_step_reuses_the_memory_of_the_step_before(fake):
@@ -462,7 +476,7 @@ def test_save_and_pickle_a_cuda_tensor(fake, tmp_path):
     assert loaded.device == lt.device("cpu")
     np.testing.assert_array_equal(loaded.numpy(), rand(3, 4) + 1)
     back = pickle.loads(pickle.dumps(t))
-    assert back.device == lt.device("cuda") and isinstance(back._node.buffer, DeviceBuffer)
+    assert back.device == lt.device("cuda", 0) and isinstance(back._node.buffer, DeviceBuffer)
     np.testing.assert_array_equal(back.cpu().numpy(), rand(3, 4) + 1)
 
 

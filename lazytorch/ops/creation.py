@@ -50,11 +50,20 @@ __all__ = [
 
 
 def resolve_device(device: Any, op: str) -> Device:
+    """The device a tensor made by `op` lives on: `device`, or the default one.
+
+    An index-less device of a type whose module has ``current_device()`` (``"cuda"``)
+    becomes that device's current one, as in torch: ``ones(2, device="cuda")`` is on
+    ``cuda:0``, so it mixes with tensors made on ``"cuda:0"``.
+    """
     dev = _config.get_default_device() if device is None else as_device(device)
     if dev.type != "cpu":
-        from lazytorch._devices import check_available
+        from lazytorch._devices import check_available, find
 
         check_available(dev, op)  # loads the device's plugin on first use
+        current = getattr(find(dev.type), "current_device", None)
+        if dev.index is None and callable(current):
+            dev = Device(dev.type, int(current()))
     return dev
 
 

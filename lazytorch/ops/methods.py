@@ -262,9 +262,8 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             device = a
     moved = self
     if device is not None:
-        target = as_device(device)
+        target = C.resolve_device(as_device(device), "to")  # "cuda" is the current cuda:N
         if target != self.device:
-            C.resolve_device(target, "to")
             moved = _to_device(self, target)
     if dtype is not None and not isinstance(dtype, dt.DType):
         dtype = C.resolve_dtype(dtype, "to")
