@@ -63,3 +63,14 @@ def _fresh_state(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+@pytest.fixture
+def quiet_interpreter():
+    """Silence NumPy's RuntimeWarnings: Triton's interpreter (``TRITON_INTERPRET=1``)
+    evaluates both sides of every ``tl.where`` (log(0), 0/0 ...)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield

@@ -24,7 +24,6 @@ import re
 import subprocess
 import sys
 import types
-import warnings
 
 os.environ.setdefault("TRITON_INTERPRET", "1")  # must be set before triton is imported
 
@@ -41,6 +40,7 @@ from lazytorch.runtime.cuda_memory import DeviceBuffer
 from lazytorch.runtime.triton_backend import ERR_SLOTS
 
 F = lt.nn.functional
+pytestmark = pytest.mark.usefixtures("quiet_interpreter")
 
 
 class FakeDriver:
@@ -120,14 +120,6 @@ def fake():
     yield driver
     lt.runtime.forget_live()
     lt.cuda._use_driver(None)  # the real driver again (unavailable on this machine)
-
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    # The interpreter evaluates both sides of every tl.where with NumPy (log(0), 0/0 ...).
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
 
 
 def rand(*shape, seed=0, dtype=np.float32):

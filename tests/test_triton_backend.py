@@ -13,7 +13,6 @@ Shapes are small: the interpreter runs every program instance in Python.
 from __future__ import annotations
 
 import os
-import warnings
 
 os.environ.setdefault("TRITON_INTERPRET", "1")  # must be set before triton is imported
 
@@ -29,6 +28,7 @@ from lazytorch.runtime import triton_backend
 from lazytorch.runtime.backends import available_backends, get_backend
 
 F = lt.nn.functional
+pytestmark = pytest.mark.usefixtures("quiet_interpreter")
 
 
 class TorchCPUCarrier:
@@ -49,14 +49,6 @@ def triton_registered():
     if "triton" not in available_backends():
         triton_backend.register(TorchCPUCarrier())
     yield
-
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    # The interpreter evaluates both sides of every tl.where with NumPy (log(0), 0/0 ...).
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
 
 
 def rand(*shape, seed=0, dtype=np.float32):
