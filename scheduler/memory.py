@@ -44,10 +44,23 @@ def _inplace_ok(step: Kernel | Extern, dead: Buffer, new: Buffer) -> bool:
     st = stores[0]
     if step.inner and not st.inner:
         return False
-    # Every read of the dead buffer happens in the store's pass, at the store's index.
-    return all(v.attr[1] == st.index for v in loads) and all(
-        r.pass_no >= st.pass_no for r in step.reductions
-    )
+    # Every read of the dead buffer is at the store's index, and none is evaluated by a
+    # pass after the store's (a later pass re-reads what this one overwrote).
+    if not all(v.attr[1] == st.index and v.inner == st.inner for v in loads):
+        return False
+    late = passes_after(step, st.pass_no)
+    return not any(v.id in late for v in loads)
+
+
+def passes_after(step: Kernel, p: int) -> set[int]:
+    """Values some pass after pass `p` of `step` evaluates (inner or outer level)."""
+    out: set[int] = set()
+    for q in range(p + 1, step.npasses + 1):
+        roots = [r.value for r in step.reductions if r.pass_no == q]
+        roots += [x for s in step.stores if s.pass_no == q for x in step.store_deps(s)]
+        out.update(step.closure(roots, True))
+        out.update(step.closure(roots, False))
+    return out
 
 
 def plan_memory(
