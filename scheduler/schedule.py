@@ -12,6 +12,7 @@ from typing import Any
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.program import Program
 from lazytorch.ir.symbolic import SymInt
+from lazytorch.ir.verify import verify_enabled
 from lazytorch.scheduler.epilogue import fuse_epilogues
 from lazytorch.scheduler.fusion import (
     Group,
@@ -31,6 +32,7 @@ from lazytorch.scheduler.lower import (
     move_index,
 )
 from lazytorch.scheduler.memory import plan_memory
+from lazytorch.scheduler.plan_check import check_plan
 
 __all__ = ["SchedulingError", "schedule"]
 
@@ -121,7 +123,7 @@ class _Scheduler:
             if b.kind == "temp" and b.id not in used:
                 b.kind = "unused"
         arena, naive = plan_memory(self.buffers, steps, self.symbolic)
-        return Schedule(
+        sched = Schedule(
             self.buffers,
             steps,
             self.params,
@@ -131,6 +133,9 @@ class _Scheduler:
             naive,
             symbolic=self.symbolic,
         )
+        if verify_enabled():
+            check_plan(sched)
+        return sched
 
     # -- anchors ------------------------------------------------------------------------------
     def classify(self) -> None:

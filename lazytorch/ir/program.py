@@ -14,7 +14,6 @@ readable IR the dumps and the CLI show.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -386,10 +385,10 @@ def fold_constants(prog: Program) -> Program:
 
 def canonicalize(prog: Program, verify: bool | None = None) -> Program:
     """The standard pipeline: CSE, constant folding, DCE — verified after each pass if asked."""
-    from lazytorch.ir.verify import verify_program
+    from lazytorch.ir.verify import verify_enabled, verify_program
 
     if verify is None:
-        verify = os.environ.get("LAZYTORCH_VERIFY", "") not in ("", "0")
+        verify = verify_enabled()
     if verify:
         verify_program(prog, "capture")
     for name, p in (("cse", cse), ("fold_constants", fold_constants), ("dce", dce)):

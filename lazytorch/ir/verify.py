@@ -7,13 +7,19 @@ for its inputs and attrs, and outputs name existing values.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from lazytorch.ir.node import Node, format_loc
 from lazytorch.ir.primitives import PRIMITIVES
 from lazytorch.ir.program import Program
 
-__all__ = ["IRVerificationError", "verify_graph", "verify_program"]
+__all__ = ["IRVerificationError", "verify_enabled", "verify_graph", "verify_program"]
+
+
+def verify_enabled() -> bool:
+    """Whether ``LAZYTORCH_VERIFY`` asks for the checks after every pass (IR and plans)."""
+    return os.environ.get("LAZYTORCH_VERIFY", "") not in ("", "0")
 
 
 class IRVerificationError(AssertionError):
