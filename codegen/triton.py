@@ -460,20 +460,25 @@ def _lt_ffloordiv(a, b):
     "_lt_ifloordiv": (
         '''@triton.jit
 def _lt_ifloordiv(a, b):
-    """Python's a // b on integers; 0 where b == 0 (the caller reports it)."""
+    """Python's a // b on integers; 0 where b == 0 (the caller reports it). A divisor of -1
+    negates instead (MIN // -1 wraps to MIN, as in torch; the division may trap)."""
     zero = b == 0
-    d = tl.where(zero, 1, b)
+    minus_one = (b < 0) & (b + 1 == 0)  # no negative literal: b may be unsigned
+    d = tl.where(zero | minus_one, 1, b)
     q = a // d  # truncates toward zero
     q = tl.where(((a % d) != 0) & ((a < 0) != (d < 0)), q - 1, q)
+    q = tl.where(minus_one, -q, q)
     return tl.where(zero, 0, q)''',
         (),
     ),
     "_lt_iremainder": (
         '''@triton.jit
 def _lt_iremainder(a, b):
-    """Python's a % b on integers (the sign of b); 0 where b == 0 (the caller reports it)."""
+    """Python's a % b on integers (the sign of b); 0 where b == 0 (the caller reports it)
+    and where b == -1 (MIN % -1 may trap)."""
     zero = b == 0
-    d = tl.where(zero, 1, b)
+    minus_one = (b < 0) & (b + 1 == 0)
+    d = tl.where(zero | minus_one, 1, b)
     r = a % d  # the sign of a
     r = tl.where((r != 0) & ((r < 0) != (d < 0)), r + d, r)
     return tl.where(zero, 0, r)''',
@@ -482,8 +487,8 @@ def _lt_iremainder(a, b):
     "_lt_ifmod": (
         '''@triton.jit
 def _lt_ifmod(a, b):
-    """C's a % b on integers; 0 where b == 0 (the caller reports it)."""
-    zero = b == 0
+    """C's a % b on integers; 0 where b == 0 (the caller reports it) and where b == -1."""
+    zero = (b == 0) | ((b < 0) & (b + 1 == 0))  # MIN % -1 may trap
     return tl.where(zero, 0, a % tl.where(zero, 1, b))''',
         (),
     ),

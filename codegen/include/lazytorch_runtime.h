@@ -90,12 +90,27 @@ static inline T minimum(T a, T b) {
 }
 
 // Integer division: floor semantics (Python's //, %), a zero divisor reports an error.
+// A divisor of -1 never reaches the hardware: MIN / -1 and MIN % -1 trap on x86 (SIGFPE),
+// while torch wraps (MIN // -1 == MIN, MIN % -1 == 0).
+template <class T>
+static inline bool is_minus_one(T b) {
+    if constexpr ((T)-1 < (T)0) {
+        return b == (T)-1;
+    } else {
+        return false;
+    }
+}
+template <class T>
+static inline T wrapping_neg(T a) {
+    return (T)(0 - (uint64_t)a);  // two's complement: -MIN == MIN
+}
 template <class T>
 static inline T ifloordiv(T a, T b, int64_t instr, int64_t* err) {
     if (__builtin_expect(b == 0, 0)) {
         report(err, instr, kZeroDivision, 0, 0, 0);
         return 0;
     }
+    if (__builtin_expect(is_minus_one(b), 0)) return wrapping_neg(a);
     T q = (T)(a / b);
     return (T)((a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q);
 }
@@ -105,6 +120,7 @@ static inline T iremainder(T a, T b, int64_t instr, int64_t* err) {
         report(err, instr, kZeroDivision, 0, 0, 0);
         return 0;
     }
+    if (__builtin_expect(is_minus_one(b), 0)) return 0;
     T r = (T)(a % b);
     return (T)((r != 0 && ((r < 0) != (b < 0))) ? r + b : r);
 }
@@ -114,6 +130,7 @@ static inline T ifmod(T a, T b, int64_t instr, int64_t* err) {
         report(err, instr, kZeroDivision, 0, 0, 0);
         return 0;
     }
+    if (__builtin_expect(is_minus_one(b), 0)) return 0;
     return (T)(a % b);
 }
 

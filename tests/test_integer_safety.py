@@ -1,0 +1,241 @@
+"""Integer safety: division at the edges of the integer types, sizes and Python ints too big
+for a tensor, each compared against torch.
+
+Division by -1 of a type's minimum traps on x86 (SIGFPE) when it reaches the hardware; torch
+wraps instead (MIN // -1 == MIN, MIN % -1 == 0). These cases run on both the interpreter and
+the cpp backend in every run (the op matrix samples cpp on a quarter of its cases only).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+import helpers
+import lazytorch as lt
+from helpers import check
+
+SIGNED = ("int8", "int16", "int32", "int64")
+BOTH = ("interpreter", "cpp")
+
+
+@pytest.fixture
+def both_backends(monkeypatch, _fresh_state):
+    """check() runs on the interpreter and on cpp (after conftest has picked its sample)."""
+    monkeypatch.setattr(helpers, "BACKENDS", list(BOTH))
+
+
+def edge_operands(dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """Dividends with the type's minimum and maximum; divisors -1 and ordinary values."""
+    info = np.iinfo(dtype)
+    a = np.array([info.min, info.min, 7, -7, info.max, info.min, 0, info.min + 1], dtype=dtype)
+    b = np.array([-1, 1, -1, 2, -1, 3, -1, -1], dtype=dtype)
+    return a, b
+
+
+# -- division at MIN / -1 -----------------------------------------------------------------------
+TENSOR_TENSOR = {
+    "floordiv": lambda t, x, y: x // y,
+    "remainder": lambda t, x, y: x % y,
+    "fmod": lambda t, x, y: t.fmod(x, y),
+    "div_floor": lambda t, x, y: t.div(x, y, rounding_mode="floor"),
+    "floor_divide": lambda t, x, y: t.floor_divide(x, y),
+    "broadcast_floordiv": lambda t, x, y: x.reshape(-1, 1) // y.reshape(1, -1),
+    "broadcast_remainder": lambda t, x, y: x.reshape(-1, 1) % y.reshape(1, -1),
+    "fused_chain": lambda t, x, y: ((x // y) + (x % y) + t.fmod(x, y)) * 1,
+}
+
+
+@pytest.mark.parametrize("dtype", SIGNED)
+@pytest.mark.parametrize("op", sorted(TENSOR_TENSOR))
+def test_division_of_min_by_minus_one_tensor_tensor(both_backends, op, dtype):
+    check(TENSOR_TENSOR[op], *edge_operands(dtype))
+
+
+TENSOR_SCALAR = {
+    "floordiv": lambda t, x: x // -1,
+    "remainder": lambda t, x: x % -1,
+    "fmod": lambda t, x: t.fmod(x, -1),
+    "div_floor": lambda t, x: t.div(x, -1, rounding_mode="floor"),
+    "remainder_method": lambda t, x: x.remainder(-1),
+}
+
+
+@pytest.mark.parametrize("dtype", SIGNED)
+@pytest.mark.parametrize("op", sorted(TENSOR_SCALAR))
+def test_division_of_min_by_minus_one_tensor_scalar(both_backends, op, dtype):
+    check(TENSOR_SCALAR[op], edge_operands(dtype)[0])
+
+
+@pytest.mark.parametrize("dtype", SIGNED)
+def test_scalar_min_divided_by_tensor(both_backends, dtype):
+    m = int(np.iinfo(dtype).min)
+    b = edge_operands(dtype)[1]
+    check(lambda t, y: m // y, b)
+    check(lambda t, y: t.remainder(m, y), b)
+
+
+def wrapped(values: list[int], dtype: str) -> np.ndarray:
+    """Python ints reduced modulo 2**bits into `dtype` (two's complement)."""
+    bits = np.iinfo(dtype).bits
+    return np.array(
+        [(v + 2 ** (bits - 1)) % 2**bits - 2 ** (bits - 1) for v in values], dtype=dtype
+    )
+
+
+def c_division(a: int, b: int) -> int:
+    """C's a / b on Python ints: the quotient truncated toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+@pytest.mark.parametrize("backend", BOTH)
+@pytest.mark.parametrize("dtype", SIGNED)
+def test_trunc_division_of_min_by_minus_one(backend, dtype):
+    # torch 2.13 itself dies of SIGFPE on int32/int64 div(MIN, -1, rounding_mode="trunc")
+    # (its floor mode wraps), so the oracle here is Python's exact quotient, wrapped.
+    a, b = edge_operands(dtype)
+    want = wrapped([c_division(int(p), int(q)) for p, q in zip(a, b)], dtype)
+    with lt.backend(backend):
+        x, y = lt.tensor(a), lt.tensor(b)
+        got = [
+            lt.div(x, y, rounding_mode="trunc"),
+            lt.div(x, -1, rounding_mode="trunc"),
+            x.div(y, rounding_mode="trunc"),
+        ]
+        for g in got[:1] + got[2:]:
+            np.testing.assert_array_equal(g.numpy(), want)
+        np.testing.assert_array_equal(got[1].numpy(), wrapped([-int(p) for p in a], dtype))
+    if dtype in ("int8", "int16"):  # where torch survives, it agrees
+        np.testing.assert_array_equal(
+            torch.div(torch.from_numpy(a), torch.from_numpy(b), rounding_mode="trunc").numpy(),
+            want,
+        )
+
+
+@pytest.mark.parametrize("backend", BOTH)
+@pytest.mark.parametrize("dtype", ("uint8", *SIGNED))
+def test_ordinary_integer_division_is_unchanged(backend, dtype, rng):
+    # The -1 path must not leak into other divisors (uint8 has no -1: 255 divides).
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min, int(info.max) + 1, size=257).astype(dtype)
+    b = rng.integers(info.min, int(info.max) + 1, size=257).astype(dtype)
+    b[b == 0] = 1
+    b[:4] = [1, 2, info.max, info.max - 1]
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    with lt.backend(backend):
+        x, y = lt.tensor(a), lt.tensor(b)
+        pairs = [
+            (x // y, ta // tb),
+            (x % y, ta % tb),
+            (lt.fmod(x, y), torch.fmod(ta, tb)),
+        ]
+        for g, w in pairs:
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+@pytest.mark.parametrize("backend", BOTH)
+@pytest.mark.parametrize("dtype", SIGNED)
+@pytest.mark.parametrize(
+    "op,name",
+    [
+        (lambda x, y: x // y, "floordiv"),
+        (lambda x, y: x % y, "remainder"),
+        (lambda x, y: lt.fmod(x, y), "fmod"),
+        (lambda x, y: lt.div(x, y, rounding_mode="trunc"), "floordiv|remainder"),
+    ],
+)
+def test_integer_division_by_zero_still_raises(backend, dtype, op, name):
+    a = np.array([np.iinfo(dtype).min, 5], dtype=dtype)
+    b = np.array([-1, 0], dtype=dtype)
+    with lt.backend(backend), pytest.raises(RuntimeError, match=rf"({name}): ZeroDivisionError"):
+        op(lt.tensor(a), lt.tensor(b)).numpy()
+
+
+CRASH_PROBE = """
+import numpy as np
+import lazytorch as lt
+
+for dtype in ("int8", "int16", "int32", "int64"):
+    m = int(np.iinfo(dtype).min)
+    x = lt.tensor([m, 7], dtype=getattr(lt, dtype))
+    y = lt.tensor([-1, -1], dtype=getattr(lt, dtype))
+    out = [x // y, x // -1, x % y, x % -1, lt.fmod(x, y), lt.fmod(x, -1),
+           lt.div(x, y, rounding_mode="trunc"), m // y]
+    print(dtype, [o.tolist() for o in out])
+"""
+
+
+def test_min_by_minus_one_does_not_kill_the_process(tmp_path):
+    """The compiled kernels run in-process: a trap there is a SIGFPE of the whole program."""
+    env = {**os.environ, "LAZYTORCH_BACKEND": "cpp", "LAZYTORCH_CACHE_DIR": str(tmp_path)}
+    r = subprocess.run(
+        [sys.executable, "-c", CRASH_PROBE], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}"
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 4
+    for line, dtype in zip(lines, SIGNED):
+        m = int(np.iinfo(dtype).min)
+        assert (
+            line == f"{dtype} {[[m, -7], [m, -7], [0, 0], [0, 0], [0, 0], [0, 0], [m, -7], [m, m]]}"
+        )
+
+
+TRITON_PROBE = """
+import numpy as np
+import torch
+import lazytorch as lt
+from lazytorch.runtime import triton_backend
+
+class Carrier:
+    def to_device(self, a):
+        return torch.from_numpy(np.array(a, copy=True))
+    def empty(self, shape, dtype):
+        return torch.from_numpy(np.empty(shape, dtype=dtype))
+    def to_host(self, b):
+        return b.numpy().copy()
+
+triton_backend.register(Carrier())
+for dtype in ("uint8", "int8", "int16", "int32", "int64"):
+    info = np.iinfo(dtype)
+    a = np.array([info.min, 7, info.max, info.min, 200 % (int(info.max) + 1)], dtype=dtype)
+    b = np.array([-1 if info.min else 255, 2, 3, -1 if info.min else 1, 255 % (int(info.max) + 1)], dtype=dtype)
+    with lt.backend("triton"):
+        x, y = lt.tensor(a), lt.tensor(b)
+        got = [x // y, x % y, lt.fmod(x, y), x // -1 if info.min else x // 1]
+        got = [g.numpy() for g in got]
+    counters = lt.metrics.counters()
+    assert counters.get("triton_fallbacks", 0) == 0 and counters.get("kernels_launched", 0) >= 1, counters
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    want = [ta // tb, ta % tb, torch.fmod(ta, tb), ta // -1 if info.min else ta // 1]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w.numpy())
+print("ok")
+"""
+
+
+def test_triton_integer_division_helpers_wrap(tmp_path):
+    """The Triton helpers under Triton's interpreter (a subprocess: TRITON_INTERPRET must be
+    set before triton is imported, and must not leak into GPU tests of this session)."""
+    pytest.importorskip("triton")
+    env = {
+        **os.environ,
+        "TRITON_INTERPRET": "1",
+        "LAZYTORCH_CACHE_DIR": str(tmp_path),
+        "PYTHONWARNINGS": "ignore::RuntimeWarning",
+    }
+    r = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(TRITON_PROBE)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
