@@ -6,10 +6,19 @@ NaN and Inf propagate as in torch. ``LAZYTORCH_CXX`` picks the compiler (default
 then ``c++``) and ``LAZYTORCH_CXXFLAGS`` adds flags; both are part of the fingerprint that
 keys the compile cache, together with the compiler's version, the CPU's features and the
 runtime headers' contents.
+
+Failures are sorted by cause. `CompilerMissing` (no compiler, or ``LAZYTORCH_CXX`` names
+something that is not one) and `ToolchainError` (the compiler, its flags, the BLAS or the
+temporary directory fail whatever the program: ``LAZYTORCH_CXXFLAGS`` g++ rejects, a full
+``TMPDIR``) are the machine's; their messages name the variable or directory and the fix.
+`CompileError` — the compiler rejects generated code although it compiles a trivial program
+with the same flags — is a lazytorch bug.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import hashlib
 import json
@@ -25,7 +34,9 @@ __all__ = [
     "CompileError",
     "CompilerMissing",
     "Toolchain",
+    "ToolchainError",
     "compile_shared",
+    "environment_error",
     "include_dir",
     "toolchain",
 ]
@@ -45,12 +56,19 @@ BASE_FLAGS = [
 ]
 
 
-class CompilerMissing(RuntimeError):
+class ToolchainError(RuntimeError):
+    """The machine's C++ toolchain cannot build any program: the compiler
+    (``LAZYTORCH_CXX``), its flags (``LAZYTORCH_CXXFLAGS``), the BLAS it links or the
+    temporary directory (``TMPDIR``). The message names which, and the fix."""
+
+
+class CompilerMissing(ToolchainError):
     """No usable C++ compiler (or the BLAS it links against) on this machine."""
 
 
 class CompileError(RuntimeError):
-    """The C++ compiler rejected generated code (a lazytorch bug: please report it)."""
+    """The C++ compiler rejected generated code that a working toolchain should compile
+    (it compiles a trivial program with the same flags): a lazytorch bug, please report it."""
 
 
 def include_dir() -> Path:
@@ -64,6 +82,7 @@ class Toolchain:
     flags: tuple[str, ...]
     link: tuple[str, ...]
     fingerprint: str  # hex digest of everything that changes the compiled binary
+    extra: tuple[str, ...] = ()  # the flags from LAZYTORCH_CXXFLAGS (the end of `flags`)
 
 
 def cpu_features() -> str:
@@ -146,9 +165,18 @@ def _compiler_version(cxx: str, memo_dir: Path | None) -> str:
     import subprocess  # here: a process that only loads compiled programs never needs it
 
     try:
-        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError) as e:
-        raise CompilerMissing(f"{cxx} --version failed: {e}") from e
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise CompilerMissing(
+            f"{_named(cxx)} cannot be run ({why}), so it is not a working C++ compiler. "
+            f"Fix: {_FIX_CXX}"
+        ) from e
+    if out.returncode != 0:
+        raise CompilerMissing(
+            f"{_named(cxx)} is not a working C++ compiler: `{cxx} --version` exited with "
+            f"status {out.returncode}{_tail(out.stderr) or '. '}Fix: {_FIX_CXX}"
+        )
     version = out.stdout.splitlines()[0] if out.stdout else cxx
     if memo is not None and memo_dir is not None and memo_dir.is_dir():
         known = (
@@ -167,6 +195,58 @@ def _compiler_version(cxx: str, memo_dir: Path | None) -> str:
     return version
 
 
+_FIX_CXX = (
+    "point LAZYTORCH_CXX at a C++ compiler (g++ or clang++: a name on PATH or a full "
+    "path), or unset it to use g++"
+)
+
+
+def _named(cxx: str) -> str:
+    """`cxx` as the user chose it: ``LAZYTORCH_CXX='...'`` when that variable picked it."""
+    wanted = os.environ.get("LAZYTORCH_CXX", "").strip()
+    if not wanted:
+        return cxx
+    return f"LAZYTORCH_CXX={wanted!r}" + (f" ({cxx})" if cxx != wanted else "")
+
+
+def _tail(stderr: str | None, chars: int = 2000) -> str:
+    text = (stderr or "").strip()
+    return f":\n{text[-chars:]}\n" if text else ""
+
+
+def _wanted_compiler(wanted: str) -> str:
+    """The executable LAZYTORCH_CXX names; CompilerMissing saying what is wrong with it."""
+    found = shutil.which(wanted)
+    if found is not None:
+        return found
+    path = Path(wanted).expanduser()
+    if os.sep not in wanted and not path.exists():
+        problem = "is not a program on PATH"
+    elif not path.exists():
+        problem = "does not exist"
+    elif path.is_dir():
+        problem = "is a directory, not a compiler"
+    elif not os.access(path, os.X_OK):
+        problem = "is not executable, so it is not a compiler"
+    else:
+        problem = "is not an executable file"
+    hint = ""
+    if len(wanted.split()) > 1:
+        hint = " (LAZYTORCH_CXX names one program; put flags in LAZYTORCH_CXXFLAGS)"
+    raise CompilerMissing(f"LAZYTORCH_CXX={wanted!r} {problem}{hint}. Fix: {_FIX_CXX}")
+
+
+def _extra_flags() -> list[str]:
+    raw = os.environ.get("LAZYTORCH_CXXFLAGS", "")
+    try:
+        return shlex.split(raw)
+    except ValueError as e:  # an unclosed quote
+        raise ToolchainError(
+            f"LAZYTORCH_CXXFLAGS={raw!r} cannot be split into flags ({e}). Fix: close the "
+            "quote (the value is split like a shell command line), or unset LAZYTORCH_CXXFLAGS"
+        ) from None
+
+
 @functools.lru_cache(maxsize=4)
 def toolchain(memo_dir: Path | None = None) -> Toolchain:
     """The compiler and flags in use (looked up once); CompilerMissing if there is none.
@@ -175,15 +255,17 @@ def toolchain(memo_dir: Path | None = None) -> Toolchain:
     processes.
     """
     wanted = os.environ.get("LAZYTORCH_CXX", "").strip()
-    candidates = [wanted] if wanted else ["g++", "c++"]
-    cxx = next((shutil.which(c) for c in candidates if shutil.which(c)), None)
-    if cxx is None:
-        raise CompilerMissing(
-            f"no C++ compiler found (looked for {', '.join(candidates)}); install g++ "
-            "(Debian/Ubuntu: apt install g++) or set LAZYTORCH_CXX"
-        )
+    if wanted:
+        cxx = _wanted_compiler(wanted)
+    else:
+        cxx = shutil.which("g++") or shutil.which("c++")
+        if cxx is None:
+            raise CompilerMissing(
+                "no C++ compiler found (looked for g++, c++ on PATH). Fix: install g++ "
+                "(Debian/Ubuntu: apt install g++), or set LAZYTORCH_CXX to a C++ compiler"
+            )
     version = _compiler_version(cxx, memo_dir)
-    extra = shlex.split(os.environ.get("LAZYTORCH_CXXFLAGS", ""))
+    extra = _extra_flags()
     flags = (*BASE_FLAGS, f"-I{include_dir()}", *extra)
     link = tuple(_blas_flags())
     h = hashlib.sha256()
@@ -193,7 +275,7 @@ def toolchain(memo_dir: Path | None = None) -> Toolchain:
     for header in sorted(include_dir().glob("*.h")):
         h.update(header.read_bytes())
     h.update(_generator_digest().encode())
-    return Toolchain(cxx, version, flags, link, h.hexdigest())
+    return Toolchain(cxx, version, flags, link, h.hexdigest(), tuple(extra))
 
 
 def compile_shared(
@@ -202,50 +284,191 @@ def compile_shared(
     """Compile `source` into the shared object `out`; returns the seconds it took.
 
     `blas=False` leaves OpenBLAS out of the link: loading a program that does not call it
-    then costs no dynamic loading of a 30 MB library.
+    then costs no dynamic loading of a 30 MB library. A failure raises `ToolchainError` when
+    the machine is at fault (see `_failure`), `CompileError` when the generated code is.
     """
-    import subprocess
     import time
 
     tc = tc or toolchain()
     link = tc.link if blas else ()
     units = split_units(source, os.cpu_count() or 1)
-    with tempfile.TemporaryDirectory(prefix="lazytorch-cc-") as tmp:
-        obj = Path(tmp) / "program.so"
-        t0 = time.perf_counter()
-        if units is None:
-            src = Path(tmp) / "program.cpp"
-            src.write_text(source)
-            _check(subprocess.run([tc.cxx, *tc.flags, str(src), "-o", str(obj), *link],
-                                  capture_output=True, text=True), tc, source)  # fmt: skip
-        else:
-            # One g++ per unit, all at once, then one link: a big program compiles in about
-            # the time of its largest unit instead of the sum (g++ uses one core).
-            procs = []
-            for i, unit in enumerate(units):
-                src = Path(tmp) / f"unit{i}.cpp"
-                src.write_text(unit)
-                cmd = [tc.cxx, *tc.flags, "-c", str(src), "-o", str(src.with_suffix(".o"))]
-                procs.append(subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True))
-            for proc in procs:
-                _, err = proc.communicate()
-                _check(subprocess.CompletedProcess(proc.args, proc.returncode, "", err), tc, source)
-            objs = [str(Path(tmp) / f"unit{i}.o") for i in range(len(units))]
-            _check(subprocess.run([tc.cxx, *tc.flags, *objs, "-o", str(obj), *link],
-                                  capture_output=True, text=True), tc, source)  # fmt: skip
-        dt = time.perf_counter() - t0
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(obj), out)
+    try:
+        with tempfile.TemporaryDirectory(prefix="lazytorch-cc-") as tmp:
+            t0 = time.perf_counter()
+            failed = _run_compiler(tc.cxx, tc.flags, link, source, units, Path(tmp))
+            dt = time.perf_counter() - t0
+            if failed is not None:
+                raise _failure(failed, tc, link, source, units)
+            obj = Path(tmp) / "program.so"
+            if not obj.is_file():
+                raise ToolchainError(
+                    f"{_named(tc.cxx)} exited with status 0 but wrote no shared object, so "
+                    f"it is not a C++ compiler. Fix: {_FIX_CXX}"
+                )
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(obj), out)
+    except OSError as e:
+        err = environment_error(e)
+        if err is None:
+            raise
+        raise err from e
     return dt
 
 
-def _check(res: Any, tc: Toolchain, source: str) -> None:
-    if res.returncode != 0:
-        raise CompileError(
-            f"C++ compilation failed ({tc.cxx}):\n{res.stderr[-4000:]}\n"
-            "This is a lazytorch bug; the generated source is kept at "
-            f"{_keep(source)}"
+def _run_compiler(
+    cxx: str,
+    flags: tuple[str, ...],
+    link: tuple[str, ...],
+    source: str,
+    units: list[str] | None,
+    tmp: Path,
+) -> Any:
+    """Build ``tmp/program.so`` from `source` (or its `units`); the first compiler run that
+    failed (a CompletedProcess), or None."""
+    import subprocess  # here: a process that only loads compiled programs never needs it
+
+    obj = tmp / "program.so"
+    if units is None:
+        src = tmp / "program.cpp"
+        src.write_text(source)
+        res = subprocess.run([cxx, *flags, str(src), "-o", str(obj), *link],
+                             capture_output=True, text=True)  # fmt: skip
+        return res if res.returncode != 0 else None
+    # One g++ per unit, all at once, then one link: a big program compiles in about the
+    # time of its largest unit instead of the sum (g++ uses one core).
+    procs = []
+    for i, unit in enumerate(units):
+        src = tmp / f"unit{i}.cpp"
+        src.write_text(unit)
+        cmd = [cxx, *flags, "-c", str(src), "-o", str(src.with_suffix(".o"))]
+        procs.append(subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True))
+    failed = None
+    for proc in procs:  # every one waited for, even after a failure
+        _, err = proc.communicate()
+        if proc.returncode != 0 and failed is None:
+            failed = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+    if failed is not None:
+        return failed
+    objs = [str(tmp / f"unit{i}.o") for i in range(len(units))]
+    res = subprocess.run([cxx, *flags, *objs, "-o", str(obj), *link],
+                         capture_output=True, text=True)  # fmt: skip
+    return res if res.returncode != 0 else None
+
+
+# What `_failure` compiles to tell a broken toolchain from generated code it rejects.
+_PROBE = 'extern "C" int lazytorch_probe(void) { return 0; }\n'
+
+
+def _trial(
+    tc: Toolchain, flags: tuple[str, ...], link: tuple[str, ...], source: str, units: Any
+) -> Any:
+    """Compile `source` once more with `flags` in a fresh directory: the failure or None."""
+    with tempfile.TemporaryDirectory(prefix="lazytorch-probe-") as tmp:
+        return _run_compiler(tc.cxx, flags, link, source, units, Path(tmp))
+
+
+def _failure(res: Any, tc: Toolchain, link: tuple[str, ...], source: str, units: Any) -> Exception:
+    """The error for a failed compile of generated `source`, by cause.
+
+    The machine's fault (`ToolchainError`, naming the variable or directory to fix): the
+    compiler was killed, the disk is full, the compiler fails even on a trivial program
+    (with ``LAZYTORCH_CXXFLAGS`` blamed when it works without them), or the program
+    compiles without ``LAZYTORCH_CXXFLAGS``. Anything else is a lazytorch bug
+    (`CompileError`).
+    """
+    stderr = res.stderr or ""
+    if res.returncode < 0:  # the OOM killer's SIGKILL, or a user's ^C
+        return ToolchainError(
+            f"{_named(tc.cxx)} was killed by signal {-res.returncode} while compiling a "
+            f"program{_tail(stderr) or '. '}Fix: if the machine ran out of memory, free some "
+            "and run again"
         )
+    full = _disk_full(stderr)
+    if full is not None:
+        return full
+    base = tc.flags[: len(tc.flags) - len(tc.extra)]
+    probe = _trial(tc, tc.flags, link, _PROBE, None)
+    if probe is not None:
+        full = _disk_full(probe.stderr)
+        if full is not None:
+            return full
+        if tc.extra and _trial(tc, base, link, _PROBE, None) is None:
+            return _flags_error(tc, stderr)
+        install = "install a complete C++ toolchain (Debian/Ubuntu: apt install g++), or "
+        what = "" if os.environ.get("LAZYTORCH_CXX", "").strip() else install
+        return ToolchainError(
+            f"{_named(tc.cxx)} fails to compile even a trivial program with lazytorch's "
+            f"flags ({' '.join([*tc.flags, *link])}){_tail(stderr) or '. '}"
+            f"Fix: {what}{_FIX_CXX}"
+        )
+    if tc.extra and _trial(tc, base, link, source, units) is None:
+        return _flags_error(tc, stderr)
+    return CompileError(
+        f"C++ compilation failed ({tc.cxx}):\n{stderr[-4000:]}\n"
+        "This is a lazytorch bug; the generated source is kept at "
+        f"{_keep(source)}"
+    )
+
+
+def _flags_error(tc: Toolchain, stderr: str) -> ToolchainError:
+    raw = os.environ.get("LAZYTORCH_CXXFLAGS", " ".join(tc.extra))
+    return ToolchainError(
+        f"LAZYTORCH_CXXFLAGS={raw!r}: {tc.cxx} fails with these flags and compiles the same "
+        f"program without them{_tail(stderr) or '. '}Fix: correct LAZYTORCH_CXXFLAGS, or unset it"
+    )
+
+
+def _disk_full(stderr: str | None) -> ToolchainError | None:
+    """The error for a compiler run that failed writing to a full disk, if it did."""
+    for line in (stderr or "").splitlines():
+        if "No space left on device" in line or "Disk quota exceeded" in line:
+            return ToolchainError(
+                f"the C++ compiler ran out of disk space: {line.strip()}\n"
+                f"It writes its temporary files to {_tmp_named()}. Fix: free space there, or "
+                "set TMPDIR to a directory on a disk with room"
+            )
+    return None
+
+
+def _tmp_named() -> str:
+    """Where temporary files go, as the user would set it."""
+    env = os.environ.get("TMPDIR", "").strip()
+    if env:
+        return f"TMPDIR={env!r}"
+    with contextlib.suppress(OSError):
+        return f"{tempfile.gettempdir()} (TMPDIR is not set)"
+    return "the default temporary directory (TMPDIR is not set)"
+
+
+def environment_error(exc: OSError) -> ToolchainError | None:
+    """The `ToolchainError` for an OSError raised while compiling when the machine caused
+    it — a full disk, an unusable temporary directory — or None.
+
+    >>> import errno
+    >>> err = environment_error(OSError(errno.ENOSPC, "No space left on device", "/t/a.so"))
+    >>> "TMPDIR" in str(err)
+    True
+    """
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ToolchainError(
+            f"no space left to write {exc.filename or 'a temporary file'} while compiling a "
+            f"program ({exc.strerror}). Temporary files go to {_tmp_named()}. Fix: free space "
+            "there, or set TMPDIR to a directory on a disk with room"
+        )
+    fix = "Fix: make it writable, or set TMPDIR to a writable directory"
+    if exc.filename is None and "No usable temporary directory" in str(exc):
+        return ToolchainError(f"no writable temporary directory for compiling ({exc}). {fix}")
+    tmp = tempfile.tempdir
+    if tmp is None or exc.filename is None:
+        return None
+    unusable = (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR)
+    inside = os.path.abspath(os.fspath(exc.filename)).startswith(os.path.abspath(tmp) + os.sep)
+    if exc.errno in unusable and inside:
+        return ToolchainError(
+            f"the temporary directory {tmp} cannot be used for compiling: {exc.strerror}: "
+            f"{exc.filename}. {fix}"
+        )
+    return None
 
 
 # How generated programs mark their step functions (see codegen/cpp.py); a program with at
@@ -306,7 +529,10 @@ def split_units(source: str, cores: int) -> list[str] | None:
 
 
 def _keep(source: str) -> str:
-    fd, path = tempfile.mkstemp(prefix="lazytorch-failed-", suffix=".cpp")
-    with os.fdopen(fd, "w") as f:
-        f.write(source)
+    try:
+        fd, path = tempfile.mkstemp(prefix="lazytorch-failed-", suffix=".cpp")
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+    except OSError as e:  # the report matters more than the copy
+        return f"(nowhere: it could not be written: {e})"
     return path

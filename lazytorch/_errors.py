@@ -9,12 +9,14 @@ materialization carry the line that recorded the failing node instead.
 
 from __future__ import annotations
 
+import os
 from typing import NoReturn
 
 from lazytorch.ir.node import format_loc, user_loc
 
 __all__ = [
     "ImplicitMaterializationError",
+    "SettingError",
     "check",
     "check_index",
     "check_type",
@@ -25,6 +27,39 @@ __all__ = [
 
 class ImplicitMaterializationError(RuntimeError):
     """An implicit materialization (``.item()``, ``print``, ``bool``...) in strict mode."""
+
+
+class SettingError(RuntimeError):
+    """A setting names a path lazytorch cannot use: ``LAZYTORCH_DUMP_DIR`` or
+    ``LAZYTORCH_RECORD`` (or the function that sets the same thing) is a file where a
+    directory is needed, under a file, read-only... The message names the setting, the
+    path, what is wrong and the fix."""
+
+
+def path_problem(exc: OSError, path: str | os.PathLike[str]) -> str:
+    """What `exc`, raised while creating or writing `path`, says is wrong with it, worded
+    to follow the path ("is a directory", "is read-only (...)").
+
+    >>> import errno
+    >>> path_problem(PermissionError(errno.EACCES, "Permission denied"), "/d")
+    'is not writable (Permission denied)'
+    """
+    import errno
+    from pathlib import Path
+
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory, not a file"
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):  # a file where a dir must be
+        p = Path(os.path.abspath(path))
+        blocker = next((a for a in p.parents if a.exists() and not a.is_dir()), None)
+        if blocker is not None:
+            return f"is under {blocker}, which is a file"
+        return "is a file, not a directory"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"is not writable ({exc.strerror})"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"is on a full disk ({exc.strerror})"
+    return f"cannot be written ({exc.strerror or exc})"
 
 
 def op_error(exc: type[Exception], op: str, msg: str) -> Exception:

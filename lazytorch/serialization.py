@@ -65,6 +65,10 @@ class CheckpointError(ValueError):
     """A file that `load` cannot read: not a lazytorch checkpoint, truncated or damaged."""
 
 
+# What a damaged checkpoint's message ends with: nothing in the file can be trusted.
+_RESAVE = "; copy the file again from where it was saved, or save it again"
+
+
 def _tensor_member(i: int) -> str:
     return f"lazytorch/tensors/{i}.npy"
 
@@ -260,7 +264,8 @@ def load(
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             return _load_file(fh, repr(os.fspath(f)))
-    return _load_file(f, "the file object")
+    named = getattr(f, "name", None)  # an open file's path
+    return _load_file(f, repr(named) if isinstance(named, str) else "the file object")
 
 
 def _check_map_location(map_location: Any) -> None:
@@ -297,7 +302,7 @@ def _load_file(fh: IO[bytes], name: str) -> Any:
         raise
     except _DAMAGE as exc:
         raise CheckpointError(
-            f"{name} is truncated or damaged ({type(exc).__name__}: {exc})"
+            f"{name} is truncated or damaged ({type(exc).__name__}: {exc}){_RESAVE}"
         ) from exc
 
 
@@ -311,7 +316,9 @@ def _read_archive(zf: zipfile.ZipFile, name: str, size: int) -> Any:
         # save stores members uncompressed; a size beyond the file itself is damage, and
         # reading it would allocate that much first.
         if info.compress_type != zipfile.ZIP_STORED or info.file_size > size:
-            raise CheckpointError(f"{name} is damaged: bad zip entry for {info.filename!r}")
+            raise CheckpointError(
+                f"{name} is damaged: bad zip entry for {info.filename!r}{_RESAVE}"
+            )
     manifest = _parse_manifest(zf.read(_MANIFEST), name)
     tensors = [_read_tensor(zf, i, entry, name) for i, entry in enumerate(manifest["tensors"])]
     return _Decoder(tensors, name).value(manifest["root"], "obj")
@@ -352,17 +359,51 @@ def _read_tensor(zf: zipfile.ZipFile, i: int, entry: dict[str, Any], name: str) 
     try:
         data = zf.read(member)
     except KeyError:
-        raise CheckpointError(f"{name} is damaged: {member} is missing") from None
-    array = np.load(io.BytesIO(data), allow_pickle=False)
-    if (
-        not isinstance(array, np.ndarray)
-        or array.dtype.name != entry["dtype"]
-        or list(array.shape) != entry["shape"]
-    ):
-        raise CheckpointError(f"{name} is damaged: {member} does not match the manifest")
+        raise CheckpointError(f"{name} is damaged: {member} is missing{_RESAVE}") from None
+    array = _npy_array(data, entry, f"{name} is damaged: {member}")
     if not array.dtype.isnative:  # written on a machine of the other byte order
         array = array.astype(array.dtype.newbyteorder("="))
     return lazytorch.from_numpy(array)
+
+
+def _npy_array(data: bytes, entry: dict[str, Any], where: str) -> np.ndarray:
+    """The array in the ``.npy`` bytes `data`, which must be what the manifest's `entry`
+    says; CheckpointError (starting with `where`) otherwise.
+
+    The header is checked against the manifest and the bytes that follow it before
+    anything is allocated: a damaged header claiming 2**40 elements is refused, where
+    ``np.load`` would first try to allocate terabytes.
+    """
+    fp = io.BytesIO(data)
+    fmt = np.lib.format
+    version = fmt.read_magic(fp)
+    if version == (1, 0):
+        shape, fortran, dtype = fmt.read_array_header_1_0(fp)
+    elif version == (2, 0):
+        shape, fortran, dtype = fmt.read_array_header_2_0(fp)
+    else:  # save writes 1.0 (2.0 for a header over 64 KiB); 3.0 holds only odd field names
+        raise CheckpointError(f"{where} has an unsupported .npy version {version}{_RESAVE}")
+    if dtype.hasobject:
+        raise CheckpointError(
+            f"{where} holds pickled Python objects, which load never unpickles "
+            "(allow_pickle=False): lazytorch.save writes none, so this file was made otherwise"
+        )
+    if dtype.name != entry["dtype"] or list(shape) != entry["shape"]:
+        raise CheckpointError(
+            f"{where} holds {dtype.name}{list(shape)}, which does not match the manifest "
+            f"({entry['dtype']}{entry['shape']}){_RESAVE}"
+        )
+    count = 1
+    for d in shape:
+        count *= d
+    offset = fp.tell()
+    if len(data) - offset != count * dtype.itemsize:
+        raise CheckpointError(
+            f"{where} has {len(data) - offset} bytes of values where {dtype.name}"
+            f"{list(shape)} needs {count * dtype.itemsize}{_RESAVE}"
+        )
+    flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset).copy()  # writable
+    return flat.reshape(shape, order="F" if fortran else "C")
 
 
 def _is_key(obj: Any) -> bool:

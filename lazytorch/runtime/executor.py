@@ -172,7 +172,7 @@ def _build(
         exe, shown, changed = made
         reason = f"{changed}: compiling one program for every such size"
     else:
-        exe = backend.compile(program, options)
+        exe = _compiled(backend, program, options)
     _programs[key] = exe
     t2 = time.perf_counter()
     metrics.increment("programs_built")
@@ -182,6 +182,20 @@ def _build(
         exe.info["observe_key"] = key  # every size's executable shares info
     observe.built(key, shown, exe, backend.name, cause, loc, timings, reason=reason)
     return exe
+
+
+def _compiled(backend: Backend, program: Program, options: dict[str, Any]) -> Executable:
+    """`backend.compile`, with an OSError the machine caused (a full disk, an unusable
+    temporary directory) raised as the `ToolchainError` that names it and the fix."""
+    try:
+        return backend.compile(program, options)
+    except OSError as e:
+        from lazytorch.codegen.compiler import environment_error
+
+        err = environment_error(e)
+        if err is None:
+            raise
+        raise err from e
 
 
 # End of the previous materialization ("record" timings measure from here); before the first

@@ -34,6 +34,7 @@ from typing import Any
 from cachetools import LRUCache
 
 from lazytorch import metrics
+from lazytorch._errors import SettingError, path_problem
 from lazytorch.ir.node import format_loc
 from lazytorch.ir.program import Program, format_shape
 
@@ -47,6 +48,9 @@ _log_cache = logging.getLogger("lazytorch.cache")
 active = False
 dump_dir: Path | None = None
 record_file: Path | None = None
+# Where each path came from ("LAZYTORCH_DUMP_DIR", "set_dump_dir()"), for error messages.
+_dump_setting = "set_dump_dir()"
+_record_setting = "set_record_file()"
 
 # In-memory cache key -> what was observed of that program (bounded like the program cache).
 _seen: LRUCache[Any, _Seen] = LRUCache(maxsize=8192)
@@ -104,7 +108,8 @@ def set_dump_dir(path: str | os.PathLike[str] | None) -> None:
     """Dump every program this process builds from now on into `path` (None: stop).
 
     Numbering continues after the folders already in `path`, so several runs (or
-    ``lazytorch dump`` twice) into one directory keep each other's programs.
+    ``lazytorch dump`` twice) into one directory keep each other's programs. `path` is
+    created if missing; one that cannot be (or cannot be written) raises `SettingError`.
 
     >>> import tempfile, lazytorch
     >>> from lazytorch.runtime import observe
@@ -115,15 +120,19 @@ def set_dump_dir(path: str | os.PathLike[str] | None) -> None:
     >>> sorted(p.name for p in Path(d, "000").iterdir())[:3]
     ['graph.dot', 'guards.txt', 'ir.json']
     """
-    global dump_dir, active, _next_number
+    _set_dump_dir(path, "set_dump_dir()")
+
+
+def _set_dump_dir(path: str | os.PathLike[str] | None, setting: str) -> None:
+    global dump_dir, active, _next_number, _dump_setting
     if path is None:
         if dump_dir is not None:
             _finish_dump()
         dump_dir, active = None, False
         return
     p = Path(path).expanduser().absolute()
-    p.mkdir(parents=True, exist_ok=True)
-    dump_dir = p
+    _check_writable_dir(p, setting)
+    dump_dir, _dump_setting = p, setting
     active = True
     numbers = [int(c.name) for c in p.iterdir() if c.is_dir() and c.name.isdigit()]
     _next_number = max(numbers, default=-1) + 1
@@ -133,9 +142,69 @@ def set_dump_dir(path: str | os.PathLike[str] | None) -> None:
 
 
 def set_record_file(path: str | os.PathLike[str] | None) -> None:
-    """Append each program compiled from now on to the warm-up manifest `path` (None: stop)."""
-    global record_file
-    record_file = None if path is None else Path(path).expanduser().absolute()
+    """Append each program compiled from now on to the warm-up manifest `path` (None: stop).
+
+    The file (and its directory) is created if missing; a path that cannot be appended to
+    raises `SettingError`.
+    """
+    _set_record_file(path, "set_record_file()")
+
+
+def _set_record_file(path: str | os.PathLike[str] | None, setting: str) -> None:
+    global record_file, _record_setting
+    if path is None:
+        record_file = None
+        return
+    p = Path(path).expanduser().absolute()
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise SettingError(
+            f"{setting}: the warm-up record file {p} {path_problem(e, p)}. Fix: "
+            f"{_fix(setting, 'a file in a directory you can write, e.g. programs.jsonl')}"
+        ) from None
+    record_file, _record_setting = p, setting
+
+
+def _check_writable_dir(p: Path, setting: str) -> None:
+    """Create directory `p` if needed and write a file in it; SettingError if that fails."""
+    import tempfile
+
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=p, prefix=".lazytorch-probe-")
+        try:
+            os.write(fd, b"x")  # an empty file takes no space: this finds a full disk
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as e:
+        raise SettingError(
+            f"{setting}: the dump directory {p} {path_problem(e, p)}. Fix: "
+            f"{_fix(setting, 'a directory you can write (it is created if missing)')}"
+        ) from None
+
+
+def _fix(setting: str, wanted: str) -> str:
+    if setting.startswith("LAZYTORCH_"):
+        return f"set {setting} to {wanted}, or unset it"
+    return f"pass {wanted}"
+
+
+def _stop_writing(what: str, setting: str, path: Path | None, e: OSError) -> None:
+    """A dump or record write failed after its path was checked (a full disk, a directory
+    removed meanwhile): warn once, naming the setting, and write no more of it."""
+    import warnings
+
+    problem = path_problem(e, e.filename or path or "")
+    warnings.warn(
+        f"lazytorch: stopped writing {what}: {setting} ({path}) {problem}. The program "
+        "ran; fix the path (or free space) and set it again.",
+        RuntimeWarning,
+        stacklevel=_user_stacklevel(),
+    )
 
 
 def built(
@@ -207,9 +276,22 @@ def built(
             )
     _seen[key] = s
     if record_file is not None and s.key and backend == "cpp":
-        _record(program, info, s)
+        try:
+            _record(program, info, s)
+        except OSError as e:
+            _stop_writing("the warm-up record", _record_setting, record_file, e)
+            set_record_file(None)
     if dump_dir is not None:
+        _dump(s, program, exe)
+
+
+def _dump(s: _Seen, program: Program, exe: Any) -> None:
+    """`write_dump`, or a warning and no more dumps when the directory cannot be written."""
+    try:
         write_dump(s, program, exe)
+    except OSError as e:
+        _stop_writing("program dumps", _dump_setting, dump_dir, e)
+        set_dump_dir(None)
 
 
 def ran(key: Any, seconds: float, exe: Any) -> None:
@@ -229,7 +311,7 @@ def ran(key: Any, seconds: float, exe: Any) -> None:
     if dump_dir is not None and s.folder is None:
         # Built before the dump started: dump it now, without build timings.
         gen = info.get("generalized")
-        write_dump(s, exe.program if gen is None else gen.symbolic_program(), exe)
+        _dump(s, exe.program if gen is None else gen.symbolic_program(), exe)
 
 
 # -- recompile explanations ------------------------------------------------------------------
@@ -572,10 +654,10 @@ def _label(*lines: str) -> str:
 def _env_setup() -> None:
     dump = os.environ.get("LAZYTORCH_DUMP_DIR", "").strip()
     if dump:
-        set_dump_dir(dump)
+        _set_dump_dir(dump, "LAZYTORCH_DUMP_DIR")
     rec = os.environ.get("LAZYTORCH_RECORD", "").strip()
     if rec:
-        set_record_file(rec)
+        _set_record_file(rec, "LAZYTORCH_RECORD")
 
 
 _env_setup()
