@@ -216,7 +216,7 @@ def _tail(stderr: str | None, chars: int = 2000) -> str:
 
 def _wanted_compiler(wanted: str) -> str:
     """The executable LAZYTORCH_CXX names; CompilerMissing saying what is wrong with it."""
-    found = shutil.which(wanted)
+    found = shutil.which(os.path.expanduser(wanted))
     if found is not None:
         return found
     path = Path(wanted).expanduser()
