@@ -21,7 +21,7 @@ import pytest
 
 import lazytorch
 from lazytorch.cli import main
-from lazytorch.runtime.disk_cache import DiskCache
+from lazytorch.runtime.disk_cache import DiskCache, seal_of
 
 SCRIPT = """\
 import lazytorch as lt
@@ -102,14 +102,20 @@ def rewrite_archive(
             tout.addfile(info, io.BytesIO(data))
 
 
-def edit_meta(key: str, **changes: str) -> Callable[[str, bytes], bytes]:
-    """An `edit` changing fields of `key`'s meta.json (still valid JSON, files untouched)."""
+def edit_meta(key: str, *, reseal: bool = True, **changes: str) -> Callable[[str, bytes], bytes]:
+    """An `edit` changing fields of `key`'s meta.json (still valid JSON, files untouched).
+
+    With `reseal`, the seal is recomputed: the entry reads as one genuinely written that way
+    (e.g. by another lazytorch version).
+    """
 
     def edit(name: str, data: bytes) -> bytes:
         if name != f"{key}/meta.json":
             return data
         meta = json.loads(data)
         meta.update(changes)
+        if reseal:
+            meta["seal"] = seal_of(key, meta)
         return json.dumps(meta, indent=1, sort_keys=True).encode()
 
     return edit
@@ -165,7 +171,7 @@ def test_ls_json(capsys, cache_dir, script):
         assert r["lazytorch"] == lazytorch.__version__
         assert r["kernels"] >= 1 and r["nodes"] > 0 and r["size_bytes"] > 0
         assert r["first_recorded_at"] == f"{script}:2"
-        assert sorted(r["files"]) == ["program.cpp", "program.so"]
+        assert sorted(r["files"]) == ["key.txt", "program.cpp", "program.so"]
 
 
 def test_ls_tolerates_entries_without_summary(capsys, tmp_path):
@@ -239,7 +245,7 @@ def test_export_import_roundtrip(capsys, cache_dir, script, tmp_path):
         manifest = json.loads(f.read())
     assert sorted(names) == sorted(
         ["lazytorch-cache.json"]
-        + [f"{k}/{n}" for k in keys for n in ("meta.json", "program.so", "program.cpp")]
+        + [f"{k}/{n}" for k in keys for n in ("meta.json", "program.so", "program.cpp", "key.txt")]
     )
     assert manifest["keys"] == keys and manifest["format"] == 1
     assert manifest["lazytorch"] == lazytorch.__version__ and manifest["toolchain"]

@@ -167,7 +167,8 @@ def test_roundtrip_shapes(cache, files, meta):
     with no_warnings():
         found = cache.lookup(KEY)
     assert found.meta == stored.meta
-    user_meta = {k: v for k, v in found.meta.items() if k not in ("files", "created", "format")}
+    reserved = ("files", "created", "format", "seal")
+    user_meta = {k: v for k, v in found.meta.items() if k not in reserved}
     assert user_meta == json.loads(json.dumps(meta))  # as JSON reads it back: tuples -> lists
     assert {n: found.file(n).read_bytes() for n in found.meta["files"]} == files
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import gzip
 import hashlib
 import io
 import json
@@ -42,10 +41,19 @@ import sys
 import tarfile
 import tempfile
 import time
-import zlib
 from typing import TYPE_CHECKING, Any
 
 from lazytorch.cli import CliError
+from lazytorch.runtime.cache_archive import (
+    ARCHIVE_FORMAT,
+    ARCHIVE_MANIFEST,
+    MAX_FILE_BYTES,
+    MAX_META_BYTES,
+    ArchivedEntry,
+    ArchiveError,
+    NotAnArchive,
+    read_archive,
+)
 
 if TYPE_CHECKING:
     from lazytorch.codegen.compiler import Toolchain
@@ -53,25 +61,12 @@ if TYPE_CHECKING:
 
 __all__ = ["add_parser"]
 
-ARCHIVE_FORMAT = 1
-"""Version of the export archive's layout (the ``format`` of lazytorch-cache.json)."""
-ARCHIVE_MANIFEST = "lazytorch-cache.json"
 
-# Bounds on what `import` reads from an archive, so that a hostile or broken archive cannot
-# exhaust memory or disk: one entry is held in memory at a time.
-MAX_MEMBERS = 100_000
-MAX_FILE_BYTES = 1 << 30
-MAX_META_BYTES = 1 << 20
-MAX_MANIFEST_BYTES = 64 << 20
-MAX_TOTAL_BYTES = 32 << 30
-
-_KEY_RE = re.compile(r"[0-9a-f]{16,128}")
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 # Plain file names only: no separators, no leading dot (so no "." or ".."), no oddities.
 _FILE_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
-_MEMBER_RE = re.compile(rf"({_KEY_RE.pattern})/({_FILE_NAME_RE.pattern})")
 _META_NAME = "meta.json"
-_RESERVED_META = ("files", "created", "format")
+_RESERVED_META = ("files", "created", "format", "seal")
 _ENTRY_FORMAT = 1
 
 
@@ -485,10 +480,14 @@ def _entry_files(entry: CacheEntry) -> dict[str, bytes]:
     that were verified, even if the entry changes meanwhile. Raises ValueError (corrupt)
     or OSError (unreadable) with the reason.
     """
+    from lazytorch.runtime.disk_cache import seal_of
+
     raw = _read_regular(entry.path / _META_NAME, MAX_META_BYTES)
     meta = json.loads(raw)
     if not isinstance(meta, dict) or not isinstance(meta.get("files"), dict):
         raise ValueError(f"{_META_NAME} has no 'files' object")
+    if meta.get("seal") != seal_of(entry.key, meta):
+        raise ValueError(f"{_META_NAME} does not match its seal (edited, or under another key)")
     out = {_META_NAME: raw}
     for name, digest in meta["files"].items():
         if not isinstance(name, str) or not _FILE_NAME_RE.fullmatch(name):
@@ -586,77 +585,15 @@ def _umask() -> int:
 
 
 # -- import ------------------------------------------------------------------------------------
-def _check_members(path: pathlib.Path, tar: tarfile.TarFile) -> list[tarfile.TarInfo]:
-    """Every member, after checking names, types and sizes; CliError names a bad one.
+def _check_entry(key: str, entry: ArchivedEntry) -> tuple[dict[str, Any] | None, str | None]:
+    """An archived entry's metadata if it is intact and filed under its own key, else None
+    and why not."""
+    from lazytorch.runtime.disk_cache import KEY_FILE, seal_of
 
-    Nothing is extracted to disk (contents are read into memory and stored through
-    `DiskCache.store`), but the rules are those of a safe extraction anyway, so that an
-    archive that is not what `export` writes is rejected whole rather than half imported.
-    """
-    members: list[tarfile.TarInfo] = []
-    seen: set[str] = set()
-    total = 0
-    for m in tar:
-        if len(members) >= MAX_MEMBERS:
-            raise CliError(f"{path} has more than {MAX_MEMBERS} members; refusing to read it")
-        name = m.name
-        if not m.isreg():  # checked first: the most telling reason for links and devices
-            kind = (
-                "a symbolic link"
-                if m.issym()
-                else "a hard link"
-                if m.islnk()
-                else "a directory"
-                if m.isdir()
-                else "a device or special file"
-            )
-            raise CliError(f"{path}: member {name!r} is {kind}, not a regular file; refusing it")
-        if name != ARCHIVE_MANIFEST and not _MEMBER_RE.fullmatch(name):
-            raise CliError(
-                f"{path}: unexpected member {name!r}; a cache archive holds only "
-                f"{ARCHIVE_MANIFEST} and KEY/FILE (KEY: hex digits, FILE: a plain file name). "
-                "Was it written by 'lazytorch cache export'?"
-            )
-        if name in seen:
-            raise CliError(f"{path}: member {name!r} appears twice; refusing the archive")
-        limit = MAX_MANIFEST_BYTES if name == ARCHIVE_MANIFEST else MAX_FILE_BYTES
-        if name.endswith("/" + _META_NAME):
-            limit = MAX_META_BYTES
-        if m.size > limit:
-            raise CliError(
-                f"{path}: member {name!r} is {format_size(m.size)}, over {format_size(limit)}"
-            )
-        total += m.size
-        if total > MAX_TOTAL_BYTES:
-            raise CliError(f"{path} holds over {format_size(MAX_TOTAL_BYTES)}; refusing to read it")
-        seen.add(name)
-        members.append(m)
-    return members
-
-
-def _read_member(tar: tarfile.TarFile, m: tarfile.TarInfo) -> bytes:
-    """A checked member's contents, read in memory (its size was bounded by the check)."""
-    f = tar.extractfile(m)
-    if f is None:  # not reachable for regular files; kept for the type checker
-        raise CliError(f"cannot read member {m.name!r}")
-    with f:
-        data = f.read(m.size + 1)
-    if len(data) != m.size:
-        raise CliError(f"member {m.name!r} is truncated")
-    return data
-
-
-def _check_entry(
-    raw: bytes | None, files: dict[str, bytes]
-) -> tuple[dict[str, Any] | None, str | None]:
-    """An archived entry's metadata if it is intact, else None and why it is damaged.
-
-    `raw` is its meta.json, `files` the other files archived for it.
-    """
-    if raw is None:
+    if entry.meta is None:
         return None, f"damaged: no {_META_NAME}"
     try:
-        meta = json.loads(raw)
+        meta = json.loads(entry.meta)
     except (ValueError, UnicodeDecodeError) as e:
         return None, f"damaged: {_META_NAME} is not valid JSON ({e})"
     if not isinstance(meta, dict):
@@ -670,9 +607,9 @@ def _check_entry(
         for n, d in listed.items()
     ):
         return None, f"damaged: {_META_NAME} has no valid 'files' checksums"
-    if set(listed) != set(files):
-        missing = sorted(set(listed) - set(files))
-        extra = sorted(set(files) - set(listed))
+    if set(listed) != set(entry.files):
+        missing = sorted(set(listed) - set(entry.files))
+        extra = sorted(set(entry.files) - set(listed))
         what = "; ".join(
             part
             for part in (
@@ -683,8 +620,22 @@ def _check_entry(
         )
         return None, f"damaged: files do not match {_META_NAME} ({what})"
     for name, digest in listed.items():
-        if hashlib.sha256(files[name]).hexdigest() != digest:
+        if entry.files[name].sha256 != digest:
             return None, f"damaged: checksum mismatch for {name!r}"
+    if meta.get("seal") != seal_of(key, meta):
+        return None, (
+            f"damaged: {_META_NAME} does not match its seal (edited, or filed under another key)"
+        )
+    if KEY_FILE not in entry.files:
+        return None, (
+            f"it does not record the program it was built for ({KEY_FILE}), so its key cannot "
+            "be checked (written by an older lazytorch)"
+        )
+    if entry.files[KEY_FILE].sha256 != key:
+        return None, (
+            f"filed under another program's key: its {KEY_FILE} (the program it was built "
+            "for) hashes to another key"
+        )
     return meta, None
 
 
@@ -720,13 +671,24 @@ def _foreign_reason(meta: dict[str, Any], tc: Toolchain) -> str | None:
     return None
 
 
-def _groups(members: list[tarfile.TarInfo]) -> dict[str, list[tarfile.TarInfo]]:
-    """The members of each key, keys in archive order (export writes an entry's together)."""
-    groups: dict[str, list[tarfile.TarInfo]] = {}
-    for m in members:
-        if m.name != ARCHIVE_MANIFEST:
-            groups.setdefault(m.name.split("/", 1)[0], []).append(m)
-    return groups
+def _key_reason(entry: ArchivedEntry, tc: Toolchain) -> str | None:
+    """Why an entry's key, recomputed from its key source, is not one this machine computes
+    (another lazytorch or toolchain), or None."""
+    from lazytorch import __version__
+    from lazytorch.runtime.cpp_backend import key_source_fields
+    from lazytorch.runtime.disk_cache import KEY_FILE
+
+    fields = key_source_fields(entry.files[KEY_FILE].head)
+    if fields is None:
+        return f"damaged: its {KEY_FILE} is not a lazytorch key source"
+    if fields["lazytorch"] != __version__:
+        return f"its key was computed by lazytorch {fields['lazytorch']}, this is {__version__}"
+    if fields["toolchain"] != tc.fingerprint:
+        return (
+            "its key was computed for another toolchain (compiler, flags, runtime headers, "
+            "CPU features or code generator)"
+        )
+    return None
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -735,27 +697,34 @@ def _import(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise CliError(f"no such archive: {path}")
     root = _root(args)
+    cache = _open(root, create=True)
+    assert cache is not None
     try:
-        with tarfile.open(path, mode="r:*") as tar:
-            return _import_archive(path, tar, root)
-    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as e:
-        raise CliError(
-            f"{path} is not a readable tar.gz archive or is damaged ({e}); export it again"
-        ) from None
-    except OSError as e:  # e.g. a full disk while storing
+        with open(path, "rb") as raw, cache.scratch_dir() as stage:
+            try:
+                archive = read_archive(raw, stage)
+            except NotAnArchive as e:
+                raise CliError(
+                    f"{path} is not a readable tar.gz archive or is damaged ({e}); export it again"
+                ) from None
+            except ArchiveError as e:
+                raise CliError(f"{path}: {e}") from None
+            manifest = _check_manifest(path, archive.manifest)
+            tc, missing = _toolchain(cache.root)
+            if tc is None:
+                raise CliError(f"cannot tell which entries this machine can use: {missing}")
+            return _import_entries(path, archive.entries, manifest, cache, tc)
+    except OSError as e:  # e.g. a full disk while storing, or a read-only cache
         raise CliError(f"cannot import {path} into {root}: {e}") from None
 
 
-def _import_archive(path: pathlib.Path, tar: tarfile.TarFile, root: pathlib.Path) -> int:
-    """Check the whole archive's layout and manifest, then import its entries."""
-    members = _check_members(path, tar)
-    by_name = {m.name: m for m in members}
-    if ARCHIVE_MANIFEST not in by_name:
+def _check_manifest(path: pathlib.Path, raw: bytes | None) -> dict[str, Any]:
+    if raw is None:
         raise CliError(
             f"{path} has no {ARCHIVE_MANIFEST}: it was not written by 'lazytorch cache export'"
         )
     try:
-        manifest = json.loads(_read_member(tar, by_name[ARCHIVE_MANIFEST]))
+        manifest = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as e:
         raise CliError(f"{path}: {ARCHIVE_MANIFEST} is not valid JSON ({e})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != ARCHIVE_FORMAT:
@@ -764,18 +733,13 @@ def _import_archive(path: pathlib.Path, tar: tarfile.TarFile, root: pathlib.Path
             f"{path}: archive format {fmt!r}, this lazytorch reads format {ARCHIVE_FORMAT}; "
             "export it again with this version"
         )
-    cache = _open(root, create=True)
-    tc, missing = _toolchain(cache.root)
-    if tc is None:
-        raise CliError(f"cannot tell which entries this machine can use: {missing}")
-    return _import_entries(path, tar, manifest, _groups(members), cache, tc)
+    return manifest
 
 
 def _import_entries(
     path: pathlib.Path,
-    tar: tarfile.TarFile,
+    entries: dict[str, ArchivedEntry],
     manifest: dict[str, Any],
-    groups: dict[str, list[tarfile.TarInfo]],
     cache: DiskCache,
     tc: Toolchain,
 ) -> int:
@@ -784,13 +748,12 @@ def _import_entries(
     refused: dict[str, list[str]] = collections.defaultdict(list)
     listed = manifest.get("keys")
     for key in listed if isinstance(listed, list) else []:
-        if isinstance(key, str) and key not in groups:
+        if isinstance(key, str) and key not in entries:
             refused["listed in the archive's manifest but missing from the archive"].append(key)
-    for key, members in groups.items():
-        files = {m.name.split("/", 1)[1]: _read_member(tar, m) for m in members}
-        meta, problem = _check_entry(files.pop(_META_NAME, None), files)
+    for key, entry in entries.items():
+        meta, problem = _check_entry(key, entry)
         if meta is not None:
-            problem = _foreign_reason(meta, tc)
+            problem = _foreign_reason(meta, tc) or _key_reason(entry, tc)
         if problem is not None:
             refused[problem].append(key)
             continue
@@ -799,9 +762,13 @@ def _import_entries(
         with cache.lock(key):
             if cache.lookup(key) is not None:
                 present += 1
-            else:
-                cache.store(key, files, keep)
-                imported += 1
+                continue
+            with contextlib.ExitStack() as files:
+                opened = {
+                    n: files.enter_context(open(f.path, "rb")) for n, f in entry.files.items()
+                }
+                cache.store(key, opened, keep)
+            imported += 1
     n_refused = sum(map(len, refused.values()))
     origin = ", ".join(
         str(manifest[k]) for k in ("lazytorch", "compiler") if manifest.get(k) is not None

@@ -4,14 +4,19 @@ A compiled program is stored in the disk cache (`lazytorch.runtime.disk_cache`) 
 key hashing the canonical program text, the toolchain fingerprint (compiler version,
 flags, CPU features, runtime headers, and the source of the scheduler and code generator),
 the lazytorch version and the options (determinism).
-Next to the shared object the entry keeps the generated source and a *manifest* — how to
-call the program (parameters, scalar slots, output shapes, arena size) — so a new process
-loads it without scheduling or generating anything. ``LAZYTORCH_DISK_CACHE=0`` turns the
-disk cache off (programs then compile into a temporary directory).
+Next to the shared object the entry keeps the generated source, the key's source (the
+exact bytes hashed into the key, program text included: `key_source`) and a *manifest* —
+how to call the program (parameters, scalar slots, output shapes, arena size) — so a new
+process loads it without scheduling or generating anything. The disk cache seals the
+manifest to the key; on top of that a loaded manifest must fit the program being run
+(`manifest_problem`), else the entry is dropped and the program recompiled.
+``LAZYTORCH_DISK_CACHE=0`` turns the disk cache off (programs then compile into a temporary
+directory); a read-only cache directory is used for loading only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -24,8 +29,17 @@ from typing import Any
 from lazytorch import __version__, metrics
 from lazytorch.ir.program import Program
 from lazytorch.runtime.backends import has_empty_value, runtime_error
+from lazytorch.runtime.disk_cache import KEY_FILE, CacheDirError, CacheLockTimeout
 
-__all__ = ["CppBackend", "CppExecutable", "SymbolicProgram", "manifest_of"]
+__all__ = [
+    "CppBackend",
+    "CppExecutable",
+    "SymbolicProgram",
+    "key_source",
+    "key_source_fields",
+    "manifest_of",
+    "manifest_problem",
+]
 
 log = logging.getLogger("lazytorch.compile")  # LAZYTORCH_LOG=compile
 
@@ -44,6 +58,127 @@ def manifest_of(sched: Any) -> dict[str, Any]:
         "arena": sched.arena_bytes,
         "kernels": len(sched.kernels),
     }
+
+
+def key_source(text: str, options: dict[str, Any], fingerprint: str, kind: str | None) -> bytes:
+    """The bytes whose SHA-256 is the disk-cache key: lazytorch version, the kind
+    (``dynamic`` or none), the toolchain fingerprint, the options, then the program text."""
+    parts = (
+        f"lazytorch {__version__}",
+        *([kind] if kind else []),
+        fingerprint,
+        f"deterministic={bool(options.get('deterministic'))}",
+        text,
+    )
+    return b"".join(part.encode() + b"\0" for part in parts)
+
+
+def key_source_fields(head: bytes) -> dict[str, Any] | None:
+    """What a key source (or its first few hundred bytes, `head`) says before the program
+    text: ``lazytorch`` version, ``kind``, ``toolchain``, ``deterministic``; None if it is
+    not a key source."""
+    first, *rest = head.split(b"\0", 4)
+    kind = None
+    if rest[:1] == [b"dynamic"]:
+        kind, rest = "dynamic", rest[1:]
+    flags = (b"deterministic=True", b"deterministic=False")
+    if not first.startswith(b"lazytorch ") or len(rest) < 3 or rest[1] not in flags:
+        return None
+    try:
+        version, fingerprint = first[len(b"lazytorch ") :].decode(), rest[0].decode()
+    except UnicodeDecodeError:
+        return None
+    return {
+        "lazytorch": version,
+        "kind": kind,
+        "toolchain": fingerprint,
+        "deterministic": rest[1] == flags[0],
+    }
+
+
+def _is_int(x: Any) -> bool:
+    return type(x) is int  # JSON true/false must not pass as 1/0
+
+
+def _poly_problem(terms: Any, nsym: int) -> bool:
+    """Whether `terms` is not a polynomial as `_symbolic_manifest` writes it."""
+    return (
+        not isinstance(terms, list)
+        or not terms
+        or any(
+            not isinstance(t, list) or len(t) != nsym + 1 or not all(map(_is_int, t)) for t in terms
+        )
+    )
+
+
+def manifest_problem(manifest: Any, program: Program, *, symbols: int = 0) -> str | None:
+    """Why a manifest read from disk must not be used to call `program`'s shared object,
+    or None if it fits.
+
+    The manifest says how to call native code (which inputs are buffers, which scalar slots
+    hold integers, the outputs' dtypes and shapes to allocate, the arena to pass), so a
+    wrong one reads or writes out of bounds. Everything the program determines is checked
+    against it: parameter kinds and count, integer slots, output count, dtypes and (without
+    `symbols`) shapes; the rest must be well formed (the arena size itself is vouched for
+    by the entry's seal). `symbols`: the number of symbolic sizes of a program compiled
+    over symbols, whose shapes and arena are polynomials.
+    """
+    if not isinstance(manifest, dict):
+        return "its manifest is not an object"
+    params, int_slots = manifest.get("params"), manifest.get("int_slots")
+    specs, positions = manifest.get("out_specs"), manifest.get("out_positions")
+    if not isinstance(params, list) or len(params) != len(program.params):
+        return f"its manifest has {_count(params)} parameters, the program {len(program.params)}"
+    if not isinstance(int_slots, list) or not all(isinstance(b, bool) for b in int_slots):
+        return "its manifest's integer slots are malformed"
+    slots = 0
+    for i, (p, entry) in enumerate(zip(program.params, params)):
+        if not isinstance(entry, list) or len(entry) != 2 or not _is_int(entry[1]):
+            return f"its manifest's parameter {i} is malformed"
+        if entry[0] != p.kind:
+            return f"its manifest calls parameter {i} a {entry[0]!r}, the program a {p.kind!r}"
+        if p.kind == "scalar":
+            if entry[1] != slots or slots >= len(int_slots):
+                return f"its manifest puts scalar parameter {i} in the wrong slot"
+            if int_slots[slots] == p.dtype.is_floating_point:
+                return f"its manifest passes scalar parameter {i} as the wrong type"
+            slots += 1
+    if slots != len(int_slots):
+        return "its manifest has more scalar slots than the program has scalars"
+    if not isinstance(specs, list) or not isinstance(positions, list):
+        return "its manifest's outputs are malformed"
+    if len(positions) != len(program.outputs) or not all(
+        _is_int(j) and 0 <= j < len(specs) for j in positions
+    ):
+        return (
+            f"its manifest maps {_count(positions)} outputs, the program has {len(program.outputs)}"
+        )
+    if sorted(set(positions)) != list(range(len(specs))):
+        return "its manifest has outputs no program output uses"
+    for k, (j, o) in enumerate(zip(positions, program.outputs)):
+        v = program.value(o)
+        spec = specs[j]
+        if not isinstance(spec, list) or len(spec) != 2 or not isinstance(spec[1], list):
+            return f"its manifest's output {k} is malformed"
+        if spec[0] != v.dtype.name:
+            return f"its manifest gives output {k} dtype {spec[0]!r}, the program {v.dtype.name!r}"
+        if symbols:
+            if len(spec[1]) != len(v.shape) or any(_poly_problem(d, symbols) for d in spec[1]):
+                return f"its manifest's shape of output {k} is malformed"
+        elif spec[1] != [int(d) for d in v.shape]:
+            return f"its manifest gives output {k} shape {spec[1]}, the program {list(v.shape)}"
+    arena, kernels = manifest.get("arena"), manifest.get("kernels")
+    if _poly_problem(arena, symbols) if symbols else not (_is_int(arena) and arena >= 0):
+        return f"its manifest's arena size {arena!r} is malformed"
+    if not (_is_int(kernels) and kernels >= 0):
+        return f"its manifest's kernel count {kernels!r} is malformed"
+    if symbols and manifest.get("symbols") != symbols:
+        return f"its manifest is over {manifest.get('symbols')!r} symbolic sizes, not {symbols}"
+    return None
+
+
+def _count(x: Any) -> str:
+    return str(len(x)) if isinstance(x, list) else "no"
 
 
 class CppExecutable:
@@ -213,6 +348,29 @@ def _summary(program: Program, options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _take_lock(disk: Any, key: str, held: contextlib.ExitStack) -> None:
+    """Hold `key`'s lock for the rest of `held`, or warn and go on without it.
+
+    The lock only saves duplicate compiles (stores are atomic, first writer wins), so a
+    holder that stopped — or a lock that cannot be taken at all — must not stop this process.
+    """
+    try:
+        held.enter_context(disk.lock(key))
+    except CacheLockTimeout as e:
+        warnings.warn(
+            f"{e}. Compiling the program here instead of waiting for it",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    except (OSError, CacheDirError) as e:
+        warnings.warn(
+            f"lazytorch: cannot take the compile cache's lock for {key[:16]} ({e}); "
+            "compiling without it",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+
 class CppBackend:
     name = "cpp"
 
@@ -258,17 +416,10 @@ class CppBackend:
         return self._key(program.canonical_text(), options)
 
     def _key(self, text: str, options: dict[str, Any], kind: str | None = None) -> str:
-        h = hashlib.sha256()
-        for part in (
-            f"lazytorch {__version__}",
-            *([kind] if kind else []),
-            self.toolchain.fingerprint,
-            f"deterministic={bool(options.get('deterministic'))}",
-            text,
-        ):
-            h.update(part.encode())
-            h.update(b"\0")
-        return h.hexdigest()
+        return hashlib.sha256(self._key_source(text, options, kind)).hexdigest()
+
+    def _key_source(self, text: str, options: dict[str, Any], kind: str | None = None) -> bytes:
+        return key_source(text, options, self.toolchain.fingerprint, kind)
 
     def compile(self, program: Program, options: dict[str, Any] | None = None) -> Any:
         options = options or {}
@@ -280,11 +431,12 @@ class CppBackend:
             from lazytorch.runtime.backends import get_backend
 
             return get_backend("interpreter").compile(program, options)
-        key = self.key(program, options)
+        key_src = self._key_source(program.canonical_text(), options)
+        key = hashlib.sha256(key_src).hexdigest()
         # What observers (dumps, the warm-up record, logs) learn about this compile.
         info: dict[str, Any] = {"key": key, "deterministic": bool(options.get("deterministic"))}
         manifest, path, source = self._cached(
-            key, program, options, info, lambda: self._build(program, options, info)
+            key, key_src, program, options, info, lambda: self._build(program, options, info)
         )
         return self._executable(program, manifest, path, source, info)
 
@@ -298,14 +450,21 @@ class CppBackend:
         """
         options = options or {}
         program = gen.symbolic_program()
-        key = self._dynamic_key(gen.spec_text(), options)
+        key_src = self._key_source(gen.spec_text(), options, kind="dynamic")
+        key = hashlib.sha256(key_src).hexdigest()
         info: dict[str, Any] = {
             "key": key,
             "deterministic": bool(options.get("deterministic")),
             "generalized": gen,
         }
         manifest, path, source = self._cached(
-            key, program, options, info, lambda: self._build_dynamic(gen, options, info)
+            key,
+            key_src,
+            program,
+            options,
+            info,
+            lambda: self._build_dynamic(gen, options, info),
+            symbols=gen.nsym,
         )
         if info.get("cache") == "compiled":
             self._index_dynamic(gen.key, options, key)
@@ -330,6 +489,8 @@ class CppBackend:
                 gen = Generalized.from_json(pattern, entry.meta["generalized"])
             except ValueError:
                 continue
+            if not self._fits(disk, entry, gen.pattern.program, gen.nsym):
+                continue
             info: dict[str, Any] = {
                 "key": key,
                 "deterministic": bool(options.get("deterministic")),
@@ -347,14 +508,18 @@ class CppBackend:
         return self._key(spec, options, kind="dynamic")
 
     def _index_key(self, pattern_key: str, options: dict[str, Any]) -> str:
-        return self._dynamic_key("index\n" + pattern_key, options)
+        return hashlib.sha256(self._index_key_source(pattern_key, options)).hexdigest()
+
+    def _index_key_source(self, pattern_key: str, options: dict[str, Any]) -> bytes:
+        return self._key_source("index\n" + pattern_key, options, kind="dynamic")
 
     def _index_dynamic(self, pattern_key: str, options: dict[str, Any], key: str) -> None:
         """List `key` in the index entry of its pattern (replaced under the entry's lock)."""
         disk = self.disk
-        if disk is None:
+        if disk is None or disk.read_only:
             return
-        ikey = self._index_key(pattern_key, options)
+        ikey_src = self._index_key_source(pattern_key, options)
+        ikey = hashlib.sha256(ikey_src).hexdigest()
         try:
             with disk.lock(ikey):
                 old = disk.lookup(ikey)
@@ -374,57 +539,44 @@ class CppBackend:
                         "inputs": [f"(index of {len(keys) + 1} program(s) over symbolic sizes)"],
                     },
                 }
-                disk.store(ikey, {}, meta)
-        except OSError as e:
+                disk.store(ikey, {KEY_FILE: ikey_src}, meta)
+        except (OSError, CacheDirError) as e:
             log.debug("could not index the dynamic program %s: %s", key[:16], e)
 
     def _cached(
         self,
         key: str,
+        key_src: bytes,
         program: Program,
         options: dict[str, Any],
         info: dict[str, Any],
         build: Any,
+        symbols: int = 0,
     ) -> tuple[dict[str, Any], Path, str | None]:
         """(manifest, shared object path, source if built now) for `key`: from the disk
-        cache, or built by `build()` and stored there."""
+        cache, or built by `build()` and stored there (unless the cache is read-only).
+
+        A lock holder that stops makes this compile without waiting for it, with a warning
+        naming the lock file; an entry that does not fit `program` is dropped and rebuilt.
+        """
         disk = self.disk
         if disk is None:
             manifest, so, source = build()
             metrics.increment("cache_misses")
             return manifest, self._scratch_file(key, so), source
         t0 = time.perf_counter()
-        entry = disk.lookup(key)
+        entry = self._lookup(disk, key, program, symbols)
         source = None
         if entry is None:
-            with disk.lock(key):
-                entry = disk.lookup(key)  # another process may have compiled it meanwhile
+            with contextlib.ExitStack() as held:
+                _take_lock(disk, key, held)
+                entry = self._lookup(disk, key, program, symbols)  # compiled meanwhile?
                 if entry is None:
                     metrics.increment("cache_misses")
                     manifest, so, source = build()
-                    meta = {
-                        **(
-                            {"generalized": info["generalized"].to_json()}
-                            if "generalized" in info
-                            else {}
-                        ),
-                        "manifest": manifest,
-                        "compiler": self.toolchain.version,
-                        "lazytorch": __version__,
-                        "isa": isa_summary(),
-                        "toolchain": self.toolchain.fingerprint,
-                        "summary": _summary(program, options),
-                    }
-                    try:
-                        entry = disk.store(
-                            key, {"program.so": so, "program.cpp": source.encode()}, meta
-                        )
-                    except OSError as e:
-                        warnings.warn(
-                            f"lazytorch: could not write the compile cache ({e}); continuing without it",
-                            RuntimeWarning,
-                            stacklevel=2,
-                        )
+                    built = (manifest, so, source)
+                    entry = self._store(disk, key, key_src, program, options, info, built, symbols)
+                    if entry is None:
                         return manifest, self._scratch_file(key, so), source
         if source is None:
             metrics.increment("cache_hits_disk")
@@ -433,6 +585,61 @@ class CppBackend:
             info["load_s"] = time.perf_counter() - t0
         info["entry"] = str(entry.path)
         return entry.meta["manifest"], entry.file("program.so"), source
+
+    def _lookup(self, disk: Any, key: str, program: Program, symbols: int) -> Any:
+        """The disk cache's verified entry for `key` if it fits `program`, else None."""
+        entry = disk.lookup(key)
+        return entry if entry is not None and self._fits(disk, entry, program, symbols) else None
+
+    def _fits(self, disk: Any, entry: Any, program: Program, symbols: int) -> bool:
+        """Whether `entry` may run `program`; if not it is dropped (warned, counted)."""
+        if KEY_FILE not in entry.meta["files"]:
+            problem = f"it records no {KEY_FILE} (written by an older lazytorch)"
+        else:
+            problem = manifest_problem(entry.meta.get("manifest"), program, symbols=symbols)
+        if problem is None:
+            return True
+        disk.reject(entry, f"does not fit the program being run: {problem}")
+        return False
+
+    def _store(
+        self,
+        disk: Any,
+        key: str,
+        key_src: bytes,
+        program: Program,
+        options: dict[str, Any],
+        info: dict[str, Any],
+        built: tuple[dict[str, Any], bytes, str],
+        symbols: int,
+    ) -> Any:
+        """Store a compiled program; the entry now under `key`, or None if none is usable."""
+        if disk.read_only:
+            return None  # said once, when the cache was opened
+        manifest, so, source = built
+        meta = {
+            **({"generalized": info["generalized"].to_json()} if "generalized" in info else {}),
+            "manifest": manifest,
+            "compiler": self.toolchain.version,
+            "lazytorch": __version__,
+            "isa": isa_summary(),
+            "toolchain": self.toolchain.fingerprint,
+            "summary": _summary(program, options),
+        }
+        files = {"program.so": so, "program.cpp": source.encode(), KEY_FILE: key_src}
+        try:
+            entry = disk.store(key, files, meta)
+        except (OSError, CacheDirError) as e:
+            warnings.warn(
+                f"lazytorch: could not write the compile cache ({e}); continuing without it",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            return None
+        # Another process may have stored the key first: its entry must fit as well.
+        if entry.meta["manifest"] == manifest or self._fits(disk, entry, program, symbols):
+            return entry
+        return None
 
     def _executable(
         self,

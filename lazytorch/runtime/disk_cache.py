@@ -12,11 +12,12 @@ Layout (``root`` is `default_cache_dir()` unless given)::
         ab/                 first two hex digits of the key (keeps directories small)
           ab12…ef/          one entry: the stored files plus meta.json
             program.so
+            key.txt         optional: the bytes whose SHA-256 is the key (`KEY_FILE`)
             meta.json       the caller's metadata plus {"files": {name: sha256},
-                            "created": unix time, "format": 1}
+                            "created": unix time, "format": 1, "seal": sha256}
         tmp/                entries being written, and entries being deleted
       locks/
-        ab12…ef.lock        flock(2) target for `DiskCache.lock`
+        ab12…ef.lock        flock(2) target for `DiskCache.lock` (holds the holder's pid)
 
 Guarantees:
 
@@ -28,19 +29,36 @@ Guarantees:
 * **First writer wins.** ``rename(2)`` of a directory onto a non-empty one fails, so when
   several processes store the same key at once exactly one entry lands; the others discard
   theirs and return the winner's (keys name the program, so the contents are equivalent).
-* **Verified loads.** `DiskCache.lookup` checks every file's SHA-256 against meta.json. A
-  corrupt, truncated or incomplete entry, an unreadable meta.json or another format version
-  is dropped with a `RuntimeWarning` naming the key and the reason; the caller recompiles.
+* **Verified loads.** `DiskCache.lookup` checks every file's SHA-256 against meta.json, and
+  meta.json against its *seal*: a SHA-256 over the key and the rest of meta.json. An edited
+  meta.json (a changed parameter, shape or size: what the caller trusts to call the code)
+  or an entry moved or copied to another key therefore fails like a damaged file. When the
+  entry has `KEY_FILE`, its checksum must be the key itself, so the entry names the
+  program it was built for. A failing entry — or one whose directory or files another user
+  could write — is dropped with a `RuntimeWarning` naming the key and the reason, counted
+  in the ``cache_corrupt`` metric, and the caller recompiles. `DiskCache.verify` reports
+  the same entries without deleting them.
 * **Per-key locks.** ``with cache.lock(key):`` excludes other processes (and threads) using
   the same key, so concurrent workers compile a program once instead of each compiling it.
-* **Private directory.** A cache root owned by another user or writable by others is
-  refused with `CacheDirError` (anyone who can write there can plant code this process
-  would load); a group-writable one is accepted with a warning. Directories are created
-  0o700 and files 0o600 whatever the umask.
+  A holder that stops (hung, stopped, or its lock inherited by a stuck child) makes a
+  waiter give up after `lock_timeout()` seconds with `CacheLockTimeout`, which names the
+  lock file and the holder's pid; the lock only saves work, so the waiter compiles itself.
+* **Private directory.** A cache root — or ``v1/``, ``v1/tmp/``, ``locks/`` or a key-prefix
+  directory — owned by another user or writable by others is refused with `CacheDirError`
+  (anyone who can write there can plant code this process would load); a group-writable
+  root is accepted with a warning. Directories are created 0o700 and files 0o600 whatever
+  the umask. A regular file or symlink found where ``tmp/`` or ``locks/`` belongs (their
+  contents are disposable) is replaced by a directory, with a warning. Errors about the
+  directory name ``LAZYTORCH_CACHE_DIR`` when the path came from it.
+* **Read-only caches are served.** A root (or ``v1/``) that this process cannot write — a
+  baked container image, a read-only mount — opens read-only with one log line on
+  ``lazytorch.cache``: lookups work, `DiskCache.lock` does nothing, and `store`, `remove`
+  and `clear` raise `OSError` (``EROFS``), so callers compile misses without storing them.
 
 The checks do not defend against the user's own account (which can write the files at any
-time, including between `lookup` and loading) and do not inspect the root's parent
-directories. POSIX only (``fcntl``), as is loading shared objects.
+time, including between `lookup` and loading, and can recompute a seal), and do not
+inspect the root's parent directories. POSIX only (``fcntl``), as is loading shared
+objects.
 
 Example:
 
@@ -61,11 +79,13 @@ import errno
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import pathlib
 import re
 import shutil
 import stat
+import sys
 import tempfile
 import time
 import uuid
@@ -74,19 +94,35 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CacheDirError", "CacheEntry", "DiskCache", "default_cache_dir"]
+__all__ = [
+    "CacheDirError",
+    "CacheEntry",
+    "CacheLockTimeout",
+    "DiskCache",
+    "default_cache_dir",
+    "lock_timeout",
+    "seal_of",
+]
+
+log = logging.getLogger("lazytorch.cache")  # LAZYTORCH_LOG=cache
 
 FORMAT = 1
 """Entry format version: the ``format`` field of meta.json and the ``v1`` directory."""
 
 META_NAME = "meta.json"
+KEY_FILE = "key.txt"
+"""An entry's optional key source: the bytes whose SHA-256 (hex) is the entry's key."""
+ENV_DIR = "LAZYTORCH_CACHE_DIR"
+ENV_LOCK_TIMEOUT = "LAZYTORCH_CACHE_LOCK_TIMEOUT"
+DEFAULT_LOCK_TIMEOUT = 300.0
+"""Seconds a waiter waits for a per-key lock; longer than any sane compile of one program."""
 STALE_TMP_SECONDS = 3600.0
 """Age after which a directory in ``v1/tmp/`` is assumed to be left by a dead process."""
 
 _KEY_RE = re.compile(r"[0-9a-f]{16,128}")
 _PREFIX_RE = re.compile(r"[0-9a-f]{2}")
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
-_RESERVED_META = ("files", "created", "format")
+_RESERVED_META = ("files", "created", "format", "seal")
 _DIR_MODE = 0o700
 _FILE_MODE = 0o600
 _CHUNK = 1 << 20
@@ -99,21 +135,80 @@ class CacheDirError(RuntimeError):
     """The cache directory is unusable or unsafe (its message names the path and the fix)."""
 
 
+class CacheLockTimeout(TimeoutError):
+    """A per-key lock stayed held past the timeout; ``path`` is the lock file."""
+
+    def __init__(self, message: str, path: pathlib.Path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 def default_cache_dir() -> pathlib.Path:
     """``LAZYTORCH_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/lazytorch``, else
     ``~/.cache/lazytorch``.
 
     Empty variables count as unset, and a relative ``XDG_CACHE_HOME`` is ignored, as the
     XDG base-directory spec requires (a relative cache path would depend on the working
-    directory). ``~`` is expanded in ``LAZYTORCH_CACHE_DIR``.
+    directory). ``~`` is expanded in ``LAZYTORCH_CACHE_DIR``; a relative value is used
+    (against the working directory) with a `RuntimeWarning` that says so, and one whose
+    ``~user`` does not expand raises `CacheDirError` naming the variable.
     """
-    explicit = os.environ.get("LAZYTORCH_CACHE_DIR", "")
+    explicit = os.environ.get(ENV_DIR, "")
     if explicit:
-        return pathlib.Path(explicit).expanduser()
+        try:
+            path = pathlib.Path(explicit).expanduser()
+        except RuntimeError as exc:  # "~nosuchuser/x", or "~" without a home directory
+            raise CacheDirError(
+                f"{ENV_DIR}={explicit!r} cannot be used: {exc} "
+                f"Fix: set {ENV_DIR} to an absolute path, or unset it"
+            ) from None
+        if not path.is_absolute():
+            warnings.warn(
+                f"{ENV_DIR}={explicit!r} is a relative path: the cache is {path.absolute()} "
+                "now, and a process started in another directory gets another cache. "
+                f"Fix: set {ENV_DIR} to an absolute path",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return path
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if xdg and os.path.isabs(xdg):
         return pathlib.Path(xdg) / "lazytorch"
     return pathlib.Path.home() / ".cache" / "lazytorch"
+
+
+def lock_timeout() -> float:
+    """Seconds `DiskCache.lock` waits: ``LAZYTORCH_CACHE_LOCK_TIMEOUT``, else 300.
+
+    A value that is not a positive number is ignored with a `RuntimeWarning`.
+    """
+    raw = os.environ.get(ENV_LOCK_TIMEOUT, "").strip()
+    if not raw:
+        return DEFAULT_LOCK_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:  # also NaN
+        warnings.warn(
+            f"{ENV_LOCK_TIMEOUT}={raw!r} is not a positive number of seconds; "
+            f"using {DEFAULT_LOCK_TIMEOUT:g}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return DEFAULT_LOCK_TIMEOUT
+    return value
+
+
+def seal_of(key: str, meta: Mapping[str, Any]) -> str:
+    """The seal of an entry's meta.json: SHA-256 over the key and every other field.
+
+    The fields are hashed as canonical JSON (sorted keys, no spaces), so the seal does not
+    depend on meta.json's formatting, only on what it says.
+    """
+    body = {k: v for k, v in meta.items() if k != "seal"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(f"lazytorch cache entry {key}\0{text}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -143,25 +238,57 @@ class DiskCache:
     """A directory of compiled programs keyed by hex digests; see the module docstring."""
 
     root: pathlib.Path
+    read_only: bool
+    """True when this process cannot write the cache: lookups only (see the module doc)."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         """Open (creating if needed) the cache at `root`, or `default_cache_dir()`.
 
         Raises `CacheDirError` if the directory cannot be created or is unsafe: not a
-        directory, owned by another user, or world-writable. Temporary directories that
-        dead processes left over an hour ago are removed.
+        directory, owned by another user, or world-writable. A directory this process
+        cannot write opens read-only (`read_only`). Temporary directories that dead
+        processes left over an hour ago are removed.
         """
+        from_env = root is None and bool(os.environ.get(ENV_DIR))
         path = pathlib.Path(default_cache_dir() if root is None else root).expanduser()
         self.root = path.absolute()
-        _make_private_dirs(self.root)
-        _check_dir(self.root)
         self._entries = self.root / f"v{FORMAT}"
         self._tmp = self._entries / "tmp"
         self._locks = self.root / "locks"
-        for sub in (self._entries, self._tmp, self._locks):
-            _make_private_dirs(sub)
-            _check_dir(sub)
-        self._clean_stale_tmp()
+        try:
+            self.read_only = self._open_tree()
+        except CacheDirError as exc:
+            if not from_env:
+                raise
+            raise CacheDirError(
+                f"{exc} (the directory comes from {ENV_DIR}={os.environ[ENV_DIR]!r})"
+            ) from exc.__cause__
+        if self.read_only:
+            log.warning(
+                "lazytorch cache %s is read-only for this process: using its entries, "
+                "compiling programs it lacks without storing them",
+                self.root,
+            )
+        else:
+            self._clean_stale_tmp()
+
+    def _open_tree(self) -> bool:
+        """Create and check the directories; True if the cache can only be read."""
+        _make_private_dirs(self.root)
+        _check_dir(self.root)
+        _check_prefix_dirs(self._entries)
+        if not _writable(self.root) or (
+            os.path.isdir(self._entries) and not _writable(self._entries)
+        ):
+            for sub in (self._entries, self._tmp, self._locks):
+                if os.path.isdir(sub):
+                    _check_dir(sub)
+            return True
+        _make_private_dirs(self._entries)
+        _check_dir(self._entries)
+        for sub in (self._tmp, self._locks):
+            _ensure_scratch_dir(sub)
+        return False
 
     def __repr__(self) -> str:
         return f"DiskCache({str(self.root)!r})"
@@ -170,7 +297,8 @@ class DiskCache:
     def lookup(self, key: str) -> CacheEntry | None:
         """The verified entry for `key`, or None if there is none.
 
-        Every stored file is hashed and compared with meta.json. A damaged entry is deleted
+        Every stored file is hashed and compared with meta.json, and meta.json with its seal
+        for `key`. A damaged entry is deleted (left in place when the cache is read-only)
         with a `RuntimeWarning` naming the key and the reason, and None is returned so the
         caller recompiles: a bad cache must cost time, never correctness or a crash.
         """
@@ -189,32 +317,49 @@ class DiskCache:
                 )
                 return None
             try:
-                meta = _read_entry(path, ident, verify=True)
+                meta = _read_entry(path, ident, key, verify=True)
             except _Corrupt as exc:
                 reason = str(exc)
             else:
                 return CacheEntry(key, path, meta)
+            if self._drop(key, path, ident, f"is invalid ({reason})"):
+                return None
+            # removed or replaced concurrently: look at what is there now
+        return None
+
+    def reject(self, entry: CacheEntry, reason: str) -> None:
+        """Drop `entry`, which its caller found unusable (say, metadata that does not fit
+        the program it is for), as `lookup` drops a corrupt one: deleted unless the cache is
+        read-only, counted in ``cache_corrupt``, with a `RuntimeWarning` saying `reason`."""
+        self._drop(entry.key, entry.path, None, reason)
+
+    def _drop(
+        self, key: str, path: pathlib.Path, ident: os.stat_result | None, reason: str
+    ) -> bool:
+        """Delete, count and warn about a bad entry; False if it was replaced meanwhile."""
+        if self.read_only:
+            fate = "left it (the cache is read-only)"
+        else:
             try:
-                if not self._discard(path, ident):
-                    continue  # removed or replaced concurrently: look at what is there now
+                if not self._discard(path, ident) and ident is not None:
+                    return False
                 fate = "deleted it"
             except OSError as exc:
                 fate = f"could not delete it ({exc})"
-            warnings.warn(
-                f"lazytorch disk cache: entry {key} at {path} is invalid ({reason}); "
-                f"{fate}, it will be recompiled",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            return None
-        return None
+        from lazytorch import metrics
+
+        metrics.increment("cache_corrupt")
+        _warn(
+            f"lazytorch disk cache: entry {key} at {path} {reason}; {fate}, it will be recompiled"
+        )
+        return True
 
     def entries(self) -> list[CacheEntry]:
         """Every entry whose meta.json reads as valid, sorted by key (files not hashed)."""
         found = []
         for key, path in self._key_dirs():
             try:
-                meta = _read_entry(path, None, verify=False)
+                meta = _read_entry(path, None, key, verify=False)
             except _Corrupt:
                 continue
             found.append(CacheEntry(key, path, meta))
@@ -228,7 +373,7 @@ class DiskCache:
         bad = []
         for key, path in self._key_dirs():
             try:
-                _read_entry(path, None, verify=True)
+                _read_entry(path, None, key, verify=True)
             except _Corrupt as exc:
                 bad.append((key, str(exc)))
         return bad
@@ -250,19 +395,26 @@ class DiskCache:
 
         If a valid entry for `key` already exists (another process stored it first), it is
         kept and returned and ours is discarded. An invalid existing entry is replaced.
-        Validation errors (`ValueError`, `TypeError`) come before anything touches the disk;
-        a filesystem error (`OSError`, e.g. a full disk) propagates and leaves nothing
-        behind under the key.
+        A file's contents are bytes, or a binary file object that is read to its end in
+        chunks (so an entry larger than memory can be stored). `KEY_FILE`, if given, must
+        hash to `key`. Validation errors (`ValueError`, `TypeError`) come before anything
+        touches the disk; a filesystem error (`OSError`, e.g. a full disk, or ``EROFS`` for
+        a read-only cache) propagates and leaves nothing behind under the key.
         """
         path = self._entry_path(key)
         payload = _check_files(files)
-        meta_bytes = _meta_bytes(meta, payload)
-        _make_private_dirs(self._tmp)
+        _meta_bytes(key, meta, {})  # validates the metadata before anything is written
+        if isinstance(payload.get(KEY_FILE), bytes):
+            _check_key_source(key, payload[KEY_FILE])
+        self._check_writable(key)
+        _ensure_scratch_dir(self._tmp)
         tmp = pathlib.Path(tempfile.mkdtemp(prefix=f"store-{key[:16]}-", dir=self._tmp))
         try:
             os.chmod(tmp, _DIR_MODE)  # mkdtemp's 0o700 is subject to the umask
-            for name, data in payload.items():
-                _write_private(tmp / name, data)
+            digests = {name: _write_private(tmp / name, data) for name, data in payload.items()}
+            if KEY_FILE in digests and digests[KEY_FILE] != key:  # streamed: known only now
+                raise ValueError(f"the {KEY_FILE} given for cache key {key} hashes to another key")
+            meta_bytes = _meta_bytes(key, meta, digests)
             # meta.json last: a directory with a valid meta.json has all its files.
             _write_private(tmp / META_NAME, meta_bytes)
             _fsync_dir(tmp)
@@ -271,6 +423,7 @@ class DiskCache:
                 raise NotADirectoryError(
                     errno.ENOTDIR, f"lazytorch disk cache: {path.parent} is not a directory"
                 )
+            _check_dir(path.parent)
             for _ in range(_ATTEMPTS):
                 try:
                     os.rename(tmp, path)  # fails if `path` is a non-empty directory
@@ -296,39 +449,75 @@ class DiskCache:
 
     def remove(self, key: str) -> bool:
         """Delete the entry for `key`; True if there was one."""
-        return self._discard(self._entry_path(key), None)
+        path = self._entry_path(key)
+        self._check_writable(key)
+        return self._discard(path, None)
 
     def clear(self) -> int:
         """Delete every entry and every lock file not in use; returns the number of entries.
 
         Temporary directories are left alone (they may belong to a store in progress).
         """
+        self._check_writable(None)
         count = sum(self._discard(path, None) for _, path in self._key_dirs())
         self._clean_locks()
         return count
 
-    def lock(self, key: str) -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def scratch_dir(self) -> Iterator[pathlib.Path]:
+        """A new private directory inside the cache (so on its filesystem) for the ``with``
+        block, removed after it; `OSError` (``EROFS``) if the cache is read-only."""
+        self._check_writable(None)
+        _ensure_scratch_dir(self._tmp)
+        path = pathlib.Path(tempfile.mkdtemp(prefix="scratch-", dir=self._tmp))
+        try:
+            os.chmod(path, _DIR_MODE)
+            yield path
+        finally:
+            _remove_tree(path)
+
+    def lock(
+        self, key: str, timeout: float | None = None
+    ) -> contextlib.AbstractContextManager[None]:
         """Hold an exclusive lock on `key` across processes and threads for a ``with`` block.
 
         Meant for "look up, else compile and store" so that concurrent workers compile a
         program once; the second waits, then finds the entry. The lock is ``flock(2)`` on
-        ``root/locks/<key>.lock``, released by the kernel if the holder dies. It is not
-        reentrant: taking the same key again inside the block deadlocks. The key is
-        validated here, not when the block is entered.
+        ``root/locks/<key>.lock``, released by the kernel if the holder dies; the holder
+        writes its pid there. Waiting longer than `timeout` seconds (default
+        `lock_timeout()`) raises `CacheLockTimeout` naming the lock file and its holder.
+        It is not reentrant: taking the same key again inside the block waits for the
+        timeout. On a read-only cache it does nothing (nobody can store an entry). The key
+        is validated here, not when the block is entered.
         """
-        return self._locked(self._locks / f"{_check_key(key)}.lock")
+        path = self._locks / f"{_check_key(key)}.lock"
+        if self.read_only:
+            return contextlib.nullcontext()
+        return self._locked(path, lock_timeout() if timeout is None else timeout)
 
     @contextlib.contextmanager
-    def _locked(self, path: pathlib.Path) -> Iterator[None]:
-        _make_private_dirs(self._locks)
+    def _locked(self, path: pathlib.Path, timeout: float) -> Iterator[None]:
+        _ensure_scratch_dir(self._locks)
+        deadline = time.monotonic() + timeout
+        pause = 0.001
         while True:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, _FILE_MODE)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                # `clear` may have unlinked the file while we waited on it; a lock on an
-                # unlinked file excludes nobody, so then take the lock on the new file.
-                if _same_file(os.fstat(fd), path):
-                    break
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        message = _lock_timeout_message(path, fd, timeout)
+                        raise CacheLockTimeout(message, path) from None
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.1)
+                else:
+                    # `clear` may have unlinked the file while we waited on it; a lock on an
+                    # unlinked file excludes nobody, so then take the lock on the new file.
+                    if _same_file(os.fstat(fd), path):
+                        os.ftruncate(fd, 0)
+                        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+                        break
             except BaseException:
                 os.close(fd)
                 raise
@@ -362,7 +551,7 @@ class DiskCache:
         replaced it), that one is put back, and False is returned, as it is when `path`
         no longer exists.
         """
-        _make_private_dirs(self._tmp)
+        _ensure_scratch_dir(self._tmp)
         trash = self._tmp / f"trash-{path.name[:16]}-{uuid.uuid4().hex}"
         try:
             os.rename(path, trash)
@@ -376,6 +565,11 @@ class DiskCache:
             return False
         _remove_tree(trash)
         return True
+
+    def _check_writable(self, key: str | None) -> None:
+        if self.read_only:
+            what = f"change entry {key}" if key is not None else "change it"
+            raise OSError(errno.EROFS, f"lazytorch cache {self.root} is read-only: cannot {what}")
 
     def _clean_stale_tmp(self) -> None:
         cutoff = time.time() - STALE_TMP_SECONDS
@@ -433,23 +627,33 @@ def _check_name(name: str) -> None:
         )
 
 
-def _check_files(files: Mapping[str, bytes]) -> dict[str, bytes]:
+def _check_files(files: Mapping[str, Any]) -> dict[str, Any]:
+    """Checked names; contents as bytes, or the file objects given (read when stored)."""
     if not isinstance(files, Mapping):
         raise TypeError(
             f"cache files must be a mapping of name to bytes, got {type(files).__name__}"
         )
-    payload = {}
+    payload: dict[str, Any] = {}
     for name, data in files.items():
         _check_name(name)
-        if not isinstance(data, (bytes, bytearray, memoryview)):
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            payload[name] = bytes(data)
+        elif callable(getattr(data, "read", None)):
+            payload[name] = data
+        else:
             raise TypeError(
-                f"contents of cache file {name!r} must be bytes, got {type(data).__name__}"
+                f"contents of cache file {name!r} must be bytes or a binary file, "
+                f"got {type(data).__name__}"
             )
-        payload[name] = bytes(data)
     return payload
 
 
-def _meta_bytes(meta: Mapping[str, Any], payload: dict[str, bytes]) -> bytes:
+def _check_key_source(key: str, source: bytes) -> None:
+    if hashlib.sha256(source).hexdigest() != key:
+        raise ValueError(f"the {KEY_FILE} given for cache key {key} hashes to another key")
+
+
+def _meta_bytes(key: str, meta: Mapping[str, Any], digests: dict[str, str]) -> bytes:
     """meta.json's contents: the caller's metadata plus what the cache checks on load."""
     if not isinstance(meta, Mapping):
         raise TypeError(f"cache metadata must be a mapping, got {type(meta).__name__}")
@@ -457,18 +661,24 @@ def _meta_bytes(meta: Mapping[str, Any], payload: dict[str, bytes]) -> bytes:
     if clash:
         raise ValueError(f"cache metadata must not set the reserved key(s) {clash}")
     full = dict(meta)
-    full["files"] = {name: hashlib.sha256(data).hexdigest() for name, data in payload.items()}
+    full["files"] = dict(digests)
     full["created"] = time.time()
     full["format"] = FORMAT
     try:
+        # Sealed as it reads back (tuples become lists, int keys strings).
+        full = json.loads(json.dumps(full, allow_nan=False))
+        full["seal"] = seal_of(key, full)
         text = json.dumps(full, sort_keys=True, indent=1, allow_nan=False)
     except (TypeError, ValueError) as exc:  # unserializable type; NaN or a cycle
         raise type(exc)(f"cache metadata must be JSON-serializable: {exc}") from None
     return text.encode()
 
 
-def _read_entry(path: pathlib.Path, ident: os.stat_result | None, *, verify: bool) -> dict:
-    """The entry's metadata, after checking it (and with `verify`, every file's hash).
+def _read_entry(
+    path: pathlib.Path, ident: os.stat_result | None, key: str, *, verify: bool
+) -> dict:
+    """The entry's metadata, after checking it (and with `verify`, its seal for `key`, its
+    directory's and files' owner and modes, and every file's hash).
 
     Everything is read through one directory descriptor, so a concurrent rename of the
     entry cannot mix files from two entries. Raises `_Corrupt` with the reason.
@@ -480,10 +690,21 @@ def _read_entry(path: pathlib.Path, ident: os.stat_result | None, *, verify: boo
     except OSError as exc:
         raise _Corrupt(f"not a readable directory ({exc.strerror})") from None
     try:
-        if ident is not None and not _same_file(ident, os.fstat(dfd)):
+        st = os.fstat(dfd)
+        if ident is not None and not _same_file(ident, st):
             raise _Corrupt("entry replaced while being read")
         meta = _read_meta(dfd)
         if verify:
+            _check_private(st, "its directory")
+            if meta.get("seal") is None:
+                raise _Corrupt(f"{META_NAME} has no seal (written by an older lazytorch)")
+            if meta["seal"] != seal_of(key, meta):
+                raise _Corrupt(
+                    f"{META_NAME} does not match its seal: it was edited, or the entry was "
+                    "filed under another key"
+                )
+            if KEY_FILE in meta["files"] and meta["files"][KEY_FILE] != key:
+                raise _Corrupt(f"{KEY_FILE} names another program (it hashes to another key)")
             for name, digest in meta["files"].items():
                 actual = _hash_file(dfd, name)
                 if actual != digest:
@@ -491,6 +712,14 @@ def _read_entry(path: pathlib.Path, ident: os.stat_result | None, *, verify: boo
         return meta
     finally:
         os.close(dfd)
+
+
+def _check_private(st: os.stat_result, what: str) -> None:
+    """_Corrupt if another user could have written what `st` describes."""
+    if st.st_uid != os.geteuid():
+        raise _Corrupt(f"{what} is owned by uid {st.st_uid}, not by you")
+    if st.st_mode & stat.S_IWOTH:
+        raise _Corrupt(f"{what} is world-writable (mode {stat.S_IMODE(st.st_mode):#o})")
 
 
 def _read_meta(dfd: int) -> dict:
@@ -501,7 +730,7 @@ def _read_meta(dfd: int) -> dict:
     except OSError as exc:
         raise _Corrupt(f"cannot read {META_NAME} ({exc.strerror})") from None
     try:
-        meta = json.loads(raw)
+        meta = json.loads(raw, parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise _Corrupt(f"{META_NAME} is not valid JSON ({exc})") from None
     if not isinstance(meta, dict):
@@ -524,6 +753,10 @@ def _read_meta(dfd: int) -> dict:
     return meta
 
 
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")  # what Python's json accepts beyond the standard
+
+
 def _open_regular(dfd: int, name: str) -> int:
     """Open `name` in the directory for reading, refusing symlinks and special files."""
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
@@ -541,6 +774,7 @@ def _read_file(dfd: int, name: str) -> bytes:
 def _hash_file(dfd: int, name: str) -> str:
     try:
         with open(_open_regular(dfd, name), "rb") as f:
+            _check_private(os.fstat(f.fileno()), f"file {name!r}")
             h = hashlib.sha256()
             while chunk := f.read(_CHUNK):
                 h.update(chunk)
@@ -612,30 +846,105 @@ def _check_dir(path: pathlib.Path) -> None:
             f"could plant code that lazytorch would load. Fix: chmod 700 {path}, or {fix_dir}"
         )
     if mode & stat.S_IWGRP:
-        warnings.warn(
+        _warn(
             f"lazytorch cache directory {path} is group-writable (mode {mode:#o}): members "
             f"of its group could plant code that lazytorch would load; chmod 700 {path} "
             "unless that group is trusted",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise CacheDirError(
-            f"lazytorch cache directory {path} is not writable by you (mode {mode:#o}). "
-            f"Fix: chmod 700 {path}, or {fix_dir}"
         )
 
 
-def _write_private(path: pathlib.Path, data: bytes) -> None:
-    """Write a new 0o600 file and fsync it, so a rename after this never exposes a hole."""
+def _warn(message: str) -> None:
+    """A `RuntimeWarning` blamed on the first caller outside this module."""
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, RuntimeWarning, stacklevel=level)
+
+
+def _check_prefix_dirs(entries: pathlib.Path) -> None:
+    """`_check_dir` for each key-prefix directory: any of them could receive planted entries."""
+    for name in _listdir(entries):
+        path = entries / name
+        if _PREFIX_RE.fullmatch(name) and os.path.isdir(path) and not os.path.islink(path):
+            _check_dir(path)
+
+
+def _writable(path: pathlib.Path) -> bool:
+    """Whether this process can create files in directory `path` (False on a read-only mount)."""
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+def _ensure_scratch_dir(path: pathlib.Path) -> None:
+    """Create and check `path`, a directory of disposable contents (tmp/ or locks/).
+
+    Anything else found in its place — a regular file, a symlink, a fifo — is removed and
+    replaced by an empty private directory, with a `RuntimeWarning`; a `CacheDirError`
+    names the path if that is impossible.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a file"
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise CacheDirError(
+                f"lazytorch cache directory {path} is {kind}, not a directory, and cannot be "
+                f"removed ({exc.strerror}). Fix: rm {path} (lazytorch recreates it)"
+            ) from exc
+        _warn(
+            f"lazytorch cache: {path} was {kind}, not a directory; replaced it with an "
+            "empty directory (it only holds temporary files or lock files)",
+        )
+    _make_private_dirs(path)
+    _check_dir(path)
+
+
+def _lock_timeout_message(path: pathlib.Path, fd: int, timeout: float) -> str:
+    """Who holds the lock at `path` (open as `fd`), for the timeout's message."""
+    try:
+        holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+    except OSError:
+        holder = ""
+    who = f"process {holder}" if holder.isdigit() else "another process"
+    if holder.isdigit():
+        try:
+            os.kill(int(holder), 0)
+        except ProcessLookupError:
+            who += " (no longer running here: the lock is held by a process it left behind)"
+        except OSError:
+            pass
+    return (
+        f"lazytorch cache lock {path} has been held by {who} for over {timeout:g} s "
+        f"(stopped or hung?); set {ENV_LOCK_TIMEOUT} to wait longer"
+    )
+
+
+def _write_private(path: pathlib.Path, data: Any) -> str:
+    """Write a new 0o600 file and fsync it, so a rename after this never exposes a hole.
+
+    `data` is bytes or a binary file object (copied in chunks); returns the SHA-256.
+    """
     fd = os.open(
         path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, _FILE_MODE
     )
+    h = hashlib.sha256()
     with open(fd, "wb") as f:
         os.fchmod(fd, _FILE_MODE)
-        f.write(data)
+        if isinstance(data, bytes):
+            h.update(data)
+            f.write(data)
+        else:
+            while chunk := data.read(_CHUNK):
+                h.update(chunk)
+                f.write(chunk)
         f.flush()
         os.fsync(fd)
+    return h.hexdigest()
 
 
 def _fsync_dir(path: pathlib.Path) -> None:
