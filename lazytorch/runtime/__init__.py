@@ -57,10 +57,15 @@ def prune() -> None:
 
 
 def _prune() -> None:
+    # A tensor updated in place is registered again for its new pending value; weakref.ref
+    # hands back the same ref object for the same tensor, so one entry per tensor is kept
+    # (without this, a training loop's registry grew by every in-place update, forever).
     alive = []
+    seen: set[int] = set()
     for r in _live:
         t = r()
-        if t is not None and t._node.buffer is None:
+        if t is not None and t._node.buffer is None and id(r) not in seen:
+            seen.add(id(r))
             alive.append(r)
     _live[:] = alive
 
