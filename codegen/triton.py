@@ -254,6 +254,7 @@ def _lt_signbit(x):
         '''@triton.jit
 def _lt_maximum(a, b):
     """lt::maximum: NaN wins; of two equal values (+0, -0) the first."""
+    a, b = tl.broadcast(a, b)  # either may be one value (see _lt_pow)
     return tl.where((a != a) | (a > b), a, tl.where(b != b, b, tl.where(a == b, a, b)))''',
         (),
     ),
@@ -261,6 +262,7 @@ def _lt_maximum(a, b):
         '''@triton.jit
 def _lt_minimum(a, b):
     """lt::minimum: NaN wins; of two equal values (+0, -0) the first."""
+    a, b = tl.broadcast(a, b)  # either may be one value (see _lt_pow)
     return tl.where((a != a) | (a < b), a, tl.where(b != b, b, tl.where(a == b, a, b)))''',
         (),
     ),
@@ -387,10 +389,14 @@ def _lt_atan2(y, x):
     "_lt_pow": (
         '''@triton.jit
 def _lt_pow(a, b):
-    """C's pow: exp(b*log|a|) in float64 (rounded once for float32) with C99's special cases."""
-    a64 = a.to(tl.float64)
-    b64 = b.to(tl.float64)
-    one = tl.zeros_like(a64 * b64) + 1.0
+    """C's pow: exp(b*log|a|) in float64 (rounded once for float32) with C99's special cases.
+
+    Either operand may be one value (a Python number, a 0-d tensor): both are broadcast to
+    the block first, so that no 0-d truth value meets a block's in & or | (Triton's
+    interpreter stores a 0-d comparison's result as its operands' dtype, and broadcasting
+    it then gives floats that & refuses)."""
+    a64, b64 = tl.broadcast(a.to(tl.float64), b.to(tl.float64))
+    one = tl.zeros_like(a64) + 1.0
     mag = tl.exp(b64 * tl.log(tl.abs(a64)))
     integral = tl.floor(b64) == b64
     odd = integral & ((b64 - 2.0 * tl.floor(b64 * 0.5)) == 1.0)

@@ -174,6 +174,94 @@ def test_pow_and_atan2_special_cases():
     check(lambda x, y: (x**y, lt.atan2(x, y), lt.atan2(y, x)), a, b)
 
 
+def _t(v):
+    """A Python number as a 0-d tensor (for ops that take tensors only); tensors as they are."""
+    return v if isinstance(v, lt.Tensor) else lt.tensor(v)
+
+
+# Every binary elementwise primitive, as fn(a, b) where either operand may be one value: a
+# Python number (a scalar slot of the program) or a 0-d tensor. Both reach a kernel as one
+# value beside the other operand's block, which a helper must broadcast before mixing truth
+# values with & or | (`x ** 1.7` failed under Triton's interpreter that way). Entries: the
+# dtypes they run on (f: float32/float64, i: int32/int64/int8, b: bool).
+SCALAR_BINARY = {
+    "add": ("fib", lambda a, b: a + b),
+    "sub": ("fi", lambda a, b: a - b),
+    "mul": ("fib", lambda a, b: a * b),
+    "div": ("fi", lambda a, b: a / b),
+    "pow": ("fi", lambda a, b: a**b),
+    "floordiv": ("fi", lambda a, b: a // b),
+    "remainder": ("fi", lambda a, b: a % b),
+    "fmod": ("fi", lambda a, b: lt.fmod(_t(a), b)),
+    "atan2": ("f", lambda a, b: lt.atan2(_t(a), _t(b))),
+    "maximum": ("fib", lambda a, b: lt.maximum(_t(a), _t(b))),
+    "minimum": ("fib", lambda a, b: lt.minimum(_t(a), _t(b))),
+    "bitwise_and": ("ib", lambda a, b: a & b),
+    "bitwise_or": ("ib", lambda a, b: a | b),
+    "bitwise_xor": ("ib", lambda a, b: a ^ b),
+    "eq": ("fib", lambda a, b: a == b),
+    "ne": ("fib", lambda a, b: a != b),
+    "lt": ("fib", lambda a, b: _t(a) < b),
+    "le": ("fib", lambda a, b: _t(a) <= b),
+    "gt": ("fib", lambda a, b: _t(a) > b),
+    "ge": ("fib", lambda a, b: _t(a) >= b),
+}
+# The single values per kind: integral and not, negative, and a float for integer tensors
+# (which promotes: an integer base to a float power).
+SCALARS = {"f": (1.7, -2.0, 3), "i": (3, -2, 1.5), "b": (True, False)}
+
+
+def test_scalar_binary_covers_every_binary_primitive():
+    from lazytorch.ir.primitives import PRIMITIVES
+
+    binary = {n for n, p in PRIMITIVES.items() if p.category == "elementwise" and p.nin == 2}
+    assert binary == set(SCALAR_BINARY)
+
+
+def _operand_arrays(kind, dtype):
+    if kind == "f":
+        return rand(3, 11, seed=7, dtype=dtype) * 3
+    if kind == "b":
+        return rand(3, 11, seed=7) > 0
+    x = ints(3, 11, lo=1, hi=6, seed=7, dtype=dtype)  # never 0: an integer division by it
+    return x * np.where(ints(3, 11, seed=8) < 0, -1, 1).astype(dtype)
+
+
+DTYPES_OF_KIND = {
+    "f": (np.float32, np.float64),
+    "i": (np.int32, np.int64, np.int8),
+    "b": (np.bool_,),
+}
+
+
+@pytest.mark.parametrize(
+    "op,kind,dtype",
+    [
+        pytest.param(op, k, d, id=f"{op}-{np.dtype(d).name}")
+        for op, (kinds, _) in SCALAR_BINARY.items()
+        for k in kinds
+        for d in DTYPES_OF_KIND[k]
+    ],
+)
+def test_binary_op_with_one_value_on_either_side(op, kind, dtype):
+    fn = SCALAR_BINARY[op][1]
+    x = _operand_arrays(kind, dtype)
+    for s in SCALARS[kind]:
+        if op.startswith("bitwise") and isinstance(s, float):
+            continue  # bitwise ops take integers only
+        if op == "pow" and kind == "i" and isinstance(s, int) and s < 0:
+            s = 2  # an integer tensor to a negative integer power is refused (as in torch)
+
+        def f(t, s=s):
+            e = abs(s) if kind == "i" else s  # s ** t: t is the (signed) exponent
+            if op == "pow" and kind == "i":
+                t_exp = t.abs()  # non-negative integer exponents
+                return (fn(t, s), fn(e, t_exp), fn(t, lt.tensor(s)), fn(lt.tensor(e), t_exp))
+            return (fn(t, s), fn(s, t), fn(t, lt.tensor(s)), fn(lt.tensor(s), t))
+
+        check(f, x, rtol=1e-5 if dtype != np.float64 else 1e-12, atol=1e-6)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8])
 def test_integer_ops(dtype):
     a = ints(3, 11, seed=3, dtype=dtype)

@@ -49,6 +49,12 @@ CASES: dict[str, Any] = {
     ),
     "pow_atan2_f64": lambda: lt.atan2(r(33, dtype=np.float64), r(33, seed=1, dtype=np.float64))
     ** 2.5,
+    # one value (a Python number, a 0-d tensor) beside a block in the pow/maximum helpers
+    "pow_max_scalar_operands": lambda: (
+        r(50).abs() ** 1.7, 2.0 ** r(50), ints(50) ** 1.5, r(50, dtype=np.float64) ** -3,
+        lt.maximum(lt.tensor(0.5), r(50)), lt.minimum(r(50), lt.tensor(-0.5)),
+        lt.tensor(2.0) ** r(50), lt.tensor(2.0) ** 1.7,
+    ),
     "float16_math": lambda: (r(40).half() * 3).exp() + r(40, seed=1).half(),
     "integer_ops": lambda: (ints(50) // 3, ints(50) % 4, ints(50, dtype=np.int8) * 7, ints(50) & 5),
     "bool_where": lambda: lt.where(r(50) > 0, r(50, seed=1), -r(50, seed=2)),
