@@ -282,9 +282,10 @@ def _pow(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
     return ga, gb
 
 
-def _minmax(name: str, first_wins: str) -> None:
+def _minmax(name: str, loses: str) -> None:
     def fn(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
-        # torch: the gradient goes to the winner; on a tie, half to each
+        # torch: the gradient goes to the winner; on a tie, half to each; where either
+        # operand is NaN (the result is NaN), all of it to both: neither "loses".
         a, b = inputs
         half = mul(ct, const(0.5, ct))
         z = const(0, ct)
@@ -294,24 +295,28 @@ def _minmax(name: str, first_wins: str) -> None:
             if not need:
                 res.append(None)
                 continue
-            wins = _ew(first_wins, x, y)
-            res.append(sum_to(where(wins, ct, where(tie, half, z)), x.shape))
+            lost = _ew(loses, x, y)
+            res.append(sum_to(where(lost, z, where(tie, half, ct)), x.shape))
         return tuple(res)
 
     fn.__name__ = f"{name}_vjp"
     RULES[name] = VJP(fn, (0, 1))
 
 
-_minmax("maximum", "gt")
-_minmax("minimum", "lt")
+_minmax("maximum", "lt")
+_minmax("minimum", "gt")
 
 
 @rule("atan2", (0, 1))
 def _atan2(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    # torch: zero at the origin, where a**2 + b**2 = 0 would make both 0/0
     a, b = inputs
     denom = add(mul(a, a), mul(b, b))
-    ga = sum_to(div(mul(ct, b), denom), a.shape) if needs[0] else None
-    gb = sum_to(div(mul(neg(ct), a), denom), b.shape) if needs[1] else None
+    origin = _ew("eq", denom, const(0, denom))
+    safe = where(origin, const(1, denom), denom)
+    z = const(0, ct)
+    ga = sum_to(where(origin, z, div(mul(ct, b), safe)), a.shape) if needs[0] else None
+    gb = sum_to(where(origin, z, div(mul(neg(ct), a), safe)), b.shape) if needs[1] else None
     return ga, gb
 
 
@@ -505,10 +510,13 @@ def _reduce_prod(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> An
 
 def _reduce_extreme(name: str) -> None:
     def fn(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
-        # Shared evenly between tied extremes (torch's amax/amin rule).
+        # Shared evenly between tied extremes (torch's amax/amin rule); a NaN result is
+        # shared between the NaNs that made it (torch's max()/min() of a whole tensor).
         (x,) = inputs
         (axes,) = attrs
-        hit = _ew("eq", x, expand(out, x.shape))
+        o = expand(out, x.shape)
+        both_nan = _ew("bitwise_and", _ew("ne", x, x), _ew("ne", o, o))
+        hit = _ew("bitwise_or", _ew("eq", x, o), both_nan)
         count = reduce_sum(cast(hit, x.dtype), axes)
         share = expand(div(ct, count), x.shape)
         return (where(hit, share, const(0, x)),)

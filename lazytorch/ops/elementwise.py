@@ -206,6 +206,47 @@ def _sign_float(n: Node) -> Node:
     return node2(P.sub, pos, neg)
 
 
+# -- torch's gradients at kinks and special points --------------------------------------------
+# A decomposition's derivative is not always torch's gradient: at a kink (relu at 0, clamp at
+# a bound) torch picks one side, and where a formula's derivative is 0 * inf (sqrt at 0)
+# torch gives 0. These helpers build values whose recorded gradient is torch's.
+
+
+def _tracks_grad(*nodes: Node) -> bool:
+    """Whether any of `nodes` carries gradient (only then is a gradient-exact form needed)."""
+    return any(n.ag is not None for n in nodes)
+
+
+def _no_grad_copy(n: Node) -> Node:
+    from lazytorch.autograd.engine import stop_gradient
+
+    return stop_gradient(n)
+
+
+def _zero_gradient(value: Node, source: Node) -> Node:
+    """`value`, recorded as a function of `source` whose gradient is zero.
+
+    torch's piecewise-constant results (``sign(x)``, ``x ** 0``, ``vector_norm(x, 0)``)
+    require grad when x does, and backward gives zeros; a value built from comparisons alone
+    would carry no gradient, and ``backward()`` would raise. ``where(True, value, source)`` is
+    `value`, and the gradient reaching `source` through it is zero.
+    """
+    if source.ag is None or not value.dtype.is_floating_point:
+        return value
+    true = const_node(True, dt.bool_, value.device)
+    return where_node(true, value, cast(source, value.dtype))
+
+
+def _safe_sqrt(n: Node) -> Node:
+    """sqrt(n) whose gradient is 0 where n = 0 (torch's norm and std backward), not the
+    inf * 0 = NaN that the chain rule gives through sqrt's infinite slope at 0."""
+    if n.ag is None:
+        return node1(P.sqrt, n)
+    at0 = node2(P.eq, n, lit(0, n), dt.bool_)
+    root = node1(P.sqrt, where_node(at0, lit(1, n), n))
+    return where_node(at0, lit(0, n), root)
+
+
 # -- sign-preserving unary --------------------------------------------------------------------
 def neg(input: Tensor, *, out: Any = None) -> Tensor:
     n = _tensor_arg(input, "neg")._node
@@ -249,15 +290,8 @@ def sign(input: Tensor, *, out: Any = None) -> Tensor:
     n = _tensor_arg(input, "sign")._node
     if n.dtype is dt.bool_:
         return _finish(_copy(n), out, "sign")
-    return _finish(
-        wrap(
-            _sign_float(n)
-            if n.dtype.is_signed
-            else cast(node2(P.gt, n, lit(0, n), dt.bool_), n.dtype)
-        ),
-        out,
-        "sign",
-    )
+    s = _sign_float(n) if n.dtype.is_signed else cast(node2(P.gt, n, lit(0, n), dt.bool_), n.dtype)
+    return _finish(wrap(_zero_gradient(s, n)), out, "sign")
 
 
 sgn = sign
@@ -461,7 +495,8 @@ def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
         d = result_type(input, exponent)
         n = cast(input._node, d)
         if exponent == 0:
-            return _finish(wrap(expand_node(lit(1, n), n.shape)), out, "pow")
+            ones = _zero_gradient(expand_node(lit(1, n), n.shape), n)  # torch: zero gradient
+            return _finish(wrap(ones), out, "pow")
         if exponent == 1:
             return _finish(_copy(n), out, "pow")
         if d is dt.bool_:
@@ -499,15 +534,26 @@ def minimum(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     return _finish(binary(P.minimum, input, other, "minimum"), out, "minimum")
 
 
+def _fextreme(input: Tensor, other: Tensor, keep_input: Any, op: str) -> Tensor:
+    # input where `keep_input(input, other)` holds or other is NaN, else other: torch's value,
+    # and its gradient too (all of it to input on a tie, none split).
+    _tensor_arg(input, op)
+    _tensor_arg(other, op, "other")
+    d = result_type(input, other)
+    dev = device_of(input, other, op=op)
+    a, b = to_node(input, d, dev), to_node(other, d, dev)
+    keep = node2(P.bitwise_or, node2(keep_input, a, b, dt.bool_), node2(P.ne, b, b, dt.bool_))
+    return wrap(where_node(keep, a, b))
+
+
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """Max that ignores NaN when the other operand is a number."""
-    m = maximum(input, other)
-    return where(isnan(input), other, where(isnan(other), input, m))
+    return _fextreme(input, other, P.ge, "fmax")
 
 
 def fmin(input: Tensor, other: Tensor) -> Tensor:
-    m = minimum(input, other)
-    return where(isnan(input), other, where(isnan(other), input, m))
+    """Min that ignores NaN when the other operand is a number."""
+    return _fextreme(input, other, P.le, "fmin")
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -> Tensor:
@@ -533,11 +579,48 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -
         return to_node(b if isinstance(b, Tensor) else checked_scalar(b, d, "clamp"), d, dev)
 
     n = to_node(x, d, dev)
-    if min is not None:
-        n = node2(P.maximum, n, bound(min))
-    if max is not None:
-        n = node2(P.minimum, n, bound(max))
-    return _finish(wrap(n), out, "clamp")
+    lo = bound(min) if min is not None else None
+    hi = bound(max) if max is not None else None
+    if _tracks_grad(*[b for b in (n, lo, hi) if b is not None]):
+        return _finish(wrap(_clamp_with_grad(n, lo, hi)), out, "clamp")
+    return _finish(wrap(_clamp_value(n, lo, hi)), out, "clamp")
+
+
+def _clamp_value(n: Node, lo: Node | None, hi: Node | None) -> Node:
+    # torch's kernel: max with min, then min with max (so min > max gives max); NaN stays.
+    if lo is not None:
+        n = node2(P.maximum, n, lo)
+    if hi is not None:
+        n = node2(P.minimum, n, hi)
+    return n
+
+
+def _clamp_with_grad(n: Node, lo: Node | None, hi: Node | None) -> Node:
+    """clamp's value with torch's gradient: x gets it where min <= x <= max (at a bound too;
+    not at NaN), min where x < min < max, max where x > max or max < min."""
+    value = _clamp_value(
+        _no_grad_copy(n),
+        None if lo is None else _no_grad_copy(lo),
+        None if hi is None else _no_grad_copy(hi),
+    )
+    inside = [node2(P.ge, n, lo, dt.bool_)] if lo is not None else []
+    if hi is not None:
+        inside.append(node2(P.le, n, hi, dt.bool_))
+    keep_x = inside[0] if len(inside) == 1 else node2(P.bitwise_and, inside[0], inside[1])
+    result = where_node(keep_x, n, value)  # inside, the value is x itself
+    if lo is not None and lo.ag is not None:
+        take_lo = node2(P.lt, n, lo, dt.bool_)
+        if hi is not None:
+            take_lo = node2(P.bitwise_and, take_lo, node2(P.lt, lo, hi, dt.bool_))
+        result = where_node(take_lo, lo, result)  # x < min < max: the value is min
+    if hi is not None and hi.ag is not None:
+        take_hi = node2(P.gt, n, hi, dt.bool_)
+        if lo is not None:
+            take_hi = node2(P.bitwise_or, take_hi, node2(P.lt, hi, lo, dt.bool_))
+        # the value is max, or NaN (a NaN x or min) that still sends its gradient to max
+        nan = node2(P.ne, value, value, dt.bool_)
+        result = where_node(take_hi, where_node(nan, node2(P.add, hi, value), hi), result)
+    return result
 
 
 clip = clamp
@@ -677,8 +760,9 @@ def xlogy(input: Any, other: Any) -> Tensor:
     d = _float_dtype(result_type(input, other))
     dev = device_of(input, other, op="xlogy")
     x, y = to_node(input, d, dev), to_node(other, d, dev)
-    prod = node2(P.mul, x, node1(P.log, y))
     zero_x = node2(P.eq, x, lit(0, x), dt.bool_)
+    # log(1) where x = 0: the unused branch's gradient would be 0 * log(0) = NaN
+    prod = node2(P.mul, x, node1(P.log, where_node(zero_x, lit(1, y), y)))
     out = where_node(zero_x, lit(0, x), prod)
     return wrap(where_node(node2(P.ne, y, y, dt.bool_), y, out))
 
@@ -856,6 +940,13 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
         else _scalar_pair_dtype(a, b)
     )
     dev = device_of(c, a, b, op="where")
+    # A number is converted to the result dtype with torch's check (int8 takes no 300;
+    # torch 2.13 checks float32's range here but lets float16 round to inf).
+    half = d is dt.float16
+    a, b = (
+        checked_scalar(v, d, "where", check_float=not half) if isinstance(v, Number) else v
+        for v in (a, b)
+    )
     return wrap(where_node(c._node, to_node(a, d, dev), to_node(b, d, dev)))
 
 
@@ -870,4 +961,8 @@ def relu(input: Tensor) -> Tensor:
     n = _tensor_arg(input, "relu")._node
     if n.dtype is dt.bool_:
         raise op_error(RuntimeError, "relu", "\"clamp_min_cpu\" not implemented for 'Bool'")
-    return wrap(node2(P.maximum, n, lit(0, n)))
+    if not _tracks_grad(n):
+        return wrap(node2(P.maximum, n, lit(0, n)))
+    # The same value as 0 where x <= 0, else x (NaN too): torch's gradient is 0 at x = 0,
+    # where max(x, 0) would split it with the constant.
+    return wrap(where_node(node2(P.le, n, lit(0, n), dt.bool_), lit(0, n), n))

@@ -30,7 +30,15 @@ from lazytorch.ops._core import (
     wrap,
 )
 from lazytorch.ops.creation import resolve_dtype
-from lazytorch.ops.elementwise import _tensor_arg, lit, node1, node2
+from lazytorch.ops.elementwise import (
+    _safe_sqrt,
+    _tensor_arg,
+    _zero_gradient,
+    lit,
+    node1,
+    node2,
+    where_node,
+)
 from lazytorch.ops.reduction import _finish, _sum_dtype, reduce_node
 from lazytorch.tensor import Tensor
 
@@ -523,16 +531,33 @@ def vector_norm(
     elif ord == -math.inf:
         r = red(P.reduce_min, a)
     elif ord == 0:
-        r = red(P.reduce_sum, cast(node2(P.ne, n, lit(0, n), dt.bool_), n.dtype))
+        # a count: torch's result still requires grad, with a zero gradient
+        nonzero = cast(node2(P.ne, n, lit(0, n), dt.bool_), n.dtype)
+        r = red(P.reduce_sum, _zero_gradient(nonzero, n))
     elif ord == 1:
         r = red(P.reduce_sum, a)
     elif ord == 2:
-        r = node1(P.sqrt, red(P.reduce_sum, node2(P.mul, a, a)))
-    else:
+        # torch's gradient is 0 at a zero norm (not sqrt's inf times 0)
+        r = _safe_sqrt(red(P.reduce_sum, node2(P.mul, a, a)))
+    elif n.ag is None:
         p = const_node(ord, n.dtype, n.device)
         s = red(P.reduce_sum, node2(P.pow, a, p))
         r = node2(P.pow, s, const_node(1.0 / ord, n.dtype, n.device))
+    else:
+        r = _p_norm_with_grad(a, float(ord), red)
     return wrap(cast(r, out_dtype))
+
+
+def _p_norm_with_grad(a: Node, p: float, red: Any) -> Node:
+    """(sum |x|**p)**(1/p) with torch's gradient: 0 at elements that are 0 (where |x|**p has
+    an infinite slope for p < 1) and everywhere when the norm is 0 (its root's slope)."""
+    zero = node2(P.eq, a, lit(0, a), dt.bool_)
+    at0 = lit(0.0 if p > 0 else math.inf, a)  # 0 ** p
+    powed = where_node(zero, at0, node2(P.pow, where_node(zero, lit(1, a), a), lit(p, a)))
+    s = red(P.reduce_sum, powed)
+    s0 = node2(P.eq, s, lit(0, s), dt.bool_)
+    root = node2(P.pow, where_node(s0, lit(1, s), s), lit(1.0 / p, s))
+    return where_node(s0, lit(0.0 if p > 0 else math.inf, s), root)
 
 
 def matrix_norm(

@@ -27,7 +27,7 @@ from lazytorch.ops._core import (
     wrap,
 )
 from lazytorch.ops.creation import resolve_dtype
-from lazytorch.ops.elementwise import _tensor_arg, lit, node1, node2, where_node
+from lazytorch.ops.elementwise import _safe_sqrt, _tensor_arg, lit, node1, node2, where_node
 from lazytorch.tensor import Tensor
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -237,8 +237,13 @@ def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result
                 )
             return reducer(input)
         values = reducer(input, dim, keepdim)
-        indices = wrap(_arg(arg_prim, name, input, dim, keepdim))
-        return result(values, indices)
+        idx = _arg(arg_prim, name, input, dim, keepdim)
+        n = input._node
+        if n.ag is not None and n.shape:
+            # torch sends the gradient to the one index returned, not shared between ties:
+            # the values are that element, gathered (the same value as the reduction).
+            values = wrap(_gather_at(n, idx, normalize_dim(dim, len(n.shape), name), keepdim))
+        return result(values, wrap(idx))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (
@@ -246,6 +251,13 @@ def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result
         f"along dim; {name}(input, other): elementwise {name}imum."
     )
     return fn
+
+
+def _gather_at(n: Node, idx: Node, axis: int, keepdim: bool) -> Node:
+    """n's elements at `idx` (one per slice along `axis`, reduced as keepdim says)."""
+    kept = tuple(1 if i == axis else d for i, d in enumerate(n.shape))
+    picked = make_node(P.gather, (n, reshape_node(idx, kept)), (axis,), kept, n.dtype, n.device)
+    return _finish(picked, (axis,), keepdim)
 
 
 def _maximum(a: Tensor, b: Tensor) -> Tensor:
@@ -355,7 +367,7 @@ def std(
     """Standard deviation over `dim` with Bessel's `correction` (default 1)."""
     dim, unbiased = _var_args(dim, unbiased)
     v, _, d = _var_parts(input, dim, _correction(unbiased, correction, "std"), keepdim, "std")
-    return wrap(cast(node1(P.sqrt, v), d))
+    return wrap(cast(_safe_sqrt(v), d))
 
 
 def var_mean(
@@ -385,7 +397,7 @@ def std_mean(
     v, m, d = _var_parts(
         input, dim, _correction(unbiased, correction, "std_mean"), keepdim, "std_mean"
     )
-    return wrap(cast(node1(P.sqrt, v), d)), wrap(cast(m, d))
+    return wrap(cast(_safe_sqrt(v), d)), wrap(cast(m, d))
 
 
 def logsumexp_node(n: Node, axes: tuple[int, ...]) -> Node:

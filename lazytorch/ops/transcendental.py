@@ -77,32 +77,47 @@ def _cosh(n: Node) -> Node:
 
 
 def _sqrt_1m_x2(n: Node) -> Node:
-    # (1 - x)(1 + x) rather than 1 - x*x: no cancellation near |x| = 1.
-    return node1(P.sqrt, _mul(_sub(lit(1, n), n), _add(lit(1, n), n)))
+    # sqrt(1 - x) * sqrt(1 + x) rather than sqrt(1 - x*x): no cancellation near |x| = 1,
+    # and the gradient at |x| = 1 is torch's infinity, not the inf * 0 = NaN of
+    # differentiating the product (1 - x)(1 + x) under a root.
+    return _mul(node1(P.sqrt, _sub(lit(1, n), n)), node1(P.sqrt, _add(lit(1, n), n)))
 
 
 def _asinh(n: Node) -> Node:
     a = node1(P.abs, n)
+    huge = _lt(lit(_HUGE, n), a)
+    # Each branch sees only arguments it is meant for (1 elsewhere), so the branch not
+    # taken has a finite gradient: log's at 0 and a**2's at inf would make 0 * inf = NaN.
+    am = where_node(huge, lit(1, n), a)
+    ab = where_node(huge, a, lit(1, n))
     # log1p(a + a**2 / (1 + sqrt(1 + a**2))) = log(a + sqrt(a**2 + 1)), accurate near 0.
-    a2 = _mul(a, a)
-    mid = node1(P.log1p, _add(a, _div(a2, _add(lit(1, n), node1(P.sqrt, _add(a2, lit(1, n)))))))
-    big = _add(node1(P.log, a), lit(_LN2, n))
-    return _odd(n, where_node(_lt(lit(_HUGE, n), a), big, mid))
+    a2 = _mul(am, am)
+    mid = node1(P.log1p, _add(am, _div(a2, _add(lit(1, n), node1(P.sqrt, _add(a2, lit(1, n)))))))
+    big = _add(node1(P.log, ab), lit(_LN2, n))
+    return _odd(n, where_node(huge, big, mid))
 
 
 def _acosh(n: Node) -> Node:
-    # log1p(t + sqrt(2t + t**2)) with t = x - 1: log(x + sqrt(x**2 - 1)), accurate near 1.
-    t = _sub(n, lit(1, n))
-    mid = node1(P.log1p, _add(t, node1(P.sqrt, _mul(t, _add(t, lit(2, n))))))
-    big = _add(node1(P.log, n), lit(_LN2, n))
-    v = where_node(_lt(lit(_HUGE, n), n), big, mid)
+    huge = _lt(lit(_HUGE, n), n)
+    # As in asinh, each branch sees only its own arguments (2 or 1 elsewhere), so the
+    # branch not taken has a finite gradient.
+    nm = where_node(huge, lit(2, n), n)
+    nb = where_node(huge, n, lit(1, n))
+    # log1p(t + sqrt(2t + t**2)) with t = x - 1: log(x + sqrt(x**2 - 1)), accurate near 1;
+    # sqrt(t) * sqrt(t + 2), so that the gradient at x = 1 is torch's inf (not inf * 0).
+    t = _sub(nm, lit(1, n))
+    mid = node1(P.log1p, _add(t, _mul(node1(P.sqrt, t), node1(P.sqrt, _add(t, lit(2, n))))))
+    big = _add(node1(P.log, nb), lit(_LN2, n))
+    v = where_node(huge, big, mid)
     # The formula's rounding can land on log1p(-1) = -inf for large negative x; acosh is NaN.
     return where_node(_lt(n, lit(1, n)), lit(math.nan, n), v)
 
 
 def _atanh(n: Node) -> Node:
-    # 0.5 * log1p(2x / (1 - x)) = 0.5 * log((1 + x) / (1 - x)), accurate near 0.
-    return _mul(lit(0.5, n), node1(P.log1p, _div(_mul(lit(2, n), n), _sub(lit(1, n), n))))
+    # 0.5 * (log1p(x) - log1p(-x)) = 0.5 * log((1 + x) / (1 - x)): accurate near 0 (the two
+    # terms have opposite signs), and at x = +-1 the gradient is torch's inf, where
+    # differentiating 2x / (1 - x) would give 0 * inf = NaN.
+    return _mul(lit(0.5, n), _sub(node1(P.log1p, n), node1(P.log1p, node1(P.neg, n))))
 
 
 # W. J. Cody's rational approximations for erfc (Math. Comp. 23, 1969; netlib specfun
@@ -130,7 +145,11 @@ _ERFC_ZERO = 27.0  # erfc underflows to 0 beyond it in float64 (and earlier in n
 
 
 def _erfc(n: Node) -> Node:
-    y = node1(P.abs, n)
+    a = node1(P.abs, n)
+    # The rational forms divide by y; feed them 1 where the series near 0 is used, and 27 past
+    # the underflow, so the branches not taken have finite gradients (0 * inf is NaN).
+    y = where_node(_lt(a, lit(_ERFC_SMALL, n)), lit(1, n), a)
+    y = where_node(_lt(lit(_ERFC_ZERO, n), a), lit(_ERFC_ZERO, n), y)
     # 0.46875 <= y <= 4: erfc(y) = exp(-y**2) * C(y) / D(y).
     num, den = _mul(lit(_ERFC_C[8], n), y), y
     for c, d in zip(_ERFC_C[:7], _ERFC_D[:7]):
@@ -151,11 +170,11 @@ def _erfc(n: Node) -> Node:
         node1(P.exp, node1(P.neg, _mul(s, s))),
         node1(P.exp, node1(P.neg, _mul(_sub(y, s), _add(y, s)))),
     )
-    pos = where_node(_lt(lit(_ERFC_ZERO, n), y), lit(0, n), _mul(e, r))
+    pos = where_node(_lt(lit(_ERFC_ZERO, n), a), lit(0, n), _mul(e, r))
     # erfc(-y) = 2 - erfc(y); NaN falls through every comparison into `pos`, which is NaN.
     full = where_node(_lt(n, lit(0, n)), _sub(lit(2, n), pos), pos)
     near0 = _sub(lit(1, n), node1(P.erf, n))
-    return where_node(_lt(y, lit(_ERFC_SMALL, n)), near0, full)
+    return where_node(_lt(a, lit(_ERFC_SMALL, n)), near0, full)
 
 
 rsqrt = _decomposed_unary("rsqrt", lambda n: _div(lit(1, n), node1(P.sqrt, n)), "1 / sqrt(x)")

@@ -42,7 +42,11 @@ def hardtanh(
         # torch converts the limits to the integer dtype (truncating), so the result keeps
         # the input's dtype instead of promoting to float.
         min_val, max_val = int(min_val), int(max_val)
-    return _maybe_inplace(x, E.clamp(x, min_val, max_val), inplace)
+    if not x.requires_grad:
+        return _maybe_inplace(x, E.clamp(x, min_val, max_val), inplace)
+    # clamp's value; torch's gradient is 0 at the bounds themselves (and 1 at NaN)
+    y = E.where(x <= min_val, min_val, E.where(x >= max_val, max_val, x))  # type: ignore[operator]
+    return _maybe_inplace(x, y, inplace)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -51,9 +55,10 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 
 def _elu(x: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
-    """torch's shared elu kernel: scale * (x if x > 0 else alpha * expm1(x * input_scale))."""
+    """torch's shared elu kernel: scale * (alpha * expm1(x * input_scale) if x <= 0 else x);
+    NaN takes the linear side, as in torch's backward."""
     w = _opmath(x)
-    y = E.where(w > 0, w, E.expm1(w * input_scale) * alpha)  # type: ignore[operator]
+    y = E.where(w <= 0, E.expm1(w * input_scale) * alpha, w)  # type: ignore[operator]
     if scale != 1.0:
         y = y * scale  # type: ignore[operator]
     return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
@@ -119,8 +124,14 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 def logsigmoid(input: Tensor) -> Tensor:
     x = _float_input(input, "logsigmoid", "log_sigmoid_cpu")
-    w = _opmath(x)
-    return (-(E.log1p(E.exp(-E.abs(w))) + E.relu(-w))).to(x.dtype)  # type: ignore[operator,no-any-return]
+    return log_sigmoid_opmath(_opmath(x)).to(x.dtype)  # type: ignore[attr-defined,no-any-return]
+
+
+def log_sigmoid_opmath(w: Tensor) -> Tensor:
+    """min(x, 0) - log1p(exp(-|x|)), with both kinks taken on the same side (x >= 0), so that
+    the gradient at 0 is the smooth function's 0.5 (torch's), not abs's and min's 0 each."""
+    neg = w < 0  # type: ignore[operator]
+    return E.where(neg, w, 0.0) - E.log1p(E.exp(E.where(neg, w, -w)))  # type: ignore[operator,no-any-return]
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -129,12 +140,23 @@ def softsign(input: Tensor) -> Tensor:
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     x = _float_input(input, "hardsigmoid", "hardsigmoid_cpu")
-    return _maybe_inplace(x, E.clamp(x / 6.0 + 0.5, 0.0, 1.0), inplace)  # type: ignore[operator]
+    y = E.clamp(x.detach() / 6.0 + 0.5, 0.0, 1.0)  # type: ignore[attr-defined]
+    if x.requires_grad:
+        # torch's gradient: 1/6 strictly inside (-3, 3), 0 at the bounds and at NaN
+        inside = (x > -3.0) & (x < 3.0)  # type: ignore[operator]
+        y = E.where(inside, x / 6.0 + 0.5, y)  # type: ignore[operator]
+    return _maybe_inplace(x, y, inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     x = _float_input(input, "hardswish", "hardswish_cpu")
-    return _maybe_inplace(x, x * E.clamp(x / 6.0 + 0.5, 0.0, 1.0), inplace)  # type: ignore[operator]
+    if not x.requires_grad:
+        return _maybe_inplace(x, x * E.clamp(x / 6.0 + 0.5, 0.0, 1.0), inplace)  # type: ignore[operator]
+    # The same values; torch's gradient: 0 for x <= -3, x/3 + 1/2 below 3, else 1 (NaN too).
+    low = x.detach() * 0.0  # type: ignore[attr-defined]  # -0.0, or NaN at -inf
+    mid = x * (x / 6.0 + 0.5)  # type: ignore[operator]
+    y = E.where(x <= -3.0, low, E.where(x < 3.0, mid, x))  # type: ignore[operator]
+    return _maybe_inplace(x, y, inplace)
 
 
 # -- softmax family -----------------------------------------------------------------------------

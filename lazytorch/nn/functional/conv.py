@@ -234,9 +234,16 @@ def max_pool2d(
     xp = pad(x, (pw, pw + ew, ph, ph + eh), value=fill) if (ph or pw or eh or ew) else x
     win = _windows(xp, (kh, kw), (sh, sw), (dh, dw), (ho, wo))  # (N, C, K, Ho, Wo)
     values = R.amax(win, 2)
+    k = None
+    if return_indices or x.requires_grad:
+        k = _max_pool_winner(win, values, (h, w), (kh, kw), (sh, sw), (ph, pw, eh, ew), (dh, dw))
+    if x.requires_grad:
+        # torch's gradient goes to the one element its index names, not shared between
+        # tied maxima: take the values as those elements (the same values as the max).
+        values = S.squeeze(lt.gather(win, 2, S.unsqueeze(k, 2)), 2)
     if not return_indices:
         return S.squeeze(values, 0) if unbatched else values
-    k = _max_pool_winner(win, values, (h, w), (kh, kw), (sh, sw), (ph, pw, eh, ew), (dh, dw))
+    assert k is not None
     ki = E.div(k, kw, rounding_mode="floor")
     kj = k - ki * kw  # type: ignore[operator]
     rows = lt.arange(ho, device=x.device).reshape(1, 1, ho, 1) * sh - ph + ki * dh  # type: ignore[attr-defined,operator]

@@ -7,7 +7,7 @@ from typing import Any
 import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
-from lazytorch.nn.functional.activation import log_softmax
+from lazytorch.nn.functional.activation import log_sigmoid_opmath, log_softmax
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
@@ -307,7 +307,7 @@ def binary_cross_entropy_with_logits(
             "binary_cross_entropy_with_logits",
             f"result type Float can't be cast to the desired output type {target.dtype.legacy_name}",
         )
-    softplus_neg = E.log1p(E.exp(-E.abs(x))) + E.relu(-x)  # log(1 + exp(-x)), stable  # type: ignore[operator]
+    softplus_neg = -log_sigmoid_opmath(x)  # log(1 + exp(-x)), stable
     if pos_weight is not None:
         coef = 1 + (pos_weight - 1) * target  # type: ignore[operator]
         loss = (1 - target) * x + coef * softplus_neg  # type: ignore[operator]
