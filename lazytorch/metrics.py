@@ -40,6 +40,8 @@ KEYS = (
     "dynamic_hits",
     "dynamic_refused",
     "triton_fallbacks",
+    "interpreter_fallbacks",
+    "host_view_reads",
 )
 
 # Histogram buckets of `observe` (upper bounds; +Inf is implicit).

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lazytorch import _config, metrics
 from lazytorch._errors import ImplicitMaterializationError
 from lazytorch.ir.node import Node, format_loc, user_loc
+from lazytorch.runtime.host_views import read_on_host
 
 if TYPE_CHECKING:
     from lazytorch.tensor import Tensor
@@ -132,6 +133,10 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
         return
     if _compile_trace is not None:  # a lazytorch.compile trace cannot replay a cut
         _compile_trace.materialized(cause)
+    else:  # views of computed values are read on the host, with no program to compile
+        roots = [n for n in roots if not read_on_host(n)]
+        if not roots:
+            return
     for n in roots:
         if n.ag is True:
             # A gradient-carrying value computed before its backward ran: compute what the
