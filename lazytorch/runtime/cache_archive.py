@@ -175,6 +175,9 @@ def _read(stream: IO[bytes], stage: pathlib.Path) -> Archive:
             archive.manifest = _read_small(stream, name, size, MAX_MANIFEST_BYTES)
             continue
         key, file_name = match.groups()
+        limit = MAX_META_BYTES if file_name == META_NAME else MAX_FILE_BYTES
+        if size > limit:
+            raise ArchiveError(f"member {name!r} is {size} bytes, over {_mib(limit)}")
         entry = archive.entries.setdefault(key, ArchivedEntry())
         entry.size += size
         if entry.size > MAX_ENTRY_BYTES:

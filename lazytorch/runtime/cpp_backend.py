@@ -569,8 +569,9 @@ class CppBackend:
         source = None
         if entry is None:
             with contextlib.ExitStack() as held:
-                _take_lock(disk, key, held)
-                entry = self._lookup(disk, key, program, symbols)  # compiled meanwhile?
+                if not disk.read_only:  # else nobody can have stored it meanwhile
+                    _take_lock(disk, key, held)
+                    entry = self._lookup(disk, key, program, symbols)  # compiled meanwhile?
                 if entry is None:
                     metrics.increment("cache_misses")
                     manifest, so, source = build()

@@ -177,6 +177,15 @@ def default_cache_dir() -> pathlib.Path:
     return pathlib.Path.home() / ".cache" / "lazytorch"
 
 
+def _is_env_dir(path: pathlib.Path) -> bool:
+    """Whether `path` is where ``LAZYTORCH_CACHE_DIR`` points (for error messages)."""
+    value = os.environ.get(ENV_DIR, "")
+    try:
+        return bool(value) and pathlib.Path(value).expanduser().absolute() == path
+    except RuntimeError:
+        return False
+
+
 def lock_timeout() -> float:
     """Seconds `DiskCache.lock` waits: ``LAZYTORCH_CACHE_LOCK_TIMEOUT``, else 300.
 
@@ -249,16 +258,16 @@ class DiskCache:
         cannot write opens read-only (`read_only`). Temporary directories that dead
         processes left over an hour ago are removed.
         """
-        from_env = root is None and bool(os.environ.get(ENV_DIR))
         path = pathlib.Path(default_cache_dir() if root is None else root).expanduser()
         self.root = path.absolute()
+        from_env = root is None or _is_env_dir(self.root)
         self._entries = self.root / f"v{FORMAT}"
         self._tmp = self._entries / "tmp"
         self._locks = self.root / "locks"
         try:
             self.read_only = self._open_tree()
         except CacheDirError as exc:
-            if not from_env:
+            if not from_env or not os.environ.get(ENV_DIR):
                 raise
             raise CacheDirError(
                 f"{exc} (the directory comes from {ENV_DIR}={os.environ[ENV_DIR]!r})"
