@@ -4,7 +4,9 @@ The cache (`lazytorch.runtime.disk_cache`) holds compiled programs keyed by a ha
 program and of the toolchain that built it. These commands look at it without loading
 anything, and move it between machines: ``export`` writes the verified entries to one
 tar.gz, ``import`` stores those of an archive that this machine can use (built by the same
-lazytorch, compiler, flags and CPU features) and refuses the others, saying why.
+lazytorch, compiler, flags and CPU features, filed under the key of their own program) and
+refuses the others, saying why. The archive format and its streaming reader are in
+`lazytorch.runtime.cache_archive`.
 
 Usage::
 
@@ -121,9 +123,10 @@ def add_parser(subparsers: Any) -> None:
         parents=[common],
         help="re-hash every entry and report corrupt ones",
         description="Check every entry's files against the SHA-256 checksums in its "
-        "meta.json. Prints each corrupt entry's key and reason and exits 1 if there is "
-        "one, else exits 0. Deletes nothing: lazytorch drops a corrupt entry when it looks "
-        "it up, and recompiles the program.",
+        "meta.json, and meta.json against its seal (so an edited manifest or an entry "
+        "moved to another key shows). Prints each corrupt entry's key and reason and exits "
+        "1 if there is one, else exits 0. Deletes nothing: lazytorch drops a corrupt entry "
+        "when it looks it up, and recompiles the program.",
     )
     verify.set_defaults(func=_verify)
 
@@ -154,11 +157,14 @@ def add_parser(subparsers: Any) -> None:
         parents=[common],
         help="add the usable entries of an exported archive",
         description="Read FILE, written by 'lazytorch cache export', and store each entry "
-        "whose checksums match and that was built for this machine (same lazytorch "
+        "whose checksums and seal match, whose key recomputed from its key.txt is the key "
+        "it is filed under, and that was built for this machine (same lazytorch "
         "version, compiler, flags, runtime headers and CPU features: the toolchain "
         "fingerprint). Other entries are refused with the reason; entries already in the "
         "cache are kept. Exits 1 if any entry was refused. An archive holding anything but "
-        "regular files named KEY/NAME and lazytorch-cache.json is rejected as a whole.",
+        "regular files named KEY/NAME and lazytorch-cache.json, or more than 256 MiB in a "
+        "file or 512 MiB in an entry, is rejected as a whole (it is read in one pass, "
+        "with bounded memory).",
     )
     imp.add_argument("file", metavar="FILE", type=pathlib.Path, help="the archive to read")
     imp.set_defaults(func=_import)
