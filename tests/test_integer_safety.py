@@ -239,3 +239,268 @@ def test_triton_integer_division_helpers_wrap(tmp_path):
         timeout=600,
     )
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+
+
+# -- sizes: int64 dims, storage and numel bounds ------------------------------------------------
+# Each case is an expression over the library `t` (torch or lazytorch), so the test id reads as
+# the call it checks. torch refuses every one of these; lazytorch used to wrap the size.
+SIZE_ERRORS = [
+    # a dim beyond int64: the argument parser's TypeError (ValueError for a lone int)
+    "t.ones(2**64 + 3)",
+    "t.ones(2**63)",
+    "t.zeros(2**64)",
+    "t.empty(2, 2**64)",
+    "t.full((2**64,), 1.0)",
+    "t.randn(2**64)",
+    "t.rand(2**64)",
+    "t.randint(0, 5, (2**64,))",
+    "t.ones(3).new_zeros(2**64)",
+    "t.ones(3).reshape(2**64 + 3)",
+    "t.ones(4).reshape(2, 2**63)",
+    "t.ones(3).view(2**64 + 3)",
+    "t.ones(3).expand(2**64, 3)",
+    "t.ones(2).repeat(2**63)",
+    "t.linspace(0, 1, 2**64)",
+    "t.linspace(0, 1, 2**63)",
+    "t.eye(2**64)",
+    "t.eye(2, 2**64)",
+    "t.randperm(2**64)",
+    "t.randint(0, 2**63, (2,))",
+    "t.randint(0, 10**30, (2,))",
+    "t.arange(2**64 + 5)",
+    "t.arange(2**63)",
+    # negative dims
+    "t.ones(-1)",
+    "t.ones(3, -2)",
+    "t.empty(-5)",
+    "t.full((-1,), 1.0)",
+    "t.randn(-1)",
+    "t.randint(0, 5, (-1,))",
+    "t.linspace(0, 1, -1)",
+    "t.arange(-5)",
+    "t.ones(3).new_empty(-1)",
+    "t.ones(2).repeat(-1)",
+    "t.ones(3).reshape(-2)",
+    # storage of numel * itemsize bytes beyond int64, or a contiguous stride beyond int64
+    "t.ones(2**63 - 1)",
+    "t.ones(2**62, 4)",
+    "t.ones(3, 2**62)",
+    "t.zeros(2**31, 2**31, 2)",
+    "t.ones(2**32, 2**31)",
+    "t.zeros(2**62, 4, 0)",
+    "t.zeros(0, 2**62, 4)",
+    "t.zeros(0, 2**62, 2)",
+    "t.zeros(2**62, 2, dtype=t.int8)",
+    "t.empty(2**60, dtype=t.int64)",
+    "t.empty(2**62, dtype=t.float16)",
+    "t.full((2**62, 4), 1.0)",
+    "t.randn(2**62, 4)",
+    "t.randint(5, (2**62, 4))",
+    "t.randperm(2**63 - 1)",
+    "t.linspace(0, 1, 2**62)",
+    "t.linspace(0, 1, 2**61, dtype=t.float32)",
+    "t.arange(2**62 + 1)",
+    "t.arange(0.0, 2.0**62, 1.0, dtype=t.float64)",
+    "t.arange(0, 2**62, 0.5)",
+    "t.arange(0, 2**63 - 1, 2**61)",
+    "t.arange(-2**62, 2**62)",
+    "t.arange(0.0, 2.0**70)",
+    "t.eye(2**62, 1)",
+    "t.eye(2**62, 2)",
+    "t.ones(2).new_ones(2**62, 4)",
+    "t.ones(1, 1).repeat(2**62, 4)",
+    "t.ones(2).repeat(2**62)",
+    # numel beyond int64 (views need no storage, but torch still counts their elements)
+    "t.ones(1).expand(2**62, 4)",
+    "t.ones(3, 1).expand(3, 2**62)",
+    "t.ones(3, 1).expand(-1, 2**62)",
+    "t.ones(1, 1, 1).expand(2**62, 4, 0)",
+    "t.ones(0).reshape(2**62, 4, 0)",
+    "t.ones(0).reshape(-1, 2**62, 4)",
+    "t.ones(0).view(2**62, 4, 0)",
+]
+
+
+@pytest.mark.parametrize("expr", SIZE_ERRORS)
+def test_size_refused_like_torch(both_backends, expr):
+    assert check(lambda t: eval(expr, {"t": t})) is None  # None: torch raised, and so did we
+
+
+# Sizes at the bounds that torch accepts. Shapes only: a view of 2**63 - 1 elements exists
+# lazily, and materializing one is beyond NumPy (and memory) anyway.
+SIZE_LIMITS = [
+    "t.ones(1).expand(2**63 - 1).shape",
+    "t.ones(1, 1).expand(2**61, 3).shape",
+    "t.ones(1).expand(2**62, 1).shape",
+    "t.ones(1, 1, 1).expand(0, 2**62, 4).shape",
+    "t.zeros(0, 2**62, 1).shape",
+    "t.zeros(2**62, 2, 0).shape",
+    "t.zeros(2**63 - 1, 2, 0).shape",
+    "t.empty(2**60, 0, dtype=t.int64).shape",
+    "t.ones(0).reshape(0, 2**62, 4).shape",
+    "t.ones(3).expand(2, -1).shape",
+]
+
+
+@pytest.mark.parametrize("expr", SIZE_LIMITS)
+def test_size_at_the_bound_accepted(expr):
+    check(lambda t: eval(expr, {"t": t}), modes=("lazy",))
+
+
+@pytest.mark.parametrize("backend", BOTH)
+def test_huge_sizes_no_longer_wrap(backend):
+    # The repros: each gave a wrapped answer (3.0, 4) instead of an error.
+    with lt.backend(backend):
+        with pytest.raises(TypeError, match="Overflow when unpacking long long"):
+            lt.ones(2**64 + 3).sum().item()
+        with pytest.raises(OverflowError):
+            lt.arange(2**64 + 5)[-1].item()
+        with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+            lt.ones(2**62, 4).sum().item()
+        with pytest.raises(RuntimeError, match="numel: integer multiplication overflow"):
+            lt.ones(1).expand(2**62, 4)
+        # an ordinary large-but-valid size still works
+        assert lt.ones(1).expand(2**20, 3).sum().item() == 3 * 2**20
+
+
+# -- Python ints as scalars: torch's Scalar range, then wrap or a checked conversion -----------
+SCALARS = [
+    # beyond [-2**63, 2**64): OverflowError whatever the dtype
+    "t.ones(3, dtype=t.int64) * 2**64",
+    "t.ones(3, dtype=t.int64) * (-2**63 - 1)",
+    "t.ones(3, dtype=t.int8) + 2**64",
+    "t.ones(3, dtype=t.uint8) - 2**64",
+    "t.ones(3, dtype=t.float32) + 2**64",
+    "t.ones(3, dtype=t.float64) * 10**400",
+    "t.full((3,), 1.0) + (-2**63 - 1)",
+    "t.ones(3, dtype=t.bool) + 2**64",
+    "2**64 * t.ones(3, dtype=t.int64)",
+    "2**64 - t.ones(3, dtype=t.int64)",
+    "t.ones(3, dtype=t.int64) // 2**64",
+    "t.ones(3, dtype=t.int64) % 2**64",
+    "t.ones(3, dtype=t.int64) ** 2**64",
+    "t.ones(3) ** 2**64",
+    "t.ones(3, dtype=t.int64) ** (-2**63 - 1)",
+    "t.ones(3, dtype=t.int64) & 2**64",
+    "t.ones(3, dtype=t.int64) < 2**64",
+    "t.ones(3, dtype=t.int8) == 2**64",
+    "t.ones(3, dtype=t.int8).eq(2**64)",
+    "t.ones(3, dtype=t.int8).clamp(min=2**64)",
+    "t.ones(3, dtype=t.int8).clamp(min=-2**63 - 1)",
+    "t.ones(3).clamp(min=2**64)",
+    "t.add(t.ones(3, dtype=t.int64), 1, alpha=2**64)",
+    "t.ones(3).add(1, alpha=2**64)",
+    "t.where(t.ones(3, dtype=t.bool), t.ones(3, dtype=t.int64), 2**64)",
+    "t.ones(3, dtype=t.int8).masked_fill(t.ones(3, dtype=t.bool), 2**64)",
+    "t.ones(3, dtype=t.int8).fill_(2**64)",
+    "t.ones(3, dtype=t.bool).fill_(2**64)",
+    "t.full((2,), 2**64)",
+    "t.full((2,), -2**63 - 1)",
+    "t.full((2,), 2**64, dtype=t.float32)",
+    "t.full_like(t.ones(3, dtype=t.int8), 2**64)",
+    "t.full_like(t.ones(3), 2**64)",
+    "t.scalar_tensor(2**64)",
+    # inside the range: converted to the dtype by wrapping, as torch's arithmetic does
+    "t.ones(3, dtype=t.int64) * 2**63",
+    "t.ones(3, dtype=t.int64) * (-2**63)",
+    "t.full((3,), 44, dtype=t.int64) * 2**63",
+    "t.full((3,), 44, dtype=t.int64) + (2**64 - 1)",
+    "t.full((3,), 44, dtype=t.uint8) + (2**64 - 1)",
+    "t.ones(3, dtype=t.int8) + 300",
+    "t.ones(3, dtype=t.int8) + 128",
+    "t.ones(3, dtype=t.int8) + 2**63",
+    "t.ones(3, dtype=t.int32) + 2**40",
+    "t.ones(3, dtype=t.uint8) + 300",
+    "t.ones(3, dtype=t.uint8) + (-1)",
+    "t.full((3,), 44, dtype=t.int8) == 300",
+    "t.full((3,), 44, dtype=t.int8) < 300",
+    "t.full((3,), 44, dtype=t.int8) // 300",
+    "t.full((3,), 44, dtype=t.int8).remainder(300)",
+    "t.full((3,), 44, dtype=t.int8) & 300",
+    "t.full((3,), -2**63, dtype=t.int64) == 2**63",
+    "t.full((3,), 1.0) + (2**64 - 1)",
+    "t.full((3,), True) + 300",
+    "300 ** t.ones(3, dtype=t.int8)",
+    "t.ones(3) ** 2**63",
+    "t.ones(3) ** 1e300",
+    "t.ones(3, dtype=t.uint8).add(1, alpha=-1)",
+    "t.ones(3, dtype=t.int8).add(1.5, alpha=300)",
+    "t.where(t.ones(3, dtype=t.bool), t.ones(3, dtype=t.uint8), -1)",
+    "t.where(t.ones(3, dtype=t.bool), t.ones(3, dtype=t.float16), 1e300)",
+    "t.where(t.ones(3, dtype=t.bool), 300, 2)",
+    "t.ones(3, dtype=t.uint8).fill_(-1)",
+    "t.ones(3, dtype=t.int8).fill_(2.5)",
+    "t.ones(3, dtype=t.bool).fill_(5)",
+    "t.ones(3, dtype=t.uint8).masked_fill(t.ones(3, dtype=t.bool), -1)",
+    "t.full((2,), 2**63 - 1)",
+    "t.tensor(2**63 - 1) + 1",
+    "t.tensor([1, 2**63 - 1], dtype=t.int64).sum()",
+    # where torch converts with a check instead: RuntimeError
+    "t.full((2,), 2**63)",
+    "t.full((2,), 300, dtype=t.int8)",
+    "t.full((2,), 2**63, dtype=t.int8)",
+    "t.full_like(t.ones(3, dtype=t.int8), 300)",
+    "t.scalar_tensor(2**63, dtype=t.int64)",
+    "t.ones(3, dtype=t.int8).add(1, alpha=300)",
+    "t.ones(3, dtype=t.int8).sub(1, alpha=2**63)",
+    "t.ones(3, dtype=t.int8).add(t.ones(3, dtype=t.int8), alpha=300)",
+    "t.ones(3, dtype=t.uint8).add(1, alpha=256)",
+    "t.ones(3, dtype=t.int64).add(1, alpha=2**63)",
+    "t.ones(3, dtype=t.float16).add(1, alpha=1e10)",
+    "t.ones(3).add(1, alpha=1e300)",
+    "t.ones(3, dtype=t.int8) ** 300",
+    "t.ones(3, dtype=t.int8) ** 128",
+    "t.ones(3, dtype=t.int8) ** 127",
+    "t.ones(3, dtype=t.int8).pow(300)",
+    "t.ones(3, dtype=t.uint8) ** 256",
+    "t.ones(3, dtype=t.int64) ** 2**63",
+    "t.ones(3, dtype=t.int8) ** 2**63",
+    "t.ones(3, dtype=t.float16) ** 100000",
+    "t.where(t.ones(3, dtype=t.bool), t.ones(3, dtype=t.int8), 300)",
+    "t.where(t.ones(3, dtype=t.bool), 300, t.ones(3, dtype=t.int8))",
+    "t.where(t.ones(3, dtype=t.bool), t.ones(3, dtype=t.uint8), -300)",
+    "t.where(t.ones(3, dtype=t.bool), t.ones(3, dtype=t.int64), 2**63)",
+    "t.where(t.ones(3, dtype=t.bool), t.ones(3), 1e300)",
+    "t.ones(3, dtype=t.int8).masked_fill(t.ones(3, dtype=t.bool), 300)",
+    "t.ones(3).masked_fill(t.ones(3, dtype=t.bool), 1e300)",
+    "t.ones(3, dtype=t.int8).fill_(300)",
+    "t.ones(3, dtype=t.int8).fill_(2**63)",
+    "t.ones(3, dtype=t.int8).fill_(1e10)",
+    "t.ones(3).fill_(1e300)",
+    "t.ones(3, dtype=t.int8).clamp(max=300)",
+    # an int from 2**63 on is a uint64 Scalar: with only a bool tensor it cannot promote
+    "t.full((3,), True) + 2**63",
+    "t.tensor([True]) * 2**63",
+    "t.tensor([True]) == 2**63",
+    "t.tensor([True]) * (2**63 - 1)",
+    "t.where(t.tensor([True]), 2**63, 2.0)",
+]
+
+
+TENSOR_DATA = [
+    "t.tensor([2**64])",
+    "t.tensor([2**63])",
+    "t.tensor([-2**63 - 1])",
+    "t.tensor(2**64)",
+    "t.tensor([1, 2**64])",
+    "t.tensor([True, 2**64])",
+    "t.tensor([2**63], dtype=t.uint8)",
+    "t.tensor([300], dtype=t.int8)",
+    "t.tensor([2**63 - 1])",
+    "t.tensor([-2**63])",
+    # a float or bool tensor takes any int its dtype can hold
+    "t.tensor([2**64], dtype=t.float32)",
+    "t.tensor([2**63], dtype=t.float32)",
+    "t.tensor(2**63, dtype=t.float64)",
+    "t.tensor([1.5, 2**64])",
+    "t.tensor([[1, 2**64], [1.0, 2]])",
+    "t.tensor([10**400], dtype=t.float64)",
+    "t.tensor([1.5, 10**400])",
+    "t.tensor([0, 2**70], dtype=t.bool)",
+    "t.tensor(2**70, dtype=t.bool)",
+]
+
+
+@pytest.mark.parametrize("expr", SCALARS + TENSOR_DATA)
+def test_python_int_like_torch(both_backends, expr):
+    check(lambda t: eval(expr, {"t": t}))

@@ -21,7 +21,7 @@ from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import CPU as _CPU
 from lazytorch.ir.device import Device
-from lazytorch.ir.node import Node, stamp, user_loc
+from lazytorch.ir.node import Node, format_loc, stamp, user_loc
 from lazytorch.ir.primitives import PRIMITIVES, make_node
 from lazytorch.ir.symbolic import SymInt
 from lazytorch.tensor import Tensor
@@ -84,8 +84,33 @@ def scalar_node(value: Any, dtype: dt.DType, device: Device) -> Node:
     No provenance: an input cannot fail, and skipping the stack walk halves the cost of
     ``x * 2``.
     """
+    if type(value) is int and not INT64_MIN <= value < UINT64_END:
+        raise python_int_overflow(value)
     h = hash((_SCALAR, dtype, (), device))
     return Node(_SCALAR, (), (), (), dtype, device, h, None, dtype.to_python(value))
+
+
+# -- Python ints as torch Scalars ---------------------------------------------------------
+# torch takes a Python int as an int64 Scalar or, from 2**63 on, as a uint64 one; only then is
+# it converted to the tensor's dtype (wrapping, or checked where torch checks). An int
+# outside both is an OverflowError whatever the dtype, float tensors included.
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+UINT64_END = 1 << 64
+
+
+def python_int_overflow(value: int) -> OverflowError:
+    """torch's error for a Python int that is no int64 or uint64 Scalar."""
+    why = "int too big to convert" if value > 0 else "can't convert negative int to unsigned"
+    return OverflowError(
+        f"{why}: a Python int operand must lie in [-2**63, 2**64), got {value} "
+        f"(at {format_loc(user_loc())})"
+    )
+
+
+def check_python_int(value: Any) -> None:
+    """OverflowError unless `value` (if a Python int) can be a torch Scalar."""
+    if type(value) is int and not INT64_MIN <= value < UINT64_END:
+        raise python_int_overflow(value)
 
 
 # Literal nodes are immutable and never program inputs, so one node per (value, dtype,
@@ -146,7 +171,23 @@ def result_type(*args: Any) -> dt.DType:
             scalars.append(dt.scalar_dtype(a, _config.get_default_dtype()))
         else:
             raise TypeError(f"result_type(): unsupported operand of type {type(a).__name__}")
-    return dt.result_type_of(dims, zeros, scalars)
+    d = dt.result_type_of(dims, zeros, scalars)
+    if d.category == 1 and not any(t.category for t in (*dims, *zeros)):
+        _no_uint64_result(args)
+    return d
+
+
+def _no_uint64_result(args: tuple[Any, ...]) -> None:
+    """torch takes an int from 2**63 on as a uint64 Scalar and cannot promote it when it
+    decides the integer dtype (a bool tensor + 2**63): no wrapping into int64 then."""
+    for a in args:
+        if type(a) is int and a > INT64_MAX:
+            check_python_int(a)  # no Scalar at all: torch's OverflowError comes first
+            raise RuntimeError(
+                "Promotion for uint16, uint32, uint64 types is not supported: the int "
+                f"{a} is a uint64 and no integer tensor operand sets the result dtype "
+                f"(at {format_loc(user_loc())})"
+            )
 
 
 def to_node(x: Any, dtype: dt.DType, device: Device) -> Node:
@@ -264,12 +305,15 @@ def numel(shape: Sequence[Any]) -> Any:
     return n
 
 
-def shape_arg(size: Any, op: str) -> tuple[Any, ...]:
-    """A size given as ints, a tuple/list/Size of ints, or a 1-d tensor-like."""
+def shape_arg(size: Any, op: str, arg: str = "size") -> tuple[Any, ...]:
+    """A size given as ints, a tuple/list/Size of ints, or a 1-d tensor-like.
+
+    Each size must be an int64 (torch's argument parser: TypeError) and not negative.
+    """
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     out = []
-    for s in size:
+    for pos, s in enumerate(size, 1):
         if isinstance(s, SymInt):
             out.append(s)
             continue
@@ -281,6 +325,7 @@ def shape_arg(size: Any, op: str) -> tuple[Any, ...]:
                 op,
                 f"size must be a sequence of ints, got an element of type {type(s).__name__}",
             ) from None
+        check_int64_arg(v, op, arg, pos)
         if v < 0:
             raise op_error(
                 RuntimeError,
@@ -289,3 +334,70 @@ def shape_arg(size: Any, op: str) -> tuple[Any, ...]:
             )
         out.append(v)
     return tuple(out)
+
+
+def check_int64_arg(v: int, op: str, arg: str, pos: int) -> None:
+    """torch's parser refuses an int-list element beyond int64 with a TypeError."""
+    if not INT64_MIN <= v <= INT64_MAX:
+        raise op_error(
+            TypeError,
+            op,
+            f"argument '{arg}' failed to unpack the object at pos {pos} with error "
+            f'"Overflow when unpacking long long" ({v} is not an int64)',
+        )
+
+
+def unpack_int64(v: Any, op: str) -> None:
+    """torch's parser for a lone int argument (``linspace(steps=)``, ``eye(n)``,
+    ``randperm(n)``, ``randint(high)``): ValueError beyond int64."""
+    if isinstance(v, int) and not INT64_MIN <= v <= INT64_MAX:
+        raise op_error(ValueError, op, f"Overflow when unpacking long long ({v} is not an int64)")
+
+
+def _concrete(shape: Sequence[Any]) -> list[int] | None:
+    """The sizes as ints, or None if any is symbolic (its bound was checked when seen)."""
+    if any(isinstance(s, SymInt) for s in shape):
+        return None
+    return [int(s) for s in shape]
+
+
+def check_numel(shape: Sequence[Any], op: str) -> None:
+    """torch's numel check for shapes that need no storage (expand, view targets): the
+    running product of the sizes must stay an int64."""
+    sizes = _concrete(shape)
+    if sizes is None:
+        return
+    n = 1
+    for s in sizes:
+        n *= s
+        if n > INT64_MAX:
+            raise op_error(
+                RuntimeError,
+                op,
+                f"numel: integer multiplication overflow (sizes {sizes})",
+            )
+
+
+def check_new_tensor(shape: Sequence[Any], dtype: dt.DType, op: str) -> None:
+    """torch's checks for a new contiguous tensor of `shape` and `dtype`.
+
+    Storage: the running product of the sizes must fit a uint64 and the byte count an int64
+    (``ones(2**62, 4)`` needs 2**66 bytes); strides: each contiguous stride, with sizes 0
+    counted as 1, must fit an int64 even when the tensor is empty (``zeros(0, 2**62, 4)``).
+    Without the check, sizes wrap in the 64-bit index arithmetic of the kernels.
+    """
+    sizes = _concrete(shape)
+    if sizes is None:
+        return
+    n = 1
+    overflow = False
+    for s in sizes:
+        n *= s
+        overflow = overflow or n >= UINT64_END
+    if overflow or n * dtype.itemsize > INT64_MAX:
+        raise op_error(RuntimeError, op, f"Storage size calculation overflowed with sizes={sizes}")
+    stride = 1
+    for s in reversed(sizes[1:]):
+        stride *= max(s, 1)
+        if stride > INT64_MAX:
+            raise op_error(RuntimeError, op, f"Stride calculation overflowed (sizes {sizes})")

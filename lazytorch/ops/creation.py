@@ -19,13 +19,19 @@ from lazytorch.ir.device import Device, as_device
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import (
+    INT64_MAX,
+    INT64_MIN,
     P,
     cast,
+    check_new_tensor,
+    check_numel,
+    check_python_int,
     const_node,
     expand_node,
     leaf_node,
     scalar_node,
     shape_arg,
+    unpack_int64,
     wrap,
 )
 from lazytorch.tensor import Tensor
@@ -118,8 +124,10 @@ def checked_scalar(value: Any, d: dt.DType, op: str, *, check_float: bool = True
     to -max, which wrap (torch allows ``a - b`` to be computed as ``a + 255 * b`` in uint8);
     floats converted to an integer dtype must be finite and in range before truncation.
     With `check_float`, a finite value beyond a float dtype's range is an error too (torch's
-    fills check it; ``tensor()`` rounds it to inf).
+    fills check it; ``tensor()`` rounds it to inf). A Python int that is no torch Scalar
+    (beyond [-2**63, 2**64)) is an OverflowError first, whatever the dtype.
     """
+    check_python_int(value)
     if d is dt.bool_:
         return bool(value)
     if d.is_floating_point:
@@ -241,14 +249,18 @@ def _from_python(data: Any, dtype: dt.DType | None) -> tuple[Any, dt.DType]:
     d = _leaf_dtype(data) if dtype is None else dtype
     leaves: list[Any] = []
     _flatten_data(data, shape, 0, leaves)
-    for v in leaves:
-        if isinstance(v, int) and not -(1 << 63) <= v < 1 << 63:
-            raise op_error(ValueError, "tensor", "Overflow when unpacking long long")
-    if d.is_floating_point:
-        # Out-of-range floats round to inf (1e300 in float32), as in torch.
+    if d is dt.bool_:  # a number converts to its truth, however large
+        values = np.array([bool(v) for v in leaves], dtype=np.bool_)
+    elif d.is_floating_point:
+        # Ints convert as a float holds them (2**64 is fine, 10**400 is Python's
+        # OverflowError); out-of-range floats round to inf (1e300 in float32), as in torch.
         with np.errstate(over="ignore"):
             values = np.array(leaves, dtype=np.float64).astype(d.np)
     else:
+        # torch unpacks each int for an integer tensor as an int64 first.
+        for v in leaves:
+            if isinstance(v, int) and not INT64_MIN <= v <= INT64_MAX:
+                raise op_error(ValueError, "tensor", "Overflow when unpacking long long")
         checked = [checked_scalar(v, d, "tensor", check_float=False) for v in leaves]
         values = np.array(checked, dtype=d.np)
     return values.reshape(shape), d
@@ -329,6 +341,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
 
 
 def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+    check_python_int(s)
     d = resolve_dtype(dtype, "scalar_tensor") or _config.get_default_dtype()
     value = checked_scalar(s, d, "scalar_tensor", check_float=False)
     return wrap(scalar_node(value, d, resolve_device(device, "scalar_tensor")))
@@ -398,6 +411,7 @@ def _literal_fill(
     shape = size_args(size, kwargs, op)
     d = _out_dtype(dtype, out, op) or _config.get_default_dtype()
     _check_requires_grad(requires_grad, d, op)
+    check_new_tensor(shape, d, op)
     return into_out(_fill(shape, const_node(value, d, resolve_device(device, op))), out, op)
 
 
@@ -460,6 +474,7 @@ def full(
     d = d or dt.scalar_dtype(fill_value, _config.get_default_dtype())
     _check_requires_grad(requires_grad, d, "full")
     value = checked_scalar(fill_value, d, "full")
+    check_new_tensor(shape, d, "full")
     return into_out(
         _fill(shape, scalar_node(value, d, resolve_device(device, "full"))), out, "full"
     )
@@ -470,6 +485,7 @@ def _like(t: Tensor, dtype: Any, device: Any, op: str) -> tuple[tuple[Any, ...],
         raise op_error(TypeError, op, f"expected a Tensor, got {type(t).__name__}")
     d = resolve_dtype(dtype, op) or t.dtype
     dev = t.device if device is None else resolve_device(device, op)
+    check_new_tensor(t._node.shape, d, op)
     return t._node.shape, d, dev
 
 
@@ -558,6 +574,8 @@ def arange(
     start = _number(start, "arange", "start")
     end = _number(end, "arange", "end")
     step = _number(step, "arange", "step")
+    for v in (start, end, step):
+        check_python_int(v)
     is_float = any(isinstance(v, float) for v in (start, end, step))
     d = _out_dtype(dtype, out, "arange")
     d = d or (_config.get_default_dtype() if is_float else dt.int64)
@@ -570,20 +588,31 @@ def arange(
         raise op_error(RuntimeError, "arange", "step must be nonzero")
     if d.is_floating_point:
         n = _arange_length(start, end, step)
+        check_new_tensor((n,), d, "arange")
         work = dt.float64 if d is not dt.float16 else dt.float32
         return into_out(wrap(_affine(_iota(n, work, dev), start, step, d)), out, "arange")
     # Integer dtypes: torch's accumulate type is int64, so start and step are truncated.
     istart, istep = math.trunc(start), math.trunc(step)
     if d is dt.int64:
-        # ... and for int64 the length comes from the truncated values too.
+        # ... and for int64 the length comes from the truncated values too, computed as
+        # torch does in int64 arithmetic: a range wider than int64 wraps to a bad length.
         iend = math.trunc(end)
+        for v in (istart, iend, istep):
+            if not INT64_MIN <= v <= INT64_MAX:
+                raise op_error(
+                    RuntimeError,
+                    "arange",
+                    f"value cannot be converted to type int64_t without overflow: {v}",
+                )
         if istep == 0:
             raise op_error(ValueError, "arange", "step must be nonzero")
         _check_direction(istart, iend, istep)
         sign = (istep > 0) - (istep < 0)
-        n = _c_div(iend - istart + istep - sign, istep)
+        n = _c_div(_wrap_int64(iend - istart + istep - sign), istep)
+        _check_length(n)
     else:
         n = _arange_length(start, end, step)
+    check_new_tensor((n,), d, "arange")
     return into_out(wrap(_affine(_iota(n, dt.int64, dev), istart, istep, d)), out, "arange")
 
 
@@ -598,7 +627,19 @@ def _check_direction(start: Any, end: Any, step: Any) -> None:
 
 def _arange_length(start: Any, end: Any, step: Any) -> int:
     _check_direction(start, end, step)
-    return max(0, math.ceil((float(end) - float(start)) / float(step)))
+    n = max(0, math.ceil((float(end) - float(start)) / float(step)))
+    _check_length(n)
+    return n
+
+
+def _check_length(n: int) -> None:
+    # torch compares the length, as a double, with int64's maximum (2**63 as a double)
+    if not 0 <= n <= 1 << 63:
+        raise op_error(RuntimeError, "arange", f"invalid size, possible overflow? (length {n})")
+
+
+def _wrap_int64(v: int) -> int:
+    return (v - INT64_MIN) % (1 << 64) + INT64_MIN
 
 
 def _c_div(a: int, b: int) -> int:
@@ -630,6 +671,7 @@ def linspace(
     end = _number(end, "linspace", "end")
     if not isinstance(steps, int) or steps < 0:
         raise op_error(RuntimeError, "linspace", "number of steps must be non-negative")
+    unpack_int64(steps, "linspace")
     d = _out_dtype(dtype, out, "linspace") or _config.get_default_dtype()
     dev = resolve_device(device, "linspace")
     if d is dt.bool_:
@@ -638,6 +680,7 @@ def linspace(
         )
     s = checked_scalar(start, d, "linspace")
     e = checked_scalar(end, d, "linspace")
+    check_new_tensor((steps,), d, "linspace")
     if steps <= 1:
         return into_out(full((steps,), s, dtype=d, device=dev), out, "linspace")
     # Every op below rounds in `work` as torch's scalar arithmetic does (float16 included).
@@ -670,12 +713,17 @@ def eye(
     out: Any = None,
 ) -> Tensor:
     """The n×m identity matrix."""
+    unpack_int64(n, "eye")
+    if m is not None:
+        unpack_int64(m, "eye")
     if n < 0:
         raise op_error(RuntimeError, "eye", f"n must be greater or equal to 0, got {n}")
     m = n if m is None else m
     if m < 0:
         raise op_error(RuntimeError, "eye", f"m must be greater or equal to 0, got {m}")
     d = _out_dtype(dtype, out, "eye") or _config.get_default_dtype()
+    check_numel((n, m), "eye")
+    check_new_tensor((n, m), d, "eye")
     dev = resolve_device(device, "eye")
     rows = make_node(P.iota, (), ((n, m), 0, dt.int64, dev), (n, m), dt.int64, dev)
     cols = make_node(P.iota, (), ((n, m), 1, dt.int64, dev), (n, m), dt.int64, dev)

@@ -22,6 +22,7 @@ from lazytorch.ops._core import (
     P,
     broadcast_nodes,
     cast,
+    check_python_int,
     const_node,
     device_of,
     expand_node,
@@ -382,6 +383,8 @@ def _scaled(input: Any, other: Any, alpha: Any, op: str) -> Any:
         )
     dev = device_of(input, other, op=op)
     n = to_node(other, d, dev)
+    if isinstance(alpha, Number):  # torch converts alpha to the dtype with a check
+        alpha = checked_scalar(alpha, d, op)
     return wrap(node2(P.mul, n, to_node(alpha, d, dev)))
 
 
@@ -493,6 +496,10 @@ def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
     """
     if isinstance(input, Tensor) and isinstance(exponent, Number):
         d = result_type(input, exponent)
+        check_python_int(exponent)
+        if d is not dt.float32 and d is not dt.float64:
+            # torch converts the exponent to an integer (or half) dtype with a check
+            checked_scalar(exponent, d, "pow")
         n = cast(input._node, d)
         if exponent == 0:
             ones = _zero_gradient(expand_node(lit(1, n), n.shape), n)  # torch: zero gradient
@@ -760,8 +767,17 @@ def xlogy(input: Any, other: Any) -> Tensor:
     d = _float_dtype(result_type(input, other))
     dev = device_of(input, other, op="xlogy")
     x, y = to_node(input, d, dev), to_node(other, d, dev)
-    zero_x = node2(P.eq, x, lit(0, x), dt.bool_)
-    # log(1) where x = 0: the unused branch's gradient would be 0 * log(0) = NaN
+    # x = 0 gives 0; where also 0 < y < inf, x * log(y) is that 0 already and gives torch's
+    # gradient log(y) for x. Elsewhere (y <= 0, y = inf) the product would be NaN, and so
+    # would its gradient through the branch not taken: it sees y = 1 there.
+    finite_pos = node2(
+        P.bitwise_and,
+        node2(P.lt, lit(0, y), y, dt.bool_),
+        node2(P.lt, y, lit(math.inf, y), dt.bool_),
+    )
+    zero_x = node2(
+        P.bitwise_and, node2(P.eq, x, lit(0, x), dt.bool_), node1(P.bitwise_not, finite_pos)
+    )
     prod = node2(P.mul, x, node1(P.log, where_node(zero_x, lit(1, y), y)))
     out = where_node(zero_x, lit(0, x), prod)
     return wrap(where_node(node2(P.ne, y, y, dt.bool_), y, out))

@@ -713,6 +713,10 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     # Out of place, torch broadcasts input and mask both (masked_fill_ then rejects a
     # result larger than the tensor when it assigns).
     shape = tuple(broadcast_shapes(mask._node.shape, n.shape, "masked_fill"))
+    if not isinstance(value, Tensor):  # converted with torch's check (int8 takes no 300)
+        from lazytorch.ops.creation import checked_scalar
+
+        value = checked_scalar(value, n.dtype, "masked_fill")
     v = to_node(value, n.dtype, n.device)
     device_of(x, mask, op="masked_fill")
     return wrap(where_node(expand_node(mask._node, shape), v, expand_node(n, shape)))

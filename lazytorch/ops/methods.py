@@ -436,8 +436,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                 f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.",
             )
         v = cast(value._node, n.dtype)
-    else:
-        v = scalar_node(value, n.dtype, n.device)
+    else:  # converted to the dtype with torch's check (int8 takes no 300)
+        v = scalar_node(C.checked_scalar(value, n.dtype, "fill_"), n.dtype, n.device)
     return V.assign(self, expand_node(v, n.shape))
 
 

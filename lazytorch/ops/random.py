@@ -16,7 +16,16 @@ from lazytorch import _config
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.primitives import make_node
-from lazytorch.ops._core import P, cast, numel, scalar_node, shape_arg, wrap
+from lazytorch.ops._core import (
+    P,
+    cast,
+    check_new_tensor,
+    numel,
+    scalar_node,
+    shape_arg,
+    unpack_int64,
+    wrap,
+)
 from lazytorch.ops.creation import resolve_device, resolve_dtype, size_args
 from lazytorch.tensor import Tensor
 
@@ -161,6 +170,7 @@ def rand(
     """Uniform samples in [0, 1). ``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``."""
     shape = size_args(size, kwargs, "rand")
     d = resolve_dtype(dtype, "rand") or _config.get_default_dtype()
+    check_new_tensor(shape, d, "rand")
     return wrap(_draw(shape, d, "uniform", generator, device, "rand"))
 
 
@@ -175,6 +185,7 @@ def randn(
     """Standard normal samples."""
     shape = size_args(size, kwargs, "randn")
     d = resolve_dtype(dtype, "randn") or _config.get_default_dtype()
+    check_new_tensor(shape, d, "randn")
     return wrap(_draw(shape, d, "normal", generator, device, "randn"))
 
 
@@ -193,6 +204,7 @@ def _int_arg(x: Any, name: str) -> int:
         x = x.item()
     if isinstance(x, bool) or not isinstance(x, int):
         raise op_error(TypeError, "randint", f"{name} must be an int, not {type(x).__name__}")
+    unpack_int64(x, "randint")
     return x
 
 
@@ -228,6 +240,7 @@ def randint(
         )
     shape = shape_arg((given["size"],), "randint")
     d = resolve_dtype(dtype, "randint") or dt.int64
+    check_new_tensor(shape, d, "randint")
     if not d.is_floating_point:
         lo = -(1 << (d.bits - 1)) if d.is_signed else 0
         hi = (1 << (d.bits - 1 if d.is_signed else d.bits)) - 1 if d.category else 1
@@ -288,8 +301,10 @@ def randint_like(
 
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None) -> Tensor:
     """A random permutation of 0..n-1 (argsort of uniform keys)."""
+    unpack_int64(n, "randperm")
     (n,) = shape_arg((n,), "randperm")
     d = resolve_dtype(dtype, "randperm") or dt.int64
+    check_new_tensor((n,), d, "randperm")
     if d is dt.bool_:
         raise op_error(NotImplementedError, "randperm", "\"randperm\" not implemented for 'Bool'")
     if d.category == 1 and n > 0:

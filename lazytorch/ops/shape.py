@@ -21,6 +21,9 @@ from lazytorch.ops import views as V
 from lazytorch.ops._core import (
     P,
     cast,
+    check_int64_arg,
+    check_new_tensor,
+    check_numel,
     const_node,
     device_of,
     expand_node,
@@ -43,7 +46,9 @@ def _infer_shape(shape: tuple[Any, ...], total: Any, op: str) -> tuple[Any, ...]
         if isinstance(d, int) and d < -1:
             raise op_error(RuntimeError, op, f"invalid shape dimension {d}")
     if neg:
-        known = numel([d for d in shape if not (isinstance(d, int) and d == -1)])
+        given = [d for d in shape if not (isinstance(d, int) and d == -1)]
+        check_numel(given, op)  # torch multiplies in int64: 2**64 would wrap to 0
+        known = numel(given)
         if known == 0 or total % known != 0:
             raise op_error(
                 RuntimeError, op, f"shape '{list(shape)}' is invalid for input of size {total}"
@@ -53,6 +58,7 @@ def _infer_shape(shape: tuple[Any, ...], total: Any, op: str) -> tuple[Any, ...]
         raise op_error(
             RuntimeError, op, f"shape '{list(shape)}' is invalid for input of size {total}"
         )
+    check_numel(shape, op)  # an empty tensor takes any shape with a 0, up to int64 sizes
     return shape
 
 
@@ -88,7 +94,8 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     to the copy do not reach the input)."""
     x = _tensor_arg(input, "reshape")
     _require_args(shape, "reshape", "shape")
-    new = _infer_shape(shape_arg_allow_neg(shape, "reshape"), numel(x._node.shape), "reshape")
+    sizes = shape_arg_allow_neg(shape, "reshape", "shape")
+    new = _infer_shape(sizes, numel(x._node.shape), "reshape")
     return _reshape_to(x, new)
 
 
@@ -304,21 +311,26 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
                 f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
                 f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(src)}",
             )
+    check_numel(out, "expand")
     return V.make_view(x, V.Expand(tuple(out)))
 
 
-def shape_arg_allow_neg(size: Any, op: str) -> tuple[Any, ...]:
+def shape_arg_allow_neg(size: Any, op: str, arg: str = "size") -> tuple[Any, ...]:
+    """Sizes as ints (each an int64, as torch's parser requires); -1 and other negatives
+    are left to the op."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     out = []
-    for s in size:
+    for pos, s in enumerate(size, 1):
         if isinstance(s, SymInt):
             out.append(s)
             continue
         try:
-            out.append(operator.index(s))
+            v = operator.index(s)
         except TypeError:
             raise op_error(TypeError, op, f"sizes must be ints, got {type(s).__name__}") from None
+        check_int64_arg(v, op, arg, pos)
+        out.append(v)
     return tuple(out)
 
 
@@ -350,7 +362,7 @@ def repeat(input: Tensor, *repeats: Any) -> Tensor:
     """Tile the tensor: ``x.repeat(2, 3)`` (a copy, not a view)."""
     x = _tensor_arg(input, "repeat")
     _require_args(repeats, "repeat", "repeats")
-    reps = shape_arg(repeats, "repeat")
+    reps = shape_arg(repeats, "repeat", "repeats")
     if len(reps) < x.ndim:
         raise op_error(
             RuntimeError,
@@ -368,8 +380,10 @@ def repeat(input: Tensor, *repeats: Any) -> Tensor:
     big = []
     for r, s in zip(reps, shape):
         big.extend([r, s])
+    out = tuple(r * s for r, s in zip(reps, shape))
+    check_new_tensor(out, x.dtype, "repeat")
     n = expand_node(n, tuple(big))
-    return wrap(reshape_node(n, tuple(r * s for r, s in zip(reps, shape))))
+    return wrap(reshape_node(n, out))
 
 
 def tile(input: Tensor, *dims: Any) -> Tensor:
