@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import io
 import itertools
 import json
 import multiprocessing
@@ -33,6 +34,7 @@ from lazytorch.runtime.disk_cache import (
     CacheEntry,
     DiskCache,
     default_cache_dir,
+    seal_of,
 )
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -232,6 +234,22 @@ def _symlink_file(e: pathlib.Path) -> None:
     (e / "prog.so").symlink_to(target)
 
 
+def _move_from(other: str) -> Callable[[pathlib.Path], None]:
+    """Replace the entry by another key's entry (same files, its own meta.json)."""
+
+    def move(e: pathlib.Path) -> None:
+        cache = DiskCache(e.parents[2])
+        theirs = cache.store(other, FILES, {"backend": "someone else's"})
+        for p in e.iterdir():
+            p.unlink()
+        for p in theirs.path.iterdir():
+            (e / p.name).write_bytes(p.read_bytes())
+            os.chmod(e / p.name, 0o600)
+        cache.remove(other)
+
+    return move
+
+
 def _replace_with_file(e: pathlib.Path) -> None:
     for p in e.iterdir():
         p.unlink()
@@ -262,6 +280,15 @@ DAMAGE = {
     "files-bad-name": (_edit_meta(files={"../x": "0" * 64}), r"invalid file name '../x'"),
     "files-bad-digest": (_edit_meta(files={"prog.so": "xyz"}), r"invalid checksum for 'prog.so'"),
     "created-missing": (_edit_meta(created="yesterday"), r"no 'created' time"),
+    "meta-edited": (_edit_meta(backend="other"), r"meta.json does not match its seal"),
+    "meta-nan": (_edit_meta(backend=float("nan")), r"not valid JSON \(NaN is not JSON"),
+    "seal-missing": (_edit_meta(seal=None), r"meta.json has no seal"),
+    "moved-from-another-key": (_move_from(key(1)), r"meta.json does not match its seal"),
+    "entry-world-writable": (lambda e: os.chmod(e, 0o777), r"its directory is world-writable"),
+    "file-world-writable": (
+        lambda e: os.chmod(e / "prog.so", 0o606),
+        r"file 'prog.so' is world-writable",
+    ),
     "symlinked-file": (_symlink_file, r"cannot read 'prog.so'"),
     "entry-is-a-file": (_replace_with_file, r"not a readable directory"),
 }
@@ -717,3 +744,61 @@ def test_clear_also_removes_damaged_entries(cache):
     with no_warnings():
         assert cache.clear() == 1
     assert not entry_dir(cache, KEY).exists()
+
+
+# -- seals and key sources -----------------------------------------------------------------
+def test_seal_covers_the_key_and_every_field(cache):
+    e = cache.store(KEY, FILES, META)
+    assert e.meta["seal"] == seal_of(KEY, e.meta) != seal_of(key(1), e.meta)
+    edited = {**e.meta, "flags": ["-O3"]}
+    assert seal_of(KEY, edited) != e.meta["seal"]
+
+
+def test_key_file_must_hash_to_the_key(cache):
+    source = b"lazytorch 0.1.0\0program text\0"
+    k = hashlib.sha256(source).hexdigest()
+    with no_warnings():
+        e = cache.store(k, {"key.txt": source, "prog.so": b"x"}, {})
+        assert cache.lookup(k).file("key.txt").read_bytes() == source
+    assert e.meta["files"]["key.txt"] == k
+    with pytest.raises(ValueError, match="hashes to another key"):
+        cache.store(KEY, {"key.txt": source}, {})
+    with pytest.raises(ValueError, match="hashes to another key"):  # streamed: checked after
+        cache.store(KEY, {"key.txt": io.BytesIO(source)}, {})
+    assert cache.lookup(KEY) is None and tmp_leftovers(cache) == []
+
+
+def test_entry_whose_key_file_names_another_program_is_dropped(cache):
+    source = b"lazytorch 0.1.0\0program text\0"
+    other = hashlib.sha256(b"another program").hexdigest()
+    e = cache.store(hashlib.sha256(source).hexdigest(), {"key.txt": source}, {})
+    target = entry_dir(cache, other)
+    target.parent.mkdir(exist_ok=True)
+    os.rename(e.path, target)
+    meta = json.loads((target / "meta.json").read_text())
+    meta["seal"] = seal_of(other, meta)  # a seal recomputed for the new key
+    (target / "meta.json").write_text(json.dumps(meta))
+    assert [k for k, _ in cache.verify()] == [other]
+    with pytest.warns(RuntimeWarning, match="key.txt names another program"):
+        assert cache.lookup(other) is None
+
+
+def test_store_streams_file_objects(cache, tmp_path):
+    big = tmp_path / "big.so"
+    big.write_bytes(os.urandom(3 << 20))
+    with open(big, "rb") as f:
+        e = cache.store(KEY, {"big.so": f, "small": b"s"}, {})
+    assert e.meta["files"]["big.so"] == hashlib.sha256(big.read_bytes()).hexdigest()
+    with no_warnings():
+        assert cache.lookup(KEY).file("big.so").read_bytes() == big.read_bytes()
+
+
+def test_reject_drops_an_entry_and_counts_it(cache):
+    import lazytorch
+
+    before = lazytorch.metrics.counters().get("cache_corrupt", 0)
+    e = cache.store(KEY, FILES, META)
+    with pytest.warns(RuntimeWarning, match=rf"entry {KEY} at .* does not fit; deleted it"):
+        cache.reject(e, "does not fit")
+    assert cache.lookup(KEY) is None
+    assert lazytorch.metrics.counters()["cache_corrupt"] == before + 1
