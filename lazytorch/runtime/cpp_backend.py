@@ -424,13 +424,7 @@ class CppBackend:
     def compile(self, program: Program, options: dict[str, Any] | None = None) -> Any:
         options = options or {}
         if has_empty_value(program):
-            # Some value has no elements: there is nothing to compute in a loop, and the
-            # results (empty arrays, reductions of nothing) are cheapest to get from the
-            # reference interpreter; compiling would spend a g++ run on zero work. Symbolic
-            # sizes also run there until the cpp backend takes sizes as arguments.
-            from lazytorch.runtime.backends import get_backend
-
-            return get_backend("interpreter").compile(program, options)
+            return self._compile_with_empty(program, options)
         key_src = self._key_source(program.canonical_text(), options)
         key = hashlib.sha256(key_src).hexdigest()
         # What observers (dumps, the warm-up record, logs) learn about this compile.
@@ -439,6 +433,34 @@ class CppBackend:
             key, key_src, program, options, info, lambda: self._build(program, options, info)
         )
         return self._executable(program, manifest, path, source, info)
+
+    def _compile_with_empty(self, program: Program, options: dict[str, Any]) -> Any:
+        """`program`, which has a value with no elements (or a symbolic size).
+
+        The empty values are not compiled (`lazytorch.runtime.empty_values`): the rest is,
+        as if the cut held only it, so an empty tensor beside real work neither slows the
+        work down nor changes its rounding. A program with symbolic sizes, or an op
+        without a rule for an empty operand, runs on the reference interpreter: counted in
+        the ``interpreter_fallbacks`` metric and logged (``LAZYTORCH_LOG=compile``).
+        """
+        from lazytorch.runtime.backends import get_backend
+        from lazytorch.runtime.empty_values import KeepsEmpty, WithEmptyValues, strip_empty
+
+        symbolic = any(
+            not isinstance(d, int) for v in (*program.params, *program.instrs) for d in v.shape
+        )
+        why = "symbolic sizes"
+        if not symbolic:
+            try:
+                split = strip_empty(program)
+            except KeepsEmpty as e:
+                why = str(e)
+            else:
+                inner = self.compile(split.program, options) if split.program.outputs else None
+                return WithEmptyValues(split, inner)
+        metrics.increment("interpreter_fallbacks")
+        log.info("running a program on the reference interpreter: %s", why)
+        return get_backend("interpreter").compile(program, options)
 
     def compile_dynamic(self, gen: Any, options: dict[str, Any] | None = None) -> SymbolicProgram:
         """Compile `gen` (a `lazytorch.ir.generalize.Generalized`) once for all its sizes.
