@@ -3,6 +3,8 @@ registry, infinite samplers): each is a regression test of the behaviour, not of
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -106,3 +108,88 @@ def test_computing_views_still_compile_once():
     pending = x * 1
     assert pending[4].item() == 4.0  # the base is not computed: a program
     assert lt.metrics.counters()["programs_built"] == 2
+
+
+# -- data loading -------------------------------------------------------------------------------
+
+
+class _Words(lt.utils.data.Dataset):
+    """makemore's per-word sample: a length that varies per word sets the slices."""
+
+    def __init__(self, n: int, max_len: int = 9) -> None:
+        rng = np.random.default_rng(0)
+        self.words = [rng.integers(1, 27, rng.integers(2, max_len)).tolist() for _ in range(n)]
+        self.max_len = max_len
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __getitem__(self, i):
+        ix = lt.tensor(self.words[i], dtype=lt.long)
+        x = lt.zeros(self.max_len + 1, dtype=lt.long)
+        y = lt.zeros(self.max_len, dtype=lt.long)
+        x[1 : 1 + len(ix)] = ix
+        y[: len(ix)] = ix
+        y[len(ix) + 1 :] = -1
+        return x, y
+
+
+def test_per_sample_dataset_code_stays_out_of_the_step_program():
+    ds = _Words(96)
+    loader = lt.utils.data.DataLoader(ds, batch_size=8, shuffle=True)
+    emb = lt.nn.Embedding(27, 8)
+    lin = lt.nn.Linear(8, 27)
+    opt = lt.optim.SGD([*emb.parameters(), *lin.parameters()], lr=0.1)
+    lt.metrics.reset()
+    for x, y in loader:
+        assert x.is_materialized and y.is_materialized  # computed batches, as torch's
+        logits = lin(emb(x[:, :-1]))
+        loss = lt.nn.functional.cross_entropy(logits.view(-1, 27), y.view(-1), ignore_index=-1)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss.item()
+    # 12 batches whose samples all differ: the step compiles at most twice (its first
+    # program, then once more for the updated parameters), never once per batch
+    assert lt.metrics.counters()["compiles"] <= 3
+    want = [ds[i] for i in range(3)]
+    assert want[0][0].tolist()[1 : 1 + len(ds.words[0])] == ds.words[0]
+
+
+def test_batches_equal_the_samples_stacked():
+    ds = _Words(10)
+    loader = lt.utils.data.DataLoader(ds, batch_size=4)
+    x, y = next(iter(loader))
+    assert x.tolist() == [ds[i][0].tolist() for i in range(4)]
+    assert y.tolist() == [ds[i][1].tolist() for i in range(4)]
+
+
+def test_lazy_batches_on_request_and_pending_dataset_tensors_computed_once():
+    data = lt.arange(40.0).reshape(20, 2) * 2  # pending
+    ds = lt.utils.data.TensorDataset(data)
+    (batch,) = next(iter(lt.utils.data.DataLoader(ds, batch_size=5, lazy_batches=True)))
+    assert not batch.is_materialized
+    assert batch.tolist() == [[4.0 * i, 4.0 * i + 2] for i in range(5)]
+    lt.metrics.reset()
+    loader = lt.utils.data.DataLoader(ds, batch_size=5)
+    out = [b.tolist() for (b,) in loader]
+    assert data.is_materialized
+    assert out[3] == [[4.0 * i, 4.0 * i + 2] for i in range(15, 20)]
+
+
+def test_infinite_random_sampler_draws_lazily():
+    s = lt.utils.data.RandomSampler(range(7), replacement=True, num_samples=int(1e10))
+    assert len(s) == 10**10
+    first = list(itertools.islice(iter(s), 100))
+    assert len(first) == 100 and all(0 <= i < 7 for i in first)
+    assert len(set(first)) == 7
+    loader = lt.utils.data.DataLoader(
+        lt.utils.data.TensorDataset(lt.arange(7)), batch_size=4, sampler=s
+    )
+    (b,) = next(iter(loader))
+    assert b.shape == (4,)
+
+
+def test_replacement_sampler_draws_exactly_num_samples():
+    s = lt.utils.data.RandomSampler(range(5), replacement=True, num_samples=70)
+    assert len(list(s)) == 70

@@ -1,8 +1,12 @@
 """Datasets, samplers, collation and ``DataLoader``, with ``torch.utils.data``'s API.
 
-A loader yields lazy batches: collating records ``stack`` (or one gather per tensor, see
-below) and nothing is computed until the training step reads a value, so loading and the
-step that consumes the batch become one program.
+A loader yields computed batches, as torch's workers do: a dataset's per-sample code
+(``x[1:1 + len(ix)] = ix`` with a length that varies per word) and the collation run op by
+op on the NumPy interpreter, so they never become part of the training step's program
+(where a graph that changes with every batch would compile a new program per batch) and
+never wait for a compiler. Tensors a `TensorDataset` holds are computed once, on the
+default backend, when iteration starts. ``DataLoader(..., lazy_batches=True)`` yields lazy
+batches instead: collation is recorded and computed inside the step that reads it.
 
 >>> import lazytorch
 >>> from lazytorch.utils.data import DataLoader, TensorDataset
@@ -18,6 +22,7 @@ Differences from torch:
 * For a `TensorDataset` (or a `Subset` of one) with the default collate function, a batch
   is one gather per tensor (``t[index_tensor]``) instead of stacking ``batch_size`` rows:
   same values, dtypes and shapes, one node instead of ``batch_size + 1``.
+* ``lazy_batches`` is lazytorch's own keyword (above).
 * Shuffling uses lazytorch's random generator, so the order is not torch's; it is
   reproducible from ``lazytorch.manual_seed`` or the loader's ``generator``.
 * ``IterableDataset`` and multiprocessing-only options (``pin_memory`` etc.) are absent.
@@ -242,6 +247,9 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
+_REPLACEMENT_CHUNK = 32  # indices drawn at a time with replacement (torch's chunk too)
+
+
 class RandomSampler(Sampler):
     """Indices in random order: a new permutation each time it is iterated.
 
@@ -283,9 +291,15 @@ class RandomSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
         if self.replacement:
-            draws = lazytorch.randint(n, (self.num_samples,), generator=self.generator)
-            lazytorch.materialize(draws)  # explicit, so strict mode does not object
-            yield from draws.tolist()
+            # Drawn in chunks as they are consumed, as torch does: the "infinite loader"
+            # idiom asks for num_samples=int(1e10) and reads a few thousand.
+            left = self.num_samples
+            while left > 0:
+                chunk = min(left, _REPLACEMENT_CHUNK)
+                draws = lazytorch.randint(n, (chunk,), generator=self.generator)
+                lazytorch.materialize(draws)  # explicit, so strict mode does not object
+                yield from draws.tolist()
+                left -= chunk
             return
         # num_samples may exceed n: whole permutations, then part of one more.
         for _ in range(self.num_samples // n):
@@ -524,6 +538,7 @@ class DataLoader:
         generator: Any = None,
         *,
         pin_memory: bool = False,
+        lazy_batches: bool = False,
     ) -> None:
         if num_workers < 0:
             raise ValueError(
@@ -566,6 +581,7 @@ class DataLoader:
         self.num_workers = num_workers
         self.generator = generator
         self.pin_memory = pin_memory  # no effect: there is no separate device memory to pin
+        self.lazy_batches = lazy_batches
         if collate_fn is None:
             collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
@@ -576,12 +592,24 @@ class DataLoader:
         return len(self.sampler)  # type: ignore[arg-type]
 
     def __iter__(self) -> Iterator[Any]:
+        if not self.lazy_batches:
+            # Values the dataset holds are computed once here, on the default backend, not
+            # again inside every batch that reads them.
+            held = [t for t in getattr(self.dataset, "tensors", ()) if isinstance(t, Tensor)]
+            lazytorch.materialize(*held)
         if self.batch_sampler is None:
             for index in self.sampler:
-                yield self.collate_fn(self.dataset[index])
+                yield self._loaded(lambda index=index: self.collate_fn(self.dataset[index]))
             return
         for indices in self.batch_sampler:
-            yield self._fetch(list(indices))
+            yield self._loaded(lambda indices=indices: self._fetch(list(indices)))
+
+    def _loaded(self, fetch: Callable[[], Any]) -> Any:
+        """A batch as the loader hands it out: computed now (see the module doc)."""
+        if self.lazy_batches:
+            return fetch()
+        with lazytorch.sync_mode(), lazytorch.backend("interpreter"):
+            return fetch()
 
     def _fetch(self, indices: list[Any]) -> Any:
         if self.collate_fn is default_collate:
