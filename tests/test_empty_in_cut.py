@@ -77,6 +77,17 @@ def test_softmax_beside_an_empty_tensor_is_bitwise_sync_mode(cpp):
     assert lt.metrics.counters()["interpreter_fallbacks"] == 0
 
 
+def test_the_disk_key_of_a_cut_with_empty_values_is_that_of_its_compiled_part(cpp):
+    from lazytorch.runtime.backends import get_backend
+
+    y, z = _softmax_beside_empty(lt.tensor(_data(8, 10)))
+    both, alone = build_program([y._node, z._node]), build_program([y._node])
+    backend, options = get_backend("cpp"), {"deterministic": False}
+    assert backend.key(both, options) == backend.key(alone, options)  # what warm-up looks up
+    lt.materialize(y, z)
+    assert backend.disk.lookup(backend.key(both, options)) is not None
+
+
 def test_a_cut_of_only_empty_values_compiles_nothing(cpp):
     a, b = lt.zeros(0, 3) + 1, lt.arange(0) * 2
     lt.materialize(a, b)
@@ -84,6 +95,16 @@ def test_a_cut_of_only_empty_values_compiles_nothing(cpp):
     assert (c["compiles"], c["kernels_launched"], c["interpreter_fallbacks"]) == (0, 0, 0)
     assert (tuple(a.shape), a.dtype) == ((0, 3), lt.float32)
     assert (tuple(b.shape), b.dtype) == ((0,), lt.int64)
+
+
+def test_an_error_in_the_compiled_part_names_its_op_and_line(cpp):
+    x = lt.tensor(np.arange(6).reshape(2, 3))
+    e = lt.zeros(0, 3) + 1
+    y = x[lt.tensor(np.array([0, 5]))]  # the failing line
+    line = y._node.loc[1]
+    with pytest.raises(IndexError, match=rf"out of bounds.*in gather recorded at .*:{line}\)"):
+        lt.materialize(e, y)
+    assert lt.metrics.counters()["interpreter_fallbacks"] == 0
 
 
 def test_strip_empty_rewrites_reductions_of_nothing_and_drops_empty_values():

@@ -412,7 +412,15 @@ class CppBackend:
         return self._disk
 
     def key(self, program: Program, options: dict[str, Any]) -> str:
-        """The disk-cache key of `program` compiled for its concrete sizes."""
+        """The disk-cache key of `program` compiled for its concrete sizes (of the part
+        that is compiled: without its empty values, see `_compile_with_empty`)."""
+        if has_empty_value(program):
+            from lazytorch.runtime.empty_values import KeepsEmpty, strip_empty
+
+            try:
+                program = strip_empty(program).program
+            except KeepsEmpty:
+                pass
         return self._key(program.canonical_text(), options)
 
     def _key(self, text: str, options: dict[str, Any], kind: str | None = None) -> str:
