@@ -417,10 +417,8 @@ class CppBackend:
         if has_empty_value(program):
             from lazytorch.runtime.empty_values import KeepsEmpty, strip_empty
 
-            try:
+            with contextlib.suppress(KeepsEmpty):  # that program runs on the interpreter
                 program = strip_empty(program).program
-            except KeepsEmpty:
-                pass
         return self._key(program.canonical_text(), options)
 
     def _key(self, text: str, options: dict[str, Any], kind: str | None = None) -> str:
