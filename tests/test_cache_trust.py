@@ -566,7 +566,7 @@ def test_bad_cache_dir_variable_is_named_with_the_fix(script, tmp_path, kind):
     res = run(script, pathlib.Path(value), check=False)
     assert res.returncode != 0 and "lazytorch bug" not in res.stderr
     last = res.stderr.strip().splitlines()[-1]
-    assert last.startswith("lazytorch.runtime.disk_cache.CacheDirError: ")
+    assert last.startswith("lazytorch.runtime.cache_dirs.CacheDirError: ")
     assert f"LAZYTORCH_CACHE_DIR={value!r}" in last and "Fix:" in last
 
 

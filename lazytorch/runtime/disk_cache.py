@@ -83,9 +83,7 @@ import logging
 import os
 import pathlib
 import re
-import shutil
 import stat
-import sys
 import tempfile
 import time
 import uuid
@@ -93,6 +91,27 @@ import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from lazytorch.runtime.cache_dirs import (
+    DIR_MODE,
+    ENV_DIR,
+    FILE_MODE,
+    PREFIX_RE,
+    CacheDirError,
+    check_dir,
+    check_prefix_dirs,
+    default_cache_dir,
+    ensure_scratch_dir,
+    fsync_dir,
+    is_env_dir,
+    listdir,
+    make_private_dirs,
+    remove_tree,
+    same_file,
+    warn,
+    writable,
+    write_private,
+)
 
 __all__ = [
     "CacheDirError",
@@ -112,7 +131,6 @@ FORMAT = 1
 META_NAME = "meta.json"
 KEY_FILE = "key.txt"
 """An entry's optional key source: the bytes whose SHA-256 (hex) is the entry's key."""
-ENV_DIR = "LAZYTORCH_CACHE_DIR"
 ENV_LOCK_TIMEOUT = "LAZYTORCH_CACHE_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 300.0
 """Seconds a waiter waits for a per-key lock; longer than any sane compile of one program."""
@@ -120,19 +138,12 @@ STALE_TMP_SECONDS = 3600.0
 """Age after which a directory in ``v1/tmp/`` is assumed to be left by a dead process."""
 
 _KEY_RE = re.compile(r"[0-9a-f]{16,128}")
-_PREFIX_RE = re.compile(r"[0-9a-f]{2}")
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 _RESERVED_META = ("files", "created", "format", "seal")
-_DIR_MODE = 0o700
-_FILE_MODE = 0o600
 _CHUNK = 1 << 20
 # A concurrent process can replace or delete an entry between two of our steps; each such
 # race costs one retry, so a handful of attempts only runs out under pathological churn.
 _ATTEMPTS = 5
-
-
-class CacheDirError(RuntimeError):
-    """The cache directory is unusable or unsafe (its message names the path and the fix)."""
 
 
 class CacheLockTimeout(TimeoutError):
@@ -141,49 +152,6 @@ class CacheLockTimeout(TimeoutError):
     def __init__(self, message: str, path: pathlib.Path) -> None:
         super().__init__(message)
         self.path = path
-
-
-def default_cache_dir() -> pathlib.Path:
-    """``LAZYTORCH_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/lazytorch``, else
-    ``~/.cache/lazytorch``.
-
-    Empty variables count as unset, and a relative ``XDG_CACHE_HOME`` is ignored, as the
-    XDG base-directory spec requires (a relative cache path would depend on the working
-    directory). ``~`` is expanded in ``LAZYTORCH_CACHE_DIR``; a relative value is used
-    (against the working directory) with a `RuntimeWarning` that says so, and one whose
-    ``~user`` does not expand raises `CacheDirError` naming the variable.
-    """
-    explicit = os.environ.get(ENV_DIR, "")
-    if explicit:
-        try:
-            path = pathlib.Path(explicit).expanduser()
-        except RuntimeError as exc:  # "~nosuchuser/x", or "~" without a home directory
-            raise CacheDirError(
-                f"{ENV_DIR}={explicit!r} cannot be used: {exc} "
-                f"Fix: set {ENV_DIR} to an absolute path, or unset it"
-            ) from None
-        if not path.is_absolute():
-            warnings.warn(
-                f"{ENV_DIR}={explicit!r} is a relative path: the cache is {path.absolute()} "
-                "now, and a process started in another directory gets another cache. "
-                f"Fix: set {ENV_DIR} to an absolute path",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-        return path
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return pathlib.Path(xdg) / "lazytorch"
-    return pathlib.Path.home() / ".cache" / "lazytorch"
-
-
-def _is_env_dir(path: pathlib.Path) -> bool:
-    """Whether `path` is where ``LAZYTORCH_CACHE_DIR`` points (for error messages)."""
-    value = os.environ.get(ENV_DIR, "")
-    try:
-        return bool(value) and pathlib.Path(value).expanduser().absolute() == path
-    except RuntimeError:
-        return False
 
 
 def lock_timeout() -> float:
@@ -260,7 +228,7 @@ class DiskCache:
         """
         path = pathlib.Path(default_cache_dir() if root is None else root).expanduser()
         self.root = path.absolute()
-        from_env = root is None or _is_env_dir(self.root)
+        from_env = root is None or is_env_dir(self.root)
         self._entries = self.root / f"v{FORMAT}"
         self._tmp = self._entries / "tmp"
         self._locks = self.root / "locks"
@@ -283,20 +251,20 @@ class DiskCache:
 
     def _open_tree(self) -> bool:
         """Create and check the directories; True if the cache can only be read."""
-        _make_private_dirs(self.root)
-        _check_dir(self.root)
-        _check_prefix_dirs(self._entries)
-        if not _writable(self.root) or (
-            os.path.isdir(self._entries) and not _writable(self._entries)
+        make_private_dirs(self.root)
+        check_dir(self.root)
+        check_prefix_dirs(self._entries)
+        if not writable(self.root) or (
+            os.path.isdir(self._entries) and not writable(self._entries)
         ):
             for sub in (self._entries, self._tmp, self._locks):
                 if os.path.isdir(sub):
-                    _check_dir(sub)
+                    check_dir(sub)
             return True
-        _make_private_dirs(self._entries)
-        _check_dir(self._entries)
+        make_private_dirs(self._entries)
+        check_dir(self._entries)
         for sub in (self._tmp, self._locks):
-            _ensure_scratch_dir(sub)
+            ensure_scratch_dir(sub)
         return False
 
     def __repr__(self) -> str:
@@ -358,9 +326,7 @@ class DiskCache:
         from lazytorch import metrics
 
         metrics.increment("cache_corrupt")
-        _warn(
-            f"lazytorch disk cache: entry {key} at {path} {reason}; {fate}, it will be recompiled"
-        )
+        warn(f"lazytorch disk cache: entry {key} at {path} {reason}; {fate}, it will be recompiled")
         return True
 
     def entries(self) -> list[CacheEntry]:
@@ -416,23 +382,23 @@ class DiskCache:
         if isinstance(payload.get(KEY_FILE), bytes):
             _check_key_source(key, payload[KEY_FILE])
         self._check_writable(key)
-        _ensure_scratch_dir(self._tmp)
+        ensure_scratch_dir(self._tmp)
         tmp = pathlib.Path(tempfile.mkdtemp(prefix=f"store-{key[:16]}-", dir=self._tmp))
         try:
-            os.chmod(tmp, _DIR_MODE)  # mkdtemp's 0o700 is subject to the umask
-            digests = {name: _write_private(tmp / name, data) for name, data in payload.items()}
+            os.chmod(tmp, DIR_MODE)  # mkdtemp's 0o700 is subject to the umask
+            digests = {name: write_private(tmp / name, data) for name, data in payload.items()}
             if KEY_FILE in digests and digests[KEY_FILE] != key:  # streamed: known only now
                 raise ValueError(f"the {KEY_FILE} given for cache key {key} hashes to another key")
             meta_bytes = _meta_bytes(key, meta, digests)
             # meta.json last: a directory with a valid meta.json has all its files.
-            _write_private(tmp / META_NAME, meta_bytes)
-            _fsync_dir(tmp)
-            _make_private_dirs(path.parent)
+            write_private(tmp / META_NAME, meta_bytes)
+            fsync_dir(tmp)
+            make_private_dirs(path.parent)
             if not path.parent.is_dir():  # only if someone put a file there
                 raise NotADirectoryError(
                     errno.ENOTDIR, f"lazytorch disk cache: {path.parent} is not a directory"
                 )
-            _check_dir(path.parent)
+            check_dir(path.parent)
             for _ in range(_ATTEMPTS):
                 try:
                     os.rename(tmp, path)  # fails if `path` is a non-empty directory
@@ -442,7 +408,7 @@ class DiskCache:
                     if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
                         raise
                 else:
-                    _fsync_dir(path.parent)
+                    fsync_dir(path.parent)
                     return CacheEntry(key, path, json.loads(meta_bytes))
                 existing = self.lookup(key)  # drops (and warns about) an invalid entry
                 if existing is not None:
@@ -454,7 +420,7 @@ class DiskCache:
             )
         finally:
             if os.path.lexists(tmp):
-                _remove_tree(tmp)
+                remove_tree(tmp)
 
     def remove(self, key: str) -> bool:
         """Delete the entry for `key`; True if there was one."""
@@ -477,13 +443,13 @@ class DiskCache:
         """A new private directory inside the cache (so on its filesystem) for the ``with``
         block, removed after it; `OSError` (``EROFS``) if the cache is read-only."""
         self._check_writable(None)
-        _ensure_scratch_dir(self._tmp)
+        ensure_scratch_dir(self._tmp)
         path = pathlib.Path(tempfile.mkdtemp(prefix="scratch-", dir=self._tmp))
         try:
-            os.chmod(path, _DIR_MODE)
+            os.chmod(path, DIR_MODE)
             yield path
         finally:
-            _remove_tree(path)
+            remove_tree(path)
 
     def lock(
         self, key: str, timeout: float | None = None
@@ -506,11 +472,11 @@ class DiskCache:
 
     @contextlib.contextmanager
     def _locked(self, path: pathlib.Path, timeout: float) -> Iterator[None]:
-        _ensure_scratch_dir(self._locks)
+        ensure_scratch_dir(self._locks)
         deadline = time.monotonic() + timeout
         pause = 0.001
         while True:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, _FILE_MODE)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
             try:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -523,7 +489,7 @@ class DiskCache:
                 else:
                     # `clear` may have unlinked the file while we waited on it; a lock on an
                     # unlinked file excludes nobody, so then take the lock on the new file.
-                    if _same_file(os.fstat(fd), path):
+                    if same_file(os.fstat(fd), path):
                         os.ftruncate(fd, 0)
                         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
                         break
@@ -544,10 +510,10 @@ class DiskCache:
     def _key_dirs(self) -> list[tuple[str, pathlib.Path]]:
         """(key, path) of every entry-named directory entry, sorted by key."""
         found = []
-        for prefix in _listdir(self._entries):
-            if not _PREFIX_RE.fullmatch(prefix):
+        for prefix in listdir(self._entries):
+            if not PREFIX_RE.fullmatch(prefix):
                 continue  # tmp/ and anything foreign
-            for name in _listdir(self._entries / prefix):
+            for name in listdir(self._entries / prefix):
                 if _KEY_RE.fullmatch(name) and name.startswith(prefix):
                     found.append((name, self._entries / prefix / name))
         return sorted(found)
@@ -560,19 +526,19 @@ class DiskCache:
         replaced it), that one is put back, and False is returned, as it is when `path`
         no longer exists.
         """
-        _ensure_scratch_dir(self._tmp)
+        ensure_scratch_dir(self._tmp)
         trash = self._tmp / f"trash-{path.name[:16]}-{uuid.uuid4().hex}"
         try:
             os.rename(path, trash)
         except FileNotFoundError:
             return False
-        if ident is not None and not _same_file(ident, trash):
+        if ident is not None and not same_file(ident, trash):
             try:
                 os.rename(trash, path)
             except OSError:
-                _remove_tree(trash)  # the key got yet another entry meanwhile
+                remove_tree(trash)  # the key got yet another entry meanwhile
             return False
-        _remove_tree(trash)
+        remove_tree(trash)
         return True
 
     def _check_writable(self, key: str | None) -> None:
@@ -582,11 +548,11 @@ class DiskCache:
 
     def _clean_stale_tmp(self) -> None:
         cutoff = time.time() - STALE_TMP_SECONDS
-        for name in _listdir(self._tmp):
+        for name in listdir(self._tmp):
             path = self._tmp / name
             with contextlib.suppress(OSError):
                 if os.lstat(path).st_mtime < cutoff:
-                    _remove_tree(path)
+                    remove_tree(path)
 
     def _clean_locks(self) -> None:
         """Unlink lock files nobody holds (they would otherwise pile up, one per key ever).
@@ -594,7 +560,7 @@ class DiskCache:
         Safe with `lock`: we unlink only while holding the flock, and a waiter that then
         gets the unlinked file notices and retries on the path's new file.
         """
-        for name in _listdir(self._locks):
+        for name in listdir(self._locks):
             path = self._locks / name
             try:
                 fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -602,7 +568,7 @@ class DiskCache:
                 continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                if _same_file(os.fstat(fd), path):
+                if same_file(os.fstat(fd), path):
                     os.unlink(path)
             except OSError:
                 pass  # held by someone (BlockingIOError), or already gone
@@ -700,7 +666,7 @@ def _read_entry(
         raise _Corrupt(f"not a readable directory ({exc.strerror})") from None
     try:
         st = os.fstat(dfd)
-        if ident is not None and not _same_file(ident, st):
+        if ident is not None and not same_file(ident, st):
             raise _Corrupt("entry replaced while being read")
         meta = _read_meta(dfd)
         if verify:
@@ -794,125 +760,6 @@ def _hash_file(dfd: int, name: str) -> str:
         raise _Corrupt(f"cannot read {name!r} ({exc.strerror})") from None
 
 
-# -- filesystem helpers ---------------------------------------------------------------------------
-def _same_file(a: os.stat_result, b: os.stat_result | pathlib.Path) -> bool:
-    if isinstance(b, pathlib.Path):
-        try:
-            b = os.lstat(b)
-        except FileNotFoundError:
-            return False
-    return (a.st_ino, a.st_dev) == (b.st_ino, b.st_dev)
-
-
-def _make_private_dirs(path: pathlib.Path) -> None:
-    """Create `path` and missing parents with mode 0o700 (exactly: the umask can't loosen
-    or tighten it). Existing directories are left as they are; `_check_dir` judges them.
-    """
-    try:
-        os.mkdir(path, _DIR_MODE)
-    except FileExistsError:
-        return
-    except FileNotFoundError:
-        if path.parent == path:
-            raise
-        _make_private_dirs(path.parent)
-        try:
-            os.mkdir(path, _DIR_MODE)
-        except FileExistsError:
-            return
-    except OSError as exc:
-        raise CacheDirError(
-            f"lazytorch cache directory {path} cannot be created: {exc.strerror}. Fix: "
-            "create it yourself (mode 700), or set LAZYTORCH_CACHE_DIR to a directory you own"
-        ) from exc
-    os.chmod(path, _DIR_MODE)
-
-
-def _check_dir(path: pathlib.Path) -> None:
-    """Refuse a cache directory another user could plant code in; warn if the group can."""
-    fix_dir = "set LAZYTORCH_CACHE_DIR to a private directory you own"
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise CacheDirError(
-            f"lazytorch cache directory {path} is unusable: {exc.strerror}. Fix: {fix_dir}"
-        ) from exc
-    if not stat.S_ISDIR(st.st_mode):
-        raise CacheDirError(
-            f"lazytorch cache directory {path} is not a directory. Fix: remove it, or {fix_dir}"
-        )
-    uid = os.geteuid()
-    if st.st_uid != uid:
-        raise CacheDirError(
-            f"lazytorch cache directory {path} is owned by uid {st.st_uid}, not by you "
-            f"(uid {uid}); its owner could plant code that lazytorch would load. "
-            f"Fix: chown it to yourself, or {fix_dir}"
-        )
-    mode = stat.S_IMODE(st.st_mode)
-    if mode & stat.S_IWOTH:
-        raise CacheDirError(
-            f"lazytorch cache directory {path} is world-writable (mode {mode:#o}); any user "
-            f"could plant code that lazytorch would load. Fix: chmod 700 {path}, or {fix_dir}"
-        )
-    if mode & stat.S_IWGRP:
-        _warn(
-            f"lazytorch cache directory {path} is group-writable (mode {mode:#o}): members "
-            f"of its group could plant code that lazytorch would load; chmod 700 {path} "
-            "unless that group is trusted",
-        )
-
-
-def _warn(message: str) -> None:
-    """A `RuntimeWarning` blamed on the first caller outside this module."""
-    level, frame = 2, sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename == __file__:
-        level, frame = level + 1, frame.f_back
-    warnings.warn(message, RuntimeWarning, stacklevel=level)
-
-
-def _check_prefix_dirs(entries: pathlib.Path) -> None:
-    """`_check_dir` for each key-prefix directory: any of them could receive planted entries."""
-    for name in _listdir(entries):
-        path = entries / name
-        if _PREFIX_RE.fullmatch(name) and os.path.isdir(path) and not os.path.islink(path):
-            _check_dir(path)
-
-
-def _writable(path: pathlib.Path) -> bool:
-    """Whether this process can create files in directory `path` (False on a read-only mount)."""
-    return os.access(path, os.W_OK | os.X_OK)
-
-
-def _ensure_scratch_dir(path: pathlib.Path) -> None:
-    """Create and check `path`, a directory of disposable contents (tmp/ or locks/).
-
-    Anything else found in its place — a regular file, a symlink, a fifo — is removed and
-    replaced by an empty private directory, with a `RuntimeWarning`; a `CacheDirError`
-    names the path if that is impossible.
-    """
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    if st is not None and not stat.S_ISDIR(st.st_mode):
-        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a file"
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise CacheDirError(
-                f"lazytorch cache directory {path} is {kind}, not a directory, and cannot be "
-                f"removed ({exc.strerror}). Fix: rm {path} (lazytorch recreates it)"
-            ) from exc
-        _warn(
-            f"lazytorch cache: {path} was {kind}, not a directory; replaced it with an "
-            "empty directory (it only holds temporary files or lock files)",
-        )
-    _make_private_dirs(path)
-    _check_dir(path)
-
-
 def _lock_timeout_message(path: pathlib.Path, fd: int, timeout: float) -> str:
     """Who holds the lock at `path` (open as `fd`), for the timeout's message."""
     try:
@@ -931,50 +778,3 @@ def _lock_timeout_message(path: pathlib.Path, fd: int, timeout: float) -> str:
         f"lazytorch cache lock {path} has been held by {who} for over {timeout:g} s "
         f"(stopped or hung?); set {ENV_LOCK_TIMEOUT} to wait longer"
     )
-
-
-def _write_private(path: pathlib.Path, data: Any) -> str:
-    """Write a new 0o600 file and fsync it, so a rename after this never exposes a hole.
-
-    `data` is bytes or a binary file object (copied in chunks); returns the SHA-256.
-    """
-    fd = os.open(
-        path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, _FILE_MODE
-    )
-    h = hashlib.sha256()
-    with open(fd, "wb") as f:
-        os.fchmod(fd, _FILE_MODE)
-        if isinstance(data, bytes):
-            h.update(data)
-            f.write(data)
-        else:
-            while chunk := data.read(_CHUNK):
-                h.update(chunk)
-                f.write(chunk)
-        f.flush()
-        os.fsync(fd)
-    return h.hexdigest()
-
-
-def _fsync_dir(path: pathlib.Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _listdir(path: pathlib.Path) -> list[str]:
-    try:
-        return os.listdir(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-
-
-def _remove_tree(path: pathlib.Path) -> None:
-    """Remove a directory tree or a file, ignoring what is already gone."""
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
