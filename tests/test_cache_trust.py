@@ -31,6 +31,7 @@ from lazytorch.runtime.disk_cache import (
     CacheDirError,
     CacheLockTimeout,
     DiskCache,
+    lock_timeout,
     seal_of,
 )
 
@@ -585,3 +586,25 @@ def test_relative_cache_dir_variable_warns_with_the_absolute_path(script, tmp_pa
     assert res.stdout.splitlines()[:2] == expected
     assert "LAZYTORCH_CACHE_DIR='rel/cache' is a relative path" in res.stderr
     assert str(work / "rel" / "cache") in res.stderr and "absolute path" in res.stderr
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-3", "nan"])
+def test_bad_lock_timeout_variable_warns_and_uses_the_default(monkeypatch, value):
+    monkeypatch.setenv("LAZYTORCH_CACHE_LOCK_TIMEOUT", value)
+    with pytest.warns(RuntimeWarning, match=f"LAZYTORCH_CACHE_LOCK_TIMEOUT={value!r} is not"):
+        assert lock_timeout() == 300.0
+    monkeypatch.setenv("LAZYTORCH_CACHE_LOCK_TIMEOUT", "2.5")
+    assert lock_timeout() == 2.5
+
+
+def test_export_skips_an_entry_with_an_edited_manifest(capsys, cache_dir, tmp_path):
+    entry = big_entry(cache_dir)
+    edit_manifest(entry, _zero_arena, reseal=False)
+    archive = tmp_path / "a.tar.gz"
+    capsys.readouterr()
+    assert main(["cache", "export", str(archive), "--cache-dir", str(cache_dir)]) == 0
+    out, err = capsys.readouterr()
+    assert "exported 1 entry" in out and "skipped 1 corrupt" in out
+    assert f"skipped corrupt entry {entry.name}: meta.json does not match its seal" in err
+    with tarfile.open(archive) as tar:
+        assert not [n for n in tar.getnames() if n.startswith(entry.name)]

@@ -52,7 +52,7 @@ Guarantees:
   directory name ``LAZYTORCH_CACHE_DIR`` when the path came from it.
 * **Read-only caches are served.** A root (or ``v1/``) that this process cannot write — a
   baked container image, a read-only mount — opens read-only with one log line on
-  ``lazytorch.cache``: lookups work, `DiskCache.lock` does nothing, and `store`, `remove`
+  ``lazytorch.cache`` (once per process and directory): lookups work, `DiskCache.lock` does nothing, and `store`, `remove`
   and `clear` raise `OSError` (``EROFS``), so callers compile misses without storing them.
 
 The checks do not defend against the user's own account (which can write the files at any
@@ -144,6 +144,9 @@ _CHUNK = 1 << 20
 # A concurrent process can replace or delete an entry between two of our steps; each such
 # race costs one retry, so a handful of attempts only runs out under pathological churn.
 _ATTEMPTS = 5
+
+
+_said_read_only: set[pathlib.Path] = set()  # roots whose read-only log line was written
 
 
 class CacheLockTimeout(TimeoutError):
@@ -240,13 +243,14 @@ class DiskCache:
             raise CacheDirError(
                 f"{exc} (the directory comes from {ENV_DIR}={os.environ[ENV_DIR]!r})"
             ) from exc.__cause__
-        if self.read_only:
+        if self.read_only and self.root not in _said_read_only:
+            _said_read_only.add(self.root)
             log.warning(
                 "lazytorch cache %s is read-only for this process: using its entries, "
                 "compiling programs it lacks without storing them",
                 self.root,
             )
-        else:
+        if not self.read_only:
             self._clean_stale_tmp()
 
     def _open_tree(self) -> bool:
