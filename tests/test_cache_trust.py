@@ -410,6 +410,26 @@ def test_read_only_cache_with_a_bad_entry_recompiles_without_writing(script, cac
     assert "left it (the cache is read-only)" in res.stderr
 
 
+def test_cli_on_a_read_only_cache(cache_dir, archive):
+    prefix = read_only_prefix(cache_dir)
+
+    def cli_run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*prefix, sys.executable, "-m", "lazytorch", "cache", *argv],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+
+    res = cli_run("verify", "--cache-dir", str(cache_dir))
+    assert res.returncode == 0 and "2 entries verified, all intact" in res.stdout, res.stderr
+    for argv in (("clear",), ("import", str(archive))):
+        res = cli_run(*argv, "--cache-dir", str(cache_dir))
+        assert res.returncode == 2 and "Traceback" not in res.stderr
+        assert "lazytorch cache: error: cannot" in res.stderr and "read-only" in res.stderr
+    assert len(DiskCache(cache_dir).entries()) == 2
+
+
 def test_missing_cache_under_a_read_only_parent_names_the_variable(script, tmp_path):
     parent = tmp_path / "image"
     parent.mkdir()

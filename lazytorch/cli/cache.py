@@ -461,7 +461,10 @@ def _clear(args: argparse.Namespace) -> int:
     """``lazytorch cache clear``: delete every entry."""
     root = _root(args)
     cache = _open(root, create=False)
-    n = cache.clear() if cache is not None else 0
+    try:
+        n = cache.clear() if cache is not None else 0
+    except OSError as e:  # e.g. a read-only cache
+        raise CliError(f"cannot clear {root}: {e}") from None
     print(f"removed {_entries(n)} from {root}")
     return 0
 
