@@ -114,6 +114,7 @@ from lazytorch.runtime.cache_dirs import (
 )
 
 __all__ = [
+    "KEY_FILE",
     "CacheDirError",
     "CacheEntry",
     "CacheLockTimeout",
@@ -196,7 +197,8 @@ class CacheEntry:
     """One stored entry: its key, its directory and its metadata.
 
     ``meta`` is the metadata given to `DiskCache.store` as it reads back from JSON (tuples
-    become lists), plus ``files`` (name -> SHA-256 hex), ``created`` and ``format``.
+    become lists), plus ``files`` (name -> SHA-256 hex), ``created``, ``format`` and
+    ``seal`` (`seal_of` the key and the rest).
     """
 
     key: str
@@ -330,7 +332,11 @@ class DiskCache:
         from lazytorch import metrics
 
         metrics.increment("cache_corrupt")
-        warn(f"lazytorch disk cache: entry {key} at {path} {reason}; {fate}, it will be recompiled")
+        message = (
+            f"lazytorch disk cache: entry {key} at {path} {reason}; {fate}, it will be recompiled"
+        )
+        log.info("%s", message)
+        warn(message)
         return True
 
     def entries(self) -> list[CacheEntry]:
