@@ -689,6 +689,7 @@ def _addc(name: str, input: Tensor, t1: Tensor, t2: Tensor, value: Any, prim: Pr
         raise _not_implemented(name, f"{name}_cpu_out", d)
     dev = device_of(*args, op=name)
     a, b, c = (to_node(t, d, dev) for t in args)
+    check_python_int(value)  # no torch Scalar at all: OverflowError before the range check
     if isinstance(value, Number) and not d.is_floating_point:
         # torch converts `value` to the integer dtype with an overflow check (it truncates).
         lo = -(1 << (d.bits - 1)) if d.is_signed else 0
