@@ -58,7 +58,11 @@ def _elu(x: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
     """torch's shared elu kernel: scale * (alpha * expm1(x * input_scale) if x <= 0 else x);
     NaN takes the linear side, as in torch's backward."""
     w = _opmath(x)
-    y = E.where(w <= 0, E.expm1(w * input_scale) * alpha, w)  # type: ignore[operator]
+    neg = w <= 0  # type: ignore[operator]
+    # expm1 sees 0 off its side, so that at NaN and inf the side not taken has a finite
+    # gradient (0 * inf would be NaN)
+    wn = E.where(neg, w, 0.0)
+    y = E.where(neg, E.expm1(wn * input_scale) * alpha, w)  # type: ignore[operator]
     if scale != 1.0:
         y = y * scale  # type: ignore[operator]
     return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
@@ -119,7 +123,10 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     x = _float_input(input, "softplus", "softplus_cpu")
     w = _opmath(x)
     bx = w * beta  # type: ignore[operator]
-    return E.where(bx > threshold, w, E.log1p(E.exp(bx)) / beta).to(x.dtype)  # type: ignore[operator,no-any-return]
+    linear = bx > threshold  # type: ignore[operator]
+    # exp sees 0 on the linear side: its gradient at inf would make 0 * inf = NaN there
+    soft = E.log1p(E.exp(E.where(linear, 0.0, bx))) / beta  # type: ignore[operator]
+    return E.where(linear, w, soft).to(x.dtype)  # type: ignore[attr-defined,no-any-return]
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -154,8 +161,10 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
         return _maybe_inplace(x, x * E.clamp(x / 6.0 + 0.5, 0.0, 1.0), inplace)  # type: ignore[operator]
     # The same values; torch's gradient: 0 for x <= -3, x/3 + 1/2 below 3, else 1 (NaN too).
     low = x.detach() * 0.0  # type: ignore[attr-defined]  # -0.0, or NaN at -inf
-    mid = x * (x / 6.0 + 0.5)  # type: ignore[operator]
-    y = E.where(x <= -3.0, low, E.where(x < 3.0, mid, x))  # type: ignore[operator]
+    inside = (x > -3.0) & (x < 3.0)  # type: ignore[operator]
+    xm = E.where(inside, x, 0.0)  # 0 off the middle: a finite gradient at NaN and inf
+    mid = xm * (xm / 6.0 + 0.5)  # type: ignore[operator]
+    y = E.where(x <= -3.0, low, E.where(inside, mid, x))  # type: ignore[operator]
     return _maybe_inplace(x, y, inplace)
 
 
