@@ -84,7 +84,7 @@ def scalar_node(value: Any, dtype: dt.DType, device: Device) -> Node:
     No provenance: an input cannot fail, and skipping the stack walk halves the cost of
     ``x * 2``.
     """
-    if type(value) is int and not INT64_MIN <= value < UINT64_END:
+    if type(value) is int and not INT64_MIN <= value < UINT64_END:  # check_python_int, inline
         raise python_int_overflow(value)
     h = hash((_SCALAR, dtype, (), device))
     return Node(_SCALAR, (), (), (), dtype, device, h, None, dtype.to_python(value))
@@ -355,7 +355,8 @@ def unpack_int64(v: Any, op: str) -> None:
 
 
 def _concrete(shape: Sequence[Any]) -> list[int] | None:
-    """The sizes as ints, or None if any is symbolic (its bound was checked when seen)."""
+    """The sizes as ints, or None if any is symbolic (a symbolic size only ever stands for
+    sizes that tensors already had)."""
     if any(isinstance(s, SymInt) for s in shape):
         return None
     return [int(s) for s in shape]
