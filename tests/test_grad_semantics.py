@@ -379,6 +379,22 @@ CASES = [
     ),
     C(
         "F.binary_cross_entropy",
+        "edges",
+        lambda t, x, y: F(t).binary_cross_entropy(x, y),
+        v(0, 1, 0, 1, 1e-13, 1 - 1e-13, 1e-200, 1e-12, 0.5),
+        v(0, 1, 1, 0, 0.3, 0.3, 0.5, 0.5, 0.5),
+        diff=(0,),  # the target's gradient at the edges: see test_bce_target_gradient_...
+    ),
+    C(
+        "F.binary_cross_entropy",
+        "edges-float32",
+        lambda t, x, y: F(t).binary_cross_entropy(x, y),
+        v(0, 1, 0, 1, 1e-13, 1e-6, 0.5).astype(np.float32),
+        v(0, 1, 1, 0, 0.3, 0.5, 0.5).astype(np.float32),
+        diff=(0,),
+    ),
+    C(
+        "F.binary_cross_entropy",
         "half",
         lambda t, x, y: F(t).binary_cross_entropy(x, y),
         v(0.5, 0.5, 0.25),
@@ -557,6 +573,21 @@ def test_xlogy_where_it_differs_from_torch() -> None:
     ty = torch.tensor([0.0, INF], dtype=torch.float64, requires_grad=True)
     tgx, tgy = torch.autograd.grad(torch.xlogy(tx, ty).sum(), [tx, ty])
     assert tgx.tolist() == [0.0, INF] and math.isnan(tgy[0]) and tgy[1] == 0
+
+
+def test_bce_target_gradient_at_the_edges_differs_from_torch() -> None:
+    """Left differing from torch: the target's gradient is log(1 - x) - log(x), and torch
+    takes it from unclamped logs (inf at x = 0) while its loss clamps them at -100;
+    lazytorch differentiates the clamped loss (100). Within the clamp they agree."""
+    x = lt.tensor([0.0, 1e-13], dtype=lt.float64)
+    t = lt.tensor([0.5, 0.5], dtype=lt.float64, requires_grad=True)
+    loss = lt.nn.functional.binary_cross_entropy(x, t, reduction="sum")
+    (g,) = lt.autograd.grad(loss, [t])
+    tt = torch.tensor([0.5, 0.5], dtype=torch.float64, requires_grad=True)
+    tloss = torch.nn.functional.binary_cross_entropy(torch.tensor(x.numpy()), tt, reduction="sum")
+    (tg,) = torch.autograd.grad(tloss, [tt])
+    assert g.tolist()[0] == 100.0 and tg.tolist()[0] == INF
+    assert math.isclose(g.tolist()[1], tg.tolist()[1], rel_tol=1e-12)
 
 
 def test_amax_of_a_slice_with_nan_shares_between_the_nans() -> None:

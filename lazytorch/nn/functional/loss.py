@@ -275,13 +275,41 @@ def binary_cross_entropy(
             "binary_cross_entropy",
             f"Found dtype {target.dtype.legacy_name} but expected {x.dtype.legacy_name}",
         )
-    log_x = E.clamp(E.log(x), min=-100.0)
-    log_1mx = E.clamp(E.log(1 - x), min=-100.0)  # type: ignore[operator]
-    loss = -(target * log_x + (1 - target) * log_1mx)  # type: ignore[operator]
+    loss = _bce_terms(x, target)
+    if x.requires_grad:
+        loss = _bce_with_torch_gradient_at_edges(x, target)
     if weight is not None:
         # the weight is applied in the input's dtype (torch converts it, not the result)
         loss = loss * S.broadcast_to(weight, x.shape).to(x.dtype)  # type: ignore[attr-defined,operator]
     return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+def _bce_terms(x: Tensor, target: Tensor) -> Tensor:
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch does."""
+    log_x = E.clamp(E.log(x), min=-100.0)
+    log_1mx = E.clamp(E.log(1 - x), min=-100.0)  # type: ignore[operator]
+    return -(target * log_x + (1 - target) * log_1mx)  # type: ignore[operator,no-any-return]
+
+
+# torch's EPSILON in binary_cross_entropy_backward: 1e-12 as a float constant, even for
+# float64 inputs
+_BCE_EPS = 9.999999960041972e-13
+
+
+def _bce_with_torch_gradient_at_edges(x: Tensor, target: Tensor) -> Tensor:
+    """The same loss, with torch's gradient for x: (x - t) / max(x (1 - x), 1e-12).
+
+    Inside, that is the derivative of the terms. Near 0 and 1 (x (1 - x) < 1e-12) torch's
+    gradient is the linear (x - t) / 1e-12, finite even at x = 0 and 1 where the clamped
+    logs' derivative is 0 * inf = NaN: there the loss is its value, computed without
+    gradient for x, plus (x - x) times that slope (exactly 0 for x in [0, 1]).
+    """
+    xd = x.detach()  # type: ignore[attr-defined]
+    edge = xd * (1 - xd) < _BCE_EPS  # type: ignore[operator]
+    inner = _bce_terms(E.where(edge, 0.5, x), target)  # 0.5 at the edges: finite gradients
+    slope = (xd - target) / _BCE_EPS  # type: ignore[operator]
+    at_edge = _bce_terms(xd, target) + (x - xd) * slope  # type: ignore[operator]
+    return E.where(edge, at_edge, inner)
 
 
 def binary_cross_entropy_with_logits(
