@@ -871,6 +871,12 @@ class _KernelWriter:
                 zero = f"{a[1]}.to(tl.int64)" if self.block[v.id] else "0"
                 lines += self.report(f"v{v.id}_bad", v.id, origin, 2, zero, "0", "0")
             rhs = self.lower(name, a, in_dtypes, v.dtype, params)
+            if v.dtype is dt.bool_ and not self.block[v.id]:
+                # One truth value (from 0-d operands). Triton's interpreter types a 0-d
+                # comparison's result (and & or | of one) as its operands' dtype, so
+                # broadcasting it into a block's & or | gives floats that & refuses; a
+                # select types it as int1 (on a GPU it costs nothing).
+                rhs = f"tl.where({rhs}, True, False)"
             lines.append(f"v{v.id} = {rhs}")
             return lines
         raise TritonLoweringMissing(f"kernel value op {v.op!r}")

@@ -262,6 +262,33 @@ def test_binary_op_with_one_value_on_either_side(op, kind, dtype):
         check(f, x, rtol=1e-5 if dtype != np.float64 else 1e-12, atol=1e-6)
 
 
+def test_one_truth_value_beside_a_block():
+    """Truth values computed from 0-d operands (a comparison, a cast to bool, their &) meet
+    a block's in &, |, ^ and the bool forms of add, mul, maximum and minimum."""
+    x, s = rand(3, 11, seed=9), np.array(2.0, np.float32)
+
+    def f(t, u):
+        one = u > 1.0  # a 0-d comparison
+        blk = t > 0
+        return (
+            one & blk,
+            blk | one,
+            one ^ blk,
+            one + blk,
+            blk * one,
+            lt.maximum(one, blk),
+            lt.minimum(blk, one),
+            u.bool() & blk,
+            ~one | blk,
+            (one & (u < 3.0)) & blk,
+            (one == lt.tensor(True)) | blk,
+            lt.where(one & blk, t, -t),
+        )
+
+    check(f, x, s)
+    check(f, x, s * 0.25)  # the other truth value
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8])
 def test_integer_ops(dtype):
     a = ints(3, 11, seed=3, dtype=dtype)

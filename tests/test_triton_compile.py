@@ -55,6 +55,9 @@ CASES: dict[str, Any] = {
         lt.maximum(lt.tensor(0.5), r(50)), lt.minimum(r(50), lt.tensor(-0.5)),
         lt.tensor(2.0) ** r(50), lt.tensor(2.0) ** 1.7,
     ),
+    "truth_values_of_0d_operands": lambda: (
+        (lt.tensor(2.0) > 1.0) & (r(50) > 0), (lt.tensor(0.5) < r(50)) ^ (lt.tensor(1.0) != 0),
+    ),
     "float16_math": lambda: (r(40).half() * 3).exp() + r(40, seed=1).half(),
     "integer_ops": lambda: (ints(50) // 3, ints(50) % 4, ints(50, dtype=np.int8) * 7, ints(50) & 5),
     "bool_where": lambda: lt.where(r(50) > 0, r(50, seed=1), -r(50, seed=2)),
