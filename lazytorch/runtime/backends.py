@@ -48,8 +48,9 @@ class ProgramError(Exception):
 def has_empty_value(program: Program) -> bool:
     """True if a value has no elements or a symbolic size.
 
-    Compiled backends hand such programs to the reference interpreter: there is nothing to
-    compute in a loop, and they do not take sizes as arguments yet.
+    The triton backend hands such programs to the reference interpreter; the cpp backend
+    compiles what is not empty (`lazytorch.runtime.empty_values`) and hands it symbolic
+    sizes only. Neither takes sizes as arguments yet.
     """
 
     def empty(shape: Any) -> bool:
