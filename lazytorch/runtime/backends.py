@@ -48,9 +48,10 @@ class ProgramError(Exception):
 def has_empty_value(program: Program) -> bool:
     """True if a value has no elements or a symbolic size.
 
-    The triton backend hands such programs to the reference interpreter; the cpp backend
-    compiles what is not empty (`lazytorch.runtime.empty_values`) and hands it symbolic
-    sizes only. Neither takes sizes as arguments yet.
+    The triton backend hands such programs to the reference interpreter. The cpp backend
+    compiles what is not empty (`lazytorch.runtime.empty_values`) and hands the interpreter
+    only symbolic sizes (it does not take sizes as arguments yet) and the rare op with no
+    rule for an empty operand.
     """
 
     def empty(shape: Any) -> bool:
