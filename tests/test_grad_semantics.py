@@ -197,7 +197,7 @@ CASES = [
     C("log10", "zero", lambda t, x: t.log10(x), v(0, 1, INF)),
     # -- decomposed transcendental functions at 0, at their endpoints and at infinities -------
     C("asinh", "zero", lambda t, x: t.asinh(x), v(-INF, -1, 0, -0.0, 1e-30, 1, 1e300, INF)),
-    C("sinh", "zero", lambda t, x: t.sinh(x), v(-1, 0, 1e-30, 1)),
+    C("sinh", "zero", lambda t, x: t.sinh(x), v(-INF, -800, -1, 0, 1e-30, 0.5, 1, 800, INF, NAN)),
     C("cosh", "zero", lambda t, x: t.cosh(x), v(-1, 0, 1)),
     C("atanh", "endpoints", lambda t, x: t.atanh(x), v(-1, 0, 0.5, 1)),
     C("acosh", "endpoint", lambda t, x: t.acosh(x), v(1, 2, INF)),

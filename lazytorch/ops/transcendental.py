@@ -62,13 +62,18 @@ def _odd(n: Node, v: Node) -> Node:
 
 def _sinh(n: Node) -> Node:
     a = node1(P.abs, n)
+    below1 = _lt(a, lit(1, n))
+    # Each branch sees only its own arguments (0 or 1 elsewhere): t / (t + 1) at t = inf
+    # is NaN, and so would be the gradient through that branch where it is not taken.
+    a_small = where_node(below1, a, lit(0, n))
+    a_large = where_node(below1, lit(1, n), a)
     # Small |x|: expm1 avoids the cancellation of e**x - e**-x (fdlibm's formula).
-    t = node1(P.expm1, a)
+    t = node1(P.expm1, a_small)
     small = _mul(lit(0.5, n), _add(t, _div(t, _add(t, lit(1, n)))))
     # Otherwise e**(x/2) squared: no overflow before the result itself overflows.
-    h = node1(P.exp, _mul(a, lit(0.5, n)))
+    h = node1(P.exp, _mul(a_large, lit(0.5, n)))
     large = _sub(_mul(_mul(lit(0.5, n), h), h), _div(_div(lit(0.5, n), h), h))
-    return _odd(n, where_node(_lt(a, lit(1, n)), small, large))
+    return _odd(n, where_node(below1, small, large))
 
 
 def _cosh(n: Node) -> Node:
