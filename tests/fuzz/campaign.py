@@ -10,6 +10,7 @@ the same way: same run, same kind of difference) and saved as a pytest file unde
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import sys
 import time
@@ -50,6 +51,7 @@ def _search(
     strategy: Any,
     check: Callable[[Any], list[Mismatch]],
     count: Callable[[Any], None],
+    refused: Callable[[], None],
     seed: int,
     examples: int,
     shrink_seconds: float,
@@ -72,6 +74,7 @@ def _search(
         try:
             found = check(case)
         except Refused:
+            refused()
             return False
         if not found:
             return False
@@ -101,10 +104,10 @@ def _search(
 
 def save_program(program: Program, found: list[Mismatch], origin: str) -> Path:
     inputs = ",\n        ".join(input_literal(i) for i in program.inputs)
-    lines = "".join(f"        {line!r},\n" for line in program.lines)
+    lines = "".join(f"        {json.dumps(line)},\n" for line in program.lines)
     body = (
         f"PROGRAM = Program(\n    inputs=[\n        {inputs},\n    ],\n"
-        f"    lines=[\n{lines}    ],\n    outputs={program.outputs!r},\n)\n\n\n"
+        f"    lines=[\n{lines}    ],\n    outputs={json.dumps(program.outputs)},\n)\n\n\n"
         "def test_program():\n    assert_program(PROGRAM)\n"
     )
     head = (
@@ -129,8 +132,8 @@ def _write(kind: str, body: str, found: list[Mismatch], origin: str) -> Path:
     path = REGRESSIONS / f"test_{kind}_{digest}.py"
     what = "\n".join(f"    {m}" for m in found[:6])
     doc = (
-        f'"""Fuzz regression ({kind}), found by `python -m tests.fuzz {origin}` and shrunk.\n\n'
-        f"When found, lazytorch disagreed with torch:\n\n{what}\n"
+        f'"""Fuzz regression ({kind}), shrunk.\n\nFound by `python -m tests.fuzz {origin}`. '
+        f"When found, lazytorch disagreed\nwith torch:\n\n{what}\n"
         '"""\n\n'
     )
     REGRESSIONS.mkdir(exist_ok=True)
@@ -142,7 +145,7 @@ def campaign(
     minutes: float,
     seed: int,
     kinds: tuple[str, ...] = ("programs", "training"),
-    batch: int = 25,
+    batch: int = 100,
     shrink_seconds: float = 180.0,
     save: bool = True,
     out: Any = sys.stdout,
@@ -156,6 +159,9 @@ def campaign(
 
     def count_program(_p: Program) -> None:
         stats.programs += 1
+
+    def count_refused() -> None:
+        stats.refused += 1
 
     def count_training(c: TrainingCase) -> None:
         stats.training_cases += 1
@@ -174,6 +180,7 @@ def campaign(
                 training_cases(),
                 check_training,
                 count_training,
+                count_refused,
                 batch_seed,
                 max(batch // 5, 2),
                 shrink_seconds,

@@ -89,6 +89,13 @@ def _no_ties(x: torch.Tensor, dim: int | None) -> bool:
     return bool(top > KINK_GAP and bottom > KINK_GAP)
 
 
+def _partial(a: torch.Tensor, idx: str) -> bool:
+    """The subscript leaves some of `a` unwritten. Overwriting all of a non-leaf that
+    requires grad is a known open difference (tests/fuzz/regressions/
+    test_program_1a7a97d4cc.py): kept out so it does not dominate the campaign."""
+    return eval(f"a[{idx}]", {"a": a}).numel() < a.numel()
+
+
 def _reduced_size(x: torch.Tensor, dim: Any) -> int:
     if dim is None:
         return x.numel()
@@ -431,6 +438,8 @@ VIEWS = [
     _unary("index", "{a}[(slice(None),) * {dim} + (lib.tensor({idx}),)]", params=p_index),
     _unary("index_select", "{a}.index_select({dim}, lib.tensor({idx}))", params=p_index),
     _unary("contiguous", "({a} * 1).contiguous()"),
+    # read a value mid-program: lazytorch cuts the graph there (torch: nothing happens)
+    _unary("read", "{a}.sum().item(); {out} = {a}", view=True),
     Op("cat", "lib.cat([{a}, {b}], dim={dim})", 2, pairing="cat", params=p_cat),
     Op("stack", "lib.stack([{a}, {b}], dim={dim})", 2, pairing="same", params=p_stack),
     Op("matmul", "{a} @ {b}", 2, pairing="matmul", params=p_none),
@@ -450,6 +459,7 @@ INPLACE = [
         2,
         pairing="any",
         params=p_slice,
+        guard=lambda a, b, out, idx: _partial(a, idx),
         inplace=True,
     ),
 ]
