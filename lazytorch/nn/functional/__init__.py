@@ -6,6 +6,7 @@ the math; the scheduler fuses what they record. Convolution is im2col: the kerne
 windows of the (padded) input are strided slices stacked into columns, then one matmul.
 """
 
+from lazytorch.nn.functional import attention as _attention
 from lazytorch.nn.functional.activation import (
     celu,
     elu,
@@ -26,7 +27,10 @@ from lazytorch.nn.functional.activation import (
     softplus,
     softsign,
 )
-from lazytorch.nn.functional.attention import scaled_dot_product_attention
+from lazytorch.nn.functional.attention import (
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)
 from lazytorch.nn.functional.conv import avg_pool2d, conv2d, max_pool2d
 from lazytorch.nn.functional.layers import dropout, embedding, linear, one_hot
 from lazytorch.nn.functional.loss import (
@@ -49,6 +53,9 @@ from lazytorch.ops.pad import pad
 
 sigmoid = _E.sigmoid
 tanh = _E.tanh
+# private in torch too, but called as F._canonical_mask by torch's modules and their copies
+_canonical_mask = _attention._canonical_mask
+_none_or_dtype = _attention._none_or_dtype
 
 __all__ = [
     "avg_pool2d",
@@ -75,6 +82,7 @@ __all__ = [
     "max_pool2d",
     "mish",
     "mse_loss",
+    "multi_head_attention_forward",
     "nll_loss",
     "normalize",
     "one_hot",

@@ -12,6 +12,7 @@ from lazytorch.nn.modules.activation import (
     LogSigmoid,
     LogSoftmax,
     Mish,
+    MultiheadAttention,
     ReLU,
     ReLU6,
     Sigmoid,
@@ -47,6 +48,13 @@ from lazytorch.nn.modules.module import Module
 from lazytorch.nn.modules.normalization import LayerNorm
 from lazytorch.nn.modules.pooling import AvgPool2d, MaxPool2d
 from lazytorch.nn.modules.sparse import Embedding
+from lazytorch.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "CELU",
@@ -80,6 +88,7 @@ __all__ = [
     "Module",
     "ModuleDict",
     "ModuleList",
+    "MultiheadAttention",
     "NLLLoss",
     "ParameterDict",
     "ParameterList",
@@ -94,5 +103,10 @@ __all__ = [
     "Softplus",
     "Softsign",
     "Tanh",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "Unflatten",
 ]

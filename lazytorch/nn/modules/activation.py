@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from lazytorch.nn import functional as F
+from lazytorch.nn import init
+from lazytorch.nn.modules.linear import NonDynamicallyQuantizableLinear
 from lazytorch.nn.modules.module import Module
+from lazytorch.nn.parameter import Parameter
+from lazytorch.ops import creation as C
+from lazytorch.ops import shape as S
 from lazytorch.tensor import Tensor
 
 __all__ = [
@@ -20,6 +25,7 @@ __all__ = [
     "LogSigmoid",
     "LogSoftmax",
     "Mish",
+    "MultiheadAttention",
     "ReLU",
     "ReLU6",
     "SiLU",
@@ -344,3 +350,191 @@ class LogSoftmax(_SoftmaxBase):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim)
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention: ``softmax(q kᵀ / sqrt(head_dim) + mask) v`` per head, between
+    torch's packed input projection (``in_proj_weight`` (3E, E), or ``q/k/v_proj_weight``
+    when `kdim`/`vdim` differ from `embed_dim`) and ``out_proj``.
+
+    Inputs are (L, N, E) (or (N, L, E) with `batch_first`, or unbatched (L, E)). Returns
+    ``(output, weights)``; weights are (N, L, S) averaged over heads, (N, H, L, S) with
+    ``average_attn_weights=False``, or None with ``need_weights=False``. Masks are torch's:
+    bool True (or a float added to the scores) masks a position out.
+
+    Parameters are initialized as torch does: xavier_uniform_ for the projection weights,
+    zeros for the projection biases, xavier_normal_ for `add_bias_kv`'s ``bias_k``/``bias_v``
+    (``out_proj.weight`` keeps Linear's default).
+
+    >>> import lazytorch
+    >>> mha = lazytorch.nn.MultiheadAttention(8, 2, batch_first=True)
+    >>> x = lazytorch.randn(3, 5, 8)
+    >>> out, weights = mha(x, x, x)
+    >>> tuple(out.shape), tuple(weights.shape)
+    ((3, 5, 8), (3, 5, 5))
+    """
+
+    __constants__ = ["batch_first"]
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        batch_first: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(
+                f"embed_dim and num_heads must be greater than 0,"
+                f" got embed_dim={embed_dim} and num_heads={num_heads} instead"
+            )
+        factory = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != self.embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(C.empty((embed_dim, embed_dim), **factory))
+            self.k_proj_weight = Parameter(C.empty((embed_dim, self.kdim), **factory))
+            self.v_proj_weight = Parameter(C.empty((embed_dim, self.vdim), **factory))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(C.empty((3 * embed_dim, embed_dim), **factory))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(C.empty(3 * embed_dim, **factory))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **factory)
+        if add_bias_kv:
+            self.bias_k = Parameter(C.empty((1, 1, embed_dim), **factory))
+            self.bias_v = Parameter(C.empty((1, 1, embed_dim), **factory))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        is_batched = query.dim() == 3
+        key_padding_mask = F._canonical_mask(
+            key_padding_mask,
+            "key_padding_mask",
+            F._none_or_dtype(attn_mask),
+            "attn_mask",
+            query.dtype,
+        )
+        attn_mask = F._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
+        if self.batch_first and is_batched:
+            # to sequence-first, keeping which of query, key, value are the same tensor
+            # (self-attention projects them with one matmul)
+            if key is value:
+                if query is key:
+                    query = key = value = S.transpose(query, 1, 0)
+                else:
+                    query, key = (S.transpose(x, 1, 0) for x in (query, key))
+                    value = key
+            else:
+                query, key, value = (S.transpose(x, 1, 0) for x in (query, key, value))
+        separate = {}
+        if not self._qkv_same_embed_dim:
+            separate = {
+                "use_separate_proj_weight": True,
+                "q_proj_weight": self.q_proj_weight,
+                "k_proj_weight": self.k_proj_weight,
+                "v_proj_weight": self.v_proj_weight,
+            }
+        out, weights = F.multi_head_attention_forward(
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            self.in_proj_weight,
+            self.in_proj_bias,
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
+            self.dropout,
+            self.out_proj.weight,
+            self.out_proj.bias,
+            training=self.training,
+            key_padding_mask=key_padding_mask,
+            need_weights=need_weights,
+            attn_mask=attn_mask,
+            average_attn_weights=average_attn_weights,
+            is_causal=is_causal,
+            **separate,
+        )
+        if self.batch_first and is_batched:
+            out = S.transpose(out, 1, 0)
+        return out, weights
+
+    def merge_masks(
+        self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, query: Tensor
+    ) -> tuple[Tensor | None, int | None]:
+        """Combine an (L, L) or (N*H, L, L) attention mask and an (N, L) padding mask for a
+        batch-first `query` as torch's fast path does: returns ``(mask, mask_type)`` with
+        type 1 for the padding mask alone, 2 for a (N, H, L, L) merged mask."""
+        mask_type: int | None = None
+        merged: Tensor | None = None
+        if key_padding_mask is not None:
+            mask_type, merged = 1, key_padding_mask
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                merged = attn_mask.view(batch_size, -1, seq_len, seq_len)
+            else:
+                merged = S.expand(
+                    attn_mask.view(1, 1, seq_len, seq_len),
+                    (batch_size, self.num_heads, seq_len, seq_len),
+                )
+            if key_padding_mask is not None:
+                kpm = S.expand(
+                    key_padding_mask.view(batch_size, 1, 1, seq_len),
+                    (batch_size, self.num_heads, 1, seq_len),
+                )
+                merged = merged + kpm  # type: ignore[operator]
+        return merged, mask_type

@@ -14,7 +14,7 @@ from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.tensor import Tensor
 
-__all__ = ["Bilinear", "Identity", "Linear"]
+__all__ = ["Bilinear", "Identity", "Linear", "NonDynamicallyQuantizableLinear"]
 
 
 class Identity(Module):
@@ -76,6 +76,16 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under another name: nn.MultiheadAttention's ``out_proj`` (torch keeps the
+    class so its quantization passes can skip it; here it only keeps torch's repr).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.modules.linear.NonDynamicallyQuantizableLinear(4, 4)
+    NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)
+    """
 
 
 class Bilinear(Module):
