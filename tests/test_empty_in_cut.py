@@ -69,7 +69,7 @@ def test_softmax_beside_an_empty_tensor_is_one_compiled_program(cpp):
 def test_softmax_beside_an_empty_tensor_is_bitwise_sync_mode(cpp):
     xa = _data(512, 1000, seed=3)
     y, z = _softmax_beside_empty(lt.tensor(xa))
-    lt.materialize()  # every live tensor: both, as at an implicit point with both pending
+    lt.materialize()  # every live pending tensor: both, as an auto cut takes them
     with lt.sync_mode():
         ys, zs = _softmax_beside_empty(lt.tensor(xa))
     np.testing.assert_array_equal(_bits(y), _bits(ys))
