@@ -263,7 +263,12 @@ def broadcast_nodes(nodes: Sequence[Node], op: str) -> tuple[tuple[Any, ...], li
     shape: tuple[Any, ...] = ()
     for n in nodes:
         if n.shape and n.shape != shape:
-            shape = broadcast_shapes(shape, n.shape, op) if shape else n.shape
+            if shape:
+                shape = broadcast_shapes(shape, n.shape, op)
+                # (2**62, 1) with (4,): the result holds more elements than either operand
+                check_numel(shape, op)
+            else:
+                shape = n.shape
     return shape, [n if not n.shape or n.shape == shape else expand_node(n, shape) for n in nodes]
 
 
