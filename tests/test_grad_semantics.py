@@ -496,6 +496,32 @@ def test_gradient_matches_torch(case: Case) -> None:
     _quiet(lambda: check_grad(case.fn, *case.inputs, diff=case.diff))
 
 
+SECOND_ORDER = (
+    "cosh-zero",
+    "logaddexp-equal",
+    "F.smooth_l1_loss-threshold",
+    "F.smooth_l1_loss-beta-half",
+    "prod-zeros",
+    "prod-all-one-zero",
+    "relu-kink",
+    "clamp-bounds",
+    "maximum-ties",
+    "max-dim-ties",
+    "amax-ties",
+    "F.max_pool2d-ties",
+    "abs-zero",
+    "sign-zero",
+)
+
+
+@pytest.mark.parametrize("case_id", SECOND_ORDER)
+def test_second_order_matches_torch(case_id: str) -> None:
+    """Where a decomposition's kink would lose curvature (abs inside cosh, logaddexp and
+    smooth_l1; prod with two zeros), the second derivative is torch's too."""
+    (case,) = [c for c in CASES if c.id == case_id]
+    _quiet(lambda: check_grad(case.fn, *case.inputs, diff=case.diff, second_order=True))
+
+
 @pytest.mark.parametrize(
     "name, fn",
     [

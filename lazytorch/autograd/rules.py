@@ -495,16 +495,25 @@ def _reduce_sum(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any
 
 @rule("reduce_prod", (0, -1))
 def _reduce_prod(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
-    # out / x, except at zeros: with one zero in the slice its gradient is the product of
-    # the others; with two or more every gradient is 0 (torch's exact rule).
+    # out / x, except at zeros (torch's exact rule): with one zero in the slice its gradient
+    # is the product of the others; with two, the other zero times that product (0, but
+    # its derivative is not: the second derivative); with more, 0.
     (x,) = inputs
     (axes,) = attrs
     is0 = _ew("eq", x, const(0, x))
     one = const(1, x)
-    others = emit("reduce_prod", (where(is0, one, x),), (axes,))
-    count = reduce_sum(cast(is0, x.dtype), axes)
-    at_zero = where(_ew("eq", count, one), others, const(0, x))
-    local = where(is0, expand(at_zero, x.shape), div(expand(out, x.shape), x))
+    z = const(0, x)
+    others = expand(emit("reduce_prod", (where(is0, one, x),), (axes,)), x.shape)
+    count = expand(reduce_sum(cast(is0, x.dtype), axes), x.shape)
+    zeros_sum = expand(reduce_sum(where(is0, x, z), axes), x.shape)  # 0, with a derivative
+    other_zero = sub(zeros_sum, x)
+    at_zero = where(
+        _ew("eq", count, one),
+        others,
+        where(_ew("eq", count, const(2, x)), mul(others, other_zero), z),
+    )
+    # out / x sees 1 at the zeros: 0 / 0 there would make the second derivative NaN
+    local = where(is0, at_zero, div(expand(out, x.shape), where(is0, one, x)))
     return (mul(expand(ct, x.shape), local),)
 
 

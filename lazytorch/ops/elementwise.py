@@ -751,9 +751,11 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
 
     def build(x: Node, y: Node) -> Node:
         # torch's formula: max + log1p(exp(-|a - b|)), except that equal infinities stay
-        # themselves (inf - inf would be NaN).
-        m = node2(P.maximum, x, y)
-        v = _add(m, node1(P.log1p, node1(P.exp, node1(P.neg, node1(P.abs, _sub(x, y))))))
+        # themselves (inf - inf would be NaN). max and -|a - b| take the same side at a tie
+        # (a's), so the gradient is the smooth function's: 1/2 each, and its derivative too.
+        first = node2(P.ge, x, y, dt.bool_)
+        m = where_node(first, x, y)
+        v = _add(m, node1(P.log1p, node1(P.exp, where_node(first, _sub(y, x), _sub(x, y)))))
         same_inf = node2(
             P.bitwise_and,
             node2(P.eq, node1(P.abs, x), lit(math.inf, x), dt.bool_),

@@ -77,7 +77,10 @@ def _sinh(n: Node) -> Node:
 
 
 def _cosh(n: Node) -> Node:
-    h = node1(P.exp, _mul(node1(P.abs, n), lit(0.5, n)))
+    # |x| with the kink's slope taken as 1, not abs's 0: cosh is even, and the second
+    # derivative at 0 is then cosh(0) = 1 rather than 0
+    a = where_node(_lt(n, lit(0, n)), node1(P.neg, n), n)
+    h = node1(P.exp, _mul(a, lit(0.5, n)))
     return _add(_mul(_mul(lit(0.5, n), h), h), _div(_div(lit(0.5, n), h), h))
 
 

@@ -72,10 +72,13 @@ def smooth_l1_loss(
             "smooth_l1_loss does not support negative values for beta.",
         )
     _float_loss_inputs(input, target, "smooth_l1_loss", "smooth_l1_cpu")
-    d = E.abs(input - target)  # type: ignore[operator]
+    z = input - target  # type: ignore[operator]
+    d = E.abs(z)
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
-    loss = E.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)  # type: ignore[operator]
+    # z * z, not d * d: the same value, and its second derivative at 0 is 2 (torch's 1/beta
+    # for the loss), where abs's kink would make it 0
+    loss = E.where(d < beta, 0.5 * z * z / beta, d - 0.5 * beta)  # type: ignore[operator]
     return _reduce(loss, reduction, "smooth_l1_loss")
 
 
