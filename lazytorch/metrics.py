@@ -33,6 +33,7 @@ KEYS = (
     "cache_hits_memory",
     "cache_hits_disk",
     "cache_misses",
+    "cache_corrupt",
     "kernels_launched",
     "compile_seconds",
     "recompiles",
@@ -200,6 +201,11 @@ _PROM_COUNTERS = (
         "Programs rebuilt at a cut location that had one.",
     ),
     ("lazytorch_cache_misses_total", "cache_misses", "Lookups that found no compiled program."),
+    (
+        "lazytorch_cache_corrupt_total",
+        "cache_corrupt",
+        "Disk-cache entries refused on load (damaged, edited, or not fitting their program).",
+    ),
     (
         "lazytorch_dynamic_programs_total",
         "dynamic_programs",
