@@ -56,6 +56,16 @@ class Case:
         self.id = f"{op}-{label}"
 
 
+def _attention_with_a_masked_key(t: Any, q: Any, w_in: Any, w_out: Any) -> Any:
+    """Self-attention (one head) where key 1 is padding: its score is -inf."""
+    mask = t.tensor([[False, True, False]])
+    out, _ = F(t).multi_head_attention_forward(
+        q, q, q, 2, 1, w_in, None, None, None, False, 0.0, w_out, None,
+        key_padding_mask=mask, need_weights=False,
+    )  # fmt: skip
+    return out
+
+
 C = Case
 KINK = v(-1.0, 0.0, -0.0, 1.0, NAN)  # both sides of 0, 0 itself (both signs) and NaN
 ROUNDING = v(-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 2.5, NAN)
@@ -460,6 +470,14 @@ CASES = [
         "causal",
         lambda t, q: F(t).scaled_dot_product_attention(q, q, q, is_causal=True),
         np.array([[[1, 0], [0, 1], [1, 1]]], dtype=np.float64),
+    ),
+    C(
+        "F.multi_head_attention_forward",
+        "masked-key",
+        _attention_with_a_masked_key,
+        np.array([[[1, 0]], [[0, 1]], [[1, 1]]], dtype=np.float64),
+        np.array([[1, 0], [0, 1], [1, 1], [0, 1], [1, 0], [1, -1]], dtype=np.float64),
+        m([[1, 2], [0, 1]]),
     ),
     C("F.dropout", "p0", lambda t, x: F(t).dropout(x, 0.0), KINK),
     C("F.dropout", "p1", lambda t, x: F(t).dropout(x, 1.0), v(-1, 0, 1)),
