@@ -12,7 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import shutil
+import subprocess
 import sys
+import textwrap
 import time
 import warnings
 from collections.abc import Callable
@@ -130,7 +133,10 @@ def save_training(case: TrainingCase, found: list[Mismatch], origin: str) -> Pat
 def _write(kind: str, body: str, found: list[Mismatch], origin: str) -> Path:
     digest = hashlib.sha1(body.encode()).hexdigest()[:10]
     path = REGRESSIONS / f"test_{kind}_{digest}.py"
-    what = "\n".join(f"    {m}" for m in found[:6])
+    what = "\n".join(
+        textwrap.fill(str(m), 92, initial_indent="    ", subsequent_indent="      ")
+        for m in found[:6]
+    )
     doc = (
         f'"""Fuzz regression ({kind}), shrunk.\n\nFound by `python -m tests.fuzz {origin}`. '
         f"When found, lazytorch disagreed\nwith torch:\n\n{what}\n"
@@ -138,6 +144,8 @@ def _write(kind: str, body: str, found: list[Mismatch], origin: str) -> Path:
     )
     REGRESSIONS.mkdir(exist_ok=True)
     path.write_text(doc.replace("\\", "\\\\") + body)
+    if shutil.which("ruff"):  # the repository's formatting, where ruff is at hand
+        subprocess.run(["ruff", "format", "-q", str(path)], check=False)
     return path
 
 
@@ -172,19 +180,11 @@ def campaign(
         batch_seed = seed * 100_000 + b
         origin = f"--seed {seed} (batch {b}, {kind})"
         if kind == "programs":
-            hit = _search(
-                programs(), check_program, count_program, batch_seed, batch, shrink_seconds
-            )
+            strategy, check, count, examples = programs(), check_program, count_program, batch
         else:
-            hit = _search(
-                training_cases(),
-                check_training,
-                count_training,
-                count_refused,
-                batch_seed,
-                max(batch // 5, 2),
-                shrink_seconds,
-            )
+            strategy, check, count = training_cases(), check_training, count_training
+            examples = max(batch // 5, 2)
+        hit = _search(strategy, check, count, count_refused, batch_seed, examples, shrink_seconds)
         if hit is not None:
             case, found = hit
             stats.mismatches += 1

@@ -144,8 +144,11 @@ def _pick(draw, st, values: list[_Value]) -> _Value:
 def _shape(draw, st) -> tuple[int, ...]:
     rank = draw(st.sampled_from([2, 3, 1, 0, 2, 3]))
     dims = st.sampled_from([1, 2, 3, 4, 5, 6])
-    if draw(st.integers(0, 9)) == 0:  # sometimes an empty dim
+    kind = draw(st.integers(0, 9))
+    if kind == 1:  # sometimes an empty dim
         dims = st.sampled_from([0, 1, 2, 3])
+    elif kind == 2:  # sometimes sizes past a vector width, with remainders
+        dims = st.sampled_from([7, 16, 33, 1, 2])
     return tuple(draw(dims) for _ in range(rank))
 
 
