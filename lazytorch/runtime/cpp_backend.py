@@ -76,7 +76,13 @@ def key_source(text: str, options: dict[str, Any], fingerprint: str, kind: str |
 def key_source_fields(head: bytes) -> dict[str, Any] | None:
     """What a key source (or its first few hundred bytes, `head`) says before the program
     text: ``lazytorch`` version, ``kind``, ``toolchain``, ``deterministic``; None if it is
-    not a key source."""
+    not a key source.
+
+    >>> src = key_source("program text", {"deterministic": True}, "ab12", "dynamic")
+    >>> fields = key_source_fields(src)
+    >>> fields["kind"], fields["toolchain"], fields["deterministic"]
+    ('dynamic', 'ab12', True)
+    """
     first, *rest = head.split(b"\0", 4)
     kind = None
     if rest[:1] == [b"dynamic"]:
