@@ -80,6 +80,7 @@ CASES = [
     C("relu", "float32", lambda t, x: t.relu(x), KINK.astype(np.float32)),
     C("F.relu", "kink", lambda t, x: F(t).relu(x), KINK),
     C("F.relu6", "bounds", lambda t, x: F(t).relu6(x), v(-1, 0, 3, 6, 7, NAN)),
+    C("F.relu6", "float16", lambda t, x: F(t).relu6(x), v(-1, 0, 3, 6, 7, NAN).astype(np.float16)),
     C("F.hardtanh", "bounds", lambda t, x: F(t).hardtanh(x), v(-2, -1, 0, 1, 2, NAN)),
     C("F.hardtanh", "custom", lambda t, x: F(t).hardtanh(x, -0.5, 0.5), v(-0.5, 0, 0.5, 0.7)),
     C("F.hardtanh", "equal", lambda t, x: F(t).hardtanh(x, 0.5, 0.5), v(0, 0.5, 1)),
@@ -402,6 +403,12 @@ CASES = [
         v(0, 1, 0, 1, 1e-13, 1e-6, 0.5).astype(np.float32),
         v(0, 1, 1, 0, 0.3, 0.5, 0.5).astype(np.float32),
         diff=(0,),
+    ),
+    C(
+        "F.binary_cross_entropy",
+        "float16",
+        lambda t, x: F(t).binary_cross_entropy(x, t.full_like(x, 0.25)),
+        v(0.5, 0.3, 1e-3).astype(np.float16),
     ),
     C(
         "F.binary_cross_entropy",

@@ -44,9 +44,12 @@ def hardtanh(
         min_val, max_val = int(min_val), int(max_val)
     if not x.requires_grad:
         return _maybe_inplace(x, E.clamp(x, min_val, max_val), inplace)
-    # clamp's value; torch's gradient is 0 at the bounds themselves (and 1 at NaN)
-    y = E.where(x <= min_val, min_val, E.where(x >= max_val, max_val, x))  # type: ignore[operator]
-    return _maybe_inplace(x, y, inplace)
+    # clamp's value; torch's gradient is 0 at the bounds themselves (and 1 at NaN). float16
+    # in float32, as torch's kernel (and g++ 12 with binutils 2.40 cannot assemble the
+    # float16 AVX-512 code this nested select compiles to on CPUs with avx512_fp16).
+    w = _opmath(x)
+    y = E.where(w <= min_val, min_val, E.where(w >= max_val, max_val, w))  # type: ignore[operator]
+    return _maybe_inplace(x, y.to(x.dtype), inplace)  # type: ignore[attr-defined]
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:

@@ -7,6 +7,7 @@ from typing import Any
 import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
+from lazytorch.nn.functional._common import _opmath
 from lazytorch.nn.functional.activation import log_sigmoid_opmath, log_softmax
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
@@ -308,10 +309,12 @@ def _bce_with_torch_gradient_at_edges(x: Tensor, target: Tensor) -> Tensor:
     gradient for x, plus (x - x) times that slope (exactly 0 for x in [0, 1]).
     """
     xd = x.detach()  # type: ignore[attr-defined]
-    edge = xd * (1 - xd) < _BCE_EPS  # type: ignore[operator]
+    w = _opmath(x)  # float16 in float32: 1e-12 is 0 in float16
+    wd = w.detach()  # type: ignore[attr-defined]
+    edge = wd * (1 - wd) < _BCE_EPS  # type: ignore[operator]
     inner = _bce_terms(E.where(edge, 0.5, x), target)  # 0.5 at the edges: finite gradients
-    slope = (xd - target) / _BCE_EPS  # type: ignore[operator]
-    at_edge = _bce_terms(xd, target) + (x - xd) * slope  # type: ignore[operator]
+    slope = (wd - target.to(w.dtype)) / _BCE_EPS  # type: ignore[attr-defined,operator]
+    at_edge = _bce_terms(xd, target) + ((w - wd) * slope).to(x.dtype)  # type: ignore[attr-defined,operator]
     return E.where(edge, at_edge, inner)
 
 
