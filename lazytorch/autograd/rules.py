@@ -282,7 +282,7 @@ def _pow(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
     return ga, gb
 
 
-def _minmax(name: str, loses: str) -> None:
+def _minmax(name: str, loses_or_ties: str) -> None:
     def fn(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
         # torch: the gradient goes to the winner; on a tie, half to each; where either
         # operand is NaN (the result is NaN), all of it to both: neither "loses".
@@ -295,16 +295,17 @@ def _minmax(name: str, loses: str) -> None:
             if not need:
                 res.append(None)
                 continue
-            lost = _ew(loses, x, y)
-            res.append(sum_to(where(lost, z, where(tie, half, ct)), x.shape))
+            # x keeps it unless x < y (maximum) -- NaN compares false -- or on a tie
+            keeps = _ew("bitwise_not", _ew(loses_or_ties, x, y))
+            res.append(sum_to(where(keeps, ct, where(tie, half, z)), x.shape))
         return tuple(res)
 
     fn.__name__ = f"{name}_vjp"
     RULES[name] = VJP(fn, (0, 1))
 
 
-_minmax("maximum", "lt")
-_minmax("minimum", "gt")
+_minmax("maximum", "le")
+_minmax("minimum", "ge")
 
 
 @rule("atan2", (0, 1))
