@@ -30,8 +30,8 @@ def _check(program: Program, runs: tuple[str, ...]) -> None:
         reject()
 
 
-@settings(SLICE, max_examples=60)
-@given(programs(max_ops=12, float32=False))
+@settings(SLICE, max_examples=100)
+@given(programs(max_ops=20, float32=False))
 def test_random_float64_programs_match_torch(program):
     _check(program, ("cpp lazy", "interpreter lazy", "interpreter sync"))
 

@@ -19,7 +19,7 @@ SLICE = settings(
 )
 
 
-@settings(SLICE, max_examples=10)
+@settings(SLICE, max_examples=14)
 @given(training_cases(dtype="float64"))
 def test_random_float64_training_steps_match_torch(case):
     assert_training(case)

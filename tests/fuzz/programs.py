@@ -152,7 +152,7 @@ def _shape(draw, st) -> tuple[int, ...]:
     return tuple(draw(dims) for _ in range(rank))
 
 
-def programs(max_ops: int = 12, float32: bool | None = None):
+def programs(max_ops: int = 20, float32: bool | None = None):
     """The hypothesis strategy of random programs (at most `max_ops` ops)."""
     from hypothesis import strategies as st
 
