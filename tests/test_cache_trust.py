@@ -443,10 +443,12 @@ def test_missing_cache_under_a_read_only_parent_names_the_variable(script, tmp_p
 
 # -- locks -----------------------------------------------------------------------------------
 HUNG_CXX = """#!/bin/sh
-# A compiler that hangs: the process holding the cache lock never finishes its compile.
-case "$1" in --version) exec g++ --version ;; esac
-echo started > "$MARKER"
-exec sleep 600
+# A compiler that hangs on compiling a program (anything else, such as --version or a
+# probe of a flag, goes to g++): the process holding the cache lock never finishes.
+case "$*" in
+  *.cpp*) echo started > "$MARKER"; exec sleep 600 ;;
+esac
+exec g++ "$@"
 """
 
 
