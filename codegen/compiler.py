@@ -247,6 +247,29 @@ def _extra_flags() -> list[str]:
         ) from None
 
 
+@functools.lru_cache(maxsize=8)
+def _isa_flags(cxx: str) -> tuple[str, ...]:
+    """Instruction sets that ``-march=native`` enables but the toolchain mishandles.
+
+    AVX512-FP16: g++ 12 emits masked ``vmovsh`` forms for float16 code that binutils 2.40
+    cannot assemble ("unsupported masking"), so a float16 kernel fails to build on a CPU
+    that has the extension (Sapphire Rapids and later). lazytorch computes float16 in
+    float32 and converts with F16C/AVX-512F instructions, which stay enabled: turning the
+    extension off loses nothing. Asked only on such CPUs, and only of a compiler that
+    knows the flag.
+    """
+    if "avx512_fp16" not in cpu_features().split():
+        return ()
+    import subprocess
+
+    probe = subprocess.run(
+        [cxx, "-mno-avx512fp16", "-x", "c++", "-E", "-o", os.devnull, os.devnull],
+        capture_output=True,
+        check=False,
+    )
+    return ("-mno-avx512fp16",) if probe.returncode == 0 else ()
+
+
 @functools.lru_cache(maxsize=4)
 def toolchain(memo_dir: Path | None = None) -> Toolchain:
     """The compiler and flags in use (looked up once); CompilerMissing if there is none.
@@ -266,7 +289,7 @@ def toolchain(memo_dir: Path | None = None) -> Toolchain:
             )
     version = _compiler_version(cxx, memo_dir)
     extra = _extra_flags()
-    flags = (*BASE_FLAGS, f"-I{include_dir()}", *extra)
+    flags = (*BASE_FLAGS, *_isa_flags(cxx), f"-I{include_dir()}", *extra)
     link = tuple(_blas_flags())
     h = hashlib.sha256()
     for part in (version, " ".join(flags), " ".join(link), cpu_features()):

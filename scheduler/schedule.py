@@ -41,6 +41,10 @@ OP_COST = {"exp": 4, "log": 4, "tanh": 4, "sigmoid": 4, "erf": 4, "sin": 4, "cos
            "atan": 4, "pow": 6, "expm1": 4, "log1p": 4, "div": 2, "sqrt": 2}  # fmt: skip
 INLINE_SHARED_COST = 16
 INLINE_MAX_COST = 64
+# Values a kernel body may inline along all its read paths (bound_recompute): a cat reads
+# each input at its own index, so a chain of cats of slices of one value (roll after roll)
+# doubles the inlined code at each step while its arithmetic cost barely grows.
+INLINE_MAX_NODES = 512
 FUSION_CANDIDATES = 16  # groups tried per anchor in place()
 # Siblings fused side by side per kernel: past this a kernel only grows g++'s work (a loop
 # of 2000 unrelated random draws compiles for seconds) without saving a pass over memory.
@@ -84,6 +88,10 @@ class _Scheduler:
         self.groups: dict[int, Group] = {}
         self.views: dict[int, list[StridedView]] = {}  # matmul anchor -> operand views
         self.built: dict[int, list[Kernel | Extern]] = {}
+        # Values stored to bound recomputation (bound_recompute). A reader at another index
+        # (through a slice, a cat, a transpose...) must load one from memory, so it never
+        # joins the kernel that computes it: inside that kernel it would be inlined again.
+        self.bounded: set[int] = set()
 
     # -- setup -------------------------------------------------------------------------------
     def new_buffer(self, shape: tuple[Any, ...], dtype: dt.DType, kind: str, **kw: Any) -> Buffer:
@@ -184,6 +192,13 @@ class _Scheduler:
         the whole history. Like TorchInductor's realize thresholds, a value is stored once
         (becoming a kernel output) when it has several readers and its inline cost reaches
         INLINE_SHARED_COST, or when its cost alone reaches INLINE_MAX_COST.
+
+        Code size is bounded too: `size` counts the values a kernel would emit to inline a
+        value, along every path by which it is read (a cat reads each input at an index of
+        its own; an elementwise op reads its inputs at one index, where the body builder
+        computes a shared input once). A value whose inlined form would exceed
+        INLINE_MAX_NODES is stored, so generated code grows linearly with the program
+        (13 chained rolls once made a 1.5 MB kernel that g++ took two minutes over).
         """
         prog = self.prog
         users: dict[int, int] = {}
@@ -191,6 +206,7 @@ class _Scheduler:
             for a in set(ins.inputs):
                 users[a] = users.get(a, 0) + 1
         cost: dict[int, int] = {}
+        size: dict[int, int] = {}
         for j, ins in enumerate(prog.instrs):
             vid = self.base + j
             if vid in self.kind_of:
@@ -198,10 +214,18 @@ class _Scheduler:
                 continue
             own = 0 if ins.op.name in MOVES else OP_COST.get(ins.op.name, 1)
             c = own + sum(cost.get(a, 0) for a in set(ins.inputs))
-            if c >= INLINE_MAX_COST or (users.get(vid, 0) >= 2 and c >= INLINE_SHARED_COST):
+            read = ins.inputs if ins.op.name == "cat" else set(ins.inputs)
+            n = 1 + sum(size.get(a, 1) for a in read)
+            if (
+                c >= INLINE_MAX_COST
+                or (users.get(vid, 0) >= 2 and c >= INLINE_SHARED_COST)
+                or n > INLINE_MAX_NODES
+            ):
                 self.kind_of[vid] = "pointwise"
-                c = 0
+                self.bounded.add(vid)
+                c, n = 0, 1
             cost[vid] = c
+            size[vid] = n
 
     def realize(self, vid: int) -> None:
         if vid < self.base or vid in self.kind_of:
@@ -265,6 +289,10 @@ class _Scheduler:
             ok, why = can_share_space(g, kind, shape, axes)
             if ok and len(g.anchors) >= MAX_GROUP_ANCHORS:
                 ok, why = False, f"it already computes {MAX_GROUP_ANCHORS} values"
+            if ok and self.bounded:
+                held = self.bounded.intersection(g.anchors) & self.moved_reads(vid)
+                if held:
+                    ok, why = False, f"it reads %{min(held)} at another index (stored to be loaded)"
             if not ok:
                 log.debug(
                     "not fused: %s into %s: %s", describe_anchor(self.prog, vid), g.label(), why
@@ -298,6 +326,26 @@ class _Scheduler:
         self.group_of[vid] = gid
         self.producer[self.buffer_of[vid].id] = gid
         g.deps = self.deps_of(self.build(g, g.anchors, final=False), gid)
+
+    def moved_reads(self, vid: int) -> set[int]:
+        """The anchors `vid` reads, through the values it inlines, along a path with a
+        movement op (a read at an index other than the reader's own)."""
+        out: set[int] = set()
+        stack = [(a, False) for a in self.prog.value(vid).inputs]
+        seen: set[tuple[int, bool]] = set()
+        while stack:
+            a, moved = stack.pop()
+            if (a, moved) in seen or a < self.base:
+                continue
+            seen.add((a, moved))
+            if a in self.kind_of:
+                if moved:
+                    out.add(a)
+                continue
+            ins = self.prog.value(a)
+            moved = moved or ins.op.category == "movement" or ins.op.name == "gather"
+            stack.extend((x, moved) for x in ins.inputs)
+        return out
 
     def deps_of(self, steps: list[Kernel | Extern], gid: int) -> set[int]:
         out: set[int] = set()

@@ -193,3 +193,34 @@ def test_infinite_random_sampler_draws_lazily():
 def test_replacement_sampler_draws_exactly_num_samples():
     s = lt.utils.data.RandomSampler(range(5), replacement=True, num_samples=70)
     assert len(list(s)) == 70
+
+
+# -- chained roll ------------------------------------------------------------------------------
+
+
+def _rolled(lib, levels: int, idx):
+    for _ in range(levels):
+        idx = lib.roll(idx, 1, 1)
+        idx[:, 0] = 27
+    return idx
+
+
+def test_chained_roll_generates_code_linear_in_the_chain():
+    """makemore's context window: roll after roll (each a cat of two slices) once inlined
+    every level into the next, doubling the kernel each time (1.5 MB of C++ for 13)."""
+    a = np.random.default_rng(0).integers(0, 27, (4, 16))
+    sizes = {n: len(lt.debug.source(_rolled(lt, n, lt.from_numpy(a)))) for n in (6, 12, 24)}
+    assert sizes[24] < 2.5 * sizes[12] < 6.25 * sizes[6], sizes
+    assert sizes[24] < 100_000, sizes
+    got = _rolled(lt, 13, lt.from_numpy(a))
+    want = _rolled(torch, 13, torch.from_numpy(a.copy()))
+    assert np.array_equal(got.numpy(), want.numpy())
+
+
+def test_values_read_at_the_same_index_still_fuse():
+    """The barrier applies only to reads at another index: a long elementwise chain whose
+    intermediate is stored (several readers, costly) stays one kernel."""
+    x = lt.from_numpy(np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32))
+    h = x.exp().tanh().exp().sigmoid().exp().tanh()
+    y = (h * 2 + h.sin()) * h.cos()
+    assert len(lt.debug.schedule(y).kernels) == 1

@@ -587,3 +587,18 @@ def test_column_reductions_vectorize_across_outputs(dtype, shape, dims):
             )
     # a row reduction keeps the row layout
     assert "_blk" not in lt.debug.source(lt.tensor(x).sum(len(shape) - 1))
+
+
+def test_float16_kernels_assemble_on_cpus_with_avx512_fp16(monkeypatch):
+    """g++ 12 emits masked vmovsh for float16 code under -march=native on CPUs with
+    AVX512-FP16, which binutils 2.40 cannot assemble; the toolchain turns it off there."""
+    from lazytorch.codegen import compiler
+
+    if "avx512_fp16" in compiler.cpu_features().split():
+        assert "-mno-avx512fp16" in compiler.toolchain().flags
+    monkeypatch.setenv("LAZYTORCH_BACKEND", "cpp")
+    x = lt.tensor(np.array([-1, 0, 1], np.float16), requires_grad=True)
+    lo = lt.tensor(np.array([0, 0, 0], np.float16), requires_grad=True)
+    loss = (lt.clamp(x, min=lo).double() * lt.tensor([1.0, 2, 3])).sum()
+    gx, glo = lt.autograd.grad(loss, [x, lo])
+    assert gx.tolist() == [0.0, 2.0, 3.0] and glo.tolist() == [1.0, 0.0, 0.0]
