@@ -262,11 +262,15 @@ def _isa_flags(cxx: str) -> tuple[str, ...]:
         return ()
     import subprocess
 
-    probe = subprocess.run(
-        [cxx, "-mno-avx512fp16", "-x", "c++", "-E", "-o", os.devnull, os.devnull],
-        capture_output=True,
-        check=False,
-    )
+    try:
+        probe = subprocess.run(
+            [cxx, "-mno-avx512fp16", "-x", "c++", "-E", "-o", os.devnull, os.devnull],
+            capture_output=True,
+            check=False,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()  # a compiler that cannot answer this will say why when it compiles
     return ("-mno-avx512fp16",) if probe.returncode == 0 else ()
 
 
