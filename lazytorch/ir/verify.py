@@ -8,7 +8,7 @@ for its inputs and attrs, and outputs name existing values.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from lazytorch.ir.node import Node, format_loc
 from lazytorch.ir.primitives import PRIMITIVES
@@ -31,7 +31,8 @@ def verify_program(prog: Program, after: str = "") -> None:
     base = len(prog.params)
     for j, ins in enumerate(prog.instrs):
         vid = base + j
-        name = f"%{vid} ({ins.op.name} at {format_loc(ins.loc)})"
+        # formatted only when a check fails: format_loc is most of the verifier's time
+        name = _Name(lambda vid=vid, ins=ins: f"%{vid} ({ins.op.name} at {format_loc(ins.loc)})")
         if PRIMITIVES.get(ins.op.name) is not ins.op:
             raise IRVerificationError(f"{name}{where}: unregistered primitive")
         if ins.op.category == "leaf":
@@ -43,7 +44,9 @@ def verify_program(prog: Program, after: str = "") -> None:
             raise IRVerificationError(
                 f"{name}{where}: takes {ins.op.nin} inputs, has {len(ins.inputs)}"
             )
-        _check_rules(ins.op, [prog.value(a) for a in ins.inputs], ins, name + where)
+        _check_rules(
+            ins.op, [prog.value(a) for a in ins.inputs], ins, _Name(lambda n=name: f"{n}{where}")
+        )
     for o in prog.outputs:
         if not 0 <= o < base + len(prog.instrs):
             raise IRVerificationError(f"output %{o}{where} does not exist")
@@ -60,7 +63,7 @@ def verify_graph(roots: Iterable[Node]) -> int:
             continue
         seen.add(id(n))
         count += 1
-        name = f"node %{n.id} ({n.op.name} at {format_loc(n.loc)})"
+        name = _Name(lambda n=n: f"node %{n.id} ({n.op.name} at {format_loc(n.loc)})")
         if n.op.category == "leaf":
             if n.buffer is None:
                 raise IRVerificationError(f"{name}: a leaf without a value")
@@ -75,7 +78,19 @@ def verify_graph(roots: Iterable[Node]) -> int:
     return count
 
 
-def _check_rules(op, inputs, value, name: str) -> None:  # type: ignore[no-untyped-def]
+class _Name:
+    """A value's description for an error message, formatted only when one is raised."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[], str]) -> None:
+        self.fn = fn
+
+    def __format__(self, spec: str) -> str:
+        return format(self.fn(), spec)
+
+
+def _check_rules(op, inputs, value, name: _Name) -> None:  # type: ignore[no-untyped-def]
     try:
         shape = tuple(op.shape_rule(tuple(inputs), *value.attrs))
         dtype = op.dtype_rule(tuple(inputs), *value.attrs)
