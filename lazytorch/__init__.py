@@ -190,6 +190,10 @@ _LAZY_SUBMODULES = (
     "optim",
     "func",
     "utils",
+    "amp",
+    "backends",
+    "accelerator",
+    "serialization",
 )
 # Functions whose module is loaded on first use: name -> submodule defining it.
 _LAZY_FUNCTIONS = {
@@ -200,6 +204,7 @@ _LAZY_FUNCTIONS = {
     "CompileMode": "_compile",
     "mark_dynamic": "_shapes",
     "mark_static": "_shapes",
+    "autocast": "amp",
 }
 
 

@@ -43,7 +43,58 @@ import lazytorch
 from lazytorch.ir.device import Device
 from lazytorch.tensor import Tensor
 
-__all__ = ["FORMAT", "VERSION", "CheckpointError", "load", "save"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "CheckpointError",
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "load",
+    "safe_globals",
+    "save",
+]
+
+# torch's allowlist for its weights-only unpickler. lazytorch checkpoints hold only data
+# (no pickled objects), so nothing consults it yet: scripts that register their classes
+# run unchanged, and the list is kept for reading torch's own files.
+_safe_globals: list[Any] = []
+
+
+def add_safe_globals(safe_globals: list[Any]) -> None:
+    """Allow these classes/functions in weights-only loads (torch's API; see above)."""
+    _safe_globals.extend(safe_globals)
+
+
+def get_safe_globals() -> list[Any]:
+    return list(_safe_globals)
+
+
+def clear_safe_globals() -> None:
+    _safe_globals.clear()
+
+
+class safe_globals:
+    """Context manager: `add_safe_globals` for the duration of the block.
+
+    >>> import lazytorch
+    >>> with lazytorch.serialization.safe_globals([dict]):
+    ...     dict in lazytorch.serialization.get_safe_globals()
+    True
+    >>> dict in lazytorch.serialization.get_safe_globals()
+    False
+    """
+
+    def __init__(self, safe_globals: list[Any]) -> None:
+        self.safe_globals = list(safe_globals)
+
+    def __enter__(self) -> None:
+        self._saved = list(_safe_globals)
+        _safe_globals.extend(self.safe_globals)
+
+    def __exit__(self, *exc: Any) -> None:
+        _safe_globals[:] = self._saved
+
 
 FORMAT = "lazytorch.save"
 VERSION = 1  # raise when the manifest changes meaning; load refuses newer versions

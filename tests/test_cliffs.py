@@ -224,3 +224,107 @@ def test_values_read_at_the_same_index_still_fuse():
     h = x.exp().tanh().exp().sigmoid().exp().tanh()
     y = (h * 2 + h.sin()) * h.cos()
     assert len(lt.debug.schedule(y).kernels) == 1
+
+
+# -- names real scripts touch at start-up ----------------------------------------------------------
+
+
+def test_start_up_names_exist():
+    import lazytorch.backends.cudnn
+    from lazytorch.cuda.amp import GradScaler  # noqa: F401 - the import is the test
+    from lazytorch.serialization import add_safe_globals, safe_globals
+
+    lt.cuda.manual_seed_all(1337)
+    lt.cuda.manual_seed(1337)
+    lt.backends.cudnn.benchmark = True
+    lt.backends.cudnn.deterministic = True
+    assert lazytorch.backends.cudnn.is_available() is False
+    assert lt.backends.mps.is_available() is False and lt.backends.openmp.is_available()
+    assert lt.accelerator.is_available() == lt.cuda.is_available()
+    assert (lt.accelerator.current_accelerator() is None) == (not lt.cuda.is_available())
+    with safe_globals([dict]):
+        assert dict in lt.serialization.get_safe_globals()
+    add_safe_globals([list])
+    assert list in lt.serialization.get_safe_globals()
+    lt.serialization.clear_safe_globals()
+    assert issubclass(lt.nn.TransformerEncoderLayer, lt.nn.Module)
+
+
+def test_cuda_seeding_without_cuda_leaves_the_cpu_stream_alone():
+    if lt.cuda.is_available():
+        pytest.skip("with CUDA, cuda seeding reseeds the one generator (documented)")
+    lt.manual_seed(5)
+    a = lt.rand(3).tolist()
+    lt.manual_seed(5)
+    lt.cuda.manual_seed_all(99)  # torch: silently ignored without CUDA
+    assert lt.rand(3).tolist() == a
+
+
+def test_allow_tf32_is_the_float32_matmul_precision():
+    before = lt.get_float32_matmul_precision()
+    try:
+        lt.backends.cuda.matmul.allow_tf32 = True
+        assert lt.get_float32_matmul_precision() == "high"
+        assert lt.backends.cuda.matmul.allow_tf32 is True
+        lt.set_float32_matmul_precision("highest")
+        assert lt.backends.cuda.matmul.allow_tf32 is False
+    finally:
+        lt.set_float32_matmul_precision(before)
+
+
+def _train(lib, scaler, steps=3):
+    lib.manual_seed(0)
+    lin = lib.nn.Linear(4, 2)
+    with lib.no_grad():
+        lin.weight.copy_(lib.from_numpy(np.arange(8, dtype=np.float32).reshape(2, 4) / 10))
+        lin.bias.zero_()
+    opt = lib.optim.SGD(lin.parameters(), lr=0.1)
+    x = lib.from_numpy(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+    for _ in range(steps):
+        opt.zero_grad()
+        with lib.autocast("cpu", enabled=False):
+            loss = lin(x).pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+    return lin.weight.detach().numpy().copy()
+
+
+def test_disabled_grad_scaler_and_autocast_pass_through_like_torch():
+    got = _train(lt, lt.amp.GradScaler("cpu", enabled=False))
+    want = _train(torch, torch.amp.GradScaler("cpu", enabled=False))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    s = lt.amp.GradScaler("cpu", enabled=False)
+    assert s.get_scale() == torch.amp.GradScaler("cpu", enabled=False).get_scale() == 1.0
+    assert s.state_dict() == torch.amp.GradScaler("cpu", enabled=False).state_dict() == {}
+
+
+def test_enabled_mixed_precision_fails_at_its_use_with_what_to_do():
+    with pytest.raises(NotImplementedError, match="enabled=False"):
+        with lt.autocast("cpu", dtype=lt.float16):
+            pass
+    scaler = lt.amp.GradScaler("cpu")
+    with pytest.raises(NotImplementedError, match=r"GradScaler\.scale"):
+        scaler.scale(lt.tensor(1.0))
+    if not lt.cuda.is_available():
+        with pytest.warns(UserWarning, match="CUDA is not available. Disabling"):
+            assert not lt.cuda.amp.GradScaler().is_enabled()
+
+
+def test_in_place_writes_through_data_and_detach_reach_a_leaf_like_torch():
+    results = []
+    for lib in (lt, torch):
+        p = lib.nn.Parameter(lib.ones(3))
+        (p * p).sum().backward()
+        p.data.add_(p.grad, alpha=-0.1)  # pytorch/examples' regression and word_language_model
+        p.detach().mul_(2)
+        assert p.is_leaf and p.requires_grad
+        p.grad = None
+        (p * 3).sum().backward()
+        results.append((p.detach().numpy().copy(), p.grad.numpy().copy()))
+    for a, b in zip(results[0], results[1]):
+        np.testing.assert_allclose(a, b)
+    w = lt.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        w.add_(1.0)  # a direct write is still refused, as in torch

@@ -469,7 +469,8 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
         if not (uniform if allow_overlap is None else allow_overlap):
             raise _overlap_error()
     if getattr(root, "_meta", None) is not None:
-        root._node = keep_leaf(root, _write_back(root._node, steps, value))
+        detached = any(isinstance(s, Detach) for s in steps)
+        root._node = keep_leaf(root, _write_back(root._node, steps, value), detached)
     else:
         root._node = _write_back(root._node, steps, value)
     t._node = value
