@@ -183,7 +183,6 @@ def programs(max_ops: int = 20, float32: bool | None = None):
             if len(lines) == n_ops:
                 break
             op = op_table.TABLE[draw(st.sampled_from(names))]
-            # operands: recent values more often (indices shrink towards the newest)
             if op.inplace:  # a value no op has read yet, not an input nor a view of one
                 writable = [v for v in values if not (v.leaf or v.frozen)]
                 if not writable:
@@ -243,7 +242,7 @@ def _try(line: str, name: str, args: list[torch.Tensor], values: list[_Value], o
     if op.inplace:  # check the guard on a copy first: the line mutates its operand
         if op.guard is not None and not op.guard(*[t.clone() for t in args], None, **params):
             return None
-    aliases = [v for v in values if op.inplace and v.storage == values_of(args[0], values)]
+    aliases = [v for v in values if op.inplace and v.storage == _storage_of(args[0], values)]
     saved = [v.t.clone() for v in aliases]
     out = None
     try:
@@ -261,7 +260,7 @@ def _try(line: str, name: str, args: list[torch.Tensor], values: list[_Value], o
     return out
 
 
-def values_of(t: torch.Tensor, values: list[_Value]) -> int:
+def _storage_of(t: torch.Tensor, values: list[_Value]) -> int:
     return next(v.storage for v in values if v.t is t)
 
 
