@@ -27,7 +27,7 @@ from typing import Any
 from lazytorch._errors import op_error
 from lazytorch.autograd.engine import keep_leaf, stop_gradient
 from lazytorch.ir import dtypes as dt
-from lazytorch.ir.node import Node, stamp, user_loc
+from lazytorch.ir.node import Node, grad_mode, stamp, user_loc
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import P, const_node, expand_node, numel, reshape_node, wrap
 from lazytorch.runtime import register
@@ -443,6 +443,24 @@ def _write_back(root_node: Node, steps: tuple[ViewStep, ...], value: Node) -> No
     return value
 
 
+def _still_differentiable(old: Node, new: Node) -> Node:
+    """The value an in-place write leaves, still in the graph when the old one was.
+
+    torch keeps a tensor that requires grad in the graph through an in-place write, even one
+    that overwrites every element with values carrying no gradient (``y[:] = 3``,
+    ``y.fill_(0)``): ``y`` still requires grad, and the gradient to what it held is zero.
+    ``where(True, new, old)`` is `new`, recorded as a function of `old` with that gradient
+    (so what `old` was computed from gets zeros, not None). A `new` that reads `old`
+    directly (``add_``, a partial write's ``where``) already depends on it.
+    """
+    if old.ag is None or not grad_mode.enabled or new is old or any(i is old for i in new.inputs):
+        return new
+    if not new.dtype.is_floating_point or new.dtype is not old.dtype or new.shape != old.shape:
+        return new
+    true = expand_node(const_node(True, dt.bool_, new.device), new.shape)
+    return make_node(P.where, (true, new, old), (), new.shape, new.dtype, new.device)
+
+
 def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tensor:
     """Make `value` (already of t's shape and dtype) the new content of `t`, in place.
 
@@ -456,7 +474,7 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
     if t._view is None:
         if getattr(t, "_meta", None) is not None:
             value = keep_leaf(t, value)
-        t._node = value
+        t._node = _still_differentiable(t._node, value)
         stamp(value, loc)
         register(t)  # its new value is pending: materialize() must find it
         if t._views:
@@ -472,7 +490,7 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
         detached = any(isinstance(s, Detach) for s in steps)
         root._node = keep_leaf(root, _write_back(root._node, steps, value), detached)
     else:
-        root._node = _write_back(root._node, steps, value)
+        root._node = _still_differentiable(root._node, _write_back(root._node, steps, value))
     t._node = value
     stamp(root._node, loc)
     register(root)

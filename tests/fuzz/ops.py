@@ -89,13 +89,6 @@ def _no_ties(x: torch.Tensor, dim: int | None) -> bool:
     return bool(top > KINK_GAP and bottom > KINK_GAP)
 
 
-def _partial(a: torch.Tensor, idx: str) -> bool:
-    """The subscript leaves some of `a` unwritten. Overwriting all of a non-leaf that
-    requires grad is a known open difference (tests/fuzz/regressions/
-    test_program_1a7a97d4cc.py): kept out so it does not dominate the campaign."""
-    return eval(f"a[{idx}]", {"a": a}).numel() < a.numel()
-
-
 def _reduced_size(x: torch.Tensor, dim: Any) -> int:
     if dim is None:
         return x.numel()
@@ -459,7 +452,6 @@ INPLACE = [
         2,
         pairing="any",
         params=p_slice,
-        guard=lambda a, b, out, idx: _partial(a, idx),
         inplace=True,
     ),
 ]

@@ -6,15 +6,14 @@ found, lazytorch disagreed with torch:
     [cpp lazy] grad of input: grad of input 0: grad is None, torch's is not
     [interpreter lazy] grad of input: grad of input 0: grad is None, torch's is not
 
-Open: writing a constant over every element of a non-leaf that requires grad
-(``y[:] = c``) makes lazytorch's ``y`` stop requiring grad; torch keeps it in the graph
-(CopySlices), so ``y.sum().backward()`` works and ``x.grad`` is zeros. In lazytorch the
-backward raises "does not require grad" and ``x.grad`` stays None (an optimizer then skips
-x: no weight decay). Owned by autograd; remove the xfail when it is fixed.
+Writing a constant over every element of a non-leaf that requires grad (``y[:] = c``)
+made lazytorch's ``y`` stop requiring grad; torch keeps it in the graph (CopySlices), so
+``y.sum().backward()`` works and ``x.grad`` is zeros. lazytorch's backward raised "does not
+require grad" and ``x.grad`` stayed None (an optimizer then skipped x: no weight decay).
+Fixed in `lazytorch.ops.views._still_differentiable`.
 """
 
 import numpy as np
-import pytest
 
 from ..programs import Input, Program, assert_program
 
@@ -37,6 +36,5 @@ PROGRAM = Program(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="open: y[:] = c drops requires_grad (see docstring)")
 def test_program():
     assert_program(PROGRAM)
