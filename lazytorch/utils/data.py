@@ -17,8 +17,8 @@ batches instead: collation is recorded and computed inside the step that reads i
 Differences from torch:
 
 * Batches are always built in the main process: ``num_workers > 0`` is accepted with a
-  warning and loads in the main process (workers would have to ship lazy graphs between
-  processes; the per-batch work here is recording a gather, which is cheap).
+  warning and loads in the main process (per-sample code runs op by op on the NumPy
+  interpreter, without compiling).
 * For a `TensorDataset` (or a `Subset` of one) with the default collate function, a batch
   is one gather per tensor (``t[index_tensor]``) instead of stacking ``batch_size`` rows:
   same values, dtypes and shapes, one node instead of ``batch_size + 1``.
@@ -548,7 +548,7 @@ class DataLoader:
         if num_workers > 0:
             warnings.warn(
                 f"lazytorch DataLoader: num_workers={num_workers} is ignored; batches are "
-                "built in the main process (they are lazy graphs, cheap to record)",
+                "built in the main process (per-sample code runs on the NumPy interpreter)",
                 stacklevel=2,
             )
         if sampler is not None and shuffle:
