@@ -42,6 +42,8 @@ class Group:
     axes: tuple[int, ...] = ()
     anchors: list[int] = field(default_factory=list)  # program value ids, in order
     deps: set[int] = field(default_factory=set)  # ids of groups this one reads from
+    # anchor -> values a kernel of this group emits to compute it inline (Scheduler.size_in)
+    inlined: dict[int, int] = field(default_factory=dict)
 
     def label(self) -> str:
         return f"{self.kind} group {self.id} {list(self.shape)}{' axes ' + str(self.axes) if self.axes else ''}"

@@ -209,13 +209,13 @@ class _Scheduler:
         size: dict[int, int] = {}
         for j, ins in enumerate(prog.instrs):
             vid = self.base + j
+            read = ins.inputs if ins.op.name == "cat" else set(ins.inputs)
+            n = 1 + sum(size.get(a, 1) for a in read)
             if vid in self.kind_of:
                 cost[vid] = 0  # already stored
                 continue
             own = 0 if ins.op.name in MOVES else OP_COST.get(ins.op.name, 1)
             c = own + sum(cost.get(a, 0) for a in set(ins.inputs))
-            read = ins.inputs if ins.op.name == "cat" else set(ins.inputs)
-            n = 1 + sum(size.get(a, 1) for a in read)
             if (
                 c >= INLINE_MAX_COST
                 or (users.get(vid, 0) >= 2 and c >= INLINE_SHARED_COST)
@@ -289,10 +289,15 @@ class _Scheduler:
             ok, why = can_share_space(g, kind, shape, axes)
             if ok and len(g.anchors) >= MAX_GROUP_ANCHORS:
                 ok, why = False, f"it already computes {MAX_GROUP_ANCHORS} values"
-            if ok and self.bounded:
-                held = self.bounded.intersection(g.anchors) & self.moved_reads(vid)
+            if ok:
+                held = {a for a in g.anchors if self.stored_for_readers(a)}
+                held = held and held & self.moved_reads(vid)
                 if held:
                     ok, why = False, f"it reads %{min(held)} at another index (stored to be loaded)"
+            if ok:
+                n = self.size_in(g, vid)
+                if n > INLINE_MAX_NODES:
+                    ok, why = False, f"it would inline {n} values (limit {INLINE_MAX_NODES})"
             if not ok:
                 log.debug(
                     "not fused: %s into %s: %s", describe_anchor(self.prog, vid), g.label(), why
@@ -316,6 +321,7 @@ class _Scheduler:
                 )
                 continue
             g.anchors.append(vid)
+            g.inlined[vid] = self.size_in(g, vid)
             g.deps = deps
             self.group_of[vid] = gid
             self.producer[self.buffer_of[vid].id] = gid
@@ -326,6 +332,39 @@ class _Scheduler:
         self.group_of[vid] = gid
         self.producer[self.buffer_of[vid].id] = gid
         g.deps = self.deps_of(self.build(g, g.anchors, final=False), gid)
+
+    def size_in(self, g: Group, vid: int) -> int:
+        """Values a kernel of group `g` emits to compute anchor `vid`, counted along every
+        read path: `vid`'s inlined inputs, and the anchors of `g` it reads, which a kernel
+        computes inline rather than loads (bound_recompute counts one kernel's values;
+        this counts what fusing anchors that read each other adds up to)."""
+        memo: dict[int, int] = {}
+
+        def known(a: int) -> int | None:
+            if a < self.base:
+                return 1
+            if a in self.kind_of:
+                return g.inlined.get(a, 1)  # an anchor of g is inlined; others are loaded
+            return memo.get(a)
+
+        stack = [(vid, False)]
+        while stack:  # post-order over the inlined values (chains may be long)
+            v, ready = stack.pop()
+            if v in memo:
+                continue
+            ins = self.prog.value(v)
+            read = ins.inputs if ins.op.name == "cat" else list(set(ins.inputs))
+            todo = [a for a in read if known(a) is None]
+            if todo and not ready:
+                stack.append((v, True))
+                stack.extend((a, False) for a in todo)
+                continue
+            memo[v] = 1 + sum(known(a) or 0 for a in read)
+        return memo[vid]
+
+    def stored_for_readers(self, vid: int) -> bool:
+        """Whether readers of `vid` at another index load it instead of inlining it."""
+        return vid in self.bounded
 
     def moved_reads(self, vid: int) -> set[int]:
         """The anchors `vid` reads, through the values it inlines, along a path with a

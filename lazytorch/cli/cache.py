@@ -210,11 +210,11 @@ def _open(root: pathlib.Path, *, create: bool) -> DiskCache | None:
 
 def _toolchain(root: pathlib.Path) -> tuple[Toolchain | None, str | None]:
     """This machine's `Toolchain` (None if there is no compiler) and the reason if not."""
-    from lazytorch.codegen.compiler import CompilerMissing, toolchain
+    from lazytorch.codegen.compiler import ToolchainError, toolchain
 
     try:
         return toolchain(root), None
-    except CompilerMissing as e:
+    except ToolchainError as e:  # CompilerMissing included
         return None, str(e)
 
 

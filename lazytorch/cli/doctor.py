@@ -207,11 +207,11 @@ def _native_ext() -> Check:
 
 def _compiler(state: dict[str, Any]) -> Check:
     """The C++ compiler lazytorch would use (kept in `state` for the OpenMP check)."""
-    from lazytorch.codegen.compiler import CompilerMissing, toolchain
+    from lazytorch.codegen.compiler import ToolchainError, toolchain
 
     try:
         tc = toolchain(None)
-    except CompilerMissing as e:
+    except ToolchainError as e:  # CompilerMissing included
         return Check("compiler", MISSING, str(e), data={"found": False, "error": str(e)})
     state["toolchain"] = tc
     details = [f"flags: {' '.join(tc.flags)}", f"toolchain fingerprint: {tc.fingerprint}"]
