@@ -328,3 +328,27 @@ def test_in_place_writes_through_data_and_detach_reach_a_leaf_like_torch():
     w = lt.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         w.add_(1.0)  # a direct write is still refused, as in torch
+
+
+def test_anchors_that_read_each_other_do_not_compound_inlining():
+    """The values backward saves (each window of the roll chain) are program outputs that
+    read each other at other indices; fused into one kernel, each inlined the whole chain
+    before it (10.7 MB of C++). No kernel may inline more than INLINE_MAX_NODES values."""
+    from lazytorch.autograd.saved import saved_values
+    from lazytorch.codegen.cpp import generate
+    from lazytorch.ir.program import Program, canonicalize, capture
+    from lazytorch.scheduler import schedule
+    from lazytorch.scheduler.schedule import INLINE_MAX_NODES
+
+    idx = lt.from_numpy(np.random.default_rng(0).integers(0, 27, (8, 16)))
+    emb = lt.nn.Embedding(28, 4)
+    pieces = []
+    for _ in range(13):
+        pieces.append(emb(idx))
+        idx = lt.roll(idx, 1, 1)
+        idx[:, 0] = 27
+    roots = [lt.cat(pieces, -1).sum()._node]
+    roots += saved_values(roots)
+    sched = schedule(canonicalize(Program.from_capture(capture(roots))))
+    assert max(len(k.values) for k in sched.kernels) <= 2 * INLINE_MAX_NODES
+    assert len(generate(sched)) < 400_000
