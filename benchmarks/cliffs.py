@@ -73,7 +73,10 @@ def index_reads(before: bool) -> dict[str, Any]:
     }
 
 
-class _Words(lt.utils.data.Dataset):
+class Words(lt.utils.data.Dataset):
+    """makemore's per-word sample: a length that varies per word sets the slices (also
+    used by tests/test_cliffs.py)."""
+
     def __init__(self, n: int, max_len: int = 15) -> None:
         rng = np.random.default_rng(0)
         self.words = [rng.integers(1, 27, rng.integers(2, max_len)).tolist() for _ in range(n)]
@@ -95,7 +98,7 @@ class _Words(lt.utils.data.Dataset):
 def collate(before: bool) -> dict[str, Any]:
     lt.manual_seed(0)
     loader = lt.utils.data.DataLoader(
-        _Words(2_000), batch_size=32, shuffle=True, lazy_batches=before
+        Words(2_000), batch_size=32, shuffle=True, lazy_batches=before
     )
     emb, lin = lt.nn.Embedding(27, 16), lt.nn.Linear(16, 27)
     opt = lt.optim.AdamW([*emb.parameters(), *lin.parameters()], lr=1e-2)

@@ -209,11 +209,11 @@ class _Scheduler:
         size: dict[int, int] = {}
         for j, ins in enumerate(prog.instrs):
             vid = self.base + j
-            read = ins.inputs if ins.op.name == "cat" else set(ins.inputs)
-            n = 1 + sum(size.get(a, 1) for a in read)
             if vid in self.kind_of:
                 cost[vid] = 0  # already stored
                 continue
+            read = ins.inputs if ins.op.name == "cat" else set(ins.inputs)
+            n = 1 + sum(size.get(a, 1) for a in read)
             own = 0 if ins.op.name in MOVES else OP_COST.get(ins.op.name, 1)
             c = own + sum(cost.get(a, 0) for a in set(ins.inputs))
             if (
@@ -284,16 +284,18 @@ class _Scheduler:
         # The most recent groups first, and only the last few: a program of thousands of
         # kernels must not cost a trial build per pair (fusing with a group far back in
         # program order would rarely pay off anyway).
+        moved: set[int] | None = None  # anchors vid reads at another index, found once
         for gid in sorted(self.groups, reverse=True)[:FUSION_CANDIDATES]:
             g = self.groups[gid]
             ok, why = can_share_space(g, kind, shape, axes)
             if ok and len(g.anchors) >= MAX_GROUP_ANCHORS:
                 ok, why = False, f"it already computes {MAX_GROUP_ANCHORS} values"
-            if ok:
-                held = {a for a in g.anchors if self.stored_for_readers(a)}
-                held = held and held & self.moved_reads(vid)
-                if held:
-                    ok, why = False, f"it reads %{min(held)} at another index (stored to be loaded)"
+            if ok and (held := self.bounded.intersection(g.anchors)):
+                if moved is None:
+                    moved = self.moved_reads(vid)
+                if held & moved:
+                    at = min(held & moved)
+                    ok, why = False, f"it reads %{at} at another index (stored to be loaded)"
             if ok:
                 n = self.size_in(g, vid)
                 if n > INLINE_MAX_NODES:
@@ -321,7 +323,7 @@ class _Scheduler:
                 )
                 continue
             g.anchors.append(vid)
-            g.inlined[vid] = self.size_in(g, vid)
+            g.inlined[vid] = n
             g.deps = deps
             self.group_of[vid] = gid
             self.producer[self.buffer_of[vid].id] = gid
@@ -361,10 +363,6 @@ class _Scheduler:
                 continue
             memo[v] = 1 + sum(known(a) or 0 for a in read)
         return memo[vid]
-
-    def stored_for_readers(self, vid: int) -> bool:
-        """Whether readers of `vid` at another index load it instead of inlining it."""
-        return vid in self.bounded
 
     def moved_reads(self, vid: int) -> set[int]:
         """The anchors `vid` reads, through the values it inlines, along a path with a

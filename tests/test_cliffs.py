@@ -11,6 +11,7 @@ import torch
 
 import lazytorch as lt
 import lazytorch.runtime as rt
+from benchmarks.cliffs import Words
 
 
 def test_live_registry_stays_flat_under_in_place_updates():
@@ -113,29 +114,8 @@ def test_computing_views_still_compile_once():
 # -- data loading -------------------------------------------------------------------------------
 
 
-class _Words(lt.utils.data.Dataset):
-    """makemore's per-word sample: a length that varies per word sets the slices."""
-
-    def __init__(self, n: int, max_len: int = 9) -> None:
-        rng = np.random.default_rng(0)
-        self.words = [rng.integers(1, 27, rng.integers(2, max_len)).tolist() for _ in range(n)]
-        self.max_len = max_len
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-    def __getitem__(self, i):
-        ix = lt.tensor(self.words[i], dtype=lt.long)
-        x = lt.zeros(self.max_len + 1, dtype=lt.long)
-        y = lt.zeros(self.max_len, dtype=lt.long)
-        x[1 : 1 + len(ix)] = ix
-        y[: len(ix)] = ix
-        y[len(ix) + 1 :] = -1
-        return x, y
-
-
 def test_per_sample_dataset_code_stays_out_of_the_step_program():
-    ds = _Words(96)
+    ds = Words(96, max_len=9)
     loader = lt.utils.data.DataLoader(ds, batch_size=8, shuffle=True)
     emb = lt.nn.Embedding(27, 8)
     lin = lt.nn.Linear(8, 27)
@@ -157,7 +137,7 @@ def test_per_sample_dataset_code_stays_out_of_the_step_program():
 
 
 def test_batches_equal_the_samples_stacked():
-    ds = _Words(10)
+    ds = Words(10, max_len=9)
     loader = lt.utils.data.DataLoader(ds, batch_size=4)
     x, y = next(iter(loader))
     assert x.tolist() == [ds[i][0].tolist() for i in range(4)]

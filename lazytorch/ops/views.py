@@ -30,6 +30,7 @@ from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node, grad_mode, stamp, user_loc
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import P, const_node, expand_node, numel, reshape_node, wrap
+from lazytorch.ops.elementwise import _zero_gradient
 from lazytorch.runtime import register
 from lazytorch.tensor import Tensor
 
@@ -453,12 +454,11 @@ def _still_differentiable(old: Node, new: Node) -> Node:
     (so what `old` was computed from gets zeros, not None). A `new` that reads `old`
     directly (``add_``, a partial write's ``where``) already depends on it.
     """
-    if old.ag is None or not grad_mode.enabled or new is old or any(i is old for i in new.inputs):
+    if not grad_mode.enabled or new is old or new.shape != old.shape:
         return new
-    if not new.dtype.is_floating_point or new.dtype is not old.dtype or new.shape != old.shape:
+    if any(i is old for i in new.inputs):
         return new
-    true = expand_node(const_node(True, dt.bool_, new.device), new.shape)
-    return make_node(P.where, (true, new, old), (), new.shape, new.dtype, new.device)
+    return _zero_gradient(new, old)
 
 
 def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tensor:

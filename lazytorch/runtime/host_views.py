@@ -8,7 +8,8 @@ the result is bit for bit what a compiled program would produce. Without this, r
 ``x[i].item()`` for each ``i`` of a loop compiled one program per index (the index is an
 attribute of the slice, part of the program's key): 140-185 ms for each new ``i``.
 
-Rules: the chain is at most `MAX_CHAIN` nodes deep; every node has one input; the bottom
+Rules: the chain is at most `MAX_CHAIN` nodes deep, of one-input movement primitives (the
+primitive table's category; pad and cat are not among them); the bottom
 is a NumPy buffer (a cuda tensor's values stay on its device and go through its backend);
 the result is stored contiguous (programs read their inputs as dense arrays) and counted as
 ``host_view_reads`` in `lazytorch.metrics`.
@@ -32,7 +33,6 @@ from lazytorch.ir.primitives import get
 
 __all__ = ["MAX_CHAIN", "read_on_host"]
 
-MOVES = frozenset(("reshape", "permute", "expand", "slice", "flip"))
 MAX_CHAIN = 16
 _BUFFER = get("buffer")
 
@@ -43,7 +43,7 @@ def read_on_host(n: Node) -> bool:
     chain = []
     m = n
     while m.buffer is None:
-        if m.op.name not in MOVES or len(chain) >= MAX_CHAIN:
+        if m.op.category != "movement" or m.op.nin != 1 or len(chain) >= MAX_CHAIN:
             return False
         chain.append(m)
         m = m.inputs[0]
