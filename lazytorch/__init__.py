@@ -194,6 +194,9 @@ _LAZY_SUBMODULES = (
     "backends",
     "accelerator",
     "serialization",
+    "jit",
+    "onnx",
+    "hub",
 )
 # Functions whose module is loaded on first use: name -> submodule defining it.
 _LAZY_FUNCTIONS = {
@@ -205,6 +208,8 @@ _LAZY_FUNCTIONS = {
     "mark_dynamic": "_shapes",
     "mark_static": "_shapes",
     "autocast": "amp",
+    "install_as_torch": "_as_torch",
+    "uninstall_as_torch": "_as_torch",
 }
 
 
@@ -217,7 +222,11 @@ def __getattr__(name: str) -> Any:
         fn = getattr(importlib.import_module(f"lazytorch.{_LAZY_FUNCTIONS[name]}"), name)
         globals()[name] = fn
         return fn
-    raise AttributeError(f"module 'lazytorch' has no attribute {name!r}")
+    if name.startswith("__"):  # protocol probes (__wrapped__, __path__...): plain and cheap
+        raise AttributeError(f"module 'lazytorch' has no attribute {name!r}")
+    from lazytorch._as_torch import attribute_error
+
+    raise attribute_error(importlib.import_module(__name__), name)
 
 
 def __dir__() -> list[str]:
@@ -253,6 +262,8 @@ __all__ = [
     "get_default_dtype",
     "get_max_pending_nodes",
     "inference_mode",
+    "install_as_torch",
+    "uninstall_as_torch",
     "is_floating_point",
     "is_grad_enabled",
     "is_inference_mode_enabled",

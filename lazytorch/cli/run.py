@@ -1,7 +1,8 @@
 """``lazytorch run`` and ``lazytorch dump``: run a Python script under lazytorch settings.
 
 ``lazytorch run --sync train.py --epochs 1`` runs ``train.py`` (with its own arguments) as
-``python train.py`` would, with sync mode on; ``--strict``, ``--backend``, ``--log``,
+``python train.py`` would, with sync mode on; ``--as-torch`` makes ``import torch`` import
+lazytorch (`lazytorch.install_as_torch`), so an unchanged PyTorch script runs on it; ``--strict``, ``--backend``, ``--log``,
 ``--dump DIR`` and ``--record FILE`` are the command-line forms of ``LAZYTORCH_STRICT``,
 ``LAZYTORCH_BACKEND``, ``LAZYTORCH_LOG``, ``LAZYTORCH_DUMP_DIR`` and ``LAZYTORCH_RECORD``.
 ``lazytorch dump --out DIR train.py`` is ``run --dump DIR``: one folder per program
@@ -50,6 +51,11 @@ def add_parser(sub: Any) -> None:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sync", action="store_true", help="sync mode: run every op as recorded")
+    p.add_argument(
+        "--as-torch",
+        action="store_true",
+        help="resolve `import torch` (and torch.*) to lazytorch, so a PyTorch script runs unchanged",
+    )
     p.add_argument("--strict", action="store_true", help="make implicit materializations errors")
     p.add_argument("--backend", choices=("auto", "cpp", "interpreter"), help="what runs programs")
     p.add_argument(
@@ -88,6 +94,8 @@ def _run(args: argparse.Namespace) -> int:
         args.args = [args.script, *args.args]  # `-m mod a b`: everything is the module's
     if args.script is not None and args.module is None and not os.path.isfile(args.script):
         raise CliError(f"no such script: {args.script}")
+    if args.as_torch:
+        lazytorch.install_as_torch()
     if args.sync:
         _config.set_sync_mode(True)
     if args.strict:

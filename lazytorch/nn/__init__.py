@@ -10,9 +10,15 @@ laid out as torch.nn.
 [(8, 4), (8,), (1, 8), (1,)]
 """
 
-from lazytorch.nn import functional, init, utils
+from lazytorch.nn import (
+    functional,
+    init,
+    parallel,
+    utils,
+)
 from lazytorch.nn.modules import *  # noqa: F403
 from lazytorch.nn.modules import __all__ as _modules_all
+from lazytorch.nn.parallel import DataParallel
 from lazytorch.nn.parameter import Parameter
 
-__all__ = ["Parameter", "functional", "init", "utils", *_modules_all]
+__all__ = ["DataParallel", "Parameter", "functional", "init", "parallel", "utils", *_modules_all]

@@ -1,0 +1,195 @@
+"""``import torch`` resolved to lazytorch, when the user asks for it.
+
+`install_as_torch()` puts an import hook first on ``sys.meta_path`` that answers every
+``torch`` and ``torch.<sub>`` import with lazytorch's module of the same path:
+``import torch.nn.functional as F`` gives ``lazytorch.nn.functional``. ``lazytorch run
+--as-torch script.py`` installs it before the script starts, so a PyTorch script runs
+unchanged.
+
+The contract:
+
+* **Same module objects.** ``torch.nn`` *is* ``lazytorch.nn``: ``isinstance(x,
+  torch.Tensor)``, pickling and ``lazytorch.metrics`` see one library, never two copies.
+* **A module we lack imports, and fails at its use.** ``import torch.distributions`` (or any
+  ``torch.<sub>`` lazytorch has no module for) succeeds and gives a placeholder whose every
+  attribute raises `MissingTorchAPI` naming the torch API and the nearest lazytorch names —
+  a script that only imports a module (for a type annotation, a guarded feature) still runs.
+  A module that exists but lacks an attribute raises the same error at the attribute.
+* **Refused when real torch is already imported** — two libraries under one name would mix
+  tensors of both; the error says so. `uninstall_as_torch()` removes the hook and the
+  ``torch`` entries it made.
+
+For example (in a fresh process: real torch must not be imported yet)::
+
+    import lazytorch
+    lazytorch.install_as_torch()
+    import torch.nn.functional as F      # F is lazytorch.nn.functional
+    import torch.distributions           # importing a missing module works...
+    torch.distributions.Normal           # ...using it raises MissingTorchAPI:
+    # torch.distributions.Normal is not available in lazytorch (there is no
+    # lazytorch.distributions module)
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+from typing import Any
+
+__all__ = ["MissingTorchAPI", "install_as_torch", "is_installed", "uninstall_as_torch"]
+
+
+class MissingTorchAPI(AttributeError):
+    """A torch API lazytorch does not provide, raised where the script uses it.
+
+    An ``AttributeError``, so ``hasattr(torch, name)`` and ``getattr(torch, name, None)``
+    probes behave as they do for an old torch without the feature.
+    """
+
+
+def missing_message(torch_name: str, lazy_module: Any | None, attr: str) -> str:
+    """The message for ``torch_name`` missing: the torch API, and the nearest names.
+
+    >>> import lazytorch
+    >>> print(missing_message("torch.flipp", lazytorch, "flipp"))
+    torch.flipp is not available in lazytorch; nearest: lazytorch.flip, lazytorch.flipud, lazytorch.fliplr
+    """
+    msg = f"{torch_name} is not available in lazytorch"
+    if lazy_module is None:
+        parent = torch_name.rsplit(".", 1)[0]
+        return f"{msg} (there is no lazy{parent} module)"
+    names = [n for n in dir(lazy_module) if not n.startswith("_")]
+    near = difflib.get_close_matches(attr, names, n=3, cutoff=0.6)
+    where = lazy_module.__name__
+    if near:
+        return f"{msg}; nearest: " + ", ".join(f"{where}.{n}" for n in near)
+    return msg
+
+
+class _Placeholder(types.ModuleType):
+    """A torch submodule lazytorch lacks: importable, every attribute a clear error."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        raise MissingTorchAPI(missing_message(f"{self.__name__}.{name}", None, name))
+
+
+def attribute_error(module: Any, name: str) -> AttributeError:
+    """The error for ``module.name`` missing: named as torch names it while
+    `install_as_torch` is on, as lazytorch's otherwise, with the nearest names.
+
+    >>> import lazytorch
+    >>> print(attribute_error(lazytorch, "flipp"))
+    module 'lazytorch' has no attribute 'flipp'; nearest: lazytorch.flip, lazytorch.flipud, lazytorch.fliplr
+    """
+    own = module.__name__
+    if is_installed():
+        return MissingTorchAPI(
+            missing_message("torch" + own[len("lazytorch") :] + "." + name, module, name)
+        )
+    msg = f"module {own!r} has no attribute {name!r}"
+    near = difflib.get_close_matches(
+        name, [n for n in dir(module) if not n.startswith("_")], 3, 0.6
+    )
+    if near:
+        msg += "; nearest: " + ", ".join(f"{own}.{n}" for n in near)
+    return AttributeError(msg)
+
+
+def _lazy_name(torch_name: str) -> str:
+    return "lazytorch" + torch_name[len("torch") :]
+
+
+class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Answers ``torch[.sub]`` imports with ``lazytorch[.sub]`` (see the module docstring)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != "torch" and not fullname.startswith("torch."):
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        target = _lazy_name(spec.name)
+        try:
+            module = importlib.import_module(target)
+        except ModuleNotFoundError as e:
+            if e.name is None or not (target == e.name or target.startswith(e.name + ".")):
+                raise  # a dependency of an existing lazytorch module is missing: say so
+            module = _Placeholder(spec.name)
+            module.__path__ = []  # a package, so `import torch.x.y` also imports
+        # The import system sets __spec__ on the module it gets back; keep lazytorch's own
+        # so that lazytorch.nn keeps answering to its real name (restored in exec_module).
+        self._own_spec[id(module)] = getattr(module, "__spec__", None)
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        if not isinstance(module, _Placeholder):
+            module.__spec__ = self._own_spec.pop(id(module), module.__spec__)
+
+    def __init__(self) -> None:
+        self._own_spec: dict[int, Any] = {}
+
+
+_finder: _TorchFinder | None = None
+
+
+def is_installed() -> bool:
+    """Whether ``import torch`` currently resolves to lazytorch."""
+    return _finder is not None
+
+
+def install_as_torch() -> None:
+    """Make ``import torch`` (and every ``torch.<sub>``) import lazytorch.
+
+    Idempotent. Raises ``RuntimeError`` when the real torch is already imported in this
+    process (two libraries under one name would mix their tensors).
+
+    In a fresh process (``lazytorch run --as-torch script.py`` does this for you)::
+
+        import lazytorch
+        lazytorch.install_as_torch()
+        import torch
+        torch.ones(2).sum()              # tensor(2.), a lazytorch tensor
+    """
+    global _finder
+    if _finder is not None:
+        return
+    real = sys.modules.get("torch")
+    if real is not None and not _is_ours(real):
+        raise RuntimeError(
+            "install_as_torch(): the real torch is already imported in this process "
+            f"({getattr(real, '__file__', real)!r}); call install_as_torch() before anything "
+            "imports torch, or run the script with `lazytorch run --as-torch script.py`"
+        )
+    _finder = _TorchFinder()
+    sys.meta_path.insert(0, _finder)
+
+
+def uninstall_as_torch() -> None:
+    """Undo `install_as_torch`: remove the hook and the ``torch`` modules it supplied."""
+    global _finder
+    if _finder is None:
+        return
+    sys.meta_path[:] = [f for f in sys.meta_path if f is not _finder]
+    _finder = None
+    for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+        module = sys.modules[name]
+        if not _is_ours(module):
+            continue
+        del sys.modules[name]
+        parent, _, leaf = name.rpartition(".")
+        owner = sys.modules.get(_lazy_name(parent)) if parent else None
+        if isinstance(module, _Placeholder) and getattr(owner, leaf, None) is module:
+            delattr(owner, leaf)  # the import system bound the placeholder on lazytorch's parent
+
+
+def _is_ours(module: Any) -> bool:
+    return isinstance(module, _Placeholder) or getattr(module, "__name__", "").startswith(
+        "lazytorch"
+    )

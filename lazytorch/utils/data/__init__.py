@@ -1,0 +1,77 @@
+"""Datasets, samplers, collation and ``DataLoader``, with ``torch.utils.data``'s API.
+
+A loader yields computed batches, as torch's workers do: a dataset's per-sample code
+(``x[1:1 + len(ix)] = ix`` with a length that varies per word) and the collation run op by
+op on the NumPy interpreter, so they never become part of the training step's program
+(where a graph that changes with every batch would compile a new program per batch) and
+never wait for a compiler. Tensors a `TensorDataset` holds are computed once, on the
+default backend, when iteration starts. ``DataLoader(..., lazy_batches=True)`` yields lazy
+batches instead: collation is recorded and computed inside the step that reads it.
+
+>>> import lazytorch
+>>> from lazytorch.utils.data import DataLoader, TensorDataset
+>>> ds = TensorDataset(lazytorch.arange(10.0).reshape(5, 2), lazytorch.arange(5))
+>>> [y.tolist() for _, y in DataLoader(ds, batch_size=2)]
+[[0, 1], [2, 3], [4]]
+
+Differences from torch:
+
+* Batches are always built in the main process: ``num_workers > 0`` is accepted with a
+  warning and loads in the main process (per-sample code runs op by op on the NumPy
+  interpreter, without compiling).
+* For a `TensorDataset` (or a `Subset` of one) with the default collate function, a batch
+  is one gather per tensor (``t[index_tensor]``) instead of stacking ``batch_size`` rows:
+  same values, dtypes and shapes, one node instead of ``batch_size + 1``.
+* ``lazy_batches`` is lazytorch's own keyword (above).
+* Shuffling uses lazytorch's random generator, so the order is not torch's; it is
+  reproducible from ``lazytorch.manual_seed`` or the loader's ``generator``.
+* Multiprocessing-only options (``pin_memory``, ``persistent_workers``, ``prefetch_factor``,
+  ``worker_init_fn``, ``timeout``, ``multiprocessing_context``) are accepted and have no
+  effect; `get_worker_info` returns None, as in the main process.
+"""
+
+from lazytorch.utils.data import dataloader, dataset, sampler
+from lazytorch.utils.data._utils.collate import default_collate, default_convert
+from lazytorch.utils.data.dataloader import DataLoader, get_worker_info
+from lazytorch.utils.data.dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
+from lazytorch.utils.data.sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
+
+__all__ = [
+    "BatchSampler",
+    "ChainDataset",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "StackDataset",
+    "Subset",
+    "SubsetRandomSampler",
+    "TensorDataset",
+    "WeightedRandomSampler",
+    "dataloader",
+    "dataset",
+    "default_collate",
+    "default_convert",
+    "get_worker_info",
+    "random_split",
+    "sampler",
+]

@@ -1,0 +1,231 @@
+"""Index samplers with ``torch.utils.data.sampler``'s API.
+
+>>> from lazytorch.utils.data import BatchSampler, SequentialSampler
+>>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
+[[0, 1], [2, 3], [4]]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import lazytorch
+
+__all__ = [
+    "BatchSampler",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+]
+
+
+# -- samplers ----------------------------------------------------------------------------------
+class Sampler:
+    """Base class of index samplers: an iterable of dataset indices (or of index lists)."""
+
+    def __init__(self, data_source: Any = None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """Indices 0, 1, ..., len(data_source) - 1.
+
+    >>> from lazytorch.utils.data import SequentialSampler
+    >>> list(SequentialSampler("abc"))
+    [0, 1, 2]
+    """
+
+    def __init__(self, data_source: Any) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+_REPLACEMENT_CHUNK = 32  # indices drawn at a time with replacement (torch's chunk too)
+
+
+class RandomSampler(Sampler):
+    """Indices in random order: a new permutation each time it is iterated.
+
+    Draws from `generator`, or from the global generator when it is None — so
+    ``lazytorch.manual_seed`` makes the order reproducible either way. With
+    ``replacement=True``, draws `num_samples` indices independently.
+
+    >>> import lazytorch
+    >>> from lazytorch.utils.data import RandomSampler
+    >>> s = RandomSampler(range(5), generator=lazytorch.Generator().manual_seed(0))
+    >>> sorted(s)
+    [0, 1, 2, 3, 4]
+    """
+
+    def __init__(
+        self,
+        data_source: Any,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator: Any = None,
+    ) -> None:
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(replacement, bool):
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={self.num_samples}"
+            )
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.data_source)
+        if self.replacement:
+            # Drawn in chunks as they are consumed, as torch does: the "infinite loader"
+            # idiom asks for num_samples=int(1e10) and reads a few thousand.
+            left = self.num_samples
+            while left > 0:
+                chunk = min(left, _REPLACEMENT_CHUNK)
+                draws = lazytorch.randint(n, (chunk,), generator=self.generator)
+                lazytorch.materialize(draws)  # explicit, so strict mode does not object
+                yield from draws.tolist()
+                left -= chunk
+            return
+        # num_samples may exceed n: whole permutations, then part of one more.
+        for _ in range(self.num_samples // n):
+            yield from _permutation(n, self.generator)
+        if self.num_samples % n:
+            yield from _permutation(n, self.generator)[: self.num_samples % n]
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Groups the indices of `sampler` into lists of `batch_size` (the last may be short).
+
+    >>> from lazytorch.utils.data import BatchSampler, SequentialSampler
+    >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
+    [[0, 1], [2, 3], [4]]
+    >>> list(BatchSampler(range(5), batch_size=2, drop_last=True))
+    [[0, 1], [2, 3]]
+    """
+
+    def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        it = iter(self.sampler)
+        while batch := list(itertools.islice(it, self.batch_size)):
+            if len(batch) < self.batch_size and self.drop_last:
+                return
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)  # type: ignore[arg-type]
+        if self.drop_last:
+            return n // self.batch_size
+        return -(-n // self.batch_size)
+
+
+def _permutation(n: int, generator: Any) -> list[int]:
+    perm = lazytorch.randperm(n, generator=generator)
+    lazytorch.materialize(perm)  # explicit, so strict mode does not object
+    return perm.tolist()  # type: ignore[no-any-return]
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices, in a new random order each time it is iterated."""
+
+    def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        for i in _permutation(len(self.indices), self.generator):
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """`num_samples` indices drawn with probability proportional to `weights`."""
+
+    def __init__(
+        self,
+        weights: Sequence[float],
+        num_samples: int,
+        replacement: bool = True,
+        generator: Any = None,
+    ) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
+        w = lazytorch.as_tensor(weights, dtype=lazytorch.float64)
+        if w.dim() != 1:
+            raise ValueError(
+                f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}"
+            )
+        self.weights = w
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        import numpy as np
+
+        w = np.asarray(self.weights.tolist(), dtype=np.float64)
+        if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        p = np.cumsum(w / w.sum())
+        chosen: list[int] = []
+        taken = np.zeros(len(w), dtype=bool)
+        if not self.replacement and self.num_samples > int((w > 0).sum()):
+            raise RuntimeError(
+                "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+            )
+        while len(chosen) < self.num_samples:
+            u = lazytorch.rand(self.num_samples, dtype=lazytorch.float64, generator=self.generator)
+            lazytorch.materialize(u)
+            for x in u.tolist():
+                i = min(int(np.searchsorted(p, x * p[-1], side="right")), len(w) - 1)
+                if not self.replacement:
+                    if taken[i]:
+                        continue
+                    taken[i] = True
+                chosen.append(i)
+                if len(chosen) == self.num_samples:
+                    break
+        yield from chosen
+
+    def __len__(self) -> int:
+        return self.num_samples

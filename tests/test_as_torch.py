@@ -1,0 +1,277 @@
+"""`import torch` resolved to lazytorch (install_as_torch, `lazytorch run --as-torch`), the
+torch modules scripts import (jit, onnx, hub, nn.parallel, utils.data's layout), and the
+errors a missing torch API raises at its use.
+
+The hook refuses to install where the real torch is imported — which this test process
+does as its oracle — so scripts run in subprocesses.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+import textwrap
+import urllib.request
+
+import pytest
+import torch
+
+import lazytorch as lt
+from lazytorch.utils import data as ltdata
+
+
+def _run_as_torch(tmp_path, code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(code))
+    return subprocess.run(
+        [sys.executable, "-m", "lazytorch", "run", "--as-torch", str(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_torch_and_its_submodules_are_lazytorch_modules(tmp_path):
+    r = _run_as_torch(
+        tmp_path,
+        """
+        import sys
+        import lazytorch
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        import torch.optim as optim
+        from torch.utils.data import DataLoader, TensorDataset
+        from torch.utils.data.dataloader import default_collate
+        from torch.utils.data.sampler import RandomSampler
+        import torch.backends.cudnn as cudnn
+        import torch.onnx, torch.jit, torch.hub, torch.nn.parallel
+        assert torch is lazytorch and nn is lazytorch.nn and F is lazytorch.nn.functional
+        assert optim is lazytorch.optim and DataLoader is lazytorch.utils.data.DataLoader
+        assert sys.modules["torch.utils.data.dataloader"] is lazytorch.utils.data.dataloader
+        # modules keep their own names (pickles and reprs name lazytorch)
+        assert nn.__name__ == "lazytorch.nn" and nn.__spec__.name == "lazytorch.nn"
+        x = torch.randn(4, 3)
+        model = nn.Linear(3, 2)
+        assert isinstance(model(x), torch.Tensor)
+        loader = DataLoader(TensorDataset(x, torch.arange(4)), batch_size=2, num_workers=2,
+                            pin_memory=True)
+        print("batches", len(list(loader)), "args", sys.argv[1:])
+        """,
+        "--flag",
+        "7",
+    )
+    assert r.returncode == 0, r.stderr
+    assert "batches 2 args ['--flag', '7']" in r.stdout
+
+
+def test_a_missing_module_imports_and_fails_at_its_use(tmp_path):
+    r = _run_as_torch(
+        tmp_path,
+        """
+        import torch
+        import torch.distributions as D            # only imported: the script runs on
+        from torch._dynamo import config as _c     # nested missing modules import too
+        print("imported")
+        print("hasattr", hasattr(torch, "no_such_fn"), hasattr(D, "Normal"))
+        try:
+            torch.flipp
+        except AttributeError as e:
+            print("E1", type(e).__name__, e)
+        D.Normal(0.0, 1.0)
+        """,
+    )
+    assert r.returncode == 1
+    assert "imported" in r.stdout and "hasattr False False" in r.stdout
+    assert (
+        "E1 MissingTorchAPI torch.flipp is not available in lazytorch; nearest: lazytorch.flip"
+        in r.stdout
+    )
+    # the traceback points at the script's line that used it, naming the torch API
+    assert "D.Normal(0.0, 1.0)" in r.stderr
+    assert (
+        "MissingTorchAPI: torch.distributions.Normal is not available in lazytorch "
+        "(there is no lazytorch.distributions module)" in r.stderr
+    )
+
+
+def test_install_refuses_when_real_torch_is_imported():
+    assert "torch" in sys.modules  # the oracle
+    with pytest.raises(RuntimeError, match="the real torch is already imported"):
+        lt.install_as_torch()
+    assert not lt._as_torch.is_installed()
+
+
+def test_uninstall_restores_a_clean_import_state(tmp_path):
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                """
+                import sys, lazytorch
+                lazytorch.install_as_torch()
+                lazytorch.install_as_torch()              # idempotent
+                import torch.nn, torch.fx
+                assert torch.fx.__class__.__name__ == "_Placeholder"
+                lazytorch.uninstall_as_torch()
+                assert not any(n == "torch" or n.startswith("torch.") for n in sys.modules)
+                assert not hasattr(lazytorch, "fx")        # the placeholder is unbound too
+                assert lazytorch.nn.__name__ == "lazytorch.nn"
+                print("ok")
+                """
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_attribute_errors_suggest_the_nearest_name():
+    with pytest.raises(AttributeError, match=r"no attribute 'flipp'; nearest: lazytorch.flip"):
+        lt.flipp  # noqa: B018
+    with pytest.raises(AttributeError, match=r"no attribute .__wrapped__.$"):
+        lt.__wrapped__  # noqa: B018
+
+
+# -- jit / onnx / hub / nn.parallel ----------------------------------------------------------------
+def test_jit_script_and_trace_return_what_they_get():
+    m = lt.nn.Linear(3, 2)
+    assert lt.jit.script(m) is m and lt.jit.trace(m, lt.zeros(1, 3)) is m
+    f = lt.jit.ignore(lambda x: x)
+    assert f(3) == 3 and lt.jit.unused(f) is f and lt.jit.export(f) is f
+    assert lt.jit.is_scripting() is False and lt.jit.is_tracing() is False
+    assert lt.jit.annotate(list, [1]) == [1]
+    assert lt.jit.wait(lt.jit.fork(lambda a: a + 1, 1)) == 2
+    with pytest.raises(NotImplementedError, match=r"torch.jit.save: .*lazytorch.save\(model"):
+        lt.jit.save(m, "m.pt")
+    assert not isinstance(m, lt.jit.ScriptModule)
+
+
+def test_onnx_export_and_hub_model_code_raise_at_the_call():
+    assert lt.onnx.is_in_onnx_export() is False
+    with pytest.raises(NotImplementedError, match=r"torch.onnx.export: lazytorch cannot write ONNX"):
+        lt.onnx.export(lt.nn.Linear(2, 2), (lt.zeros(1, 2),), "m.onnx")
+    with pytest.raises(NotImplementedError, match=r"torch.hub.load: .*load_state_dict_from_url"):
+        lt.hub.load("pytorch/vision", "resnet18")
+
+
+def test_hub_downloads_a_checkpoint_once_and_loads_it(tmp_path, monkeypatch):
+    src = tmp_path / "weights-abc.pt"
+    lt.save({"w": lt.arange(3.0)}, src)
+    calls = []
+    real_open = urllib.request.urlopen
+    monkeypatch.setattr(urllib.request, "urlopen", lambda u: calls.append(u) or real_open(u))
+    lt.hub.set_dir(tmp_path / "hub")
+    try:
+        for _ in range(2):
+            sd = lt.hub.load_state_dict_from_url(src.as_uri(), weights_only=True)
+            assert sd["w"].tolist() == [0.0, 1.0, 2.0]
+        assert len(calls) == 1  # the second call reads the cached file
+        assert os.path.exists(tmp_path / "hub" / "checkpoints" / "weights-abc.pt")
+        with pytest.raises(RuntimeError, match="invalid hash value"):
+            lt.hub.download_url_to_file(src.as_uri(), str(tmp_path / "x.pt"), hash_prefix="00ff")
+        assert not os.path.exists(tmp_path / "x.pt")  # a failed download leaves nothing
+    finally:
+        lt.hub._hub_dir = None
+
+
+def test_data_parallel_is_the_module_with_torchs_state_dict_keys():
+    tm = torch.nn.DataParallel(torch.nn.Linear(3, 2))
+    lm = lt.nn.parallel.DataParallel(lt.nn.Linear(3, 2))
+    assert list(lm.state_dict()) == list(tm.state_dict())
+    lm.load_state_dict({k: lt.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    x = torch.randn(4, 3)
+    got = lm(lt.tensor(x.numpy())).detach().numpy()
+    assert (abs(got - tm(x).detach().numpy()) < 1e-6).all()
+    with pytest.raises(NotImplementedError, match="DistributedDataParallel"):
+        lt.nn.parallel.DistributedDataParallel(lt.nn.Linear(3, 2))
+
+
+# -- torch.utils.data's layout ---------------------------------------------------------------------
+def test_data_modules_have_torchs_layout_and_dataloader_signature():
+    from lazytorch.utils.data import _utils, dataloader, dataset, sampler
+
+    assert dataloader.DataLoader is ltdata.DataLoader
+    assert dataloader.default_collate is _utils.collate.default_collate
+    assert dataset.TensorDataset is ltdata.TensorDataset and sampler.Sampler is ltdata.Sampler
+    for name in torch.utils.data.__all__:
+        if name in (
+            "DFIterDataPipe",
+            "IterDataPipe",
+            "MapDataPipe",
+            "DataChunk",
+            "functional_datapipe",
+            "guaranteed_datapipes_determinism",
+            "non_deterministic",
+            "runtime_validation",
+            "runtime_validation_disabled",
+            "argument_validation",
+            "DistributedSampler",
+            "get_worker_info",
+            "_DatasetKind",
+        ):
+            continue
+        assert hasattr(ltdata, name), name
+    ours = list(inspect.signature(ltdata.DataLoader).parameters.values())
+    theirs = list(inspect.signature(torch.utils.data.DataLoader).parameters.values())
+    assert [(p.name, p.kind) for p in ours[: len(theirs)]] == [(p.name, p.kind) for p in theirs]
+    assert ours[len(theirs)].name == "lazy_batches"  # our one keyword, after torch's
+
+
+class _Count(torch.utils.data.IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return iter(range(self.n))
+
+    def __len__(self):
+        return self.n
+
+
+class _LtCount(ltdata.IterableDataset):
+    __init__, __iter__, __len__ = _Count.__init__, _Count.__iter__, _Count.__len__
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_iterable_dataset_batches_as_torch(drop_last):
+    want = [
+        b.tolist()
+        for b in torch.utils.data.DataLoader(_Count(7), batch_size=3, drop_last=drop_last)
+    ]
+    loader = ltdata.DataLoader(_LtCount(7), batch_size=3, drop_last=drop_last)
+    assert [b.tolist() for b in loader] == want
+    assert len(loader) == len(want)
+    with pytest.raises(ValueError, match="expected unspecified shuffle option"):
+        ltdata.DataLoader(_LtCount(3), shuffle=True)
+    chained = list(ltdata.DataLoader(_LtCount(2) + _LtCount(2), batch_size=None))
+    assert [int(x) for x in chained] == [0, 1, 0, 1]
+
+
+def test_subset_and_weighted_samplers():
+    g = lt.Generator().manual_seed(0)
+    s = ltdata.SubsetRandomSampler([3, 5, 9], generator=g)
+    assert sorted(s) == [3, 5, 9] and len(s) == 3
+    w = ltdata.WeightedRandomSampler([0.0, 1.0, 3.0], num_samples=400, generator=g)
+    drawn = list(w)
+    assert len(drawn) == 400 and 0 not in drawn
+    assert 0.65 < drawn.count(2) / 400 < 0.85  # 3:1 odds; 400 draws put it within ±0.1
+    no_rep = list(
+        ltdata.WeightedRandomSampler([1.0, 1.0, 1.0, 0.0], 3, replacement=False, generator=g)
+    )
+    assert sorted(no_rep) == [0, 1, 2]
+    with pytest.raises(ValueError, match="num_samples should be a positive integer"):
+        ltdata.WeightedRandomSampler([1.0], 0)
+
+
+def test_stack_dataset_zips_samples():
+    a, b = ltdata.TensorDataset(lt.arange(3)), [10, 11, 12]
+    assert ltdata.StackDataset(a, b)[1][1] == 11
+    assert set(ltdata.StackDataset(x=a, y=b)[2]) == {"x", "y"}
+    with pytest.raises(ValueError, match="Size mismatch"):
+        ltdata.StackDataset(a, [1])
