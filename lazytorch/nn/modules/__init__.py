@@ -47,6 +47,16 @@ from lazytorch.nn.modules.loss import (
 from lazytorch.nn.modules.module import Module
 from lazytorch.nn.modules.normalization import LayerNorm
 from lazytorch.nn.modules.pooling import AvgPool2d, MaxPool2d
+from lazytorch.nn.modules.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
 from lazytorch.nn.modules.sparse import Embedding
 from lazytorch.nn.modules.transformer import (
     Transformer,
@@ -60,6 +70,9 @@ __all__ = [
     "CELU",
     "ELU",
     "GELU",
+    "GRU",
+    "LSTM",
+    "RNN",
     "SELU",
     "AvgPool2d",
     "BCELoss",
@@ -72,11 +85,13 @@ __all__ = [
     "Dropout",
     "Embedding",
     "Flatten",
+    "GRUCell",
     "Hardsigmoid",
     "Hardswish",
     "Hardtanh",
     "Identity",
     "L1Loss",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -92,6 +107,9 @@ __all__ = [
     "NLLLoss",
     "ParameterDict",
     "ParameterList",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
     "ReLU",
     "ReLU6",
     "Sequential",

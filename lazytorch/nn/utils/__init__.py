@@ -9,6 +9,7 @@ tensor(6.)
 1.0
 """
 
+from lazytorch.nn.utils import rnn
 from lazytorch.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
 from lazytorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 
@@ -16,5 +17,6 @@ __all__ = [
     "clip_grad_norm_",
     "clip_grad_value_",
     "parameters_to_vector",
+    "rnn",
     "vector_to_parameters",
 ]
