@@ -1,5 +1,6 @@
 """torch.nn.functional: activations, softmax family, normalization, linear/embedding,
-dropout, conv2d and pooling, losses, pad, attention.
+dropout, convolution (1-3d, transposed, fold/unfold), pooling (incl. adaptive), interpolate,
+pixel shuffle, losses, pad, attention.
 
 All of these are decompositions into primitives, written with tensor ops so they read like
 the math; the scheduler fuses what they record. Convolution is im2col: the kernel-offset
@@ -31,7 +32,22 @@ from lazytorch.nn.functional.attention import (
     multi_head_attention_forward,
     scaled_dot_product_attention,
 )
-from lazytorch.nn.functional.conv import avg_pool2d, conv2d, max_pool2d
+from lazytorch.nn.functional.conv import (
+    avg_pool1d,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    conv3d,
+    max_pool1d,
+    max_pool2d,
+)
+from lazytorch.nn.functional.fold import (
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    fold,
+    unfold,
+)
 from lazytorch.nn.functional.layers import dropout, embedding, linear, one_hot
 from lazytorch.nn.functional.loss import (
     binary_cross_entropy,
@@ -48,6 +64,19 @@ from lazytorch.nn.functional.normalization import (
     layer_norm,
     normalize,
 )
+from lazytorch.nn.functional.sampling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 from lazytorch.ops import elementwise as _E
 from lazytorch.ops.pad import pad
 
@@ -58,27 +87,41 @@ _canonical_mask = _attention._canonical_mask
 _none_or_dtype = _attention._none_or_dtype
 
 __all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "avg_pool1d",
     "avg_pool2d",
     "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "celu",
+    "conv1d",
     "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
     "cosine_similarity",
     "cross_entropy",
     "dropout",
     "elu",
     "embedding",
+    "fold",
     "gelu",
     "hardsigmoid",
     "hardswish",
     "hardtanh",
+    "interpolate",
     "l1_loss",
     "layer_norm",
     "leaky_relu",
     "linear",
     "log_softmax",
     "logsigmoid",
+    "max_pool1d",
     "max_pool2d",
     "mish",
     "mse_loss",
@@ -87,6 +130,8 @@ __all__ = [
     "normalize",
     "one_hot",
     "pad",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "relu",
     "relu6",
     "scaled_dot_product_attention",
@@ -99,4 +144,8 @@ __all__ = [
     "softplus",
     "softsign",
     "tanh",
+    "unfold",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
 ]

@@ -1,7 +1,8 @@
-"""conv2d (im2col + one batched matmul) and 2-d max/avg pooling."""
+"""conv1d/2d/3d (im2col + one batched matmul) and 1-d/2-d max/avg pooling."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -28,29 +29,165 @@ def _pair(v: Any, name: str) -> tuple[int, int]:
     return (int(t[0]), int(t[1]))
 
 
+def _ntuple(v: Any, n: int, name: str, what: str = "an int") -> tuple[int, ...]:
+    """`v` as an n-tuple of ints: an int repeats, a 1-sequence repeats, else length n."""
+    if isinstance(v, int):
+        return (v,) * n
+    t = tuple(v)
+    if len(t) == 1:
+        return (int(t[0]),) * n
+    if len(t) != n:
+        raise op_error(RuntimeError, name, f"expected {what} or {n} values, got {v!r}")
+    return tuple(int(e) for e in t)
+
+
 def _windows(
     x: Tensor,
-    kernel: tuple[int, int],
-    stride: tuple[int, int],
-    dilation: tuple[int, int],
-    out_hw: tuple[int, int],
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
+    out: tuple[int, ...],
 ) -> Tensor:
-    """(N, C, kh*kw, Ho, Wo): for each kernel offset, the strided slice it reads."""
-    kh, kw = kernel
-    sh, sw = stride
-    dh, dw = dilation
-    ho, wo = out_hw
+    """(N, C, K, *out) for K = prod(kernel): for each kernel offset, the strided slice of the
+    spatial dims (the last len(kernel)) it reads."""
     pieces = []
-    for i in range(kh):
-        for j in range(kw):
-            r0, c0 = i * dh, j * dw
-            win = x[:, :, r0 : r0 + sh * (ho - 1) + 1 : sh, c0 : c0 + sw * (wo - 1) + 1 : sw]
-            pieces.append(win)
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        index = tuple(
+            slice(i * d, i * d + s * (o - 1) + 1, s)
+            for i, d, s, o in zip(offset, dilation, stride, out)
+        )
+        pieces.append(x[(slice(None), slice(None), *index)])
     return S.stack(pieces, 2)
 
 
 def _conv_out(size: int, k: int, s: int, p_lo: int, p_hi: int, d: int) -> int:
     return (size + p_lo + p_hi - d * (k - 1) - 1) // s + 1
+
+
+def _conv_padding(
+    padding: Any,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
+    op: str,
+) -> tuple[int, ...]:
+    """(lo, hi) per spatial dim, flattened: ints, 'valid', or 'same' (the odd unit of an
+    even total goes to the high side, as torch pads)."""
+    n = len(kernel)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * (2 * n)
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise op_error(
+                    RuntimeError, op, "padding='same' is not supported for strided convolutions"
+                )
+            pads: list[int] = []
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                pads += [total // 2, total - total // 2]
+            return tuple(pads)
+        raise op_error(RuntimeError, op, f"Invalid padding string: {padding!r}")
+    p = _ntuple(padding, n, op)
+    if min(p) < 0:
+        raise op_error(RuntimeError, op, "negative padding is not supported")
+    return tuple(v for e in p for v in (e, e))
+
+
+def _conv(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int,
+    n: int,
+    op: str,
+) -> Tensor:
+    """n-d convolution (cross-correlation) by im2col + one matmul per image and group."""
+    x = _tensor_arg(input, op)
+    w = _tensor_arg(weight, op, "weight")
+    unbatched = x.ndim == n + 1
+    if unbatched:
+        x = S.unsqueeze(x, 0)
+    if x.ndim != n + 2 or w.ndim != n + 2:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {op}, but got input of size: {list(input.shape)}",
+        )
+    if groups <= 0:
+        raise op_error(RuntimeError, op, "non-positive groups is not supported")
+    b, c = x.shape[:2]
+    spatial = tuple(x.shape[2:])
+    o, cg = w.shape[:2]
+    kernel = tuple(w.shape[2:])
+    if c != cg * groups:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"Given groups={groups}, weight of size {list(w.shape)}, expected input{list(x.shape)} to have {cg * groups} channels, but got {c} channels instead",
+        )
+    if o % groups:
+        raise op_error(RuntimeError, op, "out_channels must be divisible by groups")
+    stride = _ntuple(stride, n, op)
+    dilation = _ntuple(dilation, n, op)
+    if min(stride) <= 0:
+        raise op_error(RuntimeError, op, "non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise op_error(RuntimeError, op, "non-positive dilation is not supported")
+    pads = _conv_padding(padding, kernel, stride, dilation, op)
+    out = tuple(
+        _conv_out(size, k, s, pads[2 * i], pads[2 * i + 1], d)
+        for i, (size, k, s, d) in enumerate(zip(spatial, kernel, stride, dilation))
+    )
+    if min(out) <= 0:
+        padded = " x ".join(
+            str(size + pads[2 * i] + pads[2 * i + 1]) for i, size in enumerate(spatial)
+        )
+        window = " x ".join(str(d * (k - 1) + 1) for k, d in zip(kernel, dilation))
+        raise op_error(
+            RuntimeError,
+            op,
+            f"Calculated padded input size per channel: ({padded}). Kernel size: ({window}). Kernel size can't be greater than actual input size",
+        )
+    # F.pad lists the last dim first.
+    flat_pads = [v for i in reversed(range(n)) for v in (pads[2 * i], pads[2 * i + 1])]
+    xp = pad(x, flat_pads) if any(pads) else x
+    cols = _windows(xp, kernel, stride, dilation, out)  # (N, C, K, *out)
+    # One GEMM per image and group: (O/g, C/g*K) @ (C/g*K, L), the weights broadcast over the
+    # batch (a zero batch stride, no copy). The im2col buffer is then read in the layout the
+    # window kernels write, and the product lands in NC* order, so neither side needs a
+    # transposing copy; the batch's products run one per thread.
+    k = cg * math.prod(kernel)
+    cols = S.reshape(cols, (b, groups, k, math.prod(out)))
+    wm = S.reshape(w, (1, groups, o // groups, k))
+    y = lt.matmul(wm, cols)  # (N, g, O/g, L)
+    y = S.reshape(y, (b, o, *out))
+    if bias is not None:
+        y = y + S.reshape(bias, (1, o) + (1,) * n)  # type: ignore[operator]
+    return S.squeeze(y, 0) if unbatched else y
+
+
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
+    """1-d convolution (cross-correlation) of (N, C, L) or (C, L) input with an
+    (O, C // groups, k) weight; `padding` is an int, ``'valid'`` or ``'same'``.
+
+    >>> import lazytorch
+    >>> x = lazytorch.tensor([[[1.0, 2.0, 3.0, 4.0]]])
+    >>> lazytorch.nn.functional.conv1d(x, lazytorch.tensor([[[1.0, -1.0]]]))
+    tensor([[[-1., -1., -1.]]])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
 def conv2d(
@@ -62,75 +199,33 @@ def conv2d(
     dilation: Any = 1,
     groups: int = 1,
 ) -> Tensor:
-    """2-d convolution (cross-correlation) by im2col + one matmul per image and group."""
-    x = _tensor_arg(input, "conv2d")
-    w = _tensor_arg(weight, "conv2d", "weight")
-    unbatched = x.ndim == 3
-    if unbatched:
-        x = S.unsqueeze(x, 0)
-    if x.ndim != 4 or w.ndim != 4:
-        raise op_error(
-            RuntimeError,
-            "conv2d",
-            f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {list(input.shape)}",
-        )
-    n, c, h, wd = x.shape
-    o, cg, kh, kw = w.shape
-    if c != cg * groups:
-        raise op_error(
-            RuntimeError,
-            "conv2d",
-            f"Given groups={groups}, weight of size {list(w.shape)}, expected input{list(x.shape)} to have {cg * groups} channels, but got {c} channels instead",
-        )
-    if o % groups:
-        raise op_error(RuntimeError, "conv2d", "out_channels must be divisible by groups")
-    sh, sw = _pair(stride, "conv2d")
-    dh, dw = _pair(dilation, "conv2d")
-    if min(sh, sw) <= 0:
-        raise op_error(RuntimeError, "conv2d", "non-positive stride is not supported")
-    if min(dh, dw) <= 0:
-        raise op_error(RuntimeError, "conv2d", "non-positive dilation is not supported")
-    if isinstance(padding, str):
-        if padding == "valid":
-            pads = (0, 0, 0, 0)
-        elif padding == "same":
-            if (sh, sw) != (1, 1):
-                raise op_error(
-                    RuntimeError,
-                    "conv2d",
-                    "padding='same' is not supported for strided convolutions",
-                )
-            th, tw = dh * (kh - 1), dw * (kw - 1)
-            pads = (th // 2, th - th // 2, tw // 2, tw - tw // 2)
-        else:
-            raise op_error(RuntimeError, "conv2d", f"Invalid padding string: {padding!r}")
-    else:
-        ph, pw = _pair(padding, "conv2d")
-        if min(ph, pw) < 0:
-            raise op_error(RuntimeError, "conv2d", "negative padding is not supported")
-        pads = (ph, ph, pw, pw)
-    ho = _conv_out(h, kh, sh, pads[0], pads[1], dh)
-    wo = _conv_out(wd, kw, sw, pads[2], pads[3], dw)
-    if ho <= 0 or wo <= 0:
-        raise op_error(
-            RuntimeError,
-            "conv2d",
-            f"Calculated padded input size per channel: ({h + pads[0] + pads[1]} x {wd + pads[2] + pads[3]}). Kernel size: ({dh * (kh - 1) + 1} x {dw * (kw - 1) + 1}). Kernel size can't be greater than actual input size",
-        )
-    xp = pad(x, (pads[2], pads[3], pads[0], pads[1])) if any(pads) else x
-    cols = _windows(xp, (kh, kw), (sh, sw), (dh, dw), (ho, wo))  # (N, C, kh*kw, Ho, Wo)
-    # One GEMM per image and group: (O/g, K) @ (K, Ho*Wo), the weights broadcast over the
-    # batch (a zero batch stride, no copy). The im2col buffer is then read in the layout the
-    # window kernels write, and the product lands in NCHW order, so neither side needs a
-    # transposing copy; the batch's products run one per thread.
-    k = cg * kh * kw
-    cols = S.reshape(cols, (n, groups, k, ho * wo))
-    wm = S.reshape(w, (1, groups, o // groups, k))
-    out = lt.matmul(wm, cols)  # (N, g, O/g, Ho*Wo)
-    out = S.reshape(out, (n, o, ho, wo))
-    if bias is not None:
-        out = out + S.reshape(bias, (1, o, 1, 1))  # type: ignore[operator]
-    return S.squeeze(out, 0) if unbatched else out
+    """2-d convolution (cross-correlation) by im2col + one matmul per image and group.
+
+    >>> import lazytorch
+    >>> x = lazytorch.ones(1, 1, 3, 3)
+    >>> lazytorch.nn.functional.conv2d(x, lazytorch.ones(2, 1, 2, 2), padding=(0, 1)).shape
+    lazytorch.Size([1, 2, 2, 4])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
+    """3-d convolution (cross-correlation) of (N, C, D, H, W) or (C, D, H, W) input.
+
+    >>> import lazytorch
+    >>> x = lazytorch.ones(1, 2, 3, 3, 3)
+    >>> lazytorch.nn.functional.conv3d(x, lazytorch.ones(4, 2, 2, 2, 2)).shape
+    lazytorch.Size([1, 4, 2, 2, 2])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
 def _pool_geometry(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> tuple[int, int]:
@@ -332,3 +427,59 @@ def avg_pool2d(
         counts = R.sum(_windows(ones, (kh, kw), (sh, sw), (1, 1), (ho, wo)), 2)
         out = E.div(total, counts, rounding_mode=rounding)
     return S.squeeze(out, 0) if unbatched else out  # type: ignore[no-any-return]
+
+
+def _as_pool2d(x: Tensor, kernel_size: Any, stride: Any, padding: Any, op: str) -> tuple[Any, ...]:
+    """A 1-d pooling's input and arguments as the 2-d pooling of a height-1 image."""
+    if x.ndim not in (2, 3):
+        raise op_error(RuntimeError, op, f"Expected 2D or 3D input tensor, but got {list(x.shape)}")
+    k = _ntuple(kernel_size, 1, op)[0]
+    empty = stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0)
+    s = k if empty else _ntuple(stride, 1, op)[0]
+    p = _ntuple(padding, 1, op)[0]
+    return S.unsqueeze(x, -2), (1, k), (1, s), (0, p)
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """Max over length-k windows of (N, C, L) or (C, L) input (padding with -inf); with
+    return_indices, also each max's position along L.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.max_pool1d(lazytorch.tensor([[1.0, 3.0, 2.0, 5.0, 4.0]]), 2)
+    tensor([[3., 5.]])
+    """
+    x = _tensor_arg(input, "max_pool1d")
+    x2, k, s, p = _as_pool2d(x, kernel_size, stride, padding, "max_pool1d")
+    d = (1, _ntuple(dilation, 1, "max_pool1d")[0])
+    out = max_pool2d(x2, k, s, p, d, ceil_mode, return_indices)
+    if return_indices:
+        return S.squeeze(out[0], -2), S.squeeze(out[1], -2)
+    return S.squeeze(out, -2)
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """Mean over length-k windows of (N, C, L) or (C, L) input; the divisor follows torch's
+    padding rules.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.avg_pool1d(lazytorch.tensor([[1.0, 3.0, 2.0, 6.0]]), 2)
+    tensor([[2., 4.]])
+    """
+    x = _tensor_arg(input, "avg_pool1d")
+    x2, k, s, p = _as_pool2d(x, kernel_size, stride, padding, "avg_pool1d")
+    return S.squeeze(avg_pool2d(x2, k, s, p, ceil_mode, count_include_pad), -2)

@@ -31,7 +31,14 @@ from lazytorch.nn.modules.container import (
     ParameterList,
     Sequential,
 )
-from lazytorch.nn.modules.conv import Conv2d
+from lazytorch.nn.modules.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from lazytorch.nn.modules.dropout import Dropout
 from lazytorch.nn.modules.flatten import Flatten, Unflatten
 from lazytorch.nn.modules.linear import Bilinear, Identity, Linear
@@ -46,7 +53,17 @@ from lazytorch.nn.modules.loss import (
 )
 from lazytorch.nn.modules.module import Module
 from lazytorch.nn.modules.normalization import LayerNorm
-from lazytorch.nn.modules.pooling import AvgPool2d, MaxPool2d
+from lazytorch.nn.modules.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from lazytorch.nn.modules.rnn import (
     GRU,
     LSTM,
@@ -65,6 +82,13 @@ from lazytorch.nn.modules.transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from lazytorch.nn.modules.upsampling import (
+    PixelShuffle,
+    PixelUnshuffle,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 
 __all__ = [
     "CELU",
@@ -74,13 +98,24 @@ __all__ = [
     "LSTM",
     "RNN",
     "SELU",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AvgPool1d",
     "AvgPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
     "Bilinear",
+    "Conv1d",
     "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
     "CrossEntropyLoss",
     "Dropout",
     "Embedding",
@@ -98,6 +133,7 @@ __all__ = [
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
+    "MaxPool1d",
     "MaxPool2d",
     "Mish",
     "Module",
@@ -107,6 +143,8 @@ __all__ = [
     "NLLLoss",
     "ParameterDict",
     "ParameterList",
+    "PixelShuffle",
+    "PixelUnshuffle",
     "RNNBase",
     "RNNCell",
     "RNNCellBase",
@@ -127,4 +165,7 @@ __all__ = [
     "TransformerEncoder",
     "TransformerEncoderLayer",
     "Unflatten",
+    "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
 ]

@@ -1,4 +1,4 @@
-"""MaxPool2d, AvgPool2d."""
+"""Max and average pooling (1-d, 2-d) and adaptive pooling (1-d, 2-d, 3-d)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,17 @@ from lazytorch.nn import functional as F
 from lazytorch.nn.modules.module import Module
 from lazytorch.tensor import Tensor
 
-__all__ = ["AvgPool2d", "MaxPool2d"]
+__all__ = [
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "MaxPool1d",
+    "MaxPool2d",
+]
 
 
 class MaxPool2d(Module):
@@ -99,3 +109,159 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool1d(MaxPool2d):
+    """Max over length-k windows of (N, C, L) or (C, L) input.
+
+    >>> import lazytorch
+    >>> pool = lazytorch.nn.MaxPool1d(3, stride=2, ceil_mode=True)
+    >>> pool
+    MaxPool1d(kernel_size=3, stride=2, padding=0, dilation=1, ceil_mode=True)
+    >>> pool(lazytorch.arange(6.0).reshape(1, 1, 6))
+    tensor([[[2., 4., 5.]]])
+    """
+
+    def forward(self, input: Tensor) -> Any:
+        return F.max_pool1d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
+
+def _single(v: Any) -> tuple[Any, ...]:
+    return tuple(v) if isinstance(v, (list, tuple)) else (v,)
+
+
+class AvgPool1d(Module):
+    """Mean over length-k windows of (N, C, L) or (C, L) input.
+
+    >>> import lazytorch
+    >>> pool = lazytorch.nn.AvgPool1d(2)
+    >>> pool
+    AvgPool1d(kernel_size=(2,), stride=(2,), padding=(0,))
+    >>> pool(lazytorch.tensor([[1.0, 3.0, 5.0, 7.0]]))
+    tensor([[2., 6.]])
+    """
+
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool1d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+        )
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _AdaptiveAvgPool(Module):
+    _fn: Any = None
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._fn(input, self.output_size)  # type: ignore[no-any-return]
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPool):
+    """Average over torch's adaptive windows to a fixed output length.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.AdaptiveAvgPool1d(2)(lazytorch.tensor([[1.0, 2.0, 3.0]]))
+    tensor([[1.5000, 2.5000]])
+    """
+
+    _fn = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPool):
+    """Average over torch's adaptive windows to a fixed (H, W); None keeps that size.
+
+    >>> import lazytorch
+    >>> pool = lazytorch.nn.AdaptiveAvgPool2d((1, None))
+    >>> pool
+    AdaptiveAvgPool2d(output_size=(1, None))
+    >>> pool(lazytorch.ones(2, 3, 5, 7)).shape
+    lazytorch.Size([2, 3, 1, 7])
+    """
+
+    _fn = staticmethod(F.adaptive_avg_pool2d)
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPool):
+    """Average over torch's adaptive windows to a fixed (D, H, W).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.AdaptiveAvgPool3d(1)(lazytorch.ones(1, 2, 3, 4, 5)).shape
+    lazytorch.Size([1, 2, 1, 1, 1])
+    """
+
+    _fn = staticmethod(F.adaptive_avg_pool3d)
+
+
+class _AdaptiveMaxPool(Module):
+    _fn: Any = None
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input: Tensor) -> Any:
+        return type(self)._fn(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
+    """Max over torch's adaptive windows to a fixed output length.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.AdaptiveMaxPool1d(2)(lazytorch.tensor([[1.0, 5.0, 3.0]]))
+    tensor([[5., 5.]])
+    """
+
+    _fn = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPool):
+    """Max over torch's adaptive windows to a fixed (H, W); None keeps that size.
+
+    >>> import lazytorch
+    >>> pool = lazytorch.nn.AdaptiveMaxPool2d((2, 2), return_indices=True)
+    >>> pool(lazytorch.arange(9.0).reshape(1, 3, 3))[1]
+    tensor([[[4, 5],
+             [7, 8]]])
+    """
+
+    _fn = staticmethod(F.adaptive_max_pool2d)
