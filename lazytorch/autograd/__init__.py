@@ -13,7 +13,9 @@ op is recorded, as in torch.
 tensor([1., 4.])
 """
 
+from lazytorch.autograd import function
 from lazytorch.autograd.engine import backward, grad
+from lazytorch.autograd.function import Function
 from lazytorch.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -24,8 +26,10 @@ from lazytorch.autograd.grad_mode import (
 )
 
 __all__ = [
+    "Function",
     "backward",
     "enable_grad",
+    "function",
     "grad",
     "inference_mode",
     "is_grad_enabled",

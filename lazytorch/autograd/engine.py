@@ -39,6 +39,7 @@ __all__ = [
 
 _RESHAPE = PRIMITIVES["reshape"]
 _BUFFER = PRIMITIVES["buffer"]
+_SCALAR = PRIMITIVES["scalar"]
 # lazytorch.compile hook: set (by lazytorch._compile) only while a compiled function is being
 # traced, which cannot replay a backward pass (None otherwise: one global check).
 _compile_trace: Any = None
@@ -79,14 +80,16 @@ def _alias(n: Node) -> Node:
     """A new node with n's value: shares the buffer when n is computed, else a no-op
     reshape (folded into index arithmetic by the scheduler)."""
     if n.buffer is not None:
+        # a Python-number input (``full((), 0.5)``) stays one: its value is no array
+        op = n.op if n.op is _SCALAR else _BUFFER
         a = Node(
-            _BUFFER,
+            op,
             (),
             (),
             n.shape,
             n.dtype,
             n.device,
-            hash((_BUFFER, n.dtype, n.shape, n.device)),
+            hash((op, n.dtype, n.shape, n.device)),
             n.loc,
             n.buffer,
         )
