@@ -133,6 +133,20 @@ CASES: dict[str, tuple[Callable[..., Any], list[tuple[int, ...]]]] = {
         f("interpolate", scale_factor=2, mode="bicubic", align_corners=True),
         [(1, 1, 3, 4)],
     ),
+    "bilinear_antialias": (
+        f("interpolate", size=(3, 4), mode="bilinear", antialias=True),
+        [(1, 2, 8, 5)],
+    ),
+    "bicubic_antialias": (
+        f(
+            "interpolate",
+            scale_factor=(0.4, 1.5),
+            mode="bicubic",
+            antialias=True,
+            align_corners=True,
+        ),
+        [(1, 2, 7, 3)],
+    ),
     "trilinear": (f("interpolate", size=(3, 2, 5), mode="trilinear"), [(1, 2, 2, 3, 4)]),
     "area": (f("interpolate", size=(3, 4), mode="area"), [(1, 2, 7, 5)]),
     # pixel shuffle
@@ -206,6 +220,7 @@ ERRORS: dict[str, tuple[Callable[..., Any], list[tuple[int, ...]]]] = {
     "interpolate_align_nearest": (f("interpolate", size=4, align_corners=True), [(1, 2, 3)]),
     "interpolate_bilinear_3d": (f("interpolate", size=4, mode="bilinear"), [(1, 2, 3)]),
     "interpolate_bad_mode": (f("interpolate", size=4, mode="cubic"), [(1, 2, 3)]),
+    "interpolate_antialias_nearest": (f("interpolate", size=2, antialias=True), [(1, 2, 3, 3)]),
     "interpolate_2d_input": (f("interpolate", size=4), [(2, 3)]),
     "pixel_shuffle_channels": (f("pixel_shuffle", upscale_factor=2), [(1, 6, 2, 2)]),
     "pixel_shuffle_rank": (f("pixel_shuffle", upscale_factor=2), [(4, 2)]),
@@ -275,6 +290,8 @@ MODULES: dict[str, tuple[Callable[[Any], Any], tuple[int, ...]]] = {
     "upsampling_bilinear2d": (lambda t: t.nn.UpsamplingBilinear2d(scale_factor=2), (1, 2, 3, 4)),
     "pixel_shuffle": (lambda t: t.nn.PixelShuffle(2), (1, 8, 2, 3)),
     "pixel_unshuffle": (lambda t: t.nn.PixelUnshuffle(2), (1, 2, 4, 6)),
+    "unfold": (lambda t: t.nn.Unfold((2, 3), padding=1, stride=(1, 2)), (1, 2, 4, 5)),
+    "fold": (lambda t: t.nn.Fold((3, 4), 2, dilation=(1, 2)), (2, 8, 4)),
 }
 
 

@@ -247,6 +247,38 @@ def _taps(
     return np.stack([i0, i1], 1), np.stack([ftype(1) - lam, lam], 1)
 
 
+def _antialias_taps(
+    mode: str, size: int, out: int, align_corners: bool, scale: float | None, ftype: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Antialiased taps (torch's and PIL's): when shrinking, the filter widens by the scale
+    so every input element contributes; each output's weights are normalized to sum 1."""
+    interp = 2 if mode == "bilinear" else 4
+    s = _scale(size, out, align_corners, scale, ftype)
+    support = ftype(interp * 0.5) * s if s >= 1 else ftype(interp * 0.5)
+    invscale = ftype(1) / s if s >= 1 else ftype(1)
+    index, weight = [], []
+    for i in range(out):
+        center = s * ftype(i + 0.5)
+        lo = max(int(center - support + ftype(0.5)), 0)
+        hi = min(int(center + support + ftype(0.5)), size)
+        x = np.abs(((np.arange(lo, hi) - center + ftype(0.5)) * invscale).astype(ftype))
+        if mode == "bilinear":
+            w = np.maximum(ftype(1) - x, ftype(0))
+        else:  # Keys' cubic with a = -0.5, as PIL
+            a = ftype(-0.5)
+            near = ((a + 2) * x - (a + 3)) * x * x + 1
+            far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+            w = np.where(x < 1, near, np.where(x < 2, far, ftype(0)))
+        total = w.sum(dtype=ftype)
+        index.append(np.arange(lo, hi))
+        weight.append((w / total if total != 0 else w).astype(ftype))
+    taps = max(len(ix) for ix in index)
+    pad = [taps - len(ix) for ix in index]
+    index_table = np.stack([np.pad(ix, (0, p), mode="edge") for ix, p in zip(index, pad)])
+    weight_table = np.stack([np.pad(w, (0, p)) for w, p in zip(weight, pad)])
+    return index_table, weight_table
+
+
 def interpolate(
     input: Tensor,
     size: Any = None,
@@ -258,7 +290,8 @@ def interpolate(
 ) -> Tensor:
     """Resize the spatial dims of (N, C, L), (N, C, H, W) or (N, C, D, H, W) input to `size`
     or by `scale_factor`: modes 'nearest', 'nearest-exact', 'linear', 'bilinear',
-    'trilinear', 'bicubic' and 'area', with torch's index and weight rules.
+    'trilinear', 'bicubic' and 'area', with torch's index and weight rules; `antialias`
+    (bilinear and bicubic) widens the filter when shrinking, as torch and PIL.
 
     >>> import lazytorch
     >>> x = lazytorch.tensor([[[1.0, 2.0, 4.0]]])
@@ -311,8 +344,11 @@ def interpolate(
         align_corners = False
     if recompute_scale_factor:
         scales = None
-    if antialias:
-        raise op_error(NotImplementedError, "interpolate", "antialias=True is not supported")
+    if antialias and not (mode in ("bilinear", "bicubic") and x.ndim == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D "
+            "tensor as input"
+        )
     known = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "bicubic", "area")
     if (
         mode not in known
@@ -343,7 +379,8 @@ def interpolate(
     ftype = np.float64 if x.dtype is dt.float64 else np.float32
     for i in range(n):
         scale = None if scales is None else scales[i]
-        index, weight = _taps(mode, x.shape[2 + i], out[i], bool(align_corners), scale, ftype)
+        taps = _antialias_taps if antialias else _taps
+        index, weight = taps(mode, x.shape[2 + i], out[i], bool(align_corners), scale, ftype)
         x = _resample(x, 2 + i, index, weight)
     return x
 

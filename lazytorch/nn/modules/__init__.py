@@ -41,6 +41,7 @@ from lazytorch.nn.modules.conv import (
 )
 from lazytorch.nn.modules.dropout import Dropout
 from lazytorch.nn.modules.flatten import Flatten, Unflatten
+from lazytorch.nn.modules.fold import Fold, Unfold
 from lazytorch.nn.modules.linear import Bilinear, Identity, Linear
 from lazytorch.nn.modules.loss import (
     BCELoss,
@@ -120,6 +121,7 @@ __all__ = [
     "Dropout",
     "Embedding",
     "Flatten",
+    "Fold",
     "GRUCell",
     "Hardsigmoid",
     "Hardswish",
@@ -165,6 +167,7 @@ __all__ = [
     "TransformerEncoder",
     "TransformerEncoderLayer",
     "Unflatten",
+    "Unfold",
     "Upsample",
     "UpsamplingBilinear2d",
     "UpsamplingNearest2d",

@@ -21,17 +21,8 @@ __all__ = [
 ]
 
 
-class MaxPool2d(Module):
-    """Max over kH x kW windows (stride defaults to the kernel size).
-
-    >>> import lazytorch
-    >>> pool = lazytorch.nn.MaxPool2d(2)
-    >>> pool
-    MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
-    >>> pool(lazytorch.arange(16.0).reshape(1, 1, 4, 4))
-    tensor([[[[ 5.,  7.],
-              [13., 15.]]]])
-    """
+class _MaxPoolNd(Module):
+    """What every max pooling module holds (torch's _MaxPoolNd)."""
 
     def __init__(
         self,
@@ -50,6 +41,25 @@ class MaxPool2d(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+            f", dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Max over kH x kW windows (stride defaults to the kernel size).
+
+    >>> import lazytorch
+    >>> pool = lazytorch.nn.MaxPool2d(2)
+    >>> pool
+    MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    >>> pool(lazytorch.arange(16.0).reshape(1, 1, 4, 4))
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+
     def forward(self, input: Tensor) -> Any:
         return F.max_pool2d(
             input,
@@ -59,12 +69,6 @@ class MaxPool2d(Module):
             self.dilation,
             ceil_mode=self.ceil_mode,
             return_indices=self.return_indices,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-            f", dilation={self.dilation}, ceil_mode={self.ceil_mode}"
         )
 
 
@@ -111,7 +115,7 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class MaxPool1d(MaxPool2d):
+class MaxPool1d(_MaxPoolNd):
     """Max over length-k windows of (N, C, L) or (C, L) input.
 
     >>> import lazytorch
