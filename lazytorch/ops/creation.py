@@ -340,7 +340,14 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
-def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def scalar_tensor(
+    s: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
+) -> Tensor:
     check_python_int(s)
     d = resolve_dtype(dtype, "scalar_tensor") or _config.get_default_dtype()
     value = checked_scalar(s, d, "scalar_tensor", check_float=False)
@@ -420,6 +427,7 @@ def zeros(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     out: Any = None,
     **kwargs: Any,
 ) -> Tensor:
@@ -432,6 +440,7 @@ def ones(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     out: Any = None,
     **kwargs: Any,
 ) -> Tensor:
@@ -460,6 +469,7 @@ def full(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     out: Any = None,
 ) -> Tensor:
     """A tensor filled with `fill_value`; its dtype follows the value (float -> default).
@@ -495,6 +505,7 @@ def zeros_like(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
     shape, d, dev = _like(input, dtype, device, "zeros_like")
@@ -507,6 +518,7 @@ def ones_like(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
     shape, d, dev = _like(input, dtype, device, "ones_like")
@@ -523,6 +535,7 @@ def full_like(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
     shape, d, dev = _like(input, dtype, device, "full_like")
@@ -556,6 +569,7 @@ def arange(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     out: Any = None,
 ) -> Tensor:
     """Values from `start` to `end` (exclusive) by `step`.
@@ -656,6 +670,7 @@ def linspace(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     out: Any = None,
 ) -> Tensor:
     """`steps` evenly spaced values from `start` to `end` inclusive.
@@ -710,6 +725,7 @@ def eye(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     out: Any = None,
 ) -> Tensor:
     """The n×m identity matrix."""

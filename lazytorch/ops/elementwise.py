@@ -468,7 +468,16 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = 
 
 
 divide = div
-true_divide = div
+
+
+def true_divide(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    """`div` without rounding, under its older name.
+
+    >>> import lazytorch
+    >>> lazytorch.true_divide(lazytorch.tensor([1, 3]), 2)
+    tensor([0.5000, 1.5000])
+    """
+    return div(input, other, out=out)
 
 
 def floor_divide(input: Any, other: Any, *, out: Any = None) -> Tensor:
@@ -920,7 +929,10 @@ def isreal(input: Tensor) -> Tensor:
 
 
 def nan_to_num(
-    input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    input: Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
 ) -> Tensor:
     n = _tensor_arg(input, "nan_to_num")._node
     if not n.dtype.is_floating_point:
@@ -930,7 +942,7 @@ def nan_to_num(
     info = np.finfo(n.dtype.np)
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
-    out = where_node(node2(P.ne, n, n, dt.bool_), lit(nan, n), n)
+    out = where_node(node2(P.ne, n, n, dt.bool_), lit(0.0 if nan is None else nan, n), n)
     out = where_node(node2(P.eq, n, lit(math.inf, n), dt.bool_), lit(hi, n), out)
     out = where_node(node2(P.eq, n, lit(-math.inf, n), dt.bool_), lit(lo, n), out)
     return wrap(out)

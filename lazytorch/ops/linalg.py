@@ -160,20 +160,20 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return matmul(input, vec)
 
 
-def dot(input: Tensor, other: Tensor) -> Tensor:
-    if input.ndim != 1 or other.ndim != 1:
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    if input.ndim != 1 or tensor.ndim != 1:
         raise op_error(
             RuntimeError,
             "dot",
-            f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors",
+            f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors",
         )
-    if input.shape[0] != other.shape[0]:
+    if input.shape[0] != tensor.shape[0]:
         raise op_error(
             RuntimeError,
             "dot",
-            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{other.shape[0]}] to have the same number of elements, but got {input.shape[0]} and {other.shape[0]} elements respectively",
+            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{tensor.shape[0]}] to have the same number of elements, but got {input.shape[0]} and {tensor.shape[0]} elements respectively",
         )
-    return matmul(input, other)
+    return matmul(input, tensor)
 
 
 inner_product = dot
@@ -494,7 +494,7 @@ def _norm_input(x: Tensor, op: str, dtype: Any) -> Node:
 
 
 def vector_norm(
-    x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+    input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
 ) -> Tensor:
     """The vector `ord`-norm over `dim` (all elements by default)."""
     if not isinstance(ord, (int, float)):
@@ -503,7 +503,7 @@ def vector_norm(
             "linalg.vector_norm",
             f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__}",
         )
-    n = _norm_input(x, "linalg.vector_norm", dtype)
+    n = _norm_input(input, "linalg.vector_norm", dtype)
     if isinstance(dim, (list, tuple)) and len(dim) == 0:
         dim = None
     axes = normalize_dims(dim, len(n.shape), "linalg.vector_norm")
@@ -561,10 +561,15 @@ def _p_norm_with_grad(a: Node, p: float, red: Any) -> Node:
 
 
 def matrix_norm(
-    A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *, dtype: Any = None
+    input: Tensor,
+    ord: Any = "fro",
+    dim: Any = (-2, -1),
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
 ) -> Tensor:
     """Frobenius, 1, -1, inf or -inf matrix norm over the two dims in `dim`."""
-    n = _norm_input(A, "linalg.matrix_norm", dtype)
+    n = _norm_input(input, "linalg.matrix_norm", dtype)
     if len(n.shape) < 2:
         raise op_error(
             RuntimeError,
@@ -619,7 +624,7 @@ def matrix_norm(
 
 
 def norm(
-    A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+    input: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
 ) -> Tensor:
     """torch.linalg.norm: a vector norm or a matrix norm depending on `dim` and `ord`."""
     if isinstance(dim, int):
@@ -631,14 +636,14 @@ def norm(
             f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}",
         )
     if dim is None and ord is not None:
-        if A.ndim not in (1, 2):
+        if input.ndim not in (1, 2):
             raise op_error(
                 RuntimeError,
                 "linalg.norm",
-                f"If dim is not specified but ord is, the input must be 1D or 2D. Got {A.ndim}D.",
+                f"If dim is not specified but ord is, the input must be 1D or 2D. Got {input.ndim}D.",
             )
-        dim = tuple(range(-A.ndim, 0))
+        dim = tuple(range(-input.ndim, 0))
     if (dim is not None and len(dim) == 2) or isinstance(ord, str):
         # A pair of dims or a named (matrix-only) ord: a matrix norm.
-        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
-    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        return matrix_norm(input, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)

@@ -353,6 +353,7 @@ def _inplace(fn: Any, name: str) -> Any:
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place version of `{name[:-1]}` (rebinds this tensor; views see it)."
+    method.__wrapped__ = fn  # inspect.signature shows the op's parameters, as torch's do
     return method
 
 
@@ -446,13 +447,15 @@ def zero_(self: Tensor) -> Tensor:
     return V.assign(self, expand_node(const_node(0, n.dtype, n.device), n.shape))
 
 
-def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
-    """Copy `src`'s values (broadcast, converted to this dtype) into this tensor."""
-    if not isinstance(src, Tensor):
+def copy_(self: Tensor, other: Any, non_blocking: bool = False) -> Tensor:
+    """Copy `other`'s values (broadcast, converted to this dtype) into this tensor."""
+    if not isinstance(other, Tensor):
         raise op_error(
-            TypeError, "copy_", f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}"
+            TypeError,
+            "copy_",
+            f"copy_(): argument 'other' must be Tensor, not {type(other).__name__}",
         )
-    n = cast(src._node, self.dtype)
+    n = cast(other._node, self.dtype)
     from lazytorch.ops.indexing import _broadcast_value
 
     # Unlike fill_, torch's copy_ refuses a target whose elements overlap (an expanded view).
@@ -473,7 +476,12 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any
 
 def _new(factory: Any) -> Any:
     def method(
-        self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+        self: Tensor,
+        *size: Any,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+        pin_memory: bool = False,
     ) -> Tensor:
         return factory(
             *size,
@@ -493,6 +501,7 @@ def new_full(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
 ) -> Tensor:
     return C.full(
         size,
@@ -504,11 +513,27 @@ def new_full(
 
 
 def new_tensor(
-    self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    self: Tensor,
+    data: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
 ) -> Tensor:
     return C.tensor(
         data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
     )
+
+
+def split(self: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """torch.split with the method's parameter name (``split_size`` takes sections too).
+
+    >>> import lazytorch
+    >>> [p.shape[1] for p in lazytorch.zeros(2, 3).split(split_size=[1, 2], dim=1)]
+    [1, 2]
+    """
+    return S.split(self, split_size, dim)
 
 
 def _get_data(self: Tensor) -> Tensor:
@@ -654,6 +679,7 @@ def bind() -> None:
         "new_empty": _new(C.empty),
         "new_full": new_full,
         "new_tensor": new_tensor,
+        "split": split,
     }
     for name, fn in extras.items():
         setattr(Tensor, name, fn)

@@ -126,8 +126,8 @@ def get_rng_state() -> Tensor:
     return default_generator.get_state()
 
 
-def set_rng_state(state: Tensor) -> None:
-    default_generator.set_state(state)
+def set_rng_state(new_state: Tensor) -> None:
+    default_generator.set_state(new_state)
 
 
 def _signed64(x: int) -> int:
@@ -165,6 +165,7 @@ def rand(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     **kwargs: Any,
 ) -> Tensor:
     """Uniform samples in [0, 1). ``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``."""
@@ -180,6 +181,7 @@ def randn(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     **kwargs: Any,
 ) -> Tensor:
     """Standard normal samples."""
@@ -214,6 +216,7 @@ def randint(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
     **kwargs: Any,
 ) -> Tensor:
     """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``.
@@ -263,7 +266,14 @@ def randint(
 
 
 def rand_like(
-    input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None, **kwargs: Any
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    pin_memory: bool = False,
+    generator: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
 ) -> Tensor:
     return rand(
         input.shape, dtype=dtype or input.dtype, device=device or input.device, generator=generator
@@ -271,7 +281,14 @@ def rand_like(
 
 
 def randn_like(
-    input: Tensor, *, dtype: Any = None, device: Any = None, generator: Any = None, **kwargs: Any
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    pin_memory: bool = False,
+    generator: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
 ) -> Tensor:
     return randn(
         input.shape, dtype=dtype or input.dtype, device=device or input.device, generator=generator
@@ -285,7 +302,10 @@ def randint_like(
     *,
     dtype: Any = None,
     device: Any = None,
+    pin_memory: bool = False,
     generator: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
 ) -> Tensor:
     if high is None:
         low, high = 0, low
@@ -299,7 +319,15 @@ def randint_like(
     )
 
 
-def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None) -> Tensor:
+def randperm(
+    n: int,
+    *,
+    generator: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
+) -> Tensor:
     """A random permutation of 0..n-1 (argsort of uniform keys)."""
     unpack_int64(n, "randperm")
     (n,) = shape_arg((n,), "randperm")
@@ -323,7 +351,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
 def _grad_factories() -> None:
     from lazytorch.ops.creation import with_requires_grad
 
-    for name in ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like"):
+    for name in ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm"):
         globals()[name] = with_requires_grad(globals()[name])
 
 

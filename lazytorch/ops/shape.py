@@ -68,17 +68,17 @@ def _require_args(args: tuple[Any, ...], op: str, what: str) -> None:
         raise op_error(TypeError, op, f'{op}() missing 1 required positional arguments: "{what}"')
 
 
-def view(input: Tensor, *shape: Any) -> Tensor:
+def view(input: Tensor, *size: Any) -> Tensor:
     """A view with a new shape (one dim may be -1). Writes reach the base tensor."""
     x = _tensor_arg(input, "view")
-    _require_args(shape, "view", "size")
-    if len(shape) == 1 and isinstance(shape[0], dt.DType):
+    _require_args(size, "view", "size")
+    if len(size) == 1 and isinstance(size[0], dt.DType):
         raise op_error(
             NotImplementedError,
             "view",
             "reinterpreting a tensor's bits as another dtype is not supported",
         )
-    new = _infer_shape(shape_arg_allow_neg(shape, "view"), numel(x._node.shape), "view")
+    new = _infer_shape(shape_arg_allow_neg(size, "view"), numel(x._node.shape), "view")
     if not V.can_view(x, new):
         raise op_error(
             RuntimeError,
@@ -143,7 +143,17 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return V.make_view(x, V.Permute(tuple(perm)))
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """NumPy's name for `transpose`, with NumPy's parameter names as torch has them.
+
+    >>> import lazytorch
+    >>> lazytorch.swapaxes(lazytorch.zeros(2, 3), axis0=0, axis1=1).shape
+    lazytorch.Size([3, 2])
+    """
+    return transpose(input, axis0, axis1)
 
 
 def t(input: Tensor) -> Tensor:
@@ -270,11 +280,11 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[Any]) -> Tensor:
     return V.make_view(x, V.Reshape((*shape[:d], *inner, *shape[d + 1 :])))
 
 
-def expand(input: Tensor, *sizes: Any) -> Tensor:
+def expand(input: Tensor, *size: Any) -> Tensor:
     """A broadcast view (size-1 dims repeated without copying; -1 keeps a dim)."""
     x = _tensor_arg(input, "expand")
-    _require_args(sizes, "expand", "size")
-    sizes = shape_arg_allow_neg(sizes, "expand")
+    _require_args(size, "expand", "size")
+    sizes = shape_arg_allow_neg(size, "expand")
     src = x._node.shape
     if len(sizes) < len(src):
         raise op_error(
@@ -444,10 +454,10 @@ def slice_node(n: Node, axis: int, start: Any, stop: Any, step: int = 1) -> Node
     return V.Slice(starts, stops, steps).apply(n)
 
 
-def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
-    """Rotate elements along dims (flattened when dims is None)."""
+def roll(input: Tensor, shifts: Any, dims: Any = ()) -> Tensor:
+    """Rotate elements along dims (flattened when dims is empty or None)."""
     x = _tensor_arg(input, "roll")
-    if dims is None:
+    if dims is None or (not isinstance(dims, int) and len(dims) == 0):
         flat = reshape_node(x._node, (numel(x._node.shape),))
         if not isinstance(shifts, int) and len(shifts) != 1:
             raise op_error(
@@ -707,10 +717,8 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
     return tuple(slice_view(x, axis, a, b, 1) for a, b in bounds)
 
 
-def split_with_sizes(
-    tensor: Tensor, split_sizes: Sequence[int], dim: int = 0
-) -> tuple[Tensor, ...]:
-    return split(tensor, list(split_sizes), dim)
+def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    return split(input, list(split_sizes), dim)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:

@@ -35,7 +35,7 @@ def _prep(input: Tensor, dim: int, op: str) -> tuple[Node, int, bool]:
     return n, normalize_dim(dim, len(n.shape), op), False
 
 
-def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
     """(values, indices) sorted along `dim`. Always stable; NaN sorts as the largest."""
     n, axis, scalar = _prep(input, dim, "sort")
     idx = _order(n, axis, descending)
@@ -45,7 +45,9 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     return sort_result(wrap(vals), wrap(idx))
 
 
-def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+def argsort(
+    input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False
+) -> Tensor:
     n, axis, scalar = _prep(input, dim, "argsort")
     idx = _order(n, axis, descending)
     return wrap(reshape_node(idx, ()) if scalar else idx)

@@ -1,0 +1,530 @@
+"""Deliberate differences from torch's signatures (tests/test_signatures.py), one reason each.
+
+``DIFFERENCES`` maps an API to the differences the test reports for it, each with its reason;
+the test fails on a difference not listed here and on a listed one that is gone. Most reasons
+are shared, named once below. Some entries record where torch's own stub disagrees with what
+its argument parser accepts (checked by calling torch): lazytorch follows the parser.
+"""
+
+# Parameters a Tensor method may take though torch's method does not: the methods are the
+# torch.* functions themselves, bound with the tensor as `input`.
+EXTRA_IN_METHODS: dict[str, str] = {
+    "out": "x.abs(out=y) works as torch.abs(x, out=y) does; torch's method has no out=",
+}
+
+NO_OUT = "out= not taken yet (the elementwise ops and the factories take it)"
+NO_LAYOUT = "lazytorch has no layout objects: every tensor is strided"
+NO_MEMORY_FORMAT = (
+    "lazytorch has no memory-format objects: every tensor is contiguous; None is torch's default"
+)
+NO_OUT_DTYPE = "out_dtype (a low-precision matmul's wider output) is not taken"
+SIZE_KEYWORD = "size= arrives through **kwargs: a *size parameter cannot also be a keyword"
+STUB_OMITS_MEMORY_FORMAT = (
+    "torch's stub omits memory_format, which its parser takes (x.float(memory_format=...))"
+)
+STUB_POSITIONAL_FACTORY = (
+    "torch's stub makes dtype/device/requires_grad/pin_memory positional; its parser takes "
+    "them as keywords only (torch.tensor(data, torch.float64) is a TypeError)"
+)
+STUB_POSITIONAL_ALPHA = (
+    "torch's stub makes alpha positional; its parser takes it as a keyword only "
+    "(torch.subtract(x, y, 2) is a TypeError)"
+)
+SYM_NAMES = "lazytorch's symbolic-shape helpers (lazytorch.ir.symbolic) keep their own names"
+DIMS_AS_TUPLE = "several dims as separate arguments (x.squeeze(0, 2)) are not taken: pass a tuple"
+OVERRIDES_POOL = (
+    "torch's pooling functions are (*args, **kwargs) dispatchers; the overrides lambda it "
+    "gives lacks return_indices, which torch takes, and writes stride=() for None"
+)
+OVERRIDES_POOL_STRIDE = "the overrides lambda writes stride=(); torch's F.* default is None"
+
+
+DIFFERENCES: dict[str, dict[str, str]] = {
+    "F.adaptive_max_pool1d": {
+        "extra parameter 'return_indices'": OVERRIDES_POOL,
+    },
+    "F.avg_pool1d": {
+        "'stride' default None, torch's ()": OVERRIDES_POOL_STRIDE,
+    },
+    "F.l1_loss": {
+        "missing parameter 'weight'": "weight (per-element loss weights, new in torch 2.x) is not taken",
+    },
+    "F.max_pool1d": {
+        "extra parameter 'return_indices'": OVERRIDES_POOL,
+        "'stride' default None, torch's ()": OVERRIDES_POOL_STRIDE,
+    },
+    "F.max_pool2d": {
+        "extra parameter 'return_indices'": OVERRIDES_POOL,
+        "'stride' default None, torch's ()": OVERRIDES_POOL_STRIDE,
+    },
+    "F.mse_loss": {
+        "missing parameter 'weight'": "weight (per-element loss weights, new in torch 2.x) is not taken",
+    },
+    "F.normalize": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "F.sigmoid": {
+        "extra parameter 'out'": "F.sigmoid is torch.sigmoid, which takes out=",
+    },
+    "F.tanh": {
+        "extra parameter 'out'": "F.tanh is torch.tanh, which takes out=",
+    },
+    "Tensor.bool": {
+        "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
+    },
+    "Tensor.broadcast_to": {
+        "positional order (size) does not take torch's ()": "x.broadcast_to(2, 3) is not taken: pass a tuple",
+    },
+    "Tensor.byte": {
+        "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
+    },
+    "Tensor.char": {
+        "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
+    },
+    "Tensor.contiguous": {
+        "'memory_format' default None, torch's contiguous_format": NO_MEMORY_FORMAT,
+    },
+    "Tensor.count_nonzero": {
+        "positional order (dim) does not take torch's ()": DIMS_AS_TUPLE,
+    },
+    "Tensor.cpu": {
+        "'memory_format' default None, torch's preserve_format": NO_MEMORY_FORMAT,
+    },
+    "Tensor.cuda": {
+        "missing parameter 'memory_format'": NO_MEMORY_FORMAT,
+    },
+    "Tensor.double": {
+        "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
+    },
+    "Tensor.expand": {
+        "missing parameter 'implicit'": "implicit= is a tracing flag torch keeps for the JIT",
+    },
+    "Tensor.float": {
+        "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
+    },
+    "Tensor.half": {
+        "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
+    },
+    "Tensor.int": {
+        "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
+    },
+    "Tensor.is_contiguous": {
+        "'memory_format' default None, torch's contiguous_format": NO_MEMORY_FORMAT,
+    },
+    "Tensor.long": {
+        "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
+    },
+    "Tensor.new_empty": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "Tensor.new_full": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "Tensor.new_ones": {
+        "positional order () does not take torch's (size, dtype, device, requires_grad, pin_memory)": STUB_POSITIONAL_FACTORY,
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "Tensor.new_tensor": {
+        "positional order (data) does not take torch's (data, dtype, device, requires_grad, pin_memory)": STUB_POSITIONAL_FACTORY,
+        "'device' should be positional": STUB_POSITIONAL_FACTORY,
+        "'dtype' should be positional": STUB_POSITIONAL_FACTORY,
+        "'pin_memory' should be positional": STUB_POSITIONAL_FACTORY,
+        "'requires_grad' should be positional": STUB_POSITIONAL_FACTORY,
+    },
+    "Tensor.new_zeros": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "Tensor.requires_grad_": {
+        "positional order (requires_grad) does not take torch's (mode)": "torch's stub names it mode; its parser takes requires_grad, as lazytorch",
+        "extra parameter 'requires_grad'": "torch's stub names it mode; its parser takes requires_grad, as lazytorch",
+        "missing parameter 'mode'": "torch's stub names it mode; its parser takes requires_grad, as lazytorch",
+    },
+    "Tensor.short": {
+        "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
+    },
+    "Tensor.squeeze": {
+        "positional order (dim) does not take torch's ()": DIMS_AS_TUPLE,
+    },
+    "Tensor.subtract": {
+        "positional order (other) does not take torch's (other, alpha)": STUB_POSITIONAL_ALPHA,
+    },
+    "Tensor.subtract_": {
+        "positional order (other) does not take torch's (other, alpha)": STUB_POSITIONAL_ALPHA,
+    },
+    "Tensor.to": {
+        "extra parameter 'args'": "to(*args, **kwargs) sorts out torch's three overloads by the arguments' types",
+        "takes **kwargs, torch does not": "to(*args, **kwargs) sorts out torch's three overloads by the arguments' types",
+        "missing parameter 'copy'": "to(*args, **kwargs) sorts out torch's three overloads by the arguments' types",
+        "missing parameter 'device'": "to(*args, **kwargs) sorts out torch's three overloads by the arguments' types",
+        "missing parameter 'dtype'": "to(*args, **kwargs) sorts out torch's three overloads by the arguments' types",
+        "missing parameter 'memory_format'": NO_MEMORY_FORMAT,
+        "missing parameter 'non_blocking'": "to(*args, **kwargs) sorts out torch's three overloads by the arguments' types",
+        "missing parameter 'other'": "to(*args, **kwargs) sorts out torch's three overloads by the arguments' types",
+    },
+    "Tensor.uniform_": {
+        "positional order (a, b) does not take torch's (from_, to)": "torch's parser names them from (a Python keyword) and to; its stub from_ and to, "
+        "which the parser refuses",
+        "extra parameter 'a'": "torch's parser names them from (a Python keyword) and to; its stub from_ and to, "
+        "which the parser refuses",
+        "extra parameter 'b'": "torch's parser names them from (a Python keyword) and to; its stub from_ and to, "
+        "which the parser refuses",
+        "missing parameter 'from_'": "torch's parser names them from (a Python keyword) and to; its stub from_ and to, "
+        "which the parser refuses",
+        "missing parameter 'to'": "torch's parser names them from (a Python keyword) and to; its stub from_ and to, "
+        "which the parser refuses",
+    },
+    "Tensor.view": {
+        "missing parameter 'dtype'": "view(dtype) reinterpreting the bits is not supported",
+    },
+    "linalg.matrix_norm": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "linalg.norm": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "linalg.vector_norm": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "nn.Hardtanh.__init__": {
+        "missing parameter 'max_value'": "min_value/max_value: torch's deprecated spellings of min_val/max_val",
+        "missing parameter 'min_value'": "min_value/max_value: torch's deprecated spellings of min_val/max_val",
+    },
+    "torch.addcdiv": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.addcmul": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.addmm": {
+        "missing parameter 'out'": NO_OUT,
+        "missing parameter 'out_dtype'": NO_OUT_DTYPE,
+    },
+    "torch.all": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.amax": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.amin": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.aminmax": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.any": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.arange": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.argmax": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.argmin": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.argsort": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.baddbmm": {
+        "missing parameter 'out'": NO_OUT,
+        "missing parameter 'out_dtype'": NO_OUT_DTYPE,
+    },
+    "torch.bmm": {
+        "missing parameter 'out_dtype'": NO_OUT_DTYPE,
+    },
+    "torch.clamp_max": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.clamp_min": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.compile": {
+        "positional order (fn) does not take torch's (model)": "lazytorch.compile is lazytorch's own compiler, with its own options",
+        "extra parameter 'fn'": "lazytorch.compile is lazytorch's own compiler, with its own options",
+        "missing parameter 'isolate_recompiles'": "lazytorch.compile is lazytorch's own compiler, with its own options",
+        "missing parameter 'model'": "lazytorch.compile is lazytorch's own compiler, with its own options",
+        "missing parameter 'name'": "lazytorch.compile is lazytorch's own compiler, with its own options",
+        "missing parameter 'recompile_limit'": "lazytorch.compile is lazytorch's own compiler, with its own options",
+        "missing parameter 'shapes_spec'": "lazytorch.compile is lazytorch's own compiler, with its own options",
+        "'backend' default 'auto', torch's None": "lazytorch.compile is lazytorch's own compiler, with its own options",
+        "'mode' default 'default', torch's None": "lazytorch.compile is lazytorch's own compiler, with its own options",
+    },
+    "torch.cumsum": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.dot": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.empty": {
+        "takes **kwargs, torch does not": SIZE_KEYWORD,
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.empty_like": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.eye": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.fmax": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.fmin": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.frac": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.full": {
+        "missing parameter 'layout'": NO_LAYOUT,
+        "missing parameter 'names'": "names= (named tensors) is not supported",
+    },
+    "torch.full_like": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.gather": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.ger": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.hstack": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.hypot": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.index_select": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.isneginf": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.isposinf": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.kthvalue": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.lerp": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.linspace": {
+        "missing parameter 'layout'": NO_LAYOUT,
+        "'steps' default none, torch's None": "torch's stub keeps an old steps=None; its parser requires steps, as lazytorch",
+    },
+    "torch.log_softmax": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.logaddexp": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.logsumexp": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.masked_select": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.max": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.mean": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.min": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.mm": {
+        "missing parameter 'out_dtype'": NO_OUT_DTYPE,
+    },
+    "torch.msort": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.mv": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.nan_to_num": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.nanmean": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.nansum": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.nonzero": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.norm": {
+        "positional order (input, p, dim, keepdim, dtype) does not take torch's (input, p, dim, keepdim, out, dtype)": "out= is not taken, so dtype is fifth positionally (torch's is sixth)",
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.numel": {
+        "positional order (input) does not take torch's (self)": "torch's stub names it self; its parser takes input, as lazytorch",
+        "extra parameter 'input'": "torch's stub names it self; its parser takes input, as lazytorch",
+        "missing parameter 'self'": "torch's stub names it self; its parser takes input, as lazytorch",
+    },
+    "torch.ones": {
+        "takes **kwargs, torch does not": SIZE_KEYWORD,
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.ones_like": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.outer": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.prod": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.promote_types": {
+        "positional order (a, b) does not take torch's (type1, type2)": "defined in lazytorch.ir.dtypes (a, b); not renamed yet",
+        "extra parameter 'a'": "defined in lazytorch.ir.dtypes (a, b); not renamed yet",
+        "extra parameter 'b'": "defined in lazytorch.ir.dtypes (a, b); not renamed yet",
+        "missing parameter 'type1'": "defined in lazytorch.ir.dtypes (a, b); not renamed yet",
+        "missing parameter 'type2'": "defined in lazytorch.ir.dtypes (a, b); not renamed yet",
+    },
+    "torch.rand": {
+        "takes **kwargs, torch does not": SIZE_KEYWORD,
+        "missing parameter 'layout'": NO_LAYOUT,
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.rand_like": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.randint": {
+        "extra parameter 'args'": "randint(*args) sorts out (high, size) and (low, high, size) by their count",
+        "takes **kwargs, torch does not": "randint(*args) sorts out (high, size) and (low, high, size) by their count",
+        "missing parameter 'high'": "randint(*args) sorts out (high, size) and (low, high, size) by their count",
+        "missing parameter 'layout'": NO_LAYOUT,
+        "missing parameter 'low'": "randint(*args) sorts out (high, size) and (low, high, size) by their count",
+        "missing parameter 'out'": NO_OUT,
+        "missing parameter 'size'": "randint(*args) sorts out (high, size) and (low, high, size) by their count",
+    },
+    "torch.randint_like": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.randn": {
+        "takes **kwargs, torch does not": SIZE_KEYWORD,
+        "missing parameter 'layout'": NO_LAYOUT,
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.randn_like": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.randperm": {
+        "missing parameter 'layout'": NO_LAYOUT,
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.result_type": {
+        "positional order (tensor1, tensor2) does not take torch's (tensor, other | scalar, tensor | tensor, other | scalar1, scalar2)": "defined in lazytorch/__init__.py (tensor1, tensor2); not renamed yet",
+        "extra parameter 'tensor1'": "defined in lazytorch/__init__.py (tensor1, tensor2); not renamed yet",
+        "extra parameter 'tensor2'": "defined in lazytorch/__init__.py (tensor1, tensor2); not renamed yet",
+    },
+    "torch.rsub": {
+        "positional order (input, other) does not take torch's (input, other, alpha)": STUB_POSITIONAL_ALPHA,
+    },
+    "torch.save": {
+        "'pickle_module' default None, torch's pickle": "pickle_module=None stands for pickle",
+    },
+    "torch.scalar_tensor": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.scatter": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.scatter_add": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.softmax": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.sort": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.square": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.std": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.subtract": {
+        "positional order (input, other) does not take torch's (input, other, alpha)": STUB_POSITIONAL_ALPHA,
+    },
+    "torch.sum": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.sym_float": {
+        "positional order (x) does not take torch's (a)": SYM_NAMES,
+        "extra parameter 'x'": SYM_NAMES,
+        "missing parameter 'a'": SYM_NAMES,
+    },
+    "torch.sym_int": {
+        "positional order (x) does not take torch's (a)": SYM_NAMES,
+        "extra parameter 'x'": SYM_NAMES,
+        "missing parameter 'a'": SYM_NAMES,
+    },
+    "torch.sym_ite": {
+        "positional order (cond, then, otherwise) does not take torch's (b, t, f)": SYM_NAMES,
+        "extra parameter 'cond'": SYM_NAMES,
+        "extra parameter 'then'": SYM_NAMES,
+        "extra parameter 'otherwise'": SYM_NAMES,
+        "missing parameter 'b'": SYM_NAMES,
+        "missing parameter 'f'": SYM_NAMES,
+        "missing parameter 't'": SYM_NAMES,
+    },
+    "torch.sym_not": {
+        "positional order (x) does not take torch's (a)": SYM_NAMES,
+        "extra parameter 'x'": SYM_NAMES,
+        "missing parameter 'a'": SYM_NAMES,
+    },
+    "torch.sym_sum": {
+        "positional order (values) does not take torch's (args)": SYM_NAMES,
+        "extra parameter 'values'": SYM_NAMES,
+        "missing parameter 'args'": SYM_NAMES,
+    },
+    "torch.take": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.take_along_dim": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.tensor": {
+        "positional order (data) does not take torch's (data, dtype, device, requires_grad, pin_memory)": STUB_POSITIONAL_FACTORY,
+        "'device' should be positional": STUB_POSITIONAL_FACTORY,
+        "'dtype' should be positional": STUB_POSITIONAL_FACTORY,
+        "'pin_memory' should be positional": STUB_POSITIONAL_FACTORY,
+        "'requires_grad' should be positional": STUB_POSITIONAL_FACTORY,
+    },
+    "torch.tensordot": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.topk": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.tril": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.triu": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.var": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.vstack": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.where": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.xlogy": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.zeros": {
+        "takes **kwargs, torch does not": SIZE_KEYWORD,
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+    "torch.zeros_like": {
+        "missing parameter 'layout'": NO_LAYOUT,
+    },
+}
