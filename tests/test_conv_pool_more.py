@@ -191,6 +191,24 @@ def test_adaptive_max_ties_and_nan_follow_torch() -> None:
     check(f("adaptive_max_pool1d", output_size=3, return_indices=True), y)
 
 
+def test_empty_batches_and_sizes() -> None:
+    empty = np.zeros((0, 3, 2, 2), dtype="float32")
+    check(f("conv_transpose2d", stride=2), empty, randn(3, 2, 3, 3))
+    check(f("interpolate", size=(3, 4), mode="bilinear"), empty)
+    check(f("adaptive_max_pool2d", output_size=(2, 3)), empty)
+    check(f("adaptive_avg_pool1d", output_size=0), randn(2, 3, 5))
+    check(f("adaptive_max_pool1d", output_size=0), randn(2, 3, 5))
+
+
+def test_size_one_and_float16() -> None:
+    check(f("interpolate", size=4, mode="linear", align_corners=True), randn(1, 2, 1))
+    check(f("interpolate", size=1, mode="linear", align_corners=True), randn(1, 2, 5))
+    check(f("interpolate", size=(4, 3), mode="bicubic"), randn(1, 2, 1, 1))
+    x16 = randn(1, 2, 3, 3, dtype="float16")
+    check(f("interpolate", scale_factor=2, mode="bilinear"), x16, atol=2e-3, rtol=2e-3)
+    check(f("conv_transpose2d"), x16, randn(2, 2, 2, 2, dtype="float16"), atol=2e-3, rtol=2e-3)
+
+
 def test_nearest_keeps_integer_dtypes() -> None:
     x = np.arange(24, dtype="uint8").reshape(1, 2, 3, 4)
     check(f("interpolate", scale_factor=2), x)
