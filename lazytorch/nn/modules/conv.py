@@ -252,10 +252,21 @@ class _ConvTranspose(_ConvNd):
             dtype,
         )
 
-    def _output_padding(self, input: Tensor, output_size: Any) -> tuple[int, ...]:
+    def _output_padding(
+        self,
+        input: Tensor,
+        output_size: Any,
+        stride: Any,
+        padding: Any,
+        kernel_size: Any,
+        num_spatial_dims: int,
+        dilation: Any = None,
+    ) -> tuple[int, ...]:
+        """The output_padding that makes the output `output_size` (torch's signature:
+        subclasses call it)."""
         if output_size is None:
             return self.output_padding  # type: ignore[no-any-return]
-        n = self._n
+        n = num_spatial_dims
         non_spatial = 2 if input.ndim == n + 2 else 1
         sizes = list(output_size)
         if len(sizes) == non_spatial + n:
@@ -269,12 +280,12 @@ class _ConvTranspose(_ConvNd):
         for d in range(n):
             size = input.shape[d + non_spatial]
             smallest = (
-                (size - 1) * self.stride[d]
-                - 2 * self.padding[d]
-                + self.dilation[d] * (self.kernel_size[d] - 1)
+                (size - 1) * stride[d]
+                - 2 * padding[d]
+                + (dilation[d] if dilation is not None else 1) * (kernel_size[d] - 1)
                 + 1
             )
-            largest = smallest + self.stride[d] - 1
+            largest = smallest + stride[d] - 1
             if not smallest <= sizes[d] <= largest:
                 raise ValueError(
                     f"requested an output size of {sizes}, but valid sizes range from "
@@ -284,7 +295,15 @@ class _ConvTranspose(_ConvNd):
         return tuple(result)
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
-        output_padding = self._output_padding(input, output_size)
+        output_padding = self._output_padding(
+            input,
+            output_size,
+            self.stride,
+            self.padding,
+            self.kernel_size,
+            self._n,
+            self.dilation,
+        )
         return type(self)._fn(  # type: ignore[no-any-return]
             input,
             self.weight,
