@@ -464,7 +464,10 @@ def test_save_and_pickle_a_cuda_tensor(fake, tmp_path):
     t = lt.tensor(rand(3, 4), device="cuda") + 1
     path = tmp_path / "t.pt"
     lt.save({"t": t}, path)
-    loaded = lt.load(path)["t"]
+    loaded = lt.load(path)["t"]  # where it was saved, as torch.load puts it
+    assert loaded.device == lt.device("cuda", 0)
+    np.testing.assert_array_equal(loaded.cpu().numpy(), rand(3, 4) + 1)
+    loaded = lt.load(path, map_location="cpu")["t"]
     assert loaded.device == lt.device("cpu")
     np.testing.assert_array_equal(loaded.numpy(), rand(3, 4) + 1)
     back = pickle.loads(pickle.dumps(t))
