@@ -19,8 +19,32 @@ tensor([ 0.7500, -0.2500])
 """
 
 from lazytorch.optim import lr_scheduler
+from lazytorch.optim.adadelta import Adadelta
+from lazytorch.optim.adagrad import Adagrad
 from lazytorch.optim.adam import Adam, AdamW
+from lazytorch.optim.adamax import Adamax
+from lazytorch.optim.asgd import ASGD
+from lazytorch.optim.lbfgs import LBFGS
+from lazytorch.optim.nadam import NAdam
 from lazytorch.optim.optimizer import Optimizer
+from lazytorch.optim.radam import RAdam
+from lazytorch.optim.rmsprop import RMSprop
+from lazytorch.optim.rprop import Rprop
 from lazytorch.optim.sgd import SGD
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
+__all__ = [
+    "ASGD",
+    "LBFGS",
+    "SGD",
+    "Adadelta",
+    "Adagrad",
+    "Adam",
+    "AdamW",
+    "Adamax",
+    "NAdam",
+    "Optimizer",
+    "RAdam",
+    "RMSprop",
+    "Rprop",
+    "lr_scheduler",
+]

@@ -11,6 +11,7 @@ between steps reuses the compiled program.
 
 from __future__ import annotations
 
+import struct
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -23,6 +24,10 @@ from lazytorch.runtime import materialize
 from lazytorch.tensor import Tensor
 
 __all__ = ["Optimizer", "ParamsT", "required"]
+
+# State entries lazytorch keeps on the host as Python numbers (torch keeps 0-d tensors):
+# they feed host-side formulas and enter the program as inputs.
+HOST_SCALAR_STATE = ("step", "mu_product", "eta", "mu")
 
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
 StateDict = dict[str, Any]
@@ -66,6 +71,28 @@ def check_number(name: str, value: Any) -> None:
             f"lazytorch.optim takes {name} as a Python number, not a Tensor: a number is "
             "already a program input, so changing it between steps does not recompile"
         )
+
+
+def refuse_differentiable(optimizer: Any, differentiable: bool) -> None:
+    """lazytorch's optimizers do not record their update for differentiation."""
+    if differentiable:
+        raise NotImplementedError(
+            f"lazytorch.optim.{type(optimizer).__name__} does not support differentiable=True"
+        )
+
+
+def as_scalar_dtype(value: float, dtype: Any = None) -> float:
+    """`value` rounded to `dtype` (by default the default dtype), as torch's 0-d float
+    state tensors hold it (``mu_product`` of NAdam, ``eta`` and ``mu`` of ASGD), so host
+    formulas match torch."""
+    from lazytorch import float16, float32, get_default_dtype
+
+    dtype = get_default_dtype() if dtype is None else dtype
+    if dtype is float32:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    if dtype is float16:
+        return struct.unpack("e", struct.pack("e", value))[0]
+    return float(value)
 
 
 class Optimizer:
@@ -370,9 +397,9 @@ def _copy_state(value: Any) -> Any:
 
 def _cast_state(param: Tensor, value: Any, key: Any = None) -> Any:
     """torch's load-time cast: state tensors take a floating parameter's dtype; a ``step``
-    becomes a Python number (lazytorch keeps the count on the host)."""
+    (and the other host scalars, ``HOST_SCALAR_STATE``) becomes a Python number."""
     if isinstance(value, Tensor):
-        if key == "step":
+        if key in HOST_SCALAR_STATE:
             return float(value.item())
         if param.is_floating_point():
             value = value.to(param.dtype)
