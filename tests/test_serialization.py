@@ -659,3 +659,12 @@ def test_checkpoint_error_is_a_value_error_and_missing_files_stay_os_errors(tmp_
     assert issubclass(CheckpointError, ValueError)
     with pytest.raises(FileNotFoundError):
         lt.load(tmp_path / "missing.pt")
+
+
+def test_a_whole_model_round_trips_with_weights_only_false():
+    model = lt.nn.Sequential(lt.nn.Linear(3, 4), lt.nn.Tanh(), lt.nn.Linear(4, 2))
+    out = round_trip(model, weights_only=False)
+    assert type(out) is lt.nn.Sequential and out is not model
+    x = lt.from_numpy(arr(2, 3, seed=8))
+    np.testing.assert_array_equal(out(x).detach().numpy(), model(x).detach().numpy())
+    assert all(type(p) is lt.nn.Parameter for p in out.parameters())

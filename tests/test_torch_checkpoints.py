@@ -359,3 +359,17 @@ def test_torchscript_archives_are_named():
             zf.writestr(name, zipfile.ZipFile(io.BytesIO(data)).read("archive/data.pkl"))
     with pytest.raises(CheckpointError, match="TorchScript archive"):
         lt.load(io.BytesIO(out.getvalue()))
+
+
+def test_a_whole_torch_model_pickle_loads_with_weights_only_false():
+    torch.manual_seed(3)
+    reference = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    data = torch_bytes(reference).getvalue()
+    with pytest.raises(pickle.UnpicklingError, match=r"torch\.nn\.modules\.container\.Sequential"):
+        lt.load(io.BytesIO(data))
+    model = lt.load(io.BytesIO(data), weights_only=False)  # torch.nn.* -> lazytorch.nn.*
+    assert type(model) is lt.nn.Sequential and type(model[0]) is lt.nn.Linear
+    x = arr(2, 3, seed=7)
+    np.testing.assert_allclose(
+        model(to_lt(x)).detach().numpy(), reference(to_torch(x)).detach().numpy(), rtol=1e-6
+    )
