@@ -352,14 +352,12 @@ def _run_compiler(
 ) -> Any:
     """Build ``tmp/program.so`` from `source` (or its `units`); the first compiler run that
     failed (a CompletedProcess), or None."""
-    import subprocess  # here: a process that only loads compiled programs never needs it
 
     obj = tmp / "program.so"
     if units is None:
         src = tmp / "program.cpp"
         src.write_text(source)
-        res = subprocess.run([cxx, *flags, str(src), "-o", str(obj), *link],
-                             capture_output=True, text=True)  # fmt: skip
+        res = _wait(_spawn([cxx, *flags, str(src), "-o", str(obj), *link]))
         return res if res.returncode != 0 else None
     # One g++ per unit, all at once, then one link: a big program compiles in about the
     # time of its largest unit instead of the sum (g++ uses one core).
@@ -368,18 +366,52 @@ def _run_compiler(
         src = tmp / f"unit{i}.cpp"
         src.write_text(unit)
         cmd = [cxx, *flags, "-c", str(src), "-o", str(src.with_suffix(".o"))]
-        procs.append(subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True))
+        procs.append(_spawn(cmd))
     failed = None
     for proc in procs:  # every one waited for, even after a failure
-        _, err = proc.communicate()
-        if proc.returncode != 0 and failed is None:
-            failed = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+        res = _wait(proc)
+        if res.returncode != 0 and failed is None:
+            failed = res
     if failed is not None:
         return failed
     objs = [str(tmp / f"unit{i}.o") for i in range(len(units))]
-    res = subprocess.run([cxx, *flags, *objs, "-o", str(obj), *link],
-                         capture_output=True, text=True)  # fmt: skip
+    res = _wait(_spawn([cxx, *flags, *objs, "-o", str(obj), *link]))
     return res if res.returncode != 0 else None
+
+
+# Compiler processes running now (any thread): stopped at exit by a background compile's
+# owner (`lazytorch.runtime.tiered`), so no compiler outlives the process that wanted it.
+_running: set[Any] = set()
+_stopped = False
+
+
+def _spawn(cmd: list[str]) -> Any:
+    import subprocess
+
+    if _stopped:
+        raise ToolchainError("the process is exiting: no new compiler runs")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _running.add(proc)
+    return proc
+
+
+def _wait(proc: Any) -> Any:
+    import subprocess
+
+    try:
+        out, err = proc.communicate()
+    finally:
+        _running.discard(proc)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def stop_running_compilers() -> None:
+    """Stop every compiler process this process started and start no more (at exit)."""
+    global _stopped
+    _stopped = True
+    for proc in list(_running):
+        with contextlib.suppress(OSError):
+            proc.kill()
 
 
 # What `_failure` compiles to tell a broken toolchain from generated code it rejects.

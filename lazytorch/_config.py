@@ -10,6 +10,9 @@ wins. Defaults come from the environment at import:
 ``LAZYTORCH_MAX_PENDING_NODES`` auto-cut threshold (nodes recorded since the last cut)
 ``LAZYTORCH_BACKEND``          ``cpp`` (compiled C++), ``interpreter`` (NumPy reference) or
                                ``auto`` (default: ``cpp`` when a C++ compiler is available)
+``LAZYTORCH_TIERED=0``         compile a first-seen program before running it (default: the
+                               ``auto`` backend runs it on the interpreter and compiles it in
+                               the background from its second run; lazytorch.runtime.tiered)
 ``LAZYTORCH_DETERMINISTIC=1``  deterministic algorithms (see use_deterministic_algorithms)
 ``LAZYTORCH_LOG=a,b``          print these loggers to stderr: ``graphs`` (each program
                                built, as IR), ``syncs`` (each implicit materialization and
@@ -117,6 +120,12 @@ class _Defaults:
     deterministic_warn_only: bool = False
     max_autotune: bool = _env_flag("LAZYTORCH_MAX_AUTOTUNE")
     matmul_precision: str = "highest"
+    tiered: bool = os.environ.get("LAZYTORCH_TIERED", "1").strip() not in (
+        "0",
+        "false",
+        "no",
+        "off",
+    )
 
 
 DEFAULTS = _Defaults()
@@ -300,6 +309,12 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 def are_deterministic_algorithms_enabled() -> bool:
     s = _local.deterministic
     return s[-1] if s else DEFAULTS.deterministic
+
+
+def tiered_enabled() -> bool:
+    """Whether first-seen programs run on the interpreter while they compile in the
+    background (``LAZYTORCH_TIERED``, default on; see `lazytorch.runtime.tiered`)."""
+    return DEFAULTS.tiered
 
 
 def max_autotune_enabled() -> bool:

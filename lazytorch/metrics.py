@@ -42,6 +42,10 @@ KEYS = (
     "dynamic_refused",
     "triton_fallbacks",
     "interpreter_fallbacks",
+    "tier0_runs",
+    "background_compiles",
+    "tier_switches",
+    "held_materialized",
     "host_view_reads",
 )
 

@@ -169,7 +169,71 @@ def implicit_point(t: Tensor, cause: str) -> None:
     metrics.implicit(cause)
     if _log_syncs.isEnabledFor(logging.INFO):
         _log_syncs.info("implicit materialization: %s at %s", cause, format_loc(loc))
-    materialize_nodes([n], cause=cause, loc=loc)
+    held = held_with(n)
+    if held:
+        metrics.increment("held_materialized", len(held))
+    materialize_nodes([n, *held], cause=cause, loc=loc)
+
+
+def held_with(root: Node) -> list[Node]:
+    """The pending values of live tensors that share pending work with `root`'s graph.
+
+    An implicit cut (``.item()``, ``.numpy()``, ``print``) computes them along with `root`,
+    as MLX keeps every evaluated array that is still referenced: a tensor the user still
+    holds whose graph overlaps the cut would otherwise recompute the shared part at its own
+    cut (``h = relu(x @ w)``, then ``h.sum().item()`` and ``h.max().item()``: one GEMM,
+    not two), and a value updated from one computed here (``a -= lr * grad_a`` while the
+    loss is printed) would drag an ever longer chain of pending updates into each later
+    program. "Shares work" means: is inside the cut's pending graph, or reads a pending
+    node that is. A tensor whose pending graph is disjoint from the cut stays pending.
+    """
+    inside: set[int] = set()
+    oldest = root.id
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if id(n) in inside:
+            continue
+        inside.add(id(n))
+        oldest = min(oldest, n.id)
+        stack.extend(i for i in n.inputs if i.buffer is None and id(i) not in inside)
+    # Newest registrations first. A pending value older than every node of the cut can
+    # neither be inside it nor read it (inputs are older than their readers), and the
+    # registry is in order of registration (a tensor updated in place registers again), so
+    # the scan stops at the first live tensor whose value is older than the cut.
+    apart: set[int] = set()  # pending nodes known not to reach the cut
+    seen: set[int] = set()
+    held = []
+    for r in reversed(_live):
+        t = r()
+        if t is None:
+            continue
+        m = t._node
+        if m.id < oldest:
+            break
+        if m.buffer is not None or m is root or id(m) in seen:
+            continue
+        seen.add(id(m))
+        if id(m) in inside or _reaches(m, inside, apart):
+            held.append(m)
+    held.sort(key=_node_id)  # recording order: a repeated loop cuts the same program
+    return held
+
+
+def _reaches(start: Node, inside: set[int], apart: set[int]) -> bool:
+    seen = {id(start)}
+    stack = [start]
+    while stack:
+        n = stack.pop()
+        for i in n.inputs:
+            if i.buffer is not None or id(i) in apart or id(i) in seen:
+                continue
+            if id(i) in inside:
+                return True
+            seen.add(id(i))
+            stack.append(i)
+    apart |= seen  # every node visited here reaches nothing inside
+    return False
 
 
 def forget_live() -> None:

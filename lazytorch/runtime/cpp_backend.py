@@ -433,6 +433,16 @@ class CppBackend:
     def _key_source(self, text: str, options: dict[str, Any], kind: str | None = None) -> bytes:
         return key_source(text, options, self.toolchain.fingerprint, kind)
 
+    def is_cached(self, program: Program, options: dict[str, Any]) -> bool:
+        """Whether the disk cache holds `program` compiled for these options (a usable
+        entry: `compile` would load it without building anything)."""
+        disk = self.disk
+        if disk is None or has_empty_value(program):
+            return False
+        key = self._key(program.canonical_text(), options)
+        entry = disk.lookup(key)
+        return entry is not None and KEY_FILE in entry.meta["files"]
+
     def compile(self, program: Program, options: dict[str, Any] | None = None) -> Any:
         options = options or {}
         if has_empty_value(program):

@@ -17,6 +17,7 @@ from lazytorch.ir.primitives import get
 from lazytorch.ir.program import Capture, Program, canonicalize, capture
 from lazytorch.runtime import dynamic, observe
 from lazytorch.runtime.backends import Backend, Executable, ProgramError, get_backend
+from lazytorch.runtime.tiered import Tiered
 
 _BUFFER = get("buffer")
 
@@ -89,7 +90,12 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
             "max_autotune": autotune,
             "matmul_precision": precision,
         }
-        exe = _build(key, cap.params, program, backend, options, cause, loc, t0)
+        if _tiering(backend) and not _on_disk(backend, program, options):
+            exe = _tier0(key, program, backend, options, cause, loc, t0)
+        else:
+            exe = _build(key, cap.params, program, backend, options, cause, loc, t0)
+    elif type(exe) is Tiered:
+        exe = exe.pick()
     else:
         metrics.increment("cache_hits_memory")
     t_run = time.perf_counter()
@@ -182,6 +188,57 @@ def _build(
         exe.info["observe_key"] = key  # every size's executable shares info
     observe.built(key, shown, exe, backend.name, cause, loc, timings, reason=reason)
     return exe
+
+
+def _tiering(backend: Backend) -> bool:
+    """Whether a program not compiled yet runs on the interpreter first
+    (`lazytorch.runtime.tiered` says when it does not)."""
+    return (
+        _config.tiered_enabled()
+        and backend.name == "cpp"
+        and _config.backend_name() == "auto"
+        and not _config.are_deterministic_algorithms_enabled()
+        and not observe.active
+        and observe.record_file is None
+    )
+
+
+def _on_disk(backend: Backend, program: Program, options: dict[str, Any]) -> bool:
+    """Whether the disk cache already holds `program` compiled (then loading it is cheap)."""
+    cached = getattr(backend, "is_cached", None)
+    return bool(cached is not None and cached(program, options))
+
+
+def _tier0(
+    key: Any,
+    program: Program,
+    backend: Backend,
+    options: dict[str, Any],
+    cause: str,
+    loc: Any,
+    t0: float,
+) -> Executable:
+    """A program seen for the first time: the interpreter runs it now; a `Tiered` entry
+    holds it until the background compile (started at its second sighting) is ready."""
+    fast = get_backend("interpreter").compile(program, options)
+    where = loc or user_loc()
+
+    def compile_in_background() -> Executable:  # on the compile thread: no shared state
+        t = time.perf_counter()
+        exe = _compiled(backend, program, options)
+        exe.info.setdefault("background_s", time.perf_counter() - t)
+        return exe
+
+    def install(exe: Executable) -> None:  # on the main thread, at the first cut after
+        _programs[key] = exe
+        metrics.increment("programs_built")
+        metrics.timed("build", exe.info.get("background_s", 0.0))
+        timings = {"record_s": 0.0, "capture_s": 0.0, "build_s": exe.info.get("background_s", 0.0)}
+        observe.built(key, program, exe, backend.name, cause, where, timings, reason="tiered")
+
+    tier = Tiered(fast, compile_in_background, install)
+    _programs[key] = tier
+    return tier.pick()
 
 
 def _compiled(backend: Backend, program: Program, options: dict[str, Any]) -> Executable:

@@ -1,0 +1,222 @@
+"""Tiered execution (lazytorch.runtime.tiered) and what an implicit cut keeps
+(lazytorch.runtime.held_with): a first-seen program runs on the interpreter and compiles in
+the background from its second run; an implicit cut computes the live tensors that share
+its work."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import lazytorch as lt
+from lazytorch import _config
+from lazytorch.runtime import executor, tiered
+
+
+@pytest.fixture
+def tiering(monkeypatch, tmp_path):
+    monkeypatch.setattr(_config.DEFAULTS, "tiered", True)
+    monkeypatch.setenv("LAZYTORCH_CACHE_DIR", str(tmp_path / "cache"))  # nothing on disk yet
+    assert _config.backend_name() == "auto"
+    yield
+    assert tiered.drain(timeout=120)
+
+
+def _count(name):
+    return lt.metrics.counters().get(name, 0)
+
+
+def _step(x, w):
+    return ((x @ w).tanh() * 3).sum(dim=1)
+
+
+def test_first_runs_use_the_interpreter_then_the_compiled_program(tiering):
+    rng = np.random.default_rng(0)
+    x, w = lt.tensor(rng.standard_normal((8, 5))), lt.tensor(rng.standard_normal((5, 4)))
+    want = np.tanh(x.numpy() @ w.numpy()).__mul__(3).sum(axis=1)
+    got = _step(x, w).numpy()  # 1st sighting: interpreter, no compile started
+    assert _count("tier0_runs") == 1 and _count("background_compiles") == 0
+    assert _count("programs_built") == 0
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(_step(x, w).numpy(), want, rtol=1e-12)  # 2nd: compile starts
+    assert _count("background_compiles") == 1 and _count("tier0_runs") == 2
+    assert tiered.drain(timeout=120)
+    np.testing.assert_allclose(_step(x, w).numpy(), want, rtol=1e-12)  # 3rd: switched
+    assert _count("tier_switches") == 1 and _count("programs_built") == 1
+    assert _count("tier0_runs") == 2
+    entry = executor._programs.get(next(k for k in executor._programs if k[-1] is not None))
+    assert not isinstance(entry, tiered.Tiered)
+    np.testing.assert_allclose(_step(x, w).numpy(), want, rtol=1e-12)  # 4th: a memory hit
+    assert _count("cache_hits_memory") == 1 and _count("tier0_runs") == 2
+
+
+def test_a_program_seen_once_is_never_compiled(tiering):
+    (lt.arange(7.0) * 2).sum().item()
+    assert _count("tier0_runs") == 1
+    assert _count("background_compiles") == 0 and tiered.pending_compiles() == 0
+
+
+def test_a_program_in_the_disk_cache_is_loaded_not_interpreted(tiering):
+    x = lt.arange(6.0).reshape(2, 3)
+    lt.materialize(x)
+    lt.metrics.reset()
+    with lt.backend("cpp"):  # an explicit backend compiles at once (and stores on disk)
+        (x.exp() + 1).sum().item()
+    assert _count("tier0_runs") == 0 and _count("programs_built") == 1
+    lt.runtime.clear_cache()  # as a new process: only the disk cache remains
+    (x.exp() + 1).sum().item()
+    assert _count("tier0_runs") == 0 and _count("cache_hits_disk") == 1
+
+
+def test_deterministic_mode_compiles_at_once(tiering):
+    with lt.deterministic_algorithms(True):
+        (lt.arange(5.0) + 1).sum().item()
+    assert _count("tier0_runs") == 0 and _count("programs_built") == 1
+
+
+def test_a_failed_background_compile_stays_on_the_interpreter_and_warns_once(tiering, monkeypatch):
+    def broken(backend, program, options):
+        raise RuntimeError("no compiler today")
+
+    monkeypatch.setattr(executor, "_compiled", broken)
+    x = lt.arange(4.0)
+    lt.materialize(x)
+    lt.metrics.reset()
+    values = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            values.append((x * x).sum().item())
+        assert tiered.drain(timeout=60)
+        for _ in range(3):
+            values.append((x * x).sum().item())
+    assert values == [14.0] * 5
+    msgs = [str(w.message) for w in caught if "background" in str(w.message)]
+    assert len(msgs) == 1 and "no compiler today" in msgs[0]
+    assert _count("tier0_runs") == 5 and _count("programs_built") == 0
+
+
+def test_stopping_compilers_kills_running_ones(monkeypatch):
+    from lazytorch.codegen import compiler
+
+    monkeypatch.setattr(compiler, "_stopped", False)
+    proc = compiler._spawn([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        compiler.stop_running_compilers()
+        res = compiler._wait(proc)
+        assert res.returncode != 0 and not compiler._running
+        with pytest.raises(compiler.ToolchainError, match="exiting"):
+            compiler._spawn([sys.executable, "-c", "pass"])
+    finally:
+        compiler._stopped = False
+        proc.kill()
+
+
+def test_exit_does_not_wait_for_a_background_compile(tmp_path):
+    # A program big enough to take a while to compile is cut twice (so its compile starts),
+    # then the script ends: it must exit at once, leaving no compiler process behind.
+    code = textwrap.dedent(
+        """
+        import os, lazytorch as lt
+        from lazytorch.runtime import tiered
+        from lazytorch.codegen import compiler
+        x = lt.randn(64, 64)
+        lt.materialize(x)
+        for _ in range(2):
+            y = x
+            for i in range(150):
+                y = (y * 1.0001 + i).tanh() if i % 2 else y.exp().log1p()
+            y.sum().item()
+        assert lt.metrics.counters()["background_compiles"] == 1
+        import atexit
+        atexit.register(lambda: print("running compilers:", len(compiler._running), flush=True))
+        """
+    )
+    env = {
+        **__import__("os").environ,
+        "LAZYTORCH_TIERED": "1",
+        "LAZYTORCH_CACHE_DIR": str(tmp_path),
+    }
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    assert "running compilers: 0" in r.stdout
+
+
+# -- what an implicit cut keeps ----------------------------------------------------------------------
+@pytest.fixture
+def programs(monkeypatch):
+    """The programs cut, as lists of op names."""
+    seen: list[list[str]] = []
+    real = executor.run
+
+    def spy(roots, cause="", loc=None):
+        seen.append([i.op.name for i in executor.build_program(list(roots)).instrs])
+        return real(roots, cause, loc)
+
+    monkeypatch.setattr(executor, "run", spy)
+    return seen
+
+
+def test_sibling_reads_compute_the_shared_gemm_once(programs):
+    x, w = lt.randn(32, 16), lt.randn(16, 8)
+    lt.materialize(x, w)
+    programs.clear()
+    h = (x @ w).relu()
+    s, m, mx = h.sum().item(), h.mean().item(), h.max().item()
+    hn = np.maximum(x.numpy() @ w.numpy(), 0)
+    np.testing.assert_allclose([s, m, mx], [hn.sum(), hn.mean(), hn.max()], rtol=1e-5)
+    gemms = [p.count("matmul") for p in programs]
+    assert sum(gemms) == 1, programs
+    assert _count("held_materialized") == 1  # h, computed with the first .item()
+
+
+def test_reading_every_grad_runs_forward_and_backward_once(programs):
+    model = lt.nn.Sequential(lt.nn.Linear(6, 5), lt.nn.Tanh(), lt.nn.Linear(5, 2))
+    lt.materialize(*model.parameters())
+    programs.clear()
+    model(lt.ones(3, 6)).square().sum().backward()
+    grads = [p.grad.numpy() for p in model.parameters()]
+    assert len(programs) == 1, [len(p) for p in programs]
+    assert [g.shape for g in grads] == [(5, 6), (5,), (2, 5), (2,)]
+
+
+def test_pending_updates_are_computed_with_the_loss(programs):
+    # The tensor tutorial's loop: .item() on the loss, then parameters updated in place.
+    x = lt.linspace(-1.0, 1.0, 50)
+    y = x.sin()
+    a, b = lt.zeros(()), lt.zeros(())
+    for _ in range(6):
+        pred = a + b * x
+        loss = (pred - y).pow(2).sum().item()
+        g = 2.0 * (pred - y)
+        a -= 1e-2 * g.sum()
+        b -= 1e-2 * (g * x).sum()
+    sizes = [len(p) for p in programs]
+    assert len(set(sizes[2:])) == 1, sizes  # the same program every step: it does not grow
+    assert loss < 15  # and it trains (the first loss is ~16)
+
+
+def test_a_disjoint_live_tensor_stays_pending():
+    x = lt.arange(4.0) * 2  # pending, shares nothing with the cut below
+    lt.materialize(x)
+    other = x + 1
+    (lt.ones(3) * 5).sum().item()
+    assert other._node.buffer is None
+    mine = x * 3
+    (mine + 1).sum().item()  # `mine` is inside this cut's graph: computed with it
+    assert mine._node.buffer is not None and other._node.buffer is None
+
+
+def test_explicit_materialize_computes_only_what_it_is_given():
+    x = lt.arange(4.0) + 0
+    h = x * 2
+    s = h.sum()
+    lt.materialize(s)
+    assert h._node.buffer is None and x._node.buffer is None
