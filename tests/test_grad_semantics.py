@@ -472,6 +472,13 @@ CASES = [
     C("F.max_pool2d", "nan", lambda t, x: F(t).max_pool2d(x, 2, 1), POOL_NAN),
     C("F.max_pool2d", "unbatched-ties", lambda t, x: F(t).max_pool2d(x, 2, 1), POOL[0]),
     C("F.avg_pool2d", "padding", lambda t, x: F(t).avg_pool2d(x, 2, 2, padding=1), POOL),
+    C("F.max_pool1d", "ties", lambda t, x: F(t).max_pool1d(x, 2, 1), POOL[0]),
+    C("F.max_pool1d", "ties-padding", lambda t, x: F(t).max_pool1d(x, 3, 2, 1), POOL[0]),
+    C("F.max_pool1d", "nan", lambda t, x: F(t).max_pool1d(x, 2, 1), POOL_NAN[0]),
+    C("F.avg_pool1d", "padding", lambda t, x: F(t).avg_pool1d(x, 2, 2, padding=1), POOL[0]),
+    C("F.adaptive_max_pool1d", "ties", lambda t, x: F(t).adaptive_max_pool1d(x, 3), POOL[0]),
+    C("F.adaptive_max_pool2d", "ties", lambda t, x: F(t).adaptive_max_pool2d(x, 3), POOL),
+    C("F.adaptive_max_pool2d", "nan", lambda t, x: F(t).adaptive_max_pool2d(x, 2), POOL_NAN),
     C(
         "F.scaled_dot_product_attention",
         "causal",
@@ -666,6 +673,8 @@ MATH_MODULES = (
     "lazytorch.nn.functional.loss",
     "lazytorch.nn.functional.normalization",
     "lazytorch.nn.functional.conv",
+    "lazytorch.nn.functional.fold",
+    "lazytorch.nn.functional.sampling",
     "lazytorch.nn.functional.attention",
     "lazytorch.nn.functional.layers",
 )
@@ -676,7 +685,10 @@ SMOOTH = set(
     add sub subtract rsub mul multiply neg negative positive true_divide divide addcmul exp
     expm1 log log1p sin cos tanh sigmoid erf atan arctan sum mean matmul mm bmm mv dot outer
     ger addmm baddbmm tensordot einsum F.linear F.conv2d F.gelu F.silu F.mish F.tanh
-    F.sigmoid F.mse_loss F.nll_loss F.embedding
+    F.sigmoid F.mse_loss F.nll_loss F.embedding F.conv1d F.conv3d F.conv_transpose1d
+    F.conv_transpose2d F.conv_transpose3d F.fold F.unfold F.pixel_shuffle F.pixel_unshuffle
+    F.adaptive_avg_pool1d F.adaptive_avg_pool2d F.adaptive_avg_pool3d F.interpolate F.upsample
+    F.upsample_nearest F.upsample_bilinear
     """.split()
 )
 
