@@ -19,6 +19,7 @@ NO_MEMORY_FORMAT = (
 )
 NO_OUT_DTYPE = "out_dtype (a low-precision matmul's wider output) is not taken"
 SIZE_KEYWORD = "size= arrives through **kwargs: a *size parameter cannot also be a keyword"
+DIMS_KEYWORD = "dims= arrives through **kwargs: a *dims parameter cannot also be a keyword"
 STUB_OMITS_MEMORY_FORMAT = (
     "torch's stub omits memory_format, which its parser takes (x.float(memory_format=...))"
 )
@@ -98,6 +99,9 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     },
     "Tensor.expand": {
         "missing parameter 'implicit'": "implicit= is a tracing flag torch keeps for the JIT",
+    },
+    "Tensor.flip": {
+        "takes **kwargs, torch does not": DIMS_KEYWORD,
     },
     "Tensor.float": {
         "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
@@ -189,12 +193,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'max_value'": "min_value/max_value: torch's deprecated spellings of min_val/max_val",
         "missing parameter 'min_value'": "min_value/max_value: torch's deprecated spellings of min_val/max_val",
     },
-    "torch.addcdiv": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.addcmul": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.addmm": {
         "missing parameter 'out'": NO_OUT,
         "missing parameter 'out_dtype'": NO_OUT_DTYPE,
@@ -233,12 +231,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.bmm": {
         "missing parameter 'out_dtype'": NO_OUT_DTYPE,
     },
-    "torch.clamp_max": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.clamp_min": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.compile": {
         "positional order (fn) does not take torch's (model)": "lazytorch.compile is lazytorch's own compiler, with its own options",
         "extra parameter 'fn'": "lazytorch.compile is lazytorch's own compiler, with its own options",
@@ -251,6 +243,9 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "'mode' default 'default', torch's None": "lazytorch.compile is lazytorch's own compiler, with its own options",
     },
     "torch.cumsum": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.diag": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.dot": {
@@ -266,14 +261,8 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.eye": {
         "missing parameter 'layout'": NO_LAYOUT,
     },
-    "torch.fmax": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.fmin": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.frac": {
-        "missing parameter 'out'": NO_OUT,
+    "torch.flip": {
+        "takes **kwargs, torch does not": DIMS_KEYWORD,
     },
     "torch.full": {
         "missing parameter 'layout'": NO_LAYOUT,
@@ -291,22 +280,16 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.hstack": {
         "missing parameter 'out'": NO_OUT,
     },
-    "torch.hypot": {
+    "torch.index_add": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.index_copy": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.index_select": {
         "missing parameter 'out'": NO_OUT,
     },
-    "torch.isneginf": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.isposinf": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.kthvalue": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.lerp": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.linspace": {
@@ -314,9 +297,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "'steps' default none, torch's None": "torch's stub keeps an old steps=None; its parser requires steps, as lazytorch",
     },
     "torch.log_softmax": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.logaddexp": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.logsumexp": {
@@ -341,9 +321,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.mv": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.nan_to_num": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.nanmean": {
@@ -442,9 +419,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.sort": {
         "missing parameter 'out'": NO_OUT,
     },
-    "torch.square": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.std": {
         "missing parameter 'out'": NO_OUT,
     },
@@ -515,9 +489,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.where": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.xlogy": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.zeros": {

@@ -462,3 +462,40 @@ def test_torch_keyword_calls_work(call: Callable[..., Any]) -> None:
     from helpers import check, randn
 
     check(call, randn(2, 2, dtype="float64"))
+
+
+# out= added to elementwise ops that lacked it: torch's rules (the result cast to out's dtype
+# where it can be, out resized from empty) through the ops' shared `_finish`.
+OUT_CALLS = {
+    "hypot": lambda t, x, o: t.hypot(x, x.flip(0), out=o),
+    "fmax": lambda t, x, o: t.fmax(x, x.flip(0), out=o),
+    "fmin": lambda t, x, o: t.fmin(x, x.flip(0), out=o),
+    "frac": lambda t, x, o: t.frac(x * 3, out=o),
+    "lerp": lambda t, x, o: t.lerp(x, x.flip(0), 0.25, out=o),
+    "logaddexp": lambda t, x, o: t.logaddexp(x, x.flip(0), out=o),
+    "xlogy": lambda t, x, o: t.xlogy(x, x.abs(), out=o),
+    "square": lambda t, x, o: t.square(x, out=o),
+    "clamp_min": lambda t, x, o: t.clamp_min(x, 0.1, out=o),
+    "clamp_max": lambda t, x, o: t.clamp_max(x, 0.1, out=o),
+    "addcmul": lambda t, x, o: t.addcmul(x, x, x.flip(0), value=0.5, out=o),
+    "addcdiv": lambda t, x, o: t.addcdiv(x, x, x.flip(0) + 5, value=0.5, out=o),
+    "isneginf": lambda t, x, o: t.isneginf(x / 0.0, out=o),
+    "isposinf": lambda t, x, o: t.isposinf(x / 0.0, out=o),
+    "nan_to_num": lambda t, x, o: t.nan_to_num(x / 0.0, posinf=1.0, out=o),
+}
+
+
+@pytest.mark.parametrize("out_dtype", ["float64", "float32", "int64"])
+@pytest.mark.parametrize("name", list(OUT_CALLS))
+def test_out_keyword(name: str, out_dtype: str) -> None:
+    """Into a float64 out of the same shape, a float32 one, an int64 one (torch refuses a
+    float result there; a bool one converts), and an empty one that is resized."""
+    from helpers import check, randn
+
+    call = OUT_CALLS[name]
+    check(
+        lambda t, x: call(t, x, t.zeros(2, 3, dtype=getattr(t, out_dtype))),
+        randn(2, 3, dtype="float64"),
+    )
+    if out_dtype == "float64":
+        check(lambda t, x: call(t, x, t.empty(0, dtype=t.float64)), randn(2, 3, dtype="float64"))

@@ -149,6 +149,15 @@ def _finish(result: Tensor, out: Any, op: str) -> Tensor:
     return into_out(result, out, op)
 
 
+def _finish_exact(result: Tensor, out: Any, op: str, message: str) -> Tensor:
+    """`_finish` for the ops whose out= must already have the result's dtype (torch casts
+    nothing there); `message` is torch's, formatted with ``got`` and ``want``."""
+    if isinstance(out, Tensor) and out.dtype is not result.dtype:
+        got, want = out.dtype.legacy_name, result.dtype.legacy_name
+        raise op_error(RuntimeError, op, message.format(got=got, want=want))
+    return _finish(result, out, op)
+
+
 exp = _float_unary(P.exp, "exp")
 log = _float_unary(P.log, "log")
 sqrt = _float_unary(P.sqrt, "sqrt")
@@ -360,11 +369,13 @@ def trunc(input: Tensor, *, out: Any = None) -> Tensor:
 fix = trunc
 
 
-def frac(input: Tensor) -> Tensor:
+def frac(input: Tensor, *, out: Any = None) -> Tensor:
     n = _tensor_arg(input, "frac")._node
     if not n.dtype.is_floating_point:
         raise _not_implemented("frac", "frac_cpu", n.dtype)
-    return wrap(node2(P.sub, n, _trunc_node(n)))
+    return _finish_exact(
+        wrap(node2(P.sub, n, _trunc_node(n))), out, "frac", "Found dtype {got} but expected {want}"
+    )
 
 
 # -- arithmetic ---------------------------------------------------------------------------------
@@ -532,8 +543,8 @@ def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
     return _finish(binary(P.pow, input, exponent, "pow"), out, "pow")
 
 
-def square(input: Tensor) -> Tensor:
-    return pow(input, 2)
+def square(input: Tensor, *, out: Any = None) -> Tensor:
+    return _finish(pow(input, 2), out, "square")
 
 
 def maximum(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
@@ -562,14 +573,14 @@ def _fextreme(input: Tensor, other: Tensor, keep_input: Any, op: str) -> Tensor:
     return wrap(where_node(keep, a, b))
 
 
-def fmax(input: Tensor, other: Tensor) -> Tensor:
+def fmax(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Max that ignores NaN when the other operand is a number."""
-    return _fextreme(input, other, P.ge, "fmax")
+    return _finish(_fextreme(input, other, P.ge, "fmax"), out, "fmax")
 
 
-def fmin(input: Tensor, other: Tensor) -> Tensor:
+def fmin(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Min that ignores NaN when the other operand is a number."""
-    return _fextreme(input, other, P.le, "fmin")
+    return _finish(_fextreme(input, other, P.le, "fmin"), out, "fmin")
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -> Tensor:
@@ -642,12 +653,16 @@ def _clamp_with_grad(n: Node, lo: Node | None, hi: Node | None) -> Node:
 clip = clamp
 
 
-def clamp_min(input: Tensor, min: Any) -> Tensor:
-    return clamp(input, min=min)
+def clamp_min(input: Tensor, min: Any, *, out: Any = None) -> Tensor:
+    return _finish_exact(
+        clamp(input, min=min), out, "clamp_min", "Found dtype {got} but expected {want}"
+    )
 
 
-def clamp_max(input: Tensor, max: Any) -> Tensor:
-    return clamp(input, max=max)
+def clamp_max(input: Tensor, max: Any, *, out: Any = None) -> Tensor:
+    return _finish_exact(
+        clamp(input, max=max), out, "clamp_max", "Found dtype {got} but expected {want}"
+    )
 
 
 def _check_float_kernel(op: str, kernel: str, *args: Any) -> dt.DType:
@@ -658,7 +673,7 @@ def _check_float_kernel(op: str, kernel: str, *args: Any) -> dt.DType:
     return d
 
 
-def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+def lerp(input: Tensor, end: Tensor, weight: Any, *, out: Any = None) -> Tensor:
     """input + weight * (end - input), computed from the nearer end as torch does."""
     x = _tensor_arg(input, "lerp")
     e = _tensor_arg(end, "lerp", "end")
@@ -686,7 +701,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
             return where_node(_lt(node1(P.abs, w), lit(0.5, w)), low, high)
         return low if side else high  # type: ignore[return-value]
 
-    return wrap(_in_opmath(build, a, b, w))
+    return _finish(wrap(_in_opmath(build, a, b, w)), out, "lerp")
 
 
 def _addc(name: str, input: Tensor, t1: Tensor, t2: Tensor, value: Any, prim: Primitive) -> Tensor:
@@ -713,11 +728,15 @@ def _addc(name: str, input: Tensor, t1: Tensor, t2: Tensor, value: Any, prim: Pr
     return wrap(node2(P.add, a, node2(P.mul, v, node2(prim, b, c))))
 
 
-def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    return _addc("addcmul", input, tensor1, tensor2, value, P.mul)
+def addcmul(
+    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1, out: Any = None
+) -> Tensor:
+    return _finish(_addc("addcmul", input, tensor1, tensor2, value, P.mul), out, "addcmul")
 
 
-def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+def addcdiv(
+    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1, out: Any = None
+) -> Tensor:
     for t in (tensor1, tensor2):
         _tensor_arg(t, "addcdiv")
     if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
@@ -728,10 +747,10 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
             "addcdiv will perform a true division of tensor1 and tensor2. Use "
             "(input + value * tensor1 / tensor2) instead.",
         )
-    return _addc("addcdiv", input, tensor1, tensor2, value, P.div)
+    return _finish(_addc("addcdiv", input, tensor1, tensor2, value, P.div), out, "addcdiv")
 
 
-def hypot(input: Tensor, other: Tensor) -> Tensor:
+def hypot(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """sqrt(a**2 + b**2) without overflow or underflow; inf wins over NaN (C's hypot)."""
     d = _check_float_kernel("hypot", "hypot_cpu", input, other)
     dev = device_of(input, other, op="hypot")
@@ -749,10 +768,10 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
         )
         return where_node(either_inf, inf, h)
 
-    return wrap(_in_opmath(build, x, y))
+    return _finish(wrap(_in_opmath(build, x, y)), out, "hypot")
 
 
-def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+def logaddexp(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """log(exp(a) + exp(b)) without overflow."""
     d = _check_float_kernel("logaddexp", "logaddexp_cpu", input, other)
     dev = device_of(input, other, op="logaddexp")
@@ -772,10 +791,10 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
         )
         return where_node(same_inf, x, v)
 
-    return wrap(_in_opmath(build, x, y))
+    return _finish(wrap(_in_opmath(build, x, y)), out, "logaddexp")
 
 
-def xlogy(input: Any, other: Any) -> Tensor:
+def xlogy(input: Any, other: Any, *, out: Any = None) -> Tensor:
     d = _float_dtype(result_type(input, other))
     dev = device_of(input, other, op="xlogy")
     x, y = to_node(input, d, dev), to_node(other, d, dev)
@@ -791,8 +810,8 @@ def xlogy(input: Any, other: Any) -> Tensor:
         P.bitwise_and, node2(P.eq, x, lit(0, x), dt.bool_), node1(P.bitwise_not, finite_pos)
     )
     prod = node2(P.mul, x, node1(P.log, where_node(zero_x, lit(1, y), y)))
-    out = where_node(zero_x, lit(0, x), prod)
-    return wrap(where_node(node2(P.ne, y, y, dt.bool_), y, out))
+    value = where_node(zero_x, lit(0, x), prod)
+    return _finish(wrap(where_node(node2(P.ne, y, y, dt.bool_), y, value)), out, "xlogy")
 
 
 # -- comparisons and logic ------------------------------------------------------------------
@@ -884,22 +903,24 @@ def isinf(input: Tensor) -> Tensor:
     return wrap(node2(P.eq, node1(P.abs, n), lit(math.inf, n), dt.bool_))
 
 
-def isposinf(input: Tensor) -> Tensor:
+def isposinf(input: Tensor, *, out: Any = None) -> Tensor:
     n = _tensor_arg(input, "isposinf")._node
-    return (
+    result = (
         wrap(node2(P.eq, n, lit(math.inf, n), dt.bool_))
         if n.dtype.is_floating_point
         else isinf(input)
     )
+    return _finish_exact(result, out, "isposinf", "isposinf does not support non-boolean outputs.")
 
 
-def isneginf(input: Tensor) -> Tensor:
+def isneginf(input: Tensor, *, out: Any = None) -> Tensor:
     n = _tensor_arg(input, "isneginf")._node
-    return (
+    result = (
         wrap(node2(P.eq, n, lit(-math.inf, n), dt.bool_))
         if n.dtype.is_floating_point
         else isinf(input)
     )
+    return _finish_exact(result, out, "isneginf", "isneginf does not support non-boolean outputs.")
 
 
 def isfinite(input: Tensor) -> Tensor:
@@ -928,24 +949,29 @@ def isreal(input: Tensor) -> Tensor:
     return _fill_bool(_tensor_arg(input, "isreal")._node, True)
 
 
+_NAN_TO_NUM_OUT = "nan_to_num: dtype of out: {got} should be same as input: {want}"
+
+
 def nan_to_num(
     input: Tensor,
     nan: float | None = None,
     posinf: float | None = None,
     neginf: float | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     n = _tensor_arg(input, "nan_to_num")._node
     if not n.dtype.is_floating_point:
-        return _copy(n)
+        return _finish_exact(_copy(n), out, "nan_to_num", _NAN_TO_NUM_OUT)
     import numpy as np
 
     info = np.finfo(n.dtype.np)
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
-    out = where_node(node2(P.ne, n, n, dt.bool_), lit(0.0 if nan is None else nan, n), n)
-    out = where_node(node2(P.eq, n, lit(math.inf, n), dt.bool_), lit(hi, n), out)
-    out = where_node(node2(P.eq, n, lit(-math.inf, n), dt.bool_), lit(lo, n), out)
-    return wrap(out)
+    value = where_node(node2(P.ne, n, n, dt.bool_), lit(0.0 if nan is None else nan, n), n)
+    value = where_node(node2(P.eq, n, lit(math.inf, n), dt.bool_), lit(hi, n), value)
+    value = where_node(node2(P.eq, n, lit(-math.inf, n), dt.bool_), lit(lo, n), value)
+    return _finish_exact(wrap(value), out, "nan_to_num", _NAN_TO_NUM_OUT)
 
 
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
