@@ -197,29 +197,11 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'out'": NO_OUT,
         "missing parameter 'out_dtype'": NO_OUT_DTYPE,
     },
-    "torch.all": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.amax": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.amin": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.aminmax": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.any": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.arange": {
         "missing parameter 'layout'": NO_LAYOUT,
-    },
-    "torch.argmax": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.argmin": {
-        "missing parameter 'out'": NO_OUT,
     },
     "torch.argsort": {
         "missing parameter 'out'": NO_OUT,
@@ -241,9 +223,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'shapes_spec'": "lazytorch.compile is lazytorch's own compiler, with its own options",
         "'backend' default 'auto', torch's None": "lazytorch.compile is lazytorch's own compiler, with its own options",
         "'mode' default 'default', torch's None": "lazytorch.compile is lazytorch's own compiler, with its own options",
-    },
-    "torch.cumsum": {
-        "missing parameter 'out'": NO_OUT,
     },
     "torch.diag": {
         "missing parameter 'out'": NO_OUT,
@@ -299,16 +278,10 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.log_softmax": {
         "missing parameter 'out'": NO_OUT,
     },
-    "torch.logsumexp": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.masked_select": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.max": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.mean": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.min": {
@@ -349,9 +322,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'layout'": NO_LAYOUT,
     },
     "torch.outer": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.prod": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.promote_types": {
@@ -419,14 +389,8 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.sort": {
         "missing parameter 'out'": NO_OUT,
     },
-    "torch.std": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.subtract": {
         "positional order (input, other) does not take torch's (input, other, alpha)": STUB_POSITIONAL_ALPHA,
-    },
-    "torch.sum": {
-        "missing parameter 'out'": NO_OUT,
     },
     "torch.sym_float": {
         "positional order (x) does not take torch's (a)": SYM_NAMES,
@@ -480,9 +444,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.triu": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.var": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.vstack": {

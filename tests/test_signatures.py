@@ -499,3 +499,37 @@ def test_out_keyword(name: str, out_dtype: str) -> None:
     )
     if out_dtype == "float64":
         check(lambda t, x: call(t, x, t.empty(0, dtype=t.float64)), randn(2, 3, dtype="float64"))
+
+
+# out= on the reductions: sum, prod and cumsum compute in out's dtype; mean, std, var and
+# logsumexp cast into any floating out; the rest want out's dtype to be the result's.
+REDUCTION_OUT_CALLS = {
+    "sum": lambda t, x, o: t.sum(x, 1, out=o),
+    "prod": lambda t, x, o: t.prod(x, 1, out=o),
+    "cumsum": lambda t, x, o: t.cumsum(x, 1, out=o),
+    "mean": lambda t, x, o: t.mean(x, 1, keepdim=True, out=o),
+    "std": lambda t, x, o: t.std(x, 1, out=o),
+    "var": lambda t, x, o: t.var(x, 0, out=o),
+    "logsumexp": lambda t, x, o: t.logsumexp(x, 1, out=o),
+    "amax": lambda t, x, o: t.amax(x, 1, out=o),
+    "amin": lambda t, x, o: t.amin(x, out=o),
+    "argmax": lambda t, x, o: t.argmax(x, 1, out=o),
+    "argmin": lambda t, x, o: t.argmin(x, out=o),
+    "all": lambda t, x, o: t.all(x, 1, out=o),
+    "any": lambda t, x, o: t.any(x, out=o),
+}
+
+
+@pytest.mark.parametrize(
+    "x_dtype, out_dtype",
+    [("float64", d) for d in ("float64", "float32", "int64", "bool")]
+    + [("int64", d) for d in ("float32", "int64")],
+)
+@pytest.mark.parametrize("name", list(REDUCTION_OUT_CALLS))
+def test_reduction_out_keyword(name: str, x_dtype: str, out_dtype: str) -> None:
+    """Into an out of each dtype (torch refuses some: so must we), resized from empty."""
+    from helpers import arr, check
+
+    call = REDUCTION_OUT_CALLS[name]
+    x = arr(3, 4, dtype=x_dtype, low=-3, high=4)
+    check(lambda t, x: call(t, x, t.empty(0, dtype=getattr(t, out_dtype))), x)

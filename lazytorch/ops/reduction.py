@@ -26,7 +26,7 @@ from lazytorch.ops._core import (
     reshape_node,
     wrap,
 )
-from lazytorch.ops.creation import resolve_dtype
+from lazytorch.ops.creation import _out_dtype, into_out, resolve_dtype
 from lazytorch.ops.elementwise import _safe_sqrt, _tensor_arg, lit, node1, node2, where_node
 from lazytorch.tensor import Tensor
 
@@ -57,11 +57,29 @@ def _dims(dim: Any, n: Node, op: str) -> tuple[int, ...]:
     return normalize_dims(dim, len(n.shape), op)
 
 
+def _into_out(result: Tensor, out: Any, op: str, floating: bool = False) -> Tensor:
+    """Write a reduction's result into `out=`, as torch does: out must have the result's
+    dtype, or (`floating`: mean, std, var, logsumexp) any floating dtype it is cast to. sum,
+    prod and cumsum already computed in out's dtype (their dtype defaults to it)."""
+    if isinstance(out, Tensor):
+        want, got = result.dtype, out.dtype
+        if (not got.is_floating_point) if floating else (got is not want):
+            raise op_error(
+                RuntimeError,
+                op,
+                f"Expected out tensor to have dtype {want.legacy_name}, but got "
+                f"{got.legacy_name} instead",
+            )
+    return into_out(result, out, op)
+
+
 def _sum_dtype(d: dt.DType) -> dt.DType:
     return d if d.is_floating_point else dt.int64
 
 
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def sum(
+    input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
+) -> Tensor:
     """Sum over `dim` (all dims by default). Integer and bool inputs sum as int64.
 
     >>> import lazytorch
@@ -69,12 +87,14 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     [4, 6]
     """
     n = _tensor_arg(input, "sum")._node
-    out_dtype = resolve_dtype(dtype, "sum") or _sum_dtype(n.dtype)
+    out_dtype = _out_dtype(dtype, out, "sum") or _sum_dtype(n.dtype)
     axes = _dims(dim, n, "sum")
     x = cast(n, out_dtype)
     if not axes:
-        return wrap(x)
-    return wrap(_finish(_bool_safe_reduce(P.reduce_sum, x, axes), axes, keepdim))
+        return _into_out(wrap(x), out, "sum")
+    return _into_out(
+        wrap(_finish(_bool_safe_reduce(P.reduce_sum, x, axes), axes, keepdim)), out, "sum"
+    )
 
 
 def _bool_safe_reduce(prim: Primitive, x: Node, axes: tuple[int, ...]) -> Node:
@@ -96,7 +116,9 @@ def _count(n: Node, axes: tuple[int, ...]) -> Any:
     return numel([n.shape[a] for a in axes])
 
 
-def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def mean(
+    input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
+) -> Tensor:
     """Arithmetic mean over `dim`; floating-point inputs only (as torch)."""
     n = _tensor_arg(input, "mean")._node
     out_dtype = resolve_dtype(dtype, "mean") or n.dtype
@@ -112,10 +134,10 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     work = dt.float32 if out_dtype is dt.float16 else out_dtype
     x = cast(n, work)
     if not axes:
-        return wrap(cast(x, out_dtype))
+        return _into_out(wrap(cast(x, out_dtype)), out, "mean", floating=True)
     s = reduce_node(P.reduce_sum, x, axes)
     m = node2(P.div, s, const_node(_count(n, axes), work, n.device))
-    return wrap(cast(_finish(m, axes, keepdim), out_dtype))
+    return _into_out(wrap(cast(_finish(m, axes, keepdim), out_dtype)), out, "mean", floating=True)
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -134,17 +156,21 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     return div(nansum(input, dim, keepdim, dtype=dtype), sum(wrap(valid), dim, keepdim))
 
 
-def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def prod(
+    input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
+) -> Tensor:
     """Product over one `dim` (or all elements)."""
     n = _tensor_arg(input, "prod")._node
-    out_dtype = resolve_dtype(dtype, "prod") or _sum_dtype(n.dtype)
+    out_dtype = _out_dtype(dtype, out, "prod") or _sum_dtype(n.dtype)
     if dim is not None and isinstance(dim, (list, tuple)):
         raise op_error(TypeError, "prod", "prod() takes a single dim, not a list of dims")
     axes = _dims(dim, n, "prod")
     x = cast(n, out_dtype)
     if not axes:
-        return wrap(x)
-    return wrap(_finish(_bool_safe_reduce(P.reduce_prod, x, axes), axes, keepdim))
+        return _into_out(wrap(x), out, "prod")
+    return _into_out(
+        wrap(_finish(_bool_safe_reduce(P.reduce_prod, x, axes), axes, keepdim)), out, "prod"
+    )
 
 
 def _check_nonempty(n: Node, axes: tuple[int, ...], op: str) -> None:
@@ -178,14 +204,14 @@ def _extreme_reduce(prim: Primitive, op: str, input: Tensor, dim: Any, keepdim: 
     return wrap(_finish(reduce_node(prim, n, axes), axes, keepdim))
 
 
-def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None) -> Tensor:
     """Max over `dim` (all dims by default); NaN propagates."""
-    return _extreme_reduce(P.reduce_max, "amax", input, dim, keepdim)
+    return _into_out(_extreme_reduce(P.reduce_max, "amax", input, dim, keepdim), out, "amax")
 
 
-def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None) -> Tensor:
     """Min over `dim` (all dims by default); NaN propagates."""
-    return _extreme_reduce(P.reduce_min, "amin", input, dim, keepdim)
+    return _into_out(_extreme_reduce(P.reduce_min, "amin", input, dim, keepdim), out, "amin")
 
 
 def _arg(prim: Primitive, name: str, input: Tensor, dim: Any, keepdim: bool) -> Node:
@@ -211,15 +237,15 @@ def _no_bool(input: Tensor, op: str) -> None:
         raise op_error(RuntimeError, op, f"{op}(): does not support bool input")
 
 
-def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def argmax(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Tensor:
     """Index of the first maximum (over the flattened tensor when dim is None)."""
     _no_bool(input, "argmax")
-    return wrap(_arg(P.argmax, "argmax", input, dim, keepdim))
+    return _into_out(wrap(_arg(P.argmax, "argmax", input, dim, keepdim)), out, "argmax")
 
 
-def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def argmin(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Tensor:
     _no_bool(input, "argmin")
-    return wrap(_arg(P.argmin, "argmin", input, dim, keepdim))
+    return _into_out(wrap(_arg(P.argmin, "argmin", input, dim, keepdim)), out, "argmin")
 
 
 def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result: Any) -> Any:
@@ -349,11 +375,12 @@ def var(
     keepdim: bool = False,
     *,
     correction: Any = None,
+    out: Any = None,
 ) -> Tensor:
     """Variance over `dim` with Bessel's `correction` (default 1)."""
     dim, unbiased = _var_args(dim, unbiased)
     v, _, d = _var_parts(input, dim, _correction(unbiased, correction, "var"), keepdim, "var")
-    return wrap(cast(v, d))
+    return _into_out(wrap(cast(v, d)), out, "var", floating=True)
 
 
 def std(
@@ -363,11 +390,12 @@ def std(
     keepdim: bool = False,
     *,
     correction: Any = None,
+    out: Any = None,
 ) -> Tensor:
     """Standard deviation over `dim` with Bessel's `correction` (default 1)."""
     dim, unbiased = _var_args(dim, unbiased)
     v, _, d = _var_parts(input, dim, _correction(unbiased, correction, "std"), keepdim, "std")
-    return wrap(cast(_safe_sqrt(v), d))
+    return _into_out(wrap(cast(_safe_sqrt(v), d)), out, "std", floating=True)
 
 
 def var_mean(
@@ -415,7 +443,7 @@ def logsumexp_node(n: Node, axes: tuple[int, ...]) -> Node:
     return node2(P.add, node1(P.log, s), shift)
 
 
-def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None) -> Tensor:
     n = _tensor_arg(input, "logsumexp")._node
     if not n.dtype.is_floating_point:
         from lazytorch import _config
@@ -423,18 +451,20 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
         n = cast(n, _config.get_default_dtype())
     axes = _dims(dim, n, "logsumexp")
     if not axes:
-        return wrap(n)
-    return wrap(_finish(logsumexp_node(n, axes), axes, keepdim))
+        return _into_out(wrap(n), out, "logsumexp", floating=True)
+    return _into_out(
+        wrap(_finish(logsumexp_node(n, axes), axes, keepdim)), out, "logsumexp", floating=True
+    )
 
 
-def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def all(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Tensor:
     """True where every element along `dim` is nonzero."""
-    return _logic_reduce(input, dim, keepdim, P.reduce_min, "all")
+    return _into_out(_logic_reduce(input, dim, keepdim, P.reduce_min, "all"), out, "all")
 
 
-def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def any(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Tensor:
     """True where some element along `dim` is nonzero."""
-    return _logic_reduce(input, dim, keepdim, P.reduce_max, "any")
+    return _into_out(_logic_reduce(input, dim, keepdim, P.reduce_max, "any"), out, "any")
 
 
 def _logic_reduce(input: Tensor, dim: Any, keepdim: bool, prim: Primitive, op: str) -> Tensor:
@@ -464,10 +494,10 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     return sum(wrap(nz), dim)
 
 
-def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Tensor:
     """Inclusive prefix sums along `dim` (integers and bools accumulate as int64)."""
     n = _tensor_arg(input, "cumsum")._node
-    out_dtype = resolve_dtype(dtype, "cumsum") or _sum_dtype(n.dtype)
+    out_dtype = _out_dtype(dtype, out, "cumsum") or _sum_dtype(n.dtype)
     if out_dtype is dt.bool_:
         raise op_error(
             NotImplementedError, "cumsum", "\"cumsum_out_cpu\" not implemented for 'Bool'"
@@ -475,9 +505,11 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     x = cast(n, out_dtype)
     if not n.shape:
         normalize_dim(dim, 0, "cumsum")
-        return wrap(x)
+        return _into_out(wrap(x), out, "cumsum")
     axis = normalize_dim(dim, len(n.shape), "cumsum")
-    return wrap(make_node(P.cumsum, (x,), (axis,), x.shape, x.dtype, x.device))
+    return _into_out(
+        wrap(make_node(P.cumsum, (x,), (axis,), x.shape, x.dtype, x.device)), out, "cumsum"
+    )
 
 
 def norm(
