@@ -113,9 +113,10 @@ _EXPORTS: dict[Any, str] = {
     _creation: "arange as_tensor empty empty_like eye from_numpy full full_like linspace ones "
     "ones_like scalar_tensor tensor zeros zeros_like",
     _random: "Generator default_generator get_rng_state initial_seed manual_seed rand rand_like "
-    "randint randint_like randn randn_like randperm seed set_rng_state",
+    "bernoulli multinomial randint randint_like randn randn_like randperm seed set_rng_state",
     _elementwise: "abs absolute acos acosh add addcdiv addcmul arccos arcsin arctan arctan2 asin "
-    "asinh atan atan2 atanh bitwise_and bitwise_not bitwise_or bitwise_xor ceil clamp clamp_max "
+    "asinh atan atan2 atanh bitwise_and bitwise_left_shift bitwise_not bitwise_or "
+    "bitwise_right_shift bitwise_xor ceil clamp clamp_max "
     "clamp_min clip cos cosh div divide eq erf erfc exp exp2 expm1 fix floor floor_divide fmax "
     "fmin fmod frac ge greater greater_equal gt hypot isfinite isinf isnan isneginf isposinf "
     "isreal le lerp less less_equal log log10 log1p log2 logaddexp logical_and logical_not "
@@ -128,8 +129,8 @@ _EXPORTS: dict[Any, str] = {
     _shape: "atleast_1d atleast_2d broadcast_shapes broadcast_tensors broadcast_to cat chunk clone "
     "concat concatenate detach flatten flip fliplr flipud hstack movedim moveaxis narrow "
     "permute ravel reshape roll select split split_with_sizes squeeze stack swapaxes swapdims "
-    "t tile transpose tril triu unbind unflatten unsqueeze vstack",
-    _indexing: "argwhere gather index_put index_select masked_fill masked_select nonzero scatter "
+    "t tile trace transpose tril triu unbind unflatten unsqueeze vstack diag diagonal",
+    _indexing: "argwhere gather index_add index_copy index_fill index_put index_select masked_fill masked_select nonzero scatter "
     "scatter_add take take_along_dim",
     _linalg: "addmm baddbmm bmm dot einsum ger matmul mm mv outer tensordot",
     _sorting: "argsort kthvalue msort sort topk",
@@ -202,6 +203,7 @@ _LAZY_SUBMODULES = (
 _LAZY_FUNCTIONS = {
     "save": "serialization",
     "load": "serialization",
+    "set_printoptions": "_format",
     # lazytorch.compile (shadows the builtin inside this module only; it uses _builtins).
     "compile": "_compile",
     "CompileMode": "_compile",
@@ -286,6 +288,7 @@ __all__ = [
     "set_default_dtype",
     "set_grad_enabled",
     "set_max_pending_nodes",
+    "set_printoptions",
     "set_strict_mode",
     "set_sync_mode",
     "softmax",

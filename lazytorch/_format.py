@@ -112,3 +112,39 @@ def _edges(arr: Any) -> Any:
 
     flat = arr.reshape(-1)
     return np.concatenate([flat[:EDGEITEMS], flat[-EDGEITEMS:]])
+
+
+_PROFILES = {
+    "default": (4, 1000, 3, 80),
+    "short": (2, 1000, 2, 80),
+    "full": (4, 2**62, 3, 80),
+}
+
+
+def set_printoptions(
+    precision: int | None = None,
+    threshold: float | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
+    """Set how tensors print, with torch's options (``sci_mode`` is accepted and ignored).
+
+    >>> import lazytorch
+    >>> lazytorch.set_printoptions(precision=2)
+    >>> lazytorch.tensor([1.2345])
+    tensor([1.23])
+    >>> lazytorch.set_printoptions(profile="default")
+    """
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH
+    if profile is not None:
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]  # type: ignore[assignment]
+    if precision is not None:
+        PRECISION = precision
+    if threshold is not None:
+        THRESHOLD = threshold  # type: ignore[assignment]
+    if edgeitems is not None:
+        EDGEITEMS = edgeitems
+    if linewidth is not None:
+        LINEWIDTH = linewidth

@@ -1023,3 +1023,65 @@ def relu(input: Tensor) -> Tensor:
     # The same value as 0 where x <= 0, else x (NaN too): torch's gradient is 0 at x = 0,
     # where max(x, 0) would split it with the constant.
     return wrap(where_node(node2(P.le, n, lit(0, n), dt.bool_), lit(0, n), n))
+
+
+# -- shifts: no primitive; multiplications and floor divisions by powers of two --------------
+def _shift_args(input: Any, other: Any, op: str, kernel: str) -> tuple[Node, Node, int]:
+    a, b = _operand(input, op), _operand(other, op)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise op_error(TypeError, op, f"{op}() expects at least one Tensor operand")
+    d = result_type(a, b)
+    if d.is_floating_point or d is dt.bool_:
+        raise _not_implemented(op, kernel, d)
+    dev = device_of(a, b, op=op)
+    _, (na, nb) = broadcast_nodes([to_node(a, d, dev), to_node(b, d, dev)], op)
+    return na, nb, d.bits
+
+
+def _halves(nb: Node, bits: int) -> tuple[Node, Node, Node]:
+    """(in range, 2**h, 2**(b - h)) with h = b // 2: each factor fits the dtype, even for a
+    shift by bits - 1 (the shift itself is masked to 0 outside [0, bits))."""
+    inside = node2(
+        P.bitwise_and,
+        node2(P.ge, nb, lit(0, nb), dt.bool_),
+        node2(P.lt, nb, lit(bits, nb), dt.bool_),
+    )
+    b = where_node(inside, nb, lit(0, nb))
+    h = node2(P.floordiv, b, lit(2, b))
+    f64 = dt.float64
+
+    def pow2(k: Node) -> Node:
+        return cast(node2(P.pow, lit(2.0, cast(k, f64)), cast(k, f64)), nb.dtype)
+
+    return inside, pow2(h), pow2(node2(P.sub, b, h))
+
+
+def bitwise_left_shift(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    """input shifted left by `other` bits, wrapping in input's integer dtype; a shift
+    outside [0, bits) gives 0 (as torch).
+
+    >>> import lazytorch
+    >>> lazytorch.tensor([1, -3, 5], dtype=lazytorch.int8) << 2
+    tensor([  4, -12,  20], dtype=lazytorch.int8)
+    """
+    na, nb, bits = _shift_args(input, other, "bitwise_left_shift", "lshift_cpu")
+    inside, p1, p2 = _halves(nb, bits)
+    shifted = node2(P.mul, node2(P.mul, na, p1), p2)
+    return _finish(wrap(where_node(inside, shifted, lit(0, na))), out, "bitwise_left_shift")
+
+
+def bitwise_right_shift(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    """input shifted right by `other` bits (arithmetic: the sign fills in); a shift outside
+    [0, bits) gives -1 for negative values and 0 otherwise (as torch).
+
+    >>> import lazytorch
+    >>> lazytorch.tensor([-7, 9]) >> 1
+    tensor([-4,  4])
+    """
+    na, nb, bits = _shift_args(input, other, "bitwise_right_shift", "rshift_cpu")
+    inside, p1, p2 = _halves(nb, bits)
+    shifted = node2(P.floordiv, node2(P.floordiv, na, p1), p2)
+    sign = lit(0, na)
+    if na.dtype.is_signed:
+        sign = where_node(node2(P.lt, na, sign, dt.bool_), lit(-1, na), sign)
+    return _finish(wrap(where_node(inside, shifted, sign)), out, "bitwise_right_shift")

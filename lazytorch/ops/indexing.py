@@ -760,3 +760,147 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
 
 def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)
+
+
+# -- index_add / index_copy / index_fill: one 1-d index along a dim, as a scatter -------------
+def _index_vector(index: Any, op: str) -> Node:
+    """A 1-d int64 index (a 0-d index counts as one entry), checked as torch does."""
+    if not isinstance(index, Tensor) or index.dtype not in (dt.int64, dt.int32):
+        got = index.dtype.legacy_name if isinstance(index, Tensor) else type(index).__name__
+        raise op_error(
+            RuntimeError, op, f"{op}(): Expected dtype int32/int64 for index but got: {got}"
+        )
+    if index.ndim > 1:
+        raise op_error(
+            IndexError,
+            op,
+            f"{op}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+            f"{index.dtype.legacy_name} and size: {list(index.shape)}",
+        )
+    return _as_1d(cast(index._node, dt.int64))
+
+
+def _index_scatter(
+    input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, op: str
+) -> Node:
+    """input with source's slices written (or added) at input's positions `index` along dim."""
+    x = _tensor_arg(input, op)
+    if not isinstance(source, Tensor):
+        raise op_error(TypeError, op, f"source must be a Tensor, not {type(source).__name__}")
+    idx = _index_vector(index, op)
+    n0 = x._node
+    n, s = _as_1d(n0), _as_1d(source._node)
+    axis = normalize_dim(dim, len(n.shape), op)
+    if s.dtype is not n.dtype:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"{op}(): self ({n.dtype.legacy_name}) and source ({s.dtype.legacy_name}) must have "
+            "the same scalar type",
+        )
+    if len(s.shape) != len(n.shape) or any(
+        a != b for d, (a, b) in enumerate(zip(n.shape, s.shape)) if d != axis
+    ):
+        raise op_error(
+            RuntimeError,
+            op,
+            f"{op}(): Source/destination tensor must have same slice shapes. Destination shape "
+            f"{list(n0.shape)}, source shape {list(source.shape)}, dim {axis}.",
+        )
+    if idx.shape[0] != s.shape[axis]:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"{op}(): Number of indices ({idx.shape[0]}) should be equal to source.size(dim): "
+            f"({s.shape[axis]}), for dim: {axis}",
+        )
+    line = reshape_node(idx, tuple(idx.shape[0] if d == axis else 1 for d in range(len(s.shape))))
+    full = expand_node(line, s.shape)
+    out = make_node(P.scatter, (n, full, s), (axis, reduce), n.shape, n.dtype, n.device)
+    return reshape_node(out, n0.shape)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """input with ``alpha * source`` added at the positions `index` selects along `dim`
+    (repeated indices accumulate).
+
+    >>> import lazytorch
+    >>> x = lazytorch.zeros(3, 2)
+    >>> x.index_add(0, lazytorch.tensor([0, 2, 0]), lazytorch.ones(3, 2), alpha=2)
+    tensor([[4., 4.],
+            [0., 0.],
+            [2., 2.]])
+    """
+    if alpha != 1 and isinstance(source, Tensor):
+        source = source * alpha
+    return wrap(_index_scatter(input, dim, index, source, "add", "index_add"))
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """input with its slices at `index` along `dim` replaced by source's, in order.
+
+    >>> import lazytorch
+    >>> lazytorch.zeros(3).index_copy(0, lazytorch.tensor([2, 0]), lazytorch.tensor([5.0, 7.0]))
+    tensor([7., 0., 5.])
+    """
+    if isinstance(source, Tensor) and isinstance(input, Tensor) and source.dtype is not input.dtype:
+        raise op_error(
+            RuntimeError,
+            "index_copy",
+            "index_copy_(): self and source expected to have the same dtype, but got "
+            f"(self) {input.dtype.legacy_name} and (source) {source.dtype.legacy_name}",
+        )
+    return wrap(_index_scatter(input, dim, index, source, "none", "index_copy"))
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """input with every slice at `index` along `dim` set to `value` (a number or a 0-d
+    tensor; negative indices count from the end).
+
+    >>> import lazytorch
+    >>> lazytorch.zeros(2, 3).index_fill(1, lazytorch.tensor([-1]), 5.0)
+    tensor([[0., 0., 5.],
+            [0., 0., 5.]])
+    """
+    x = _tensor_arg(input, "index_fill")
+    idx = _index_vector(index, "index_fill")
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise op_error(
+            RuntimeError,
+            "index_fill",
+            "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value.ndim} dimension(s).",
+        )
+    n = x._node
+    axis = normalize_dim(dim, max(len(n.shape), 1), "index_fill")
+    size = n.shape[axis] if n.shape else 1
+    dev = n.device
+    # which positions along dim are filled: scatter True into a mask (its bounds check
+    # reports an index out of range, after negative ones wrap once)
+    wrapped = where_node(
+        node2(P.lt, idx, const_node(0, dt.int64, dev), dt.bool_),
+        node2(P.add, idx, const_node(size, dt.int64, dev), dt.int64),
+        idx,
+    )
+    empty = expand_node(const_node(False, dt.bool_, dev), (size,))
+    trues = expand_node(const_node(True, dt.bool_, dev), wrapped.shape)
+    hit = make_node(P.scatter, (empty, wrapped, trues), (0, "none"), (size,), dt.bool_, dev)
+    line = reshape_node(hit, tuple(size if d == axis else 1 for d in range(len(n.shape))))
+    if not isinstance(value, Tensor):
+        from lazytorch.ops.creation import checked_scalar
+
+        value = checked_scalar(value, n.dtype, "index_fill")
+    v = to_node(value, n.dtype, dev)
+    return wrap(where_node(expand_node(line, n.shape), v, n))
+
+
+def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    return V.assign(self, index_add(self, dim, index, source, alpha=alpha)._node)
+
+
+def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    return V.assign(self, index_copy(self, dim, index, source)._node)
+
+
+def index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    return V.assign(self, index_fill(self, dim, index, value)._node)

@@ -686,3 +686,58 @@ def bind() -> None:
     Tensor.T = property(S.T)  # type: ignore[attr-defined]
     Tensor.mT = property(S.mT)  # type: ignore[attr-defined]
     Tensor.data = property(_get_data, _set_data)  # type: ignore[attr-defined]
+    _bind_script_extras()
+
+
+def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
+    """With no dtype, torch's type string (``'torch.FloatTensor'``); else ``to(dtype)``
+    (a dtype, or such a string)."""
+    if dtype is None:
+        return f"torch.{self.dtype.legacy_name}Tensor"
+    if isinstance(dtype, str):
+        name = dtype.rsplit(".", 1)[-1]
+        found = [d for d in dt.ALL_DTYPES if f"{d.legacy_name}Tensor" == name]
+        if not found:
+            raise op_error(ValueError, "type", f"invalid type: '{dtype}'")
+        dtype = found[0]
+    return to(self, dtype)
+
+
+def _ilshift(self: Tensor, other: Any) -> Tensor:
+    return V.assign(self, E.bitwise_left_shift(self, other)._node)
+
+
+def _irshift(self: Tensor, other: Any) -> Tensor:
+    return V.assign(self, E.bitwise_right_shift(self, other)._node)
+
+
+def _bind_script_extras() -> None:
+    # Ops real scripts call that came after the tables above (index_add, shifts, ...).
+    extras = {
+        "type": _type,
+        "multinomial": RND.multinomial,
+        "bernoulli": RND.bernoulli,
+        "bernoulli_": RND.bernoulli_,
+        "index_add": I.index_add,
+        "index_add_": I.index_add_,
+        "index_copy": I.index_copy,
+        "index_copy_": I.index_copy_,
+        "index_fill": I.index_fill,
+        "index_fill_": I.index_fill_,
+        "bitwise_left_shift": E.bitwise_left_shift,
+        "bitwise_right_shift": E.bitwise_right_shift,
+        "bitwise_left_shift_": _ilshift,
+        "bitwise_right_shift_": _irshift,
+        "__lshift__": E.bitwise_left_shift,
+        "__rlshift__": _reversed(E.bitwise_left_shift),
+        "__rshift__": E.bitwise_right_shift,
+        "__rrshift__": _reversed(E.bitwise_right_shift),
+        "__ilshift__": _ilshift,
+        "__irshift__": _irshift,
+        "unfold": S.unfold,
+        "diag": S.diag,
+        "diagonal": S.diagonal,
+        "trace": S.trace,
+    }
+    for name, fn in extras.items():
+        setattr(Tensor, name, fn)

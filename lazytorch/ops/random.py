@@ -9,6 +9,7 @@ sync mode, and on every backend.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -356,3 +357,130 @@ def _grad_factories() -> None:
 
 
 _grad_factories()
+
+
+def multinomial(
+    input: Tensor,
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator: Any = None,
+    out: Any = None,
+) -> Tensor:
+    """Draw `num_samples` category indices per row of the weights `input` (1-d or 2-d,
+    non-negative, not necessarily normalized).
+
+    With replacement, each draw inverts the row's cumulative distribution at a uniform
+    number. Without, the categories race exponential clocks ``-log(u) / w`` and the first
+    `num_samples` to finish win — the same law as drawing one at a time and removing the
+    winner; zero-weight categories finish last (as in torch, they fill up when the row has
+    fewer positive weights than samples).
+
+    torch checks the weights' values eagerly, so this is a materialization point: one cut
+    computes the check and the samples together (and anything live that shares their work).
+
+    >>> import lazytorch
+    >>> g = lazytorch.Generator().manual_seed(0)
+    >>> lazytorch.multinomial(lazytorch.tensor([0.0, 1.0, 0.0]), 1, generator=g)
+    tensor([1])
+    >>> s = lazytorch.multinomial(lazytorch.ones(2, 5), 5, generator=g)
+    >>> s.sort(dim=1).values.tolist()
+    [[0, 1, 2, 3, 4], [0, 1, 2, 3, 4]]
+    """
+    from lazytorch.ops.creation import into_out
+    from lazytorch.ops.elementwise import _tensor_arg
+    from lazytorch.runtime import implicit_point
+
+    w = _tensor_arg(input, "multinomial")
+    if w.ndim not in (1, 2):
+        raise op_error(RuntimeError, "multinomial", "prob_dist must be 1 or 2 dim")
+    if not w.dtype.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            "multinomial",
+            f"multinomial only supports floating-point dtypes for input, got: "
+            f"{w.dtype.legacy_name}",
+        )
+    if isinstance(num_samples, bool) or not isinstance(num_samples, int):
+        raise op_error(
+            TypeError,
+            "multinomial",
+            f"num_samples must be an int, not {type(num_samples).__name__}",
+        )
+    if num_samples <= 0:
+        raise op_error(RuntimeError, "multinomial", "cannot sample n_sample <= 0 samples")
+    k = w.shape[-1]
+    if not replacement and num_samples > k:
+        raise op_error(
+            RuntimeError,
+            "multinomial",
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement",
+        )
+    rows = w.reshape(-1, k).detach().to(dt.float64)
+    nrows = rows.shape[0]
+    if replacement:
+        cdf = rows.cumsum(-1)
+        cdf = cdf / cdf[:, -1:]  # the last entry is exactly 1: every u < 1 lands in a row
+        u = rand(nrows, num_samples, dtype=dt.float64, generator=generator, device=w.device)
+        picks = (cdf.unsqueeze(1) <= u.unsqueeze(2)).sum(-1).clamp(max=k - 1)
+    else:
+        u = rand(nrows, k, dtype=dt.float64, generator=generator, device=w.device)
+        finish = -u.log() / rows
+        if num_samples == 1:
+            picks = finish.argmin(-1, keepdim=True)
+        else:
+            picks = finish.argsort(-1)[:, :num_samples]
+    if w.ndim == 1:
+        picks = picks.reshape(num_samples)
+    # 1: a negative, inf or NaN weight; 2: a row without positive weight
+    bad = ~((rows >= 0) & (rows < math.inf)).all()
+    empty = (rows.sum(-1) <= 0).any()
+    status = bad.to(dt.int64) * 2 + (~bad & empty).to(dt.int64)
+    implicit_point(status, "multinomial() weight check")
+    code = status.item()
+    if code >= 2:
+        raise op_error(
+            RuntimeError,
+            "multinomial",
+            "probability tensor contains either `inf`, `nan` or element < 0",
+        )
+    if code == 1:
+        raise op_error(
+            RuntimeError,
+            "multinomial",
+            "invalid multinomial distribution (sum of probabilities <= 0)",
+        )
+    return into_out(picks, out, "multinomial")
+
+
+def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None, out: Any = None) -> Tensor:
+    """1 with probability `input` (or the number `p`), else 0, in input's dtype.
+
+    >>> import lazytorch
+    >>> lazytorch.bernoulli(lazytorch.tensor([0.0, 1.0]))
+    tensor([0., 1.])
+    """
+    from lazytorch.ops.creation import into_out
+
+    if not isinstance(input, Tensor):
+        raise op_error(
+            TypeError, "bernoulli", f"input must be a Tensor, not {type(input).__name__}"
+        )
+    prob = input.detach() if p is None else p
+    d = input.dtype
+    if not d.is_floating_point and p is None:
+        raise op_error(
+            NotImplementedError,
+            "bernoulli",
+            f"\"bernoulli_tensor_cpu_p_\" not implemented for '{d.legacy_name}'",
+        )
+    u = rand(input.shape, dtype=dt.float64, generator=generator, device=input.device)
+    return into_out((u < prob).to(d), out, "bernoulli")
+
+
+def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+    """Fill this tensor (in place) with 1 at probability `p` (a number or a tensor), else 0."""
+    from lazytorch.ops.views import assign
+
+    u = rand(self.shape, dtype=dt.float64, generator=generator, device=self.device)
+    return assign(self, (u < p).to(self.dtype)._node)

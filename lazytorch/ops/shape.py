@@ -421,10 +421,14 @@ def detach(input: Tensor) -> Tensor:
     return V.make_view(_tensor_arg(input, "detach"), V.Detach())
 
 
-def flip(input: Tensor, *dims: Any) -> Tensor:
+def flip(input: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
     """Reverse the order of elements along `dims` (a copy): ``flip(x, (0, 1))``,
-    ``x.flip(0, 1)``."""
+    ``x.flip(0, 1)``, ``flip(x, dims=(1,))``."""
     x = _tensor_arg(input, "flip")
+    if kwargs:
+        if set(kwargs) != {"dims"} or dims:
+            raise op_error(TypeError, "flip", f"flip() got unexpected arguments {sorted(kwargs)}")
+        dims = (kwargs["dims"],)
     _require_args(dims, "flip", "dims")
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
@@ -743,3 +747,102 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     x = _tensor_arg(input, "unbind")
     axis = normalize_dim(dim, x.ndim, "unbind")
     return tuple(select(x, axis, i) for i in range(x._node.shape[axis]))
+
+
+# -- sliding windows and diagonals: index arithmetic over the public ops --------------------
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Every window of `size` entries along `dimension`, `step` apart: that dim becomes the
+    window count and the window is a new last dim (``Tensor.unfold``).
+
+    >>> import lazytorch
+    >>> lazytorch.arange(5).unfold(0, 2, 2)
+    tensor([[0, 1],
+            [2, 3]])
+    """
+    from lazytorch.ops.creation import arange
+
+    x = _tensor_arg(input, "unfold")
+    axis = normalize_dim(dimension, max(x.ndim, 1), "unfold")
+    length = x.shape[axis] if x.ndim else 1
+    if size > length:
+        raise op_error(
+            RuntimeError,
+            "unfold",
+            f"maximum size for tensor at dimension {axis} is {length} but size is {size}",
+        )
+    if step <= 0:
+        raise op_error(RuntimeError, "unfold", f"step is {step} but must be > 0")
+    if x.ndim == 0:
+        return x.reshape(size)
+    count = (length - size) // step + 1
+    starts = arange(count, device=x.device) * step
+    idx = (starts.unsqueeze(1) + arange(size, device=x.device)).reshape(-1)
+    windows = x.index_select(axis, idx)
+    shape = (*x.shape[:axis], count, size, *x.shape[axis + 1 :])
+    return windows.reshape(shape).movedim(axis + 1, -1)
+
+
+def _diagonal_positions(rows: int, cols: int, k: int, device: Any) -> tuple[Tensor, Tensor]:
+    from lazytorch.ops.creation import arange
+
+    n = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
+    line = arange(n, device=device)
+    return line + max(-k, 0), line + max(k, 0)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-d input as the `diagonal`-th diagonal of a square matrix, or a 2-d input's
+    `diagonal`-th diagonal as a vector.
+
+    >>> import lazytorch
+    >>> lazytorch.diag(lazytorch.tensor([1, 2]))
+    tensor([[1, 0],
+            [0, 2]])
+    >>> lazytorch.diag(lazytorch.arange(6).reshape(2, 3), 1)
+    tensor([1, 5])
+    """
+    from lazytorch.ops.creation import zeros
+    from lazytorch.ops.indexing import index_put
+
+    x = _tensor_arg(input, "diag")
+    if x.ndim == 1:
+        n = x.shape[0] + abs(diagonal)
+        rows, cols = _diagonal_positions(n, n, diagonal, x.device)
+        return index_put(zeros(n, n, dtype=x.dtype, device=x.device), (rows, cols), x)
+    if x.ndim == 2:
+        rows, cols = _diagonal_positions(x.shape[0], x.shape[1], diagonal, x.device)
+        return x[rows, cols]
+    raise op_error(RuntimeError, "diag", "diag(): Supports 1D or 2D tensors. Got " + f"{x.ndim}D")
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The `offset`-th diagonal over dims `dim1`, `dim2`, as a last dim (a copy here, a view
+    in torch).
+
+    >>> import lazytorch
+    >>> lazytorch.arange(4).reshape(2, 2).diagonal()
+    tensor([0, 3])
+    """
+    x = _tensor_arg(input, "diagonal")
+    a = normalize_dim(dim1, x.ndim, "diagonal")
+    b = normalize_dim(dim2, x.ndim, "diagonal")
+    if a == b:
+        raise op_error(
+            RuntimeError, "diagonal", f"diagonal dimensions cannot be identical {dim1}, {dim2}"
+        )
+    rows, cols = _diagonal_positions(x.shape[a], x.shape[b], offset, x.device)
+    moved = x.movedim((a, b), (-2, -1))
+    return moved[..., rows, cols]
+
+
+def trace(input: Tensor) -> Tensor:
+    """The sum of a matrix's main diagonal.
+
+    >>> import lazytorch
+    >>> lazytorch.trace(lazytorch.arange(9).reshape(3, 3))
+    tensor(12)
+    """
+    x = _tensor_arg(input, "trace")
+    if x.ndim != 2:
+        raise op_error(RuntimeError, "trace", "trace: expected a matrix")
+    return diag(x).sum()
