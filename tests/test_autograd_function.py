@@ -428,6 +428,7 @@ def test_ctx_is_a_function_ctx_and_grad_fn_names_the_class() -> None:
     y = Probe.apply(lt.ones(2, requires_grad=True))
     assert kinds == [True]
     assert y.grad_fn is not None and not y.is_leaf
+    assert y.grad_fn.name() == "ProbeBackward"  # torch's name for a Function's node
     with pytest.raises(RuntimeError, match="non-static forward"):
         Probe()(lt.ones(2))
 
@@ -455,3 +456,39 @@ def test_torch_oracle_agrees_on_the_helper_classes() -> None:
     # the shared class factory builds real torch Functions (the oracle side is not a stub)
     assert issubclass(fns(torch).Square, torch.autograd.Function)
     assert issubclass(fns(lt).Square, lt.autograd.Function)
+
+
+def test_outputs_computed_before_backward_still_backpropagate() -> None:
+    def fn(lib: Any, x: Any) -> Any:
+        x.requires_grad_()
+        a, b = fns(lib).MulAdd.apply(x, x * 2, 0.5)
+        loss = (a * b).sum()
+        value = loss.item()  # a cut: the outputs become computed values, history kept
+        loss.backward()
+        return value, x.grad
+
+    check(fn, randn(4, dtype="float64"))
+
+
+def test_function_inside_a_function_backward() -> None:
+    # a backward made of another custom Function: second order goes through both
+    def fn(lib: Any, x: Any) -> Any:
+        F = fns(lib)
+
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x**3
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 3 * F.Square.apply(x) * g
+
+        x.requires_grad_()
+        (g,) = lib.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        return g, gg
+
+    check(fn, randn(3, dtype="float64"))

@@ -586,6 +586,9 @@ class GradFn:
         op = a[0] if type(a) is tuple else self._node.op
         if a is FREED:
             return "FreedBackward"
+        fn_class = getattr(op, "function_class", None)
+        if fn_class is not None:  # an autograd.Function: torch names it after the class
+            return fn_class.__name__ + "Backward"
         return "".join(w.capitalize() for w in op.name.split("_")) + "Backward0"
 
     def __repr__(self) -> str:

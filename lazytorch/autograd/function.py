@@ -201,24 +201,28 @@ def _fit_gradient(g: Tensor, like: Node, name: str, k: int) -> Tensor:
     return g
 
 
-def _op(name: str, rule: Callable[..., Any]) -> Primitive:
-    # Held only in history tuples (never a node's op): not registered in the table.
-    p = Primitive(name, "elementwise", nin=None)
-    p.vjp = VJP(rule, ())
-    return p
+class _FunctionOp(Primitive):
+    """The op of a Function's history tuples. Held only there (never a node's op), so it is
+    not registered in the primitive table; ``grad_fn`` names it after the class."""
+
+    def __init__(self, cls: type, rule: Callable[..., Any]) -> None:
+        super().__init__(cls.__name__, "elementwise", nin=None)
+        self.vjp = VJP(rule, ())
+        self.function_class = cls
 
 
 _ADD = PRIMITIVES["add"]
 _CONST = PRIMITIVES["const"]
-_PARK = _op("custom_function_output", _park_rule)
 
 
 class _FunctionMeta(type):
-    """Gives each Function subclass its own op (named after the class in grad_fn)."""
+    """Gives each Function subclass its ops: the anchor's (calls ``backward``) and the
+    outputs' (park their gradients)."""
 
     def __init__(cls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> None:
         super().__init__(name, bases, ns)
-        cls._op = _op(name, _backward_rule)
+        cls._op = _FunctionOp(cls, _backward_rule)
+        cls._park = _FunctionOp(cls, _park_rule)
 
 
 class Function(metaclass=_FunctionMeta):
@@ -333,7 +337,7 @@ def _attach(
             result.append(o)
             continue
         a = _alias(o._node)
-        a.ag = (_PARK, (anchor,), (app, k))
+        a.ag = (cls._park, (anchor,), (app, k))  # type: ignore[attr-defined]
         if id(o) in is_input and id(o) not in dirty:
             o = wrap(a)  # an input returned unchanged: a new tensor, as torch's view of it
         else:
