@@ -72,15 +72,18 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_trajectory_matches_torch(case):
+RUNS = [(case, False) for case in CASES] + [("fixed step", True), ("strong wolfe", True)]
+
+
+@pytest.mark.parametrize("case,sync", RUNS, ids=[f"{c}-{'sync' if s else 'lazy'}" for c, s in RUNS])
+def test_trajectory_matches_torch(case, sync):
     kwargs = CASES[case]
     # Rosenbrock's curvature (~1e3) turns last-bit differences of the reductions into
     # gradient differences a thousand times larger; the line search follows the gradients.
     tol = 1e-9 if "line_search_fn" in kwargs else 1e-11
     opt, params, closure = setup(lt, **kwargs)
     topt, tparams, tclosure = setup(torch, **kwargs)
-    with lt.backend("interpreter"):
+    with lt.backend("interpreter"), lt.sync_mode(sync):
         for _ in range(4):
             loss = opt.step(closure)
             tloss = topt.step(tclosure)

@@ -39,12 +39,13 @@ def _cut(*tensors: Tensor) -> None:
     materialize_nodes([t._node for t in tensors], cause="LBFGS", loc=here)
 
 
-def _host(*values: Tensor, keep: tuple[Tensor, ...] = ()) -> list[float]:
-    """The values of 0-d tensors as Python floats, computed by one cut together with the
-    tensors in `keep` (which later cuts read, and so must not compute again)."""
+def _host(*values: Any, keep: tuple[Tensor, ...] = ()) -> list[float]:
+    """The values of 0-d tensors (or numbers) as Python floats, computed by one cut together
+    with the tensors in `keep` (which later cuts read, and so must not compute again)."""
     here = (__file__, sys._getframe(1).f_lineno)
-    materialize_nodes([t._node for t in (*values, *keep)], cause="LBFGS", loc=here)
-    return [float(t.item()) for t in values]
+    tensors = [t for t in (*values, *keep) if isinstance(t, Tensor)]
+    materialize_nodes([t._node for t in tensors], cause="LBFGS", loc=here)
+    return [float(v.item()) if isinstance(v, Tensor) else float(v) for v in values]
 
 
 def _cubic_interpolate(
@@ -237,9 +238,6 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params: list[Tensor] = self.param_groups[0]["params"]
-
-    def _numel(self) -> int:
-        return sum(p.numel() for p in self._params)
 
     def _gather_flat_grad(self) -> Tensor:
         views = [
