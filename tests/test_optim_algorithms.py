@@ -86,6 +86,7 @@ def assert_same(opt, topt, dtype: str, what: str) -> None:
                 assert isinstance(ours[key], float), key
                 assert ours[key] == pytest.approx(tv.item(), rel=1e-15), f"{what} {key}"
             else:
+                assert str(ours[key].dtype) == str(tv.dtype).replace("torch.", "lazytorch.")
                 np.testing.assert_allclose(
                     to_numpy(ours[key]), to_numpy(tv), err_msg=f"{what} {key} {i}", **tol
                 )
