@@ -10,7 +10,8 @@ one that no longer differs.
 Where torch's signature comes from:
 
 * a Python-level torch function or class (``torch.nn.functional.*``, ``torch.functional``,
-  ``torch._tensor``, modules, optimizers, schedulers): `inspect.signature`;
+  ``torch._tensor``, modules, optimizers, schedulers): `inspect.signature` (of the function
+  a ``boolean_dispatch`` such as ``F.max_pool2d`` wraps);
 * a builtin (``torch.sum``, ``Tensor.sum``, ``F.gelu``): its overloads in torch's generated
   type stubs (``torch/_C/_VariableFunctions.pyi``, class ``TensorBase`` in
   ``torch/_C/__init__.pyi``, ``torch/_C/_nn.pyi``), written from the same signatures
@@ -167,6 +168,10 @@ def _says_nothing(overload: Overload) -> bool:
 
 def torch_signature(obj: Any, namespace: str, is_method: bool) -> TorchSignature | None:
     """torch's overloads of `obj`, or None where nothing says what they are."""
+    from torch._jit_internal import boolean_dispatched
+
+    if obj in boolean_dispatched:  # F.max_pool2d & co: a (*args, **kwargs) dispatcher
+        obj = boolean_dispatched[obj]["if_false"]
     if isinstance(obj, (types.FunctionType, type)) or inspect.ismethod(obj):
         overload = _from_inspect(obj, drop_first=is_method)
         if not _says_nothing(overload):
@@ -533,3 +538,32 @@ def test_reduction_out_keyword(name: str, x_dtype: str, out_dtype: str) -> None:
     call = REDUCTION_OUT_CALLS[name]
     x = arr(3, 4, dtype=x_dtype, low=-3, high=4)
     check(lambda t, x: call(t, x, t.empty(0, dtype=getattr(t, out_dtype))), x)
+
+
+# out= on the products and norms: outer and ger cast as the elementwise ops do; the others
+# want out's dtype to be the result's.
+LINALG_OUT_CALLS = {
+    "addmm": lambda t, x, o: t.addmm(x, x, x.T, beta=0.5, out=o),
+    "baddbmm": lambda t, x, o: t.baddbmm(x[None], x[None], x[None], alpha=2, out=o),
+    "dot": lambda t, x, o: t.dot(x[0], x[1], out=o),
+    "mv": lambda t, x, o: t.mv(x, x[0], out=o),
+    "outer": lambda t, x, o: t.outer(x[0], x[1], out=o),
+    "ger": lambda t, x, o: t.ger(x[0], x[1], out=o),
+    "tensordot": lambda t, x, o: t.tensordot(x, x, 1, out=o),
+    "linalg.vector_norm": lambda t, x, o: t.linalg.vector_norm(x, 3, 1, out=o),
+    "linalg.matrix_norm": lambda t, x, o: t.linalg.matrix_norm(x, out=o),
+    "linalg.matrix_norm(2)": lambda t, x, o: t.linalg.matrix_norm(x, 1, out=o),
+    "linalg.norm": lambda t, x, o: t.linalg.norm(x, out=o),
+}
+
+
+@pytest.mark.parametrize("out_dtype", ["float64", "float32", "int64"])
+@pytest.mark.parametrize("name", list(LINALG_OUT_CALLS))
+def test_linalg_out_keyword(name: str, out_dtype: str) -> None:
+    from helpers import check, randn
+
+    call = LINALG_OUT_CALLS[name]
+    check(
+        lambda t, x: call(t, x, t.empty(0, dtype=getattr(t, out_dtype))),
+        randn(3, 3, dtype="float64"),
+    )

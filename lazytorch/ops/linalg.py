@@ -39,7 +39,7 @@ from lazytorch.ops.elementwise import (
     node2,
     where_node,
 )
-from lazytorch.ops.reduction import _finish, _sum_dtype, reduce_node
+from lazytorch.ops.reduction import _finish, _into_out, _sum_dtype, reduce_node
 from lazytorch.tensor import Tensor
 
 
@@ -152,15 +152,15 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Any = None) -> Tensor:
     return matmul(input, mat2, out=out)
 
 
-def mv(input: Tensor, vec: Tensor) -> Tensor:
+def mv(input: Tensor, vec: Tensor, *, out: Any = None) -> Tensor:
     if input.ndim != 2 or vec.ndim != 1:
         raise op_error(
             RuntimeError, "mv", "vector + matrix @ vector expected, got a matrix and a vector"
         )
-    return matmul(input, vec)
+    return _into_out(matmul(input, vec), out, "mv")
 
 
-def dot(input: Tensor, tensor: Tensor) -> Tensor:
+def dot(input: Tensor, tensor: Tensor, *, out: Any = None) -> Tensor:
     if input.ndim != 1 or tensor.ndim != 1:
         raise op_error(
             RuntimeError,
@@ -173,13 +173,13 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
             "dot",
             f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{tensor.shape[0]}] to have the same number of elements, but got {input.shape[0]} and {tensor.shape[0]} elements respectively",
         )
-    return matmul(input, tensor)
+    return _into_out(matmul(input, tensor), out, "dot")
 
 
 inner_product = dot
 
 
-def outer(input: Tensor, vec2: Tensor) -> Tensor:
+def outer(input: Tensor, vec2: Tensor, *, out: Any = None) -> Tensor:
     from lazytorch.ops.elementwise import mul
 
     for name, v in (("self", input), ("vec2", vec2)):
@@ -187,7 +187,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
             raise op_error(
                 RuntimeError, "outer", f"outer: Expected 1-D argument {name}, but got {v.ndim}-D"
             )
-    return mul(input.reshape(-1, 1), vec2.reshape(1, -1))  # type: ignore[attr-defined]
+    return mul(input.reshape(-1, 1), vec2.reshape(1, -1), out=out)  # type: ignore[attr-defined]
 
 
 ger = outer
@@ -222,19 +222,29 @@ def _add_product(input: Tensor, prod: Tensor, beta: Any, alpha: Any, op: str) ->
     return add(mul(input, beta) if beta != 1 else input, prod)
 
 
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+def addmm(
+    input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1, out: Any = None
+) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2)."""
-    return _add_product(input, mm(mat1, mat2), beta, alpha, "addmm")
+    return _into_out(_add_product(input, mm(mat1, mat2), beta, alpha, "addmm"), out, "addmm")
 
 
 def baddbmm(
-    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+    input: Tensor,
+    batch1: Tensor,
+    batch2: Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+    out: Any = None,
 ) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
-    return _add_product(input, bmm(batch1, batch2), beta, alpha, "baddbmm")
+    return _into_out(
+        _add_product(input, bmm(batch1, batch2), beta, alpha, "baddbmm"), out, "baddbmm"
+    )
 
 
-def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
     """Contract the last `dims` dims of `a` with the first of `b`, or the dims listed in
     ``dims = (dims_a, dims_b)``."""
     a, b = _tensor_arg(a, "tensordot", "a"), _tensor_arg(b, "tensordot", "b")
@@ -280,8 +290,10 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
             )
         lb[j] = la[i]
     contracted = {la[i] for i in da}
-    out = [c for c in la if c not in contracted] + [c for c in lb if c not in contracted]
-    return einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
+    kept = [c for c in la if c not in contracted] + [c for c in lb if c not in contracted]
+    return _into_out(
+        einsum(f"{''.join(la)},{''.join(lb)}->{''.join(kept)}", a, b), out, "tensordot"
+    )
 
 
 # -- einsum -------------------------------------------------------------------------------
@@ -494,7 +506,13 @@ def _norm_input(x: Tensor, op: str, dtype: Any) -> Node:
 
 
 def vector_norm(
-    input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+    input: Tensor,
+    ord: Any = 2,
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+    out: Any = None,
 ) -> Tensor:
     """The vector `ord`-norm over `dim` (all elements by default)."""
     if not isinstance(ord, (int, float)):
@@ -545,7 +563,7 @@ def vector_norm(
         r = node2(P.pow, s, const_node(1.0 / ord, n.dtype, n.device))
     else:
         r = _p_norm_with_grad(a, float(ord), red)
-    return wrap(cast(r, out_dtype))
+    return _into_out(wrap(cast(r, out_dtype)), out, "linalg.vector_norm")
 
 
 def _p_norm_with_grad(a: Node, p: float, red: Any) -> Node:
@@ -567,6 +585,7 @@ def matrix_norm(
     keepdim: bool = False,
     *,
     dtype: Any = None,
+    out: Any = None,
 ) -> Tensor:
     """Frobenius, 1, -1, inf or -inf matrix norm over the two dims in `dim`."""
     n = _norm_input(input, "linalg.matrix_norm", dtype)
@@ -593,7 +612,7 @@ def matrix_norm(
             f"linalg.matrix_norm: dims must be different. Got {(r, c)}",
         )
     if ord == "fro":
-        return vector_norm(wrap(n), 2, (r, c), keepdim)
+        return vector_norm(wrap(n), 2, (r, c), keepdim, out=out)
     if ord in ("nuc", 2, -2):
         raise op_error(
             NotImplementedError,
@@ -620,11 +639,17 @@ def matrix_norm(
         m = make_node(P.expand, (zero,), (shape,), shape, n.dtype, n.device)
     else:
         m = reduce_node(P.reduce_max if ord > 0 else P.reduce_min, s, (outer,))
-    return wrap(_finish(m, tuple(sorted((r, c))), keepdim))
+    return _into_out(wrap(_finish(m, tuple(sorted((r, c))), keepdim)), out, "linalg.matrix_norm")
 
 
 def norm(
-    input: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+    input: Tensor,
+    ord: Any = None,
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+    out: Any = None,
 ) -> Tensor:
     """torch.linalg.norm: a vector norm or a matrix norm depending on `dim` and `ord`."""
     if isinstance(dim, int):
@@ -645,5 +670,5 @@ def norm(
         dim = tuple(range(-input.ndim, 0))
     if (dim is not None and len(dim) == 2) or isinstance(ord, str):
         # A pair of dims or a named (matrix-only) ord: a matrix norm.
-        return matrix_norm(input, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
-    return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        return matrix_norm(input, "fro" if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+    return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
