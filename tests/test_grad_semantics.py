@@ -479,6 +479,10 @@ CASES = [
     C("F.adaptive_max_pool1d", "ties", lambda t, x: F(t).adaptive_max_pool1d(x, 3), POOL[0]),
     C("F.adaptive_max_pool2d", "ties", lambda t, x: F(t).adaptive_max_pool2d(x, 3), POOL),
     C("F.adaptive_max_pool2d", "nan", lambda t, x: F(t).adaptive_max_pool2d(x, 2), POOL_NAN),
+    C("F.max_pool3d", "ties", lambda t, x: F(t).max_pool3d(x, (1, 2, 2), 1), POOL),
+    C("F.max_pool3d", "nan", lambda t, x: F(t).max_pool3d(x, (1, 2, 2), 1), POOL_NAN),
+    C("F.avg_pool3d", "padding", lambda t, x: F(t).avg_pool3d(x, (1, 2, 2), 2, (0, 1, 1)), POOL),
+    C("F.adaptive_max_pool3d", "ties", lambda t, x: F(t).adaptive_max_pool3d(x, (1, 3, 3)), POOL),
     C(
         "F.scaled_dot_product_attention",
         "causal",
@@ -674,6 +678,7 @@ MATH_MODULES = (
     "lazytorch.nn.functional.normalization",
     "lazytorch.nn.functional.conv",
     "lazytorch.nn.functional.fold",
+    "lazytorch.nn.functional.pooling",
     "lazytorch.nn.functional.sampling",
     "lazytorch.nn.functional.attention",
     "lazytorch.nn.functional.layers",

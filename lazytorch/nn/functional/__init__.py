@@ -32,15 +32,7 @@ from lazytorch.nn.functional.attention import (
     multi_head_attention_forward,
     scaled_dot_product_attention,
 )
-from lazytorch.nn.functional.conv import (
-    avg_pool1d,
-    avg_pool2d,
-    conv1d,
-    conv2d,
-    conv3d,
-    max_pool1d,
-    max_pool2d,
-)
+from lazytorch.nn.functional.conv import conv1d, conv2d, conv3d
 from lazytorch.nn.functional.fold import (
     conv_transpose1d,
     conv_transpose2d,
@@ -64,12 +56,21 @@ from lazytorch.nn.functional.normalization import (
     layer_norm,
     normalize,
 )
+from lazytorch.nn.functional.pooling import (
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+)
 from lazytorch.nn.functional.sampling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
     adaptive_max_pool1d,
     adaptive_max_pool2d,
+    adaptive_max_pool3d,
     interpolate,
     pixel_shuffle,
     pixel_unshuffle,
@@ -92,8 +93,10 @@ __all__ = [
     "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
     "avg_pool1d",
     "avg_pool2d",
+    "avg_pool3d",
     "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
@@ -123,6 +126,7 @@ __all__ = [
     "logsigmoid",
     "max_pool1d",
     "max_pool2d",
+    "max_pool3d",
     "mish",
     "mse_loss",
     "multi_head_attention_forward",

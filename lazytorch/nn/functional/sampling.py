@@ -177,6 +177,16 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d")
 
 
+def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max over torch's adaptive windows of (N, C, D, H, W) or (C, D, H, W) input.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.adaptive_max_pool3d(lazytorch.ones(1, 2, 3, 4, 5), (1, 2, None)).shape
+    lazytorch.Size([1, 2, 1, 2, 5])
+    """
+    return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
 # -- interpolate ----------------------------------------------------------------------------------
 _LINEAR_MODES = {1: "linear", 2: "bilinear", 3: "trilinear"}
 
@@ -489,6 +499,7 @@ __all__: Sequence[str] = [
     "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
     "interpolate",
     "pixel_shuffle",
     "pixel_unshuffle",

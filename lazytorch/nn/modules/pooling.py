@@ -1,4 +1,4 @@
-"""Max and average pooling (1-d, 2-d) and adaptive pooling (1-d, 2-d, 3-d)."""
+"""Max and average pooling and adaptive pooling (1-d, 2-d, 3-d)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,13 @@ __all__ = [
     "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
 ]
 
 
@@ -72,16 +75,8 @@ class MaxPool2d(_MaxPoolNd):
         )
 
 
-class AvgPool2d(Module):
-    """Mean over kH x kW windows (stride defaults to the kernel size).
-
-    >>> import lazytorch
-    >>> pool = lazytorch.nn.AvgPool2d(2)
-    >>> pool
-    AvgPool2d(kernel_size=2, stride=2, padding=0)
-    >>> pool(lazytorch.ones(1, 1, 4, 4)).shape
-    lazytorch.Size([1, 1, 2, 2])
-    """
+class _AvgPoolNd(Module):
+    """What the 2-d and 3-d average pooling modules hold (torch's _AvgPoolNd)."""
 
     def __init__(
         self,
@@ -100,6 +95,21 @@ class AvgPool2d(Module):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Mean over kH x kW windows (stride defaults to the kernel size).
+
+    >>> import lazytorch
+    >>> pool = lazytorch.nn.AvgPool2d(2)
+    >>> pool
+    AvgPool2d(kernel_size=2, stride=2, padding=0)
+    >>> pool(lazytorch.ones(1, 1, 4, 4)).shape
+    lazytorch.Size([1, 1, 2, 2])
+    """
+
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(
             input,
@@ -110,9 +120,6 @@ class AvgPool2d(Module):
             self.count_include_pad,
             self.divisor_override,
         )
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class MaxPool1d(_MaxPoolNd):
@@ -269,3 +276,60 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """
 
     _fn = staticmethod(F.adaptive_max_pool2d)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over kT x kH x kW windows of (N, C, D, H, W) or (C, D, H, W) input.
+
+    >>> import lazytorch
+    >>> pool = lazytorch.nn.MaxPool3d(2)
+    >>> pool
+    MaxPool3d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    >>> pool(lazytorch.ones(1, 2, 4, 4, 5)).shape
+    lazytorch.Size([1, 2, 2, 2, 2])
+    """
+
+    def forward(self, input: Tensor) -> Any:
+        return F.max_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
+
+class AvgPool3d(_AvgPoolNd):
+    """Mean over kT x kH x kW windows of (N, C, D, H, W) or (C, D, H, W) input.
+
+    >>> import lazytorch
+    >>> pool = lazytorch.nn.AvgPool3d(2, stride=1)
+    >>> pool
+    AvgPool3d(kernel_size=2, stride=1, padding=0)
+    >>> pool(lazytorch.ones(1, 2, 3, 3, 3)).shape
+    lazytorch.Size([1, 2, 2, 2, 2])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max over torch's adaptive windows to a fixed (D, H, W).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.AdaptiveMaxPool3d((1, 2, 2))(lazytorch.ones(1, 2, 3, 4, 5)).shape
+    lazytorch.Size([1, 2, 1, 2, 2])
+    """
+
+    _fn = staticmethod(F.adaptive_max_pool3d)
