@@ -186,6 +186,9 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.bmm": {
         "missing parameter 'out_dtype'": NO_OUT_DTYPE,
     },
+    "torch.column_stack": {
+        "missing parameter 'out'": NO_OUT,
+    },
     "torch.compile": {
         "positional order (fn) does not take torch's (model)": "lazytorch.compile is lazytorch's own compiler, with its own options",
         "extra parameter 'fn'": "lazytorch.compile is lazytorch's own compiler, with its own options",
@@ -197,7 +200,22 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "'backend' default 'auto', torch's None": "lazytorch.compile is lazytorch's own compiler, with its own options",
         "'mode' default 'default', torch's None": "lazytorch.compile is lazytorch's own compiler, with its own options",
     },
+    "torch.copysign": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.cross": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.deg2rad": {
+        "missing parameter 'out'": NO_OUT,
+    },
     "torch.diag": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.diff": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.dstack": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.empty": {
@@ -213,6 +231,9 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.flip": {
         "takes **kwargs, torch does not": DIMS_KEYWORD,
     },
+    "torch.float_power": {
+        "missing parameter 'out'": NO_OUT,
+    },
     "torch.full": {
         "missing parameter 'layout'": NO_LAYOUT,
         "missing parameter 'names'": "names= (named tensors) is not supported",
@@ -223,7 +244,7 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.gather": {
         "missing parameter 'out'": NO_OUT,
     },
-    "torch.hstack": {
+    "torch.heaviside": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.index_add": {
@@ -233,6 +254,12 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.index_select": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.isin": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.kron": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.kthvalue": {
@@ -245,10 +272,20 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.log_softmax": {
         "missing parameter 'out'": NO_OUT,
     },
+    "torch.logit": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.logspace": {
+        "missing parameter 'layout'": NO_LAYOUT,
+        "missing parameter 'out'": NO_OUT,
+    },
     "torch.masked_select": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.max": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.median": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.min": {
@@ -260,18 +297,11 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.msort": {
         "missing parameter 'out'": NO_OUT,
     },
-    "torch.nanmean": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.nansum": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.nonzero": {
         "missing parameter 'out'": NO_OUT,
     },
-    "torch.norm": {
-        "positional order (input, p, dim, keepdim, dtype) does not take torch's (input, p, dim, keepdim, out, dtype)": "out= is not taken, so dtype is fifth positionally (torch's is sixth)",
-        "missing parameter 'out'": NO_OUT,
+    "torch.normal": {
+        "missing parameter 'layout'": NO_LAYOUT,
     },
     "torch.numel": {
         "positional order (input) does not take torch's (self)": "torch's stub names it self; its parser takes input, as lazytorch",
@@ -291,6 +321,9 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "extra parameter 'b'": "defined in lazytorch.ir.dtypes (a, b); not renamed yet",
         "missing parameter 'type1'": "defined in lazytorch.ir.dtypes (a, b); not renamed yet",
         "missing parameter 'type2'": "defined in lazytorch.ir.dtypes (a, b); not renamed yet",
+    },
+    "torch.rad2deg": {
+        "missing parameter 'out'": NO_OUT,
     },
     "torch.rand": {
         "takes **kwargs, torch does not": SIZE_KEYWORD,
@@ -329,6 +362,9 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "extra parameter 'tensor1'": "defined in lazytorch/__init__.py (tensor1, tensor2); not renamed yet",
         "extra parameter 'tensor2'": "defined in lazytorch/__init__.py (tensor1, tensor2); not renamed yet",
     },
+    "torch.row_stack": {
+        "missing parameter 'out'": NO_OUT,
+    },
     "torch.rsub": {
         "positional order (input, other) does not take torch's (input, other, alpha)": STUB_POSITIONAL_ALPHA,
     },
@@ -342,6 +378,12 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.scatter_add": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.signbit": {
+        "missing parameter 'out'": NO_OUT,
+    },
+    "torch.sinc": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.softmax": {
@@ -396,15 +438,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "'requires_grad' should be positional": STUB_POSITIONAL_FACTORY,
     },
     "torch.topk": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.tril": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.triu": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.vstack": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.where": {

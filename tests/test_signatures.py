@@ -522,6 +522,9 @@ REDUCTION_OUT_CALLS = {
     "argmin": lambda t, x, o: t.argmin(x, out=o),
     "all": lambda t, x, o: t.all(x, 1, out=o),
     "any": lambda t, x, o: t.any(x, out=o),
+    "nansum": lambda t, x, o: t.nansum(x, 1, out=o),
+    "nanmean": lambda t, x, o: t.nanmean(x, 0, out=o),
+    "norm": lambda t, x, o: t.norm(x, 3, 1, False, o),
 }
 
 
@@ -540,8 +543,8 @@ def test_reduction_out_keyword(name: str, x_dtype: str, out_dtype: str) -> None:
     check(lambda t, x: call(t, x, t.empty(0, dtype=getattr(t, out_dtype))), x)
 
 
-# out= on the products and norms: outer and ger cast as the elementwise ops do; the others
-# want out's dtype to be the result's.
+# out= on the products, norms, triangles and stacks: outer, ger, hstack and vstack cast as
+# the elementwise ops and cat do; the others want out's dtype to be the result's.
 LINALG_OUT_CALLS = {
     "addmm": lambda t, x, o: t.addmm(x, x, x.T, beta=0.5, out=o),
     "baddbmm": lambda t, x, o: t.baddbmm(x[None], x[None], x[None], alpha=2, out=o),
@@ -554,6 +557,10 @@ LINALG_OUT_CALLS = {
     "linalg.matrix_norm": lambda t, x, o: t.linalg.matrix_norm(x, out=o),
     "linalg.matrix_norm(2)": lambda t, x, o: t.linalg.matrix_norm(x, 1, out=o),
     "linalg.norm": lambda t, x, o: t.linalg.norm(x, out=o),
+    "tril": lambda t, x, o: t.tril(x, -1, out=o),
+    "triu": lambda t, x, o: t.triu(x, out=o),
+    "hstack": lambda t, x, o: t.hstack([x, x], out=o),
+    "vstack": lambda t, x, o: t.vstack([x[0], x], out=o),
 }
 
 

@@ -536,6 +536,18 @@ def split(self: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
     return S.split(self, split_size, dim)
 
 
+def norm(
+    self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None
+) -> Tensor:
+    """torch.norm as torch's method has it: no out=, so dtype is the fourth argument.
+
+    >>> import lazytorch
+    >>> lazytorch.tensor([[3.0, 4.0]]).norm(2, 1).tolist()
+    [5.0]
+    """
+    return R.norm(self, p, dim, keepdim, dtype=dtype)
+
+
 def _get_data(self: Tensor) -> Tensor:
     return S.detach(self)
 
@@ -680,6 +692,7 @@ def bind() -> None:
         "new_full": new_full,
         "new_tensor": new_tensor,
         "split": split,
+        "norm": norm,
     }
     for name, fn in extras.items():
         setattr(Tensor, name, fn)

@@ -105,11 +105,21 @@ def _bool_safe_reduce(prim: Primitive, x: Node, axes: tuple[int, ...]) -> Node:
     return cast(reduce_node(prim, cast(x, dt.int64), axes), dt.bool_)
 
 
-def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def nansum(
+    input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
+) -> Tensor:
     n = _tensor_arg(input, "nansum")._node
+    if isinstance(out, Tensor) and n.dtype.is_floating_point and not out.dtype.is_floating_point:
+        # torch sums a float input in out's dtype, but only a floating one
+        raise op_error(
+            RuntimeError,
+            "nansum",
+            f"Expected out tensor to have dtype {n.dtype.legacy_name}, but got "
+            f"{out.dtype.legacy_name} instead",
+        )
     if n.dtype.is_floating_point:
         n = where_node(node2(P.ne, n, n, dt.bool_), lit(0, n), n)
-    return sum(wrap(n), dim, keepdim, dtype=dtype)
+    return sum(wrap(n), dim, keepdim, dtype=dtype, out=out)
 
 
 def _count(n: Node, axes: tuple[int, ...]) -> Any:
@@ -140,7 +150,9 @@ def mean(
     return _into_out(wrap(cast(_finish(m, axes, keepdim), out_dtype)), out, "mean", floating=True)
 
 
-def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def nanmean(
+    input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
+) -> Tensor:
     n = _tensor_arg(input, "nanmean")._node
     from lazytorch.ops.elementwise import div
 
@@ -153,7 +165,8 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
         )
 
     valid = node2(P.eq, n, n, dt.bool_)  # NaN != NaN
-    return div(nansum(input, dim, keepdim, dtype=dtype), sum(wrap(valid), dim, keepdim))
+    mean = div(nansum(input, dim, keepdim, dtype=dtype), sum(wrap(valid), dim, keepdim))
+    return _into_out(mean, out, "nanmean", floating=True)
 
 
 def prod(
@@ -513,7 +526,12 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Te
 
 
 def norm(
-    input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None
+    input: Tensor,
+    p: Any = "fro",
+    dim: Any = None,
+    keepdim: bool = False,
+    out: Any = None,
+    dtype: Any = None,
 ) -> Tensor:
     """Vector p-norm over `dim` (torch.norm): p = 'fro', 2, 1, inf, -inf, 0, or any float."""
     if p == "fro" or p is None:
@@ -526,4 +544,4 @@ def norm(
         )
     from lazytorch.ops.linalg import vector_norm
 
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+    return vector_norm(input, p, dim, keepdim, dtype=dtype, out=out)

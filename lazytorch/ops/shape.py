@@ -512,14 +512,18 @@ def _triangle(input: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
     return wrap(where_node(keep, n, lit(0, n)))
 
 
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+def tril(input: Tensor, diagonal: int = 0, *, out: Any = None) -> Tensor:
     """Lower triangle (elements with column - row <= diagonal); the rest zero."""
-    return _triangle(input, diagonal, True, "tril")
+    from lazytorch.ops.reduction import _into_out
+
+    return _into_out(_triangle(input, diagonal, True, "tril"), out, "tril")
 
 
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+def triu(input: Tensor, diagonal: int = 0, *, out: Any = None) -> Tensor:
     """Upper triangle (elements with column - row >= diagonal); the rest zero."""
-    return _triangle(input, diagonal, False, "triu")
+    from lazytorch.ops.reduction import _into_out
+
+    return _into_out(_triangle(input, diagonal, False, "triu"), out, "triu")
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
@@ -620,13 +624,13 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor
     return cat([unsqueeze(t, d) for t in tensors], d, out=out)
 
 
-def hstack(tensors: Sequence[Tensor]) -> Tensor:
+def hstack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
     ts = [atleast_1d(t) for t in tensors]
-    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+    return cat(ts, 0 if ts[0].ndim == 1 else 1, out=out)
 
 
-def vstack(tensors: Sequence[Tensor]) -> Tensor:
-    return cat([atleast_2d(t) for t in tensors], 0)
+def vstack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
+    return cat([atleast_2d(t) for t in tensors], 0, out=out)
 
 
 def atleast_1d(t: Tensor) -> Tensor:
