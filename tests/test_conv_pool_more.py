@@ -1,6 +1,7 @@
-"""Convolution (1-d, 3-d, transposed, fold/unfold), 1-d, 3-d and adaptive pooling, interpolate
-and pixel shuffle against torch: values (lazy and sync, each backend), gradients, the
-errors torch raises, and the modules' parameters, state_dict keys, repr and outputs.
+"""Convolution (1-d, 3-d, transposed, fold/unfold), 1-d, 3-d and adaptive pooling,
+interpolate, grid_sample/affine_grid and pixel shuffle against torch: values (lazy and sync,
+each backend), gradients, the errors torch raises, and the modules' parameters, state_dict
+keys, repr and outputs.
 
 The functional cases are one table: a name, the call written once for both libraries, and
 the input shapes; each case is checked in float32 and differentiated in float64.
@@ -177,6 +178,22 @@ CASES: dict[str, tuple[Callable[..., Any], list[tuple[int, ...]]]] = {
     ),
     "trilinear": (f("interpolate", size=(3, 2, 5), mode="trilinear"), [(1, 2, 2, 3, 4)]),
     "area": (f("interpolate", size=(3, 4), mode="area"), [(1, 2, 7, 5)]),
+    # spatial transformer: grid points in [-2, 2), some outside the image
+    "grid_sample": (f("grid_sample", align_corners=False), [(2, 3, 4, 5), (2, 3, 2, 2)]),
+    "grid_sample_border_aligned": (
+        f("grid_sample", padding_mode="border", align_corners=True),
+        [(1, 2, 3, 4), (1, 5, 2, 2)],
+    ),
+    "grid_sample_reflection": (
+        f("grid_sample", padding_mode="reflection", align_corners=False),
+        [(1, 2, 4, 3), (1, 3, 3, 2)],
+    ),
+    "grid_sample_nearest_reflection_aligned": (
+        f("grid_sample", mode="nearest", padding_mode="reflection", align_corners=True),
+        [(1, 2, 4, 3), (1, 3, 3, 2)],
+    ),
+    "affine_grid": (f("affine_grid", size=(2, 3, 4, 5), align_corners=False), [(2, 2, 3)]),
+    "affine_grid_aligned": (f("affine_grid", size=(1, 1, 3, 1), align_corners=True), [(1, 2, 3)]),
     # pixel shuffle
     "pixel_shuffle": (f("pixel_shuffle", upscale_factor=2), [(2, 8, 3, 2)]),
     "pixel_shuffle_3d": (f("pixel_shuffle", upscale_factor=3), [(9, 2, 1)]),
@@ -298,6 +315,18 @@ ERRORS: dict[str, tuple[Callable[..., Any], list[tuple[int, ...]]]] = {
     "pixel_shuffle_channels": (f("pixel_shuffle", upscale_factor=2), [(1, 6, 2, 2)]),
     "pixel_shuffle_rank": (f("pixel_shuffle", upscale_factor=2), [(4, 2)]),
     "pixel_unshuffle_size": (f("pixel_unshuffle", downscale_factor=2), [(1, 1, 3, 4)]),
+    "grid_sample_mode": (
+        f("grid_sample", mode="area", align_corners=False),
+        [(1, 2, 3, 3), (1, 2, 2, 2)],
+    ),
+    "grid_sample_padding": (
+        f("grid_sample", padding_mode="circular", align_corners=False),
+        [(1, 2, 3, 3), (1, 2, 2, 2)],
+    ),
+    "grid_sample_batch": (f("grid_sample", align_corners=False), [(2, 2, 3, 3), (1, 2, 2, 2)]),
+    "grid_sample_rank": (f("grid_sample", align_corners=False), [(2, 3, 3), (2, 2, 2, 2)]),
+    "affine_grid_theta": (f("affine_grid", size=(1, 1, 3, 3), align_corners=False), [(1, 3, 3)]),
+    "affine_grid_size": (f("affine_grid", size=(1, 3, 3), align_corners=False), [(1, 2, 3)]),
     "fold_blocks": (f("fold", output_size=(4, 4), kernel_size=2), [(1, 8, 5)]),
     "fold_channels": (f("fold", output_size=(3, 3), kernel_size=2), [(1, 6, 4)]),
     "unfold_rank": (f("unfold", kernel_size=2), [(4, 4)]),
@@ -318,6 +347,15 @@ def test_pool3d_dtypes() -> None:
     check(f("avg_pool3d", kernel_size=2, padding=1), x.astype("int64"))
     check(f("avg_pool3d", kernel_size=2), x.astype("int32"), modes=("lazy",))
     check(f("max_pool3d", kernel_size=2), x.astype("bool"), modes=("lazy",))
+
+
+def test_grid_default_align_corners_warns_as_torch() -> None:
+    theta = np.array([[[1.0, 0.2, 0.1], [-0.3, 0.9, 0.0]]], dtype="float32")
+    for lib in (torch, lt):
+        with pytest.warns(UserWarning, match="align_corners=False"):
+            grid = lib.nn.functional.affine_grid(lib.tensor(theta), (1, 2, 3, 3))
+        with pytest.warns(UserWarning, match="align_corners=False"):
+            lib.nn.functional.grid_sample(lib.zeros(1, 2, 3, 3), grid)
 
 
 def test_integer_input_errors() -> None:

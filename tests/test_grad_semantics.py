@@ -479,6 +479,20 @@ CASES = [
     C("F.adaptive_max_pool1d", "ties", lambda t, x: F(t).adaptive_max_pool1d(x, 3), POOL[0]),
     C("F.adaptive_max_pool2d", "ties", lambda t, x: F(t).adaptive_max_pool2d(x, 3), POOL),
     C("F.adaptive_max_pool2d", "nan", lambda t, x: F(t).adaptive_max_pool2d(x, 2), POOL_NAN),
+    C(
+        "F.grid_sample",
+        "pixel-centres",  # the bilinear weights' kink: coordinates exactly on pixels
+        lambda t, x, g: F(t).grid_sample(x, g, align_corners=True),
+        np.arange(9.0).reshape(1, 1, 3, 3) ** 2,
+        np.array([[[[-1, -1], [0, 0], [1, 0.5]], [[0.5, 1], [1, 1], [-1, 1]]]]),
+    ),
+    C(
+        "F.grid_sample",
+        "border-clip",
+        lambda t, x, g: F(t).grid_sample(x, g, padding_mode="border", align_corners=False),
+        np.arange(9.0).reshape(1, 1, 3, 3) ** 2,
+        np.array([[[[-1.5, 0.2], [0.3, 2.0]], [[1.0, 1.0], [0.1, -0.4]]]]),
+    ),
     C("F.max_pool3d", "ties", lambda t, x: F(t).max_pool3d(x, (1, 2, 2), 1), POOL),
     C("F.max_pool3d", "nan", lambda t, x: F(t).max_pool3d(x, (1, 2, 2), 1), POOL_NAN),
     C("F.avg_pool3d", "padding", lambda t, x: F(t).avg_pool3d(x, (1, 2, 2), 2, (0, 1, 1)), POOL),
@@ -678,6 +692,7 @@ MATH_MODULES = (
     "lazytorch.nn.functional.normalization",
     "lazytorch.nn.functional.conv",
     "lazytorch.nn.functional.fold",
+    "lazytorch.nn.functional.grid",
     "lazytorch.nn.functional.pooling",
     "lazytorch.nn.functional.sampling",
     "lazytorch.nn.functional.attention",
@@ -693,7 +708,7 @@ SMOOTH = set(
     F.sigmoid F.mse_loss F.nll_loss F.embedding F.conv1d F.conv3d F.conv_transpose1d
     F.conv_transpose2d F.conv_transpose3d F.fold F.unfold F.pixel_shuffle F.pixel_unshuffle
     F.adaptive_avg_pool1d F.adaptive_avg_pool2d F.adaptive_avg_pool3d F.interpolate F.upsample
-    F.upsample_nearest F.upsample_bilinear
+    F.upsample_nearest F.upsample_bilinear F.affine_grid
     """.split()
 )
 

@@ -1,6 +1,6 @@
 """torch.nn.functional: activations, softmax family, normalization, linear/embedding,
 dropout, convolution (1-3d, transposed, fold/unfold), pooling (incl. adaptive), interpolate,
-pixel shuffle, losses, pad, attention.
+pixel shuffle, affine_grid/grid_sample, losses, pad, attention.
 
 All of these are decompositions into primitives, written with tensor ops so they read like
 the math; the scheduler fuses what they record. Convolution is im2col: the kernel-offset
@@ -40,6 +40,7 @@ from lazytorch.nn.functional.fold import (
     fold,
     unfold,
 )
+from lazytorch.nn.functional.grid import affine_grid, grid_sample
 from lazytorch.nn.functional.layers import dropout, embedding, linear, one_hot
 from lazytorch.nn.functional.loss import (
     binary_cross_entropy,
@@ -94,6 +95,7 @@ __all__ = [
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
     "adaptive_max_pool3d",
+    "affine_grid",
     "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",
@@ -114,6 +116,7 @@ __all__ = [
     "embedding",
     "fold",
     "gelu",
+    "grid_sample",
     "hardsigmoid",
     "hardswish",
     "hardtanh",
