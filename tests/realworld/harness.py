@@ -1,0 +1,413 @@
+"""Run one corpus script under torch (recording its random draws) or lazytorch (replaying them).
+
+lazytorch's Philox generator does not produce torch's numbers, so a comparison of losses
+needs both runs to see the same draws. The torch run records, in order, the result of every
+random draw the script (or the library on its behalf) makes at the Python level; the
+lazytorch run substitutes those results in the same order. Draws are queued per kind, so a
+draw one library makes and the other does not (torch's DataLoader draws a worker seed with
+``Tensor.random_`` each epoch) leaves the other kinds aligned:
+
+==========  =============================================================================
+kind        calls
+==========  =============================================================================
+``fill``    in-place fills: ``Tensor.uniform_/normal_/bernoulli_/exponential_/...`` and
+            every ``nn.init`` filler (the recorded value is the tensor's final content, so
+            two libraries that build ``kaiming_uniform_`` differently still agree)
+``rand``    ``torch.rand``, ``rand_like``; dropout masks (``F.dropout`` and
+            ``dropout1d/2d/3d`` are replaced in *both* runs by ``x * (rand >= p) / (1-p)``,
+            and torch's ``scaled_dot_product_attention`` with ``dropout_p > 0`` by its
+            documented math, because torch draws those masks in C)
+others      ``randn``, ``randint``, ``randperm``, ``normal``, ``bernoulli``,
+            ``multinomial``, ``poisson``, ``random_`` — one queue each
+==========  =============================================================================
+
+Only the outermost draw is recorded (a ``rand_like`` built on ``rand`` is one draw). A
+replayed draw whose shape differs from the recorded one stops the run with `ReplayMismatch`.
+Draws torch makes in C are not seen: ``nn.RNN/LSTM/GRU(dropout>0)`` between layers and
+``F.rrelu`` in training — the corpus avoids none of them silently: README.md lists them.
+
+Each run logs the loss of every step (``Tensor.backward`` on a 0-d tensor; its value is read
+at the next ``backward`` or at the end, so the harness adds no materialization inside a
+step), every ``Tensor.item()`` value, a timestamp per ``backward`` (the step boundaries), and
+the whole script's wall time, and writes them as JSON::
+
+    python tests/realworld/harness.py --lib torch --tape T.pkl --out torch.json script.py ARGS
+    python tests/realworld/harness.py --lib lazytorch --tape T.pkl --out lt.json script.py ARGS
+
+This module imports neither library at import time: the lazytorch run installs lazytorch as
+``torch`` first (`lazytorch.install_as_torch`), which refuses once real torch is loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import pickle
+import random
+import runpy
+import sys
+import tempfile
+import time
+import traceback
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+# Module-level draw functions: name -> queue kind.
+FUNCTION_DRAWS = {
+    "rand": "rand",
+    "rand_like": "rand",
+    "randn": "randn",
+    "randn_like": "randn",
+    "randint": "randint",
+    "randint_like": "randint",
+    "randperm": "randperm",
+    "normal": "normal",
+    "bernoulli": "bernoulli",
+    "multinomial": "multinomial",
+    "poisson": "poisson",
+}
+# Tensor methods that fill self in place, and Tensor methods that return a new draw.
+INPLACE_METHODS = {
+    "uniform_": "fill",
+    "normal_": "fill",
+    "bernoulli_": "fill",
+    "exponential_": "fill",
+    "cauchy_": "fill",
+    "log_normal_": "fill",
+    "geometric_": "fill",
+    "random_": "random_",
+}
+TENSOR_DRAWS = {"bernoulli": "bernoulli", "multinomial": "multinomial"}
+INIT_FILLERS = (
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "orthogonal_",
+    "sparse_",
+)
+
+
+MAX_SKIP = 2  # torch draws of another shape a replay may pass over (see Tape.take)
+
+
+class ReplayMismatch(RuntimeError):
+    """The lazytorch run asked for a draw the torch run did not make (kind, order or shape)."""
+
+
+class Tape:
+    """Per-kind queues of recorded draws (NumPy arrays), and where the replay stands."""
+
+    def __init__(self, queues: dict[str, list[np.ndarray]] | None = None) -> None:
+        self.queues: dict[str, list[np.ndarray]] = defaultdict(list, queues or {})
+        self.used: dict[str, int] = defaultdict(int)
+        self.skipped: dict[str, int] = defaultdict(int)
+
+    def record(self, kind: str, value: np.ndarray) -> None:
+        self.queues[kind].append(value)
+
+    def take(self, kind: str, shape: tuple[int, ...]) -> np.ndarray:
+        """The next recorded draw of `kind`, which must have `shape`. Up to `MAX_SKIP` torch
+        draws of another shape are passed over (and counted): torch makes draws whose
+        values nothing uses, e.g. ``RandomSampler`` draws ``randperm(n)[:0]`` at the end of
+        every epoch whose length is a multiple of n."""
+        i = self.used[kind]
+        queue = self.queues.get(kind, [])
+        for j in range(i, min(i + 1 + MAX_SKIP, len(queue))):
+            if tuple(queue[j].shape) == tuple(shape):
+                self.skipped[kind] += j - i
+                self.used[kind] = j + 1
+                return queue[j]
+        if i >= len(queue):
+            raise ReplayMismatch(
+                f"draw {kind!r} #{i} of shape {tuple(shape)}: the torch run made only {len(queue)}"
+            )
+        raise ReplayMismatch(
+            f"draw {kind!r} #{i}: torch drew shape {tuple(queue[i].shape)}, "
+            f"lazytorch asks for {tuple(shape)}"
+        )
+
+    def unused(self) -> dict[str, int]:
+        return {k: len(q) - self.used[k] for k, q in self.queues.items() if len(q) > self.used[k]}
+
+
+class Hooks:
+    """Patches one library (torch, or lazytorch installed as torch) to record or replay draws
+    and to log losses, ``item()`` values and step times. Same code for both libraries."""
+
+    def __init__(self, torch: Any, tape: Tape, replay: bool, real_torch: bool) -> None:
+        self.torch, self.tape, self.replay, self.real_torch = torch, tape, replay, real_torch
+        self.depth = 0  # > 0 inside a draw: inner draws belong to the outer one
+        self.in_backward = False
+        self.losses: list[float] = []
+        self.items: list[float | int | bool] = []
+        self.step_stamps: list[float] = []
+        self.draws: dict[str, int] = defaultdict(int)
+        self.script_dir = ""  # item() calls from files under here are logged
+
+    # -- values <-> arrays -------------------------------------------------------------
+    def to_array(self, t: Any) -> np.ndarray:
+        return np.array(t.detach().cpu().numpy(), copy=True)
+
+    def from_array(self, a: np.ndarray, like: Any = None) -> Any:
+        t = self.torch.from_numpy(np.array(a, copy=True))
+        return t if like is None else t.to(like.device)
+
+    # -- draws -------------------------------------------------------------------------
+    def _draw(self, kind: str, original: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.depth:
+            return original(*args, **kwargs)
+        self.depth += 1
+        try:
+            if not self.replay:
+                out = original(*args, **kwargs)
+                self.tape.record(kind, self.to_array(out))
+                self.draws[kind] += 1
+                return out
+            # Replay: the draw's shape and dtype come from running it (cheap, lazy), the
+            # values from the tape.
+            out = original(*args, **kwargs)
+            value = self.tape.take(kind, tuple(out.shape))
+            self.draws[kind] += 1
+            t = self.from_array(value, out).to(out.dtype)
+            if getattr(out, "requires_grad", False):
+                t.requires_grad_(True)
+            return t
+        finally:
+            self.depth -= 1
+
+    def _fill(self, kind: str, original: Any, tensor: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.depth:
+            return original(tensor, *args, **kwargs)
+        self.depth += 1
+        try:
+            if not self.replay:
+                out = original(tensor, *args, **kwargs)
+                self.tape.record(kind, self.to_array(tensor))
+                self.draws[kind] += 1
+                return out
+            value = self.tape.take(kind, tuple(tensor.shape))
+            self.draws[kind] += 1
+            with self.torch.no_grad():
+                tensor.copy_(self.from_array(value, tensor).to(tensor.dtype))
+            return tensor
+        finally:
+            self.depth -= 1
+
+    def _wrap_draw(self, owner: Any, name: str, kind: str) -> None:
+        original = getattr(owner, name, None)
+        if original is None:
+            return
+
+        def draw(*args: Any, **kwargs: Any) -> Any:
+            return self._draw(kind, original, *args, **kwargs)
+
+        setattr(owner, name, draw)
+
+    def _wrap_fill(self, owner: Any, name: str, kind: str) -> None:
+        original = getattr(owner, name, None)
+        if original is None:
+            return
+
+        def fill(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+            return self._fill(kind, original, tensor, *args, **kwargs)
+
+        setattr(owner, name, fill)
+
+    # -- dropout with a mask from the (recorded or replayed) rand ----------------------
+    def _mask_dropout(self, channel_dims: int | None) -> Any:
+        torch = self.torch
+
+        def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False):
+            if not training or p == 0.0:
+                return input
+            if channel_dims is None:
+                shape = tuple(input.shape)
+            else:  # dropout1d/2d/3d: one draw per (batch, channel)
+                lead = input.dim() - channel_dims
+                shape = tuple(input.shape[:lead]) + (1,) * channel_dims
+            keep = torch.rand(shape, dtype=input.dtype, device=input.device) >= p
+            out = input * (keep.to(input.dtype) * (1.0 / (1.0 - p)))
+            if inplace:
+                with torch.no_grad():
+                    input.copy_(out)
+                return input
+            return out
+
+        return dropout
+
+    def _math_sdpa(self, original: Any) -> Any:
+        torch, F = self.torch, self.torch.nn.functional
+
+        def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kw):
+            if dropout_p == 0.0:
+                return original(q, k, v, attn_mask, dropout_p, is_causal, scale=scale, **kw)
+            # torch's documented reference implementation, with the mask drawn by rand
+            L, S = q.size(-2), k.size(-2)
+            scale_factor = 1 / (q.size(-1) ** 0.5) if scale is None else scale
+            attn_bias = torch.zeros(L, S, dtype=q.dtype, device=q.device)
+            if is_causal:
+                temp_mask = torch.ones(L, S, dtype=torch.bool, device=q.device).tril(diagonal=0)
+                attn_bias = attn_bias.masked_fill(temp_mask.logical_not(), float("-inf"))
+            if attn_mask is not None:
+                if attn_mask.dtype == torch.bool:
+                    attn_bias = attn_bias.masked_fill(attn_mask.logical_not(), float("-inf"))
+                else:
+                    attn_bias = attn_mask + attn_bias
+            attn_weight = q @ k.transpose(-2, -1) * scale_factor
+            attn_weight = torch.softmax(attn_weight + attn_bias, dim=-1)
+            attn_weight = F.dropout(attn_weight, dropout_p, training=True)
+            return attn_weight @ v
+
+        return sdpa
+
+    def _sampler_without_empty_draw(self) -> None:
+        """torch's ``RandomSampler.__iter__`` ends every pass with ``randperm(n)[:n_samples %
+        n]`` even when that keeps nothing: a draw of the same shape as the next epoch's, whose
+        values nothing sees. The torch run uses the same code without that empty draw (what
+        it yields is unchanged: the generator is private to the pass), so the next epoch's
+        permutation is the next one on the tape."""
+        torch = self.torch
+        sampler = torch.utils.data.RandomSampler
+        original = sampler.__iter__
+
+        def __iter__(s: Any) -> Any:
+            if s.replacement:
+                yield from original(s)
+                return
+            n = len(s.data_source)
+            if s.generator is None:
+                seed = int(torch.empty((), dtype=torch.int64).random_().item())
+                generator = torch.Generator()
+                generator.manual_seed(seed)
+            else:
+                generator = s.generator
+            for _ in range(s.num_samples // n):
+                yield from torch.randperm(n, generator=generator).tolist()
+            if s.num_samples % n:
+                yield from torch.randperm(n, generator=generator).tolist()[: s.num_samples % n]
+
+        sampler.__iter__ = __iter__
+
+    # -- losses, items, steps ----------------------------------------------------------
+    def install(self) -> None:
+        torch = self.torch
+        for name, kind in FUNCTION_DRAWS.items():
+            self._wrap_draw(torch, name, kind)
+        for name, kind in INPLACE_METHODS.items():
+            self._wrap_fill(torch.Tensor, name, kind)
+        for name, kind in TENSOR_DRAWS.items():
+            self._wrap_draw(torch.Tensor, name, kind)
+        for name in INIT_FILLERS:
+            self._wrap_fill(torch.nn.init, name, "fill")
+        F = torch.nn.functional
+        F.dropout = self._mask_dropout(None)
+        for n in (1, 2, 3):
+            if hasattr(F, f"dropout{n}d"):
+                setattr(F, f"dropout{n}d", self._mask_dropout(n))
+        if self.real_torch:
+            F.scaled_dot_product_attention = self._math_sdpa(F.scaled_dot_product_attention)
+            self._sampler_without_empty_draw()
+
+        backward, item = torch.Tensor.backward, torch.Tensor.item
+
+        def logged_backward(t: Any, *args: Any, **kwargs: Any) -> Any:
+            if self.in_backward:  # torch re-enters through a __torch_function__ mode
+                return backward(t, *args, **kwargs)
+            self.step_stamps.append(time.perf_counter())
+            if t.dim() == 0:
+                self.losses.append(float(t.detach()))
+            self.in_backward = True
+            try:
+                return backward(t, *args, **kwargs)
+            finally:
+                self.in_backward = False
+
+        def logged_item(t: Any) -> Any:
+            v = item(t)
+            # only the script's own calls: each library's internals call item() differently
+            if sys._getframe(1).f_code.co_filename.startswith(self.script_dir):
+                self.items.append(v)
+            return v
+
+        torch.Tensor.backward = logged_backward
+        torch.Tensor.item = logged_item
+
+
+def run_script(script: str, args: list[str], lib: str, tape_path: str) -> dict[str, Any]:
+    """Run `script` with `args` under `lib` ("torch" records the tape, "lazytorch" replays
+    it) and return what it logged."""
+    if lib == "lazytorch":
+        import lazytorch
+
+        lazytorch.install_as_torch()
+        with open(tape_path, "rb") as f:
+            tape = Tape(pickle.load(f))
+    else:
+        tape = Tape()
+    import torch
+
+    hooks = Hooks(torch, tape, replay=lib == "lazytorch", real_torch=lib == "torch")
+    hooks.install()
+    result: dict[str, Any] = {"lib": lib, "ok": True, "error": None}
+    script = os.path.abspath(script)
+    hooks.script_dir = os.path.dirname(script) + os.sep
+    saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
+    random.seed(0)  # Python's and NumPy's generators: seeded alike in both runs
+    np.random.seed(0)
+    torch.manual_seed(0)  # a script that never seeds torch records the same tape every time
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as work:
+        try:
+            sys.argv = [script, *args]
+            sys.path.insert(0, os.path.dirname(script))
+            os.chdir(work)  # anything a script still writes lands in a scratch folder
+            with contextlib.redirect_stdout(sys.stderr):
+                runpy.run_path(script, run_name="__main__")
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            result["ok"] = False
+            result["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:500]
+            result["error_type"] = type(e).__name__
+            result["traceback"] = traceback.format_exc()[-4000:]
+        finally:
+            os.chdir(saved_cwd)
+            sys.argv, sys.path[:] = saved_argv, saved_path
+    result["wall_s"] = time.perf_counter() - start
+    result["losses"] = hooks.losses
+    result["items"] = [v if isinstance(v, (int, float, bool)) else float(v) for v in hooks.items]
+    result["step_stamps"] = [s - start for s in hooks.step_stamps]
+    result["draws"] = dict(hooks.draws)
+    if lib == "torch":
+        with open(tape_path, "wb") as f:
+            pickle.dump(dict(tape.queues), f)
+    else:
+        result["unused_draws"] = tape.unused()
+        result["skipped_draws"] = dict(tape.skipped)
+    return result
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--lib", choices=("torch", "lazytorch"), required=True)
+    p.add_argument("--tape", required=True, help="the draws: written by torch, read by lazytorch")
+    p.add_argument("--out", required=True, help="JSON file for the run's log")
+    p.add_argument("script")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    a = p.parse_args()
+    result = run_script(a.script, a.args, a.lib, a.tape)
+    with open(a.out, "w") as f:
+        json.dump(result, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
