@@ -57,7 +57,7 @@ CASES: dict[str, tuple[Callable[..., Any], list[tuple[int, ...]]]] = {
     "conv_transpose2d_unbatched": (f("conv_transpose2d", stride=2), [(2, 3, 2), (2, 3, 2, 2)]),
     "conv_transpose3d": (
         f("conv_transpose3d", stride=(2, 1, 2), padding=(0, 1, 0)),
-        [(1, 2, 2, 3, 2), (2, 2, 2, 2, 3), (2,)],
+        [(1, 2, 2, 3, 2), (2, 2, 2, 3, 1), (2,)],
     ),
     "unfold": (
         f("unfold", kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
@@ -345,8 +345,7 @@ def test_pool3d_dtypes() -> None:
     x = np.arange(60).reshape(1, 3, 4, 5) % 7
     check(f("max_pool3d", kernel_size=2, padding=1), x.astype("uint8"))
     check(f("avg_pool3d", kernel_size=2, padding=1), x.astype("int64"))
-    check(f("avg_pool3d", kernel_size=2), x.astype("int32"), modes=("lazy",))
-    check(f("max_pool3d", kernel_size=2), x.astype("bool"), modes=("lazy",))
+    check(f("avg_pool3d", kernel_size=2), x.astype("int32"), modes=("lazy",))  # torch refuses
 
 
 def test_grid_default_align_corners_warns_as_torch() -> None:
