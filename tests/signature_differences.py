@@ -171,14 +171,8 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.addmm": {
         "missing parameter 'out_dtype'": NO_OUT_DTYPE,
     },
-    "torch.aminmax": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.arange": {
         "missing parameter 'layout'": NO_LAYOUT,
-    },
-    "torch.argsort": {
-        "missing parameter 'out'": NO_OUT,
     },
     "torch.baddbmm": {
         "missing parameter 'out_dtype'": NO_OUT_DTYPE,
@@ -262,9 +256,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.kron": {
         "missing parameter 'out'": NO_OUT,
     },
-    "torch.kthvalue": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.linspace": {
         "missing parameter 'layout'": NO_LAYOUT,
         "'steps' default none, torch's None": "torch's stub keeps an old steps=None; its parser requires steps, as lazytorch",
@@ -282,20 +273,11 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.masked_select": {
         "missing parameter 'out'": NO_OUT,
     },
-    "torch.max": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.median": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.min": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.mm": {
         "missing parameter 'out_dtype'": NO_OUT_DTYPE,
-    },
-    "torch.msort": {
-        "missing parameter 'out'": NO_OUT,
     },
     "torch.nonzero": {
         "missing parameter 'out'": NO_OUT,
@@ -389,9 +371,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.softmax": {
         "missing parameter 'out'": NO_OUT,
     },
-    "torch.sort": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.subtract": {
         "positional order (input, other) does not take torch's (input, other, alpha)": STUB_POSITIONAL_ALPHA,
     },
@@ -436,9 +415,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "'dtype' should be positional": STUB_POSITIONAL_FACTORY,
         "'pin_memory' should be positional": STUB_POSITIONAL_FACTORY,
         "'requires_grad' should be positional": STUB_POSITIONAL_FACTORY,
-    },
-    "torch.topk": {
-        "missing parameter 'out'": NO_OUT,
     },
     "torch.where": {
         "missing parameter 'out'": NO_OUT,

@@ -574,3 +574,51 @@ def test_linalg_out_keyword(name: str, out_dtype: str) -> None:
         lambda t, x: call(t, x, t.empty(0, dtype=getattr(t, out_dtype))),
         randn(3, 3, dtype="float64"),
     )
+
+
+# out=(values, indices) on sort, topk, kthvalue, max, min and aminmax; out= on argsort, msort,
+# and on max/min's other forms (whole tensor, elementwise).
+PAIR_OUT_CALLS = {
+    "sort": lambda t, x, o: t.sort(x, 1, True, out=o),
+    "topk": lambda t, x, o: t.topk(x, 2, out=o),
+    "kthvalue": lambda t, x, o: t.kthvalue(x, 2, 0, True, out=o),
+    "max(dim)": lambda t, x, o: t.max(x, 1, out=o),
+    "min(dim)": lambda t, x, o: t.min(x, 0, keepdim=True, out=o),
+    "aminmax": lambda t, x, o: t.aminmax(x, dim=1, out=o),
+}
+SINGLE_OUT_CALLS = {
+    "argsort": lambda t, x, o: t.argsort(x, dim=1, stable=True, out=o),  # torch: stable only
+    "msort": lambda t, x, o: t.msort(x, out=o),
+    "max": lambda t, x, o: t.max(x, out=o),
+    "min(other)": lambda t, x, o: t.min(x, x.flip(0), out=o),
+}
+
+
+@pytest.mark.parametrize(
+    "first, second", [("float64", "int64"), ("float32", "int64"), ("float64", "int32")]
+)
+@pytest.mark.parametrize("name", list(PAIR_OUT_CALLS))
+def test_pair_out_keyword(name: str, first: str, second: str) -> None:
+    from helpers import check, randn
+
+    call = PAIR_OUT_CALLS[name]
+    if name == "aminmax":  # (min, max): both have the input's dtype
+        second = first if second == "int64" else "float32"
+    check(
+        lambda t, x: call(
+            t, x, (t.empty(0, dtype=getattr(t, first)), t.empty(0, dtype=getattr(t, second)))
+        ),
+        randn(3, 4, dtype="float64"),
+    )
+
+
+@pytest.mark.parametrize("out_dtype", ["float64", "float32", "int64"])
+@pytest.mark.parametrize("name", list(SINGLE_OUT_CALLS))
+def test_sorting_out_keyword(name: str, out_dtype: str) -> None:
+    from helpers import check, randn
+
+    call = SINGLE_OUT_CALLS[name]
+    check(
+        lambda t, x: call(t, x, t.empty(0, dtype=getattr(t, out_dtype))),
+        randn(3, 4, dtype="float64"),
+    )

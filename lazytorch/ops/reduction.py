@@ -27,6 +27,7 @@ from lazytorch.ops._core import (
     wrap,
 )
 from lazytorch.ops.creation import _out_dtype, into_out, resolve_dtype
+from lazytorch.ops.elementwise import _finish as _cast_into_out
 from lazytorch.ops.elementwise import _safe_sqrt, _tensor_arg, lit, node1, node2, where_node
 from lazytorch.tensor import Tensor
 
@@ -71,6 +72,18 @@ def _into_out(result: Tensor, out: Any, op: str, floating: bool = False) -> Tens
                 f"{got.legacy_name} instead",
             )
     return into_out(result, out, op)
+
+
+def _into_outs(result: Any, out: Any, op: str) -> Any:
+    """A (values, indices) result into torch's ``out=(values, indices)``: each as
+    `_into_out`, the pair returned as the op's named tuple."""
+    if out is None:
+        return result
+    if not (isinstance(out, (tuple, list)) and len(out) == len(result)):
+        raise op_error(
+            TypeError, op, f"{op}(): argument 'out' must be tuple of {len(result)} Tensors"
+        )
+    return type(result)(*(_into_out(r, o, op) for r, o in zip(result, out)))
 
 
 def _sum_dtype(d: dt.DType) -> dt.DType:
@@ -262,9 +275,9 @@ def argmin(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = 
 
 
 def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result: Any) -> Any:
-    def fn(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Any:
         if isinstance(dim, Tensor):
-            return pairwise(input, dim)
+            return _cast_into_out(pairwise(input, dim), out, name)  # elementwise rule
         if dim is None:
             n = _tensor_arg(input, name)._node
             if numel(n.shape) == 0:
@@ -274,7 +287,7 @@ def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result
                     f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                     "Specify the reduction dim with the 'dim' argument.",
                 )
-            return reducer(input)
+            return _cast_into_out(reducer(input), out, name)  # as torch: a cast is fine
         values = reducer(input, dim, keepdim)
         idx = _arg(arg_prim, name, input, dim, keepdim)
         n = input._node
@@ -282,7 +295,7 @@ def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result
             # torch sends the gradient to the one index returned, not shared between ties:
             # the values are that element, gathered (the same value as the reduction).
             values = wrap(_gather_at(n, idx, normalize_dim(dim, len(n.shape), name), keepdim))
-        return result(values, wrap(idx))
+        return _into_outs(result(values, wrap(idx)), out, name)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (
@@ -318,7 +331,7 @@ min = _extreme("min", amin, P.argmin, _minimum, min_result)
 aminmax_result = namedtuple("aminmax", ["min", "max"])
 
 
-def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
+def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False, out: Any = None) -> Any:
     """(min, max) over one `dim` (all elements by default)."""
     n = _tensor_arg(input, "aminmax")._node
     if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
@@ -333,7 +346,9 @@ def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
             "identity.",
         )
     d = () if dim is None else dim
-    return aminmax_result(amin(input, d, keepdim), amax(input, d, keepdim))
+    return _into_outs(
+        aminmax_result(amin(input, d, keepdim), amax(input, d, keepdim)), out, "aminmax"
+    )
 
 
 def _var_parts(

@@ -11,6 +11,7 @@ from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import P, const_node, normalize_dim, reshape_node, wrap
 from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops.reduction import _into_out, _into_outs
 from lazytorch.ops.shape import slice_node
 from lazytorch.tensor import Tensor
 
@@ -35,29 +36,41 @@ def _prep(input: Tensor, dim: int, op: str) -> tuple[Node, int, bool]:
     return n, normalize_dim(dim, len(n.shape), op), False
 
 
-def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
+def sort(
+    input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False, out: Any = None
+) -> Any:
     """(values, indices) sorted along `dim`. Always stable; NaN sorts as the largest."""
     n, axis, scalar = _prep(input, dim, "sort")
     idx = _order(n, axis, descending)
     vals = _gather(n, idx, axis)
     if scalar:
-        return sort_result(wrap(reshape_node(vals, ())), wrap(reshape_node(idx, ())))
-    return sort_result(wrap(vals), wrap(idx))
+        return _into_outs(
+            sort_result(wrap(reshape_node(vals, ())), wrap(reshape_node(idx, ()))), out, "sort"
+        )
+    return _into_outs(sort_result(wrap(vals), wrap(idx)), out, "sort")
 
 
 def argsort(
-    input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False
+    input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False, out: Any = None
 ) -> Tensor:
     n, axis, scalar = _prep(input, dim, "argsort")
     idx = _order(n, axis, descending)
-    return wrap(reshape_node(idx, ()) if scalar else idx)
+    return _into_out(wrap(reshape_node(idx, ()) if scalar else idx), out, "argsort")
 
 
-def msort(input: Tensor) -> Tensor:
-    return sort(input, 0).values
+def msort(input: Tensor, *, out: Any = None) -> Tensor:
+    return _into_out(sort(input, 0).values, out, "msort")
 
 
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+def topk(
+    input: Tensor,
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,
+    *,
+    out: Any = None,
+) -> Any:
     """The k largest (or smallest) entries along `dim` and their indices, in order."""
     n, axis, scalar = _prep(input, dim, "topk")
     size = n.shape[axis]
@@ -65,12 +78,18 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         raise op_error(RuntimeError, "topk", f"selected index k out of range (k={k}, size {size})")
     if scalar:
         # torch treats a 0-d input as its own top element even for k=0.
-        return topk_result(wrap(reshape_node(n, ())), wrap(const_node(0, dt.int64, n.device)))
+        return _into_outs(
+            topk_result(wrap(reshape_node(n, ())), wrap(const_node(0, dt.int64, n.device))),
+            out,
+            "topk",
+        )
     idx = slice_node(_order(n, axis, largest), axis, 0, k)
-    return topk_result(wrap(_gather(n, idx, axis)), wrap(idx))
+    return _into_outs(topk_result(wrap(_gather(n, idx, axis)), wrap(idx)), out, "topk")
 
 
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+def kthvalue(
+    input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out: Any = None
+) -> Any:
     """The k-th smallest entry (1-based) along `dim` and its index."""
     n, axis, scalar = _prep(input, dim, "kthvalue")
     size = n.shape[axis]
@@ -91,4 +110,4 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     if not keepdim or scalar:
         shape = tuple(d for i, d in enumerate(vals.shape) if i != axis)
         vals, idx = reshape_node(vals, shape), reshape_node(idx, shape)
-    return kthvalue_result(wrap(vals), wrap(idx))
+    return _into_outs(kthvalue_result(wrap(vals), wrap(idx)), out, "kthvalue")
