@@ -691,7 +691,7 @@ MATH_MODULES = (
     "lazytorch.nn.functional.loss",
     "lazytorch.nn.functional.normalization",
     "lazytorch.nn.functional.conv",
-    "lazytorch.nn.functional.fold",
+    "lazytorch.nn.functional.col2im",
     "lazytorch.nn.functional.grid",
     "lazytorch.nn.functional.pooling",
     "lazytorch.nn.functional.sampling",

@@ -32,14 +32,14 @@ from lazytorch.nn.functional.attention import (
     multi_head_attention_forward,
     scaled_dot_product_attention,
 )
-from lazytorch.nn.functional.conv import conv1d, conv2d, conv3d
-from lazytorch.nn.functional.fold import (
+from lazytorch.nn.functional.col2im import (
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
     fold,
     unfold,
 )
+from lazytorch.nn.functional.conv import conv1d, conv2d, conv3d
 from lazytorch.nn.functional.grid import affine_grid, grid_sample
 from lazytorch.nn.functional.layers import dropout, embedding, linear, one_hot
 from lazytorch.nn.functional.loss import (
