@@ -78,6 +78,7 @@ from lazytorch.ir.symbolic import (
     sym_not,
     sym_sum,
 )
+from lazytorch.ops import composite as _composite
 from lazytorch.ops import creation as _creation
 from lazytorch.ops import elementwise as _elementwise
 from lazytorch.ops import indexing as _indexing
@@ -113,7 +114,7 @@ _EXPORTS: dict[Any, str] = {
     _creation: "arange as_tensor empty empty_like eye from_numpy full full_like linspace ones "
     "ones_like scalar_tensor tensor zeros zeros_like",
     _random: "Generator default_generator get_rng_state initial_seed manual_seed rand rand_like "
-    "bernoulli multinomial randint randint_like randn randn_like randperm seed set_rng_state",
+    "bernoulli multinomial normal randint randint_like randn randn_like randperm seed set_rng_state",
     _elementwise: "abs absolute acos acosh add addcdiv addcmul arccos arcsin arctan arctan2 asin "
     "asinh atan atan2 atanh bitwise_and bitwise_left_shift bitwise_not bitwise_or "
     "bitwise_right_shift bitwise_xor ceil clamp clamp_max "
@@ -134,11 +135,22 @@ _EXPORTS: dict[Any, str] = {
     "scatter_add take take_along_dim",
     _linalg: "addmm baddbmm bmm dot einsum ger matmul mm mv outer tensordot",
     _sorting: "argsort kthvalue msort sort topk",
+    _composite: "allclose atleast_3d bucketize cdist column_stack copysign cumprod deg2rad diff "
+    "dist dstack equal float_power heaviside isclose isin logit logspace meshgrid rad2deg "
+    "repeat_interleave row_stack searchsorted signbit sinc tril_indices triu_indices median "
+    "quantile tensor_split cross kron rot90 block_diag cartesian_prod cosine_similarity",
 }
 for _mod, _names in _EXPORTS.items():
     for _name in _names.split():
         if hasattr(_mod, _name):
             globals()[_name] = getattr(_mod, _name)
+
+
+# torch's numeric constants (``float`` here is the dtype: the builtin is _builtins.float)
+inf = _builtins.float("inf")
+nan = _builtins.float("nan")
+pi = 3.141592653589793
+e = 2.718281828459045
 
 
 def is_tensor(obj: Any) -> _builtins.bool:
@@ -204,6 +216,13 @@ _LAZY_FUNCTIONS = {
     "save": "serialization",
     "load": "serialization",
     "set_printoptions": "_format",
+    "finfo": "_dtype_info",
+    "iinfo": "_dtype_info",
+    "memory_format": "_dtype_info",
+    "contiguous_format": "_dtype_info",
+    "preserve_format": "_dtype_info",
+    "channels_last": "_dtype_info",
+    "channels_last_3d": "_dtype_info",
     # lazytorch.compile (shadows the builtin inside this module only; it uses _builtins).
     "compile": "_compile",
     "CompileMode": "_compile",

@@ -150,8 +150,7 @@ def _chi_square_ok(counts: np.ndarray, probs: np.ndarray) -> None:
     assert stat < 27.9, f"chi-square {stat:.1f} for counts {counts} vs {expected}"
 
 
-@pytest.mark.parametrize("backend", ["interpreter", "cpp"])
-@pytest.mark.parametrize("sync", [False, True])
+@pytest.mark.parametrize("backend, sync", [("interpreter", True), ("cpp", False)])
 def test_multinomial_with_replacement_follows_the_weights(backend: str, sync: bool) -> None:
     w = np.array([1.0, 0.0, 3.0, 0.5, 2.0, 0.0, 4.0], dtype=np.float32)  # unnormalized
     g = lt.Generator().manual_seed(1234)
@@ -387,3 +386,276 @@ def test_manual_sgd_updates_match_torch(style: str) -> None:
     check(
         fn, randn(6, 3, dtype="float64"), randn(6, 2, dtype="float64"), randn(3, 2, dtype="float64")
     )
+
+
+# -- composite ops (lazytorch.ops.composite) --------------------------------------------------
+
+NAN_ROW = np.array([[1.0, np.nan, 2.0], [3.0, 1.0, 2.0]], dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    "fn, inputs",
+    [
+        (
+            lambda t, x, y: (t.isclose(x, y), t.isclose(x, x + 1e-7), t.allclose(x, x + 1e-9)),
+            (randn(3, 4), randn(3, 4)),
+        ),
+        (lambda t, x, y: (t.isclose(x, x, equal_nan=True), t.isclose(x, x)), (NAN_ROW, NAN_ROW)),
+        (
+            lambda t, x, y: (t.equal(x, y), t.equal(x, x.clone()), t.equal(x, x[:1])),
+            (randn(2, 3), randn(2, 3)),
+        ),
+        (
+            lambda t, x, y: (t.isin(x, y), t.isin(x, y, invert=True)),
+            (arr(3, 4, dtype="int64", low=0, high=6), arr(3, dtype="int64", low=0, high=6)),
+        ),
+        (lambda t, x, y: t.meshgrid(x, y, indexing="ij"), (randn(3), randn(2))),
+        (lambda t, x, y: t.meshgrid(x, y, indexing="xy"), (randn(3), randn(2))),
+        (lambda t, x, y: t.meshgrid(x, y, x, indexing="xy"), (randn(3), randn(2))),
+        (
+            lambda t, x, y: (
+                t.tril_indices(3, 4),
+                t.triu_indices(4, 3, 1),
+                t.tril_indices(3, 3, -1),
+            ),
+            (),
+        ),
+        (
+            lambda t, x, y: (
+                t.searchsorted(x, y),
+                t.searchsorted(x, y, right=True),
+                t.bucketize(y, x),
+            ),
+            (
+                np.array([-1.0, 0.0, 0.0, 2.0], np.float32),
+                np.array([[-2.0, 0.0], [0.5, 3.0]], np.float32),
+            ),
+        ),
+        (
+            lambda t, x, y: (
+                t.searchsorted(x, y),
+                t.searchsorted(x, y, side="right", out_int32=True),
+            ),
+            (np.sort(randn(2, 5), axis=1), randn(2, 3)),
+        ),
+        (
+            lambda t, x, y: (
+                t.repeat_interleave(x, 2, dim=1),
+                x.repeat_interleave(3),
+                x.repeat_interleave(t.tensor([1, 0, 2]), dim=0),
+            ),
+            (randn(3, 2), ()),
+        ),
+        (lambda t, x, y: t.repeat_interleave(t.tensor([2, 0, 1])), ()),
+        (
+            lambda t, x, y: (
+                t.atleast_3d(x),
+                t.atleast_3d(x[0]),
+                t.column_stack((x[0], x[1])),
+                t.dstack((x, x)),
+                t.row_stack((x, x)),
+            ),
+            (randn(2, 3), ()),
+        ),
+        (
+            lambda t, x, y: (
+                t.diff(x),
+                t.diff(x, n=2, dim=0),
+                t.diff(x, prepend=x[:, :1], append=x),
+                t.diff(x > 0),
+            ),
+            (randn(3, 4), ()),
+        ),
+        (
+            lambda t, x, y: (t.cumprod(x, 1), t.cumprod(x, dim=0), x.cumprod(-1)),
+            (np.array([[1.0, -2.0, 0.0, 3.0], [0.5, 2.0, -1.0, 4.0]], np.float32), ()),
+        ),
+        (
+            lambda t, x, y: (t.cumprod(x, 0), t.cumprod(x, 0, dtype=t.float64)),
+            (arr(5, dtype="int32", low=-3, high=4), ()),
+        ),
+        (
+            lambda t, x, y: (t.logspace(0, 2, 3), t.logspace(-1, 1, 5, base=2.0, dtype=t.float64)),
+            (),
+        ),
+        (
+            lambda t, x, y: (
+                t.deg2rad(x),
+                t.rad2deg(x),
+                t.signbit(x),
+                t.copysign(x, y),
+                t.copysign(x, -1.0),
+            ),
+            (
+                np.array([0.0, -0.0, 1.5, -2.0], np.float32),
+                np.array([-0.0, 0.0, -1.0, 1.0], np.float32),
+            ),
+        ),
+        (
+            lambda t, x, y: (
+                t.heaviside(x, y),
+                t.float_power(x, 2),
+                t.sinc(x),
+                t.logit(y.sigmoid()),
+                t.logit(y.sigmoid(), eps=0.3),
+            ),
+            (np.array([0.0, -1.5, 2.0, 0.0], np.float32), randn(4)),
+        ),
+        (
+            lambda t, x, y: (
+                t.dist(x, y),
+                t.dist(x, y, 1),
+                t.cdist(x, y),
+                t.cdist(x, y, p=1),
+                t.cdist(x, y, p=3.0),
+            ),
+            (randn(3, 4), randn(2, 4)),
+        ),
+        (
+            lambda t, x, y: (
+                t.median(x),
+                t.median(x, dim=1).values,
+                t.median(x, 0, keepdim=True).values,
+            ),
+            (randn(3, 5), ()),
+        ),
+        (lambda t, x, y: (t.median(x), t.median(x, 1).values), (NAN_ROW, ())),
+        (
+            lambda t, x, y: (
+                t.quantile(x, 0.3),
+                t.quantile(x, t.tensor([0.0, 0.25, 1.0]), dim=1),
+                t.quantile(x, 0.5, dim=0, keepdim=True),
+            ),
+            (randn(3, 5), ()),
+        ),
+        (
+            lambda t, x, y: tuple(
+                t.quantile(x, 0.4, dim=1, interpolation=m)
+                for m in ("lower", "higher", "midpoint", "nearest")
+            ),
+            (randn(2, 6), ()),
+        ),
+        (
+            lambda t, x, y: (
+                t.tensor_split(x, 3, dim=1),
+                t.tensor_split(x, [1, 3]),
+                x.tensor_split((0, 5), 1),
+            ),
+            (randn(3, 4), ()),
+        ),
+        (
+            lambda t, x, y: (
+                t.cross(x, y, dim=1),
+                t.cross(x.T, y.T, dim=0),
+                t.linalg.cross(x, y) if hasattr(t.linalg, "cross") else t.cross(x, y, dim=-1),
+            ),
+            (randn(2, 3), randn(2, 3)),
+        ),
+        (lambda t, x, y: (t.kron(x, y), t.kron(x[0], y)), (randn(2, 3), randn(2, 2))),
+        (
+            lambda t, x, y: (
+                t.rot90(x),
+                t.rot90(x, 2),
+                t.rot90(x, -1, (1, 0)),
+                t.rot90(x, 3, [0, 2]),
+            ),
+            (randn(2, 3, 4), ()),
+        ),
+        (
+            lambda t, x, y: (t.block_diag(x, y, t.tensor(5.0)), t.block_diag(x[0], y)),
+            (randn(2, 3), randn(1, 2)),
+        ),
+        (lambda t, x, y: (t.cartesian_prod(x, y), t.cartesian_prod(x)), (randn(3), randn(2))),
+        (lambda t, x, y: t.cosine_similarity(x, y, dim=1), (randn(3, 4), randn(3, 4))),
+    ],
+)
+def test_composite_ops_match_torch(fn: Any, inputs: tuple[Any, ...]) -> None:
+    ins = [x for x in inputs if isinstance(x, np.ndarray)]
+    check(lambda t, *xs: fn(t, *xs, *([None] * (2 - len(xs)))), *ins)
+
+
+def test_composite_ops_gradients() -> None:
+    def fn(t: Any, x: Any, y: Any) -> Any:
+        x.requires_grad_()
+        y.requires_grad_()
+        outs = (
+            t.cumprod(x, 1),
+            t.cdist(x, y),
+            t.kron(x, y),
+            t.quantile(x, 0.3, dim=1),
+            x.repeat_interleave(2, dim=0),
+            t.diff(x, dim=1),
+            t.cross(x[:, :3], y[:, :3], dim=1),
+        )
+        loss = sum((o * o).sum() for o in outs)
+        return t.autograd.grad(loss, [x, y])
+
+    check(fn, randn(3, 4, dtype="float64"), randn(2, 4, dtype="float64"))
+
+
+def test_composite_ops_errors() -> None:
+    check_raises(lambda t, x: t.isclose(x, x.double()), randn(3))
+    check_raises(lambda t, x: t.meshgrid(x, indexing="yx"), randn(3))
+    check_raises(lambda t, x: t.diff(x[0, 0]), randn(2, 2))
+    check_raises(lambda t, x: t.quantile(x, 1.5), randn(3))
+    check_raises(lambda t, x: t.quantile(x.long(), 0.5), randn(3))
+    check_raises(lambda t, x: t.cross(x, x, dim=1), randn(2, 4))
+    check_raises(lambda t, x: t.rot90(x, 1, (0, 0)), randn(2, 2))
+    check_raises(lambda t, x: t.tensor_split(x, 0), randn(3))
+    check_raises(lambda t, x: t.bucketize(x, x.reshape(1, -1)), randn(3))
+    check_raises(lambda t, x: t.cdist(x, x[:, :2]), randn(2, 3))
+
+
+def test_finfo_iinfo_and_constants() -> None:
+    for name in ("float16", "float32", "float64"):
+        ours, theirs = lt.finfo(getattr(lt, name)), torch.finfo(getattr(torch, name))
+        for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
+            assert getattr(ours, field) == getattr(theirs, field), (name, field)
+    assert lt.finfo().eps == torch.finfo().eps
+    for name in ("uint8", "int8", "int16", "int32", "int64"):
+        ours, theirs = lt.iinfo(getattr(lt, name)), torch.iinfo(getattr(torch, name))
+        assert (ours.bits, ours.min, ours.max) == (theirs.bits, theirs.min, theirs.max)
+    with pytest.raises(TypeError):
+        lt.finfo(lt.int32)
+    assert (lt.pi, lt.e, lt.inf) == (torch.pi, torch.e, torch.inf) and lt.nan != lt.nan
+    assert repr(lt.channels_last) == repr(torch.channels_last)
+    x = lt.ones(2, 3)
+    assert x.clone(memory_format=lt.contiguous_format).tolist() == x.tolist()
+
+
+# -- more distributions -----------------------------------------------------------------------
+
+
+def test_normal_forms() -> None:
+    g = lt.Generator().manual_seed(9)
+    mean = lt.arange(4, dtype=lt.float64).reshape(4, 1)
+    s = lt.normal(mean.expand(4, 5000), 2.0, generator=g).numpy()
+    assert np.allclose(s.mean(1), np.arange(4), atol=0.1) and np.allclose(s.std(1), 2.0, atol=0.1)
+    t = lt.normal(1.0, lt.full((5000,), 0.5), generator=g).numpy()
+    assert t.dtype == np.float32 and abs(t.mean() - 1.0) < 0.03 and abs(t.std() - 0.5) < 0.03
+    u = lt.normal(-3.0, 1.0, size=(2, 5000), generator=g)
+    assert tuple(u.shape) == (2, 5000) and abs(u.mean().item() + 3.0) < 0.05
+    check_raises(lambda t: t.normal(0.0, -1.0, size=(2,)))
+
+
+def test_in_place_distributions() -> None:
+    g = lt.Generator().manual_seed(4)
+    n = 20000
+    e = lt.empty(n, dtype=lt.float64).exponential_(2.0, generator=g).numpy()
+    assert e.min() >= 0 and abs(e.mean() - 0.5) < 0.02
+    ln = lt.empty(n, dtype=lt.float64).log_normal_(0.0, 0.5, generator=g).numpy()
+    assert ln.min() > 0 and abs(np.log(ln).std() - 0.5) < 0.02
+    c = lt.empty(n, dtype=lt.float64).cauchy_(1.0, 2.0, generator=g).numpy()
+    assert abs(np.median(c) - 1.0) < 0.1  # the median is the location
+    geo = lt.empty(n).geometric_(0.25, generator=g).numpy()
+    assert geo.min() >= 1 and abs(geo.mean() - 4.0) < 0.15  # mean 1/p
+    r = lt.empty(n, dtype=lt.int64).random_(3, 7, generator=g).numpy()
+    assert set(np.unique(r)) == {3, 4, 5, 6}
+    r = lt.zeros(n, dtype=lt.int32).random_(5, generator=g).numpy()
+    assert set(np.unique(r)) == {0, 1, 2, 3, 4}
+    r = lt.zeros(n, dtype=lt.uint8).random_(generator=g).numpy()
+    assert r.max() > 200 and r.min() < 50
+    with pytest.raises(RuntimeError):
+        lt.empty(3).exponential_(0.0)
+    with pytest.raises(RuntimeError):
+        lt.empty(3).random_(5, 5)

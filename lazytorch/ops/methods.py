@@ -751,6 +751,20 @@ def _bind_script_extras() -> None:
         "diag": S.diag,
         "diagonal": S.diagonal,
         "trace": S.trace,
+        "exponential_": RND.exponential_,
+        "log_normal_": RND.log_normal_,
+        "cauchy_": RND.cauchy_,
+        "geometric_": RND.geometric_,
+        "random_": RND.random_,
     }
+    from lazytorch.ops import composite as CO
+
+    for name in (
+        "allclose isclose equal isin repeat_interleave diff cumprod logit sinc signbit "
+        "copysign heaviside float_power deg2rad rad2deg dist median quantile tensor_split "
+        "cross kron rot90"
+    ).split():
+        extras[name] = getattr(CO, name)
+    extras["repeat_interleave"] = CO._repeat_interleave_method
     for name, fn in extras.items():
         setattr(Tensor, name, fn)

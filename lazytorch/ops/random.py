@@ -484,3 +484,120 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
 
     u = rand(self.shape, dtype=dt.float64, generator=generator, device=self.device)
     return assign(self, (u < p).to(self.dtype)._node)
+
+
+# -- more distributions: transforms of uniform and normal draws -------------------------------
+def normal(
+    mean: Any,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Any = None,
+    out: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    """Normal samples with (broadcast) `mean` and `std`, each a tensor or a number; two
+    numbers need `size`.
+
+    >>> import lazytorch
+    >>> lazytorch.normal(lazytorch.zeros(3), 0.0)
+    tensor([0., 0., 0.])
+    """
+    from lazytorch.ops.creation import into_out
+    from lazytorch.ops.shape import broadcast_shapes
+
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    # (a tensor std is not checked for negative entries: that would cut the graph per call)
+    if not isinstance(std, Tensor) and std < 0:
+        raise op_error(RuntimeError, "normal", f"normal expects std >= 0.0, but found std {std}")
+    if tensors:
+        shape = tuple(broadcast_shapes(*[t.shape for t in tensors]))
+        d = tensors[0].dtype if dtype is None else resolve_dtype(dtype, "normal")
+        dev = tensors[0].device
+    else:
+        if size is None:
+            raise op_error(TypeError, "normal", "normal() with numbers for mean and std needs size")
+        shape = shape_arg((size,), "normal")
+        d = resolve_dtype(dtype, "normal") or _config.get_default_dtype()
+        dev = device
+    z = randn(shape, dtype=d, generator=generator, device=dev)
+    result = z * std + mean
+    if requires_grad:
+        result.requires_grad_()
+    return into_out(result, out, "normal")
+
+
+def _fill_from(self: Tensor, values: Tensor) -> Tensor:
+    from lazytorch.ops.views import assign
+
+    return assign(self, values.to(self.dtype)._node)
+
+
+def _uniform64(self: Tensor, generator: Any) -> Tensor:
+    return rand(self.shape, dtype=dt.float64, generator=generator, device=self.device)
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with exponential samples of rate `lambd` (in place)."""
+    if lambd <= 0:
+        raise op_error(
+            RuntimeError,
+            "exponential_",
+            f"exponential_ expects lambda > 0.0, but found lambda={lambd}",
+        )
+    return _fill_from(self, -(-_uniform64(self, generator)).log1p() / lambd)
+
+
+def log_normal_(
+    self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None
+) -> Tensor:
+    """Fill with samples whose log is normal(mean, std) (in place)."""
+    z = randn(self.shape, dtype=dt.float64, generator=generator, device=self.device)
+    return _fill_from(self, (z * std + mean).exp())
+
+
+def cauchy_(
+    self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None
+) -> Tensor:
+    """Fill with Cauchy samples (in place)."""
+    u = _uniform64(self, generator)
+    return _fill_from(self, median + sigma * (math.pi * (u - 0.5)).tan())
+
+
+def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
+    """Fill with the number of Bernoulli(p) trials up to the first success (in place)."""
+    if not 0 < p < 1:
+        raise op_error(
+            RuntimeError, "geometric_", f"geometric_ expects p to be in (0, 1), but got p={p}"
+        )
+    tail = (1 - _uniform64(self, generator)).log()  # log of a uniform in (0, 1]
+    return _fill_from(self, (tail / math.log1p(-p)).ceil().clamp(min=1))
+
+
+def random_(
+    self: Tensor, from_: int | None = None, to: int | None = None, *, generator: Any = None
+) -> Tensor:
+    """Fill with integers uniform in [from, to) (``random_(to)``: [0, to); no bound: up to
+    the dtype's largest integer, or 2**mantissa for floats), in place."""
+    if to is None and from_ is not None:  # random_(to)
+        from_, to = 0, from_
+    from_ = from_ or 0
+    if to is None:
+        d = self.dtype
+        if d.is_floating_point:
+            to = (1 << {16: 11, 32: 24, 64: 53}[d.bits]) + 1
+        elif d is dt.bool_:
+            to = 2
+        else:
+            to = (1 << (d.bits - 1 if d.is_signed else d.bits)) if d.bits < 64 else (1 << 63) - 1
+    if to <= from_:
+        raise op_error(
+            RuntimeError,
+            "random_",
+            f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}",
+        )
+    u = _uniform64(self, generator)
+    return _fill_from(self, (u * (to - from_)).floor().long() + from_)
