@@ -235,9 +235,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.full_like": {
         "missing parameter 'layout'": NO_LAYOUT,
     },
-    "torch.gather": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.heaviside": {
         "missing parameter 'out'": NO_OUT,
     },
@@ -245,9 +242,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.index_copy": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.index_select": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.isin": {
@@ -268,9 +262,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     },
     "torch.logspace": {
         "missing parameter 'layout'": NO_LAYOUT,
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.masked_select": {
         "missing parameter 'out'": NO_OUT,
     },
     "torch.median": {
@@ -356,12 +347,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.scalar_tensor": {
         "missing parameter 'layout'": NO_LAYOUT,
     },
-    "torch.scatter": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.scatter_add": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.signbit": {
         "missing parameter 'out'": NO_OUT,
     },
@@ -402,12 +387,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "positional order (values) does not take torch's (args)": SYM_NAMES,
         "extra parameter 'values'": SYM_NAMES,
         "missing parameter 'args'": SYM_NAMES,
-    },
-    "torch.take": {
-        "missing parameter 'out'": NO_OUT,
-    },
-    "torch.take_along_dim": {
-        "missing parameter 'out'": NO_OUT,
     },
     "torch.tensor": {
         "positional order (data) does not take torch's (data, dtype, device, requires_grad, pin_memory)": STUB_POSITIONAL_FACTORY,

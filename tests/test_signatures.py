@@ -622,3 +622,27 @@ def test_sorting_out_keyword(name: str, out_dtype: str) -> None:
         lambda t, x: call(t, x, t.empty(0, dtype=getattr(t, out_dtype))),
         randn(3, 4, dtype="float64"),
     )
+
+
+# out= on the indexing ops: out's dtype must be the result's.
+INDEX_OUT_CALLS = {
+    "gather": lambda t, x, o: t.gather(x, 1, t.tensor([[0, 0], [1, 0], [2, 1]]), out=o),
+    "index_select": lambda t, x, o: t.index_select(x, 0, t.tensor([2, 0]), out=o),
+    "masked_select": lambda t, x, o: t.masked_select(x, x > 0, out=o),
+    "take": lambda t, x, o: t.take(x, t.tensor([[0, 5], [11, 3]]), out=o),
+    "take_along_dim": lambda t, x, o: t.take_along_dim(x, t.tensor([[1], [0], [3]]), 1, out=o),
+    "scatter": lambda t, x, o: t.scatter(x, 0, t.tensor([[2, 0, 1, 0]]), x[:1] * 9, out=o),
+    "scatter_add": lambda t, x, o: t.scatter_add(x, 1, t.tensor([[0, 0]] * 3), x[:, :2], out=o),
+}
+
+
+@pytest.mark.parametrize("out_dtype", ["float64", "float32", "int64"])
+@pytest.mark.parametrize("name", list(INDEX_OUT_CALLS))
+def test_indexing_out_keyword(name: str, out_dtype: str) -> None:
+    from helpers import check, randn
+
+    call = INDEX_OUT_CALLS[name]
+    check(
+        lambda t, x: call(t, x, t.empty(0, dtype=getattr(t, out_dtype))),
+        randn(3, 4, dtype="float64"),
+    )

@@ -34,6 +34,7 @@ from lazytorch.ops._core import (
     wrap,
 )
 from lazytorch.ops.elementwise import _tensor_arg, lit, node2, where_node
+from lazytorch.ops.reduction import _into_out
 from lazytorch.tensor import Tensor, _host_value
 
 
@@ -509,7 +510,9 @@ def _fit_to_index(n: Node, idx: Node, axis: int, op: str, what: str) -> Node:
     return V.Slice((0,) * len(n.shape), tuple(stops), (1,) * len(n.shape)).apply(n)
 
 
-def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+def gather(
+    input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False, out: Any = None
+) -> Tensor:
     """out[i][j] = input[index[i][j]][j] (for dim=0), and so on for other dims."""
     x = _tensor_arg(input, "gather")
     idx0 = _check_index_tensor(index, "gather")
@@ -517,7 +520,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     n, idx = _as_1d(x._node), _as_1d(idx0)
     src = _fit_to_index(n, idx, axis, "gather", "input")
     g = make_node(P.gather, (src, idx), (axis,), idx.shape, src.dtype, src.device)
-    return wrap(reshape_node(g, idx0.shape))
+    return _into_out(wrap(reshape_node(g, idx0.shape)), out, "gather")
 
 
 def _as_1d(n: Node) -> Node:
@@ -525,7 +528,9 @@ def _as_1d(n: Node) -> Node:
     return reshape_node(n, (1,)) if not n.shape else n
 
 
-def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+def take_along_dim(
+    input: Tensor, indices: Tensor, dim: int | None = None, *, out: Any = None
+) -> Tensor:
     x = _tensor_arg(input, "take_along_dim")
     if not isinstance(indices, Tensor) or indices.dtype is not dt.int64:
         got = indices.dtype.name if isinstance(indices, Tensor) else type(indices).__name__
@@ -536,7 +541,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
         )
     if dim is None:
         # Both are flattened (a 1-d result whatever the index's shape), then gathered.
-        return gather(x.reshape(-1), 0, indices.reshape(-1))  # type: ignore[attr-defined]
+        return _into_out(gather(x.reshape(-1), 0, indices.reshape(-1)), out, "take_along_dim")  # type: ignore[attr-defined]
     from lazytorch.ops.shape import broadcast_shapes
 
     if x.ndim != indices.ndim:
@@ -564,7 +569,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
         # the last element and nothing is out of range.
         n = idx._node
         idx = wrap(node2(P.remainder, n, const_node(size, dt.int64, n.device)))
-    return gather(x.expand(bx), axis, idx)  # type: ignore[attr-defined]
+    return _into_out(gather(x.expand(bx), axis, idx), out, "take_along_dim")  # type: ignore[attr-defined]
 
 
 def _scatter(input: Tensor, dim: int, index: Tensor, src: Any, reduce: str, op: str) -> Node:
@@ -620,6 +625,7 @@ def scatter(
     *,
     value: Any = None,
     reduce: str | None = None,
+    out: Any = None,
 ) -> Tensor:
     """input with input[index[i][j]][j] = src[i][j] (dim=0); duplicates: one write wins
     (or all of them combine, with reduce='add' / 'multiply')."""
@@ -627,12 +633,16 @@ def scatter(
         src = value
     if reduce not in (None, "add", "multiply"):
         raise op_error(RuntimeError, "scatter", "reduce argument must be either add or multiply.")
-    return wrap(_scatter(input, dim, index, src, reduce or "none", "scatter"))
+    return _into_out(
+        wrap(_scatter(input, dim, index, src, reduce or "none", "scatter")), out, "scatter"
+    )
 
 
-def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out: Any = None) -> Tensor:
     """input with src added at the positions index selects (duplicates accumulate)."""
-    return wrap(_scatter(input, dim, index, src, "add", "scatter_add"))
+    return _into_out(
+        wrap(_scatter(input, dim, index, src, "add", "scatter_add")), out, "scatter_add"
+    )
 
 
 def scatter_(
@@ -651,7 +661,7 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return V.assign(self, scatter_add(self, dim, index, src)._node)
 
 
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+def index_select(input: Tensor, dim: int, index: Tensor, *, out: Any = None) -> Tensor:
     """Entries of `input` along `dim` at the positions in 1-d `index`."""
     x = _tensor_arg(input, "index_select")
     if not isinstance(index, Tensor) or index.dtype not in (dt.int64, dt.int32):
@@ -663,7 +673,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
             IndexError, "index_select", "index_select(): Index is supposed to be a vector"
         )
     if x.ndim == 0:
-        return gather(x, 0, cast_index(index).reshape(()))  # type: ignore[attr-defined]
+        return _into_out(gather(x, 0, cast_index(index).reshape(())), out, "index_select")  # type: ignore[attr-defined]
     axis = normalize_dim(dim, x.ndim, "index_select")
     idx = cast(index._node, dt.int64)
     k = numel(idx.shape)
@@ -671,14 +681,16 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     shape = tuple(k if d == axis else s for d, s in enumerate(n.shape))
     line = reshape_node(idx, tuple(k if d == axis else 1 for d in range(len(n.shape))))
     full = expand_node(line, shape)
-    return wrap(make_node(P.gather, (n, full), (axis,), shape, n.dtype, n.device))
+    return _into_out(
+        wrap(make_node(P.gather, (n, full), (axis,), shape, n.dtype, n.device)), out, "index_select"
+    )
 
 
 def cast_index(t: Tensor) -> Tensor:
     return t if t.dtype is dt.int64 else wrap(cast(t._node, dt.int64))
 
 
-def take(input: Tensor, index: Tensor) -> Tensor:
+def take(input: Tensor, index: Tensor, *, out: Any = None) -> Tensor:
     """Entries of the flattened input at `index` (result has index's shape)."""
     x = _tensor_arg(input, "take")
     if not isinstance(index, Tensor) or index.dtype is not dt.int64:
@@ -693,7 +705,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     neg = node2(P.lt, lin, lit(0, lin), dt.bool_)
     lin = where_node(neg, node2(P.add, lin, const_node(size, dt.int64, lin.device)), lin)
     g = make_node(P.gather, (flat, lin), (0,), lin.shape, flat.dtype, flat.device)
-    return wrap(reshape_node(g, idx._node.shape))
+    return _into_out(wrap(reshape_node(g, idx._node.shape)), out, "take")
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
@@ -722,14 +734,14 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     return wrap(where_node(expand_node(mask._node, shape), v, expand_node(n, shape)))
 
 
-def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+def masked_select(input: Tensor, mask: Tensor, *, out: Any = None) -> Tensor:
     """The 1-d tensor of input's entries where mask is True (a data-dependent size)."""
     from lazytorch.ops.shape import broadcast_tensors
 
     if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
         raise op_error(RuntimeError, "masked_select", "masked_select: expected BoolTensor for mask")
     x, m = broadcast_tensors(input, mask)
-    return getitem(x, m)
+    return _into_out(getitem(x, m), out, "masked_select")
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
