@@ -220,6 +220,7 @@ def test_multinomial_nanogpt_sampling_step() -> None:
         ([1.0, 0.0], 0, True),
         (1.0, 1, True),
         ([[[1.0]]], 1, True),
+        (np.ones((2, 0)), 1, True),
     ],
 )
 def test_multinomial_errors(weights: Any, n: int, replacement: bool) -> None:

@@ -416,6 +416,10 @@ def multinomial(
             "multinomial",
             "cannot sample n_sample > prob_dist.size(-1) samples without replacement",
         )
+    if k == 0:
+        raise op_error(
+            RuntimeError, "multinomial", "cannot sample from a distribution with no categories"
+        )
     rows = w.reshape(-1, k).detach().to(dt.float64)
     nrows = rows.shape[0]
     if replacement:
