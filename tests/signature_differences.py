@@ -270,9 +270,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "torch.mm": {
         "missing parameter 'out_dtype'": NO_OUT_DTYPE,
     },
-    "torch.nonzero": {
-        "missing parameter 'out'": NO_OUT,
-    },
     "torch.normal": {
         "missing parameter 'layout'": NO_LAYOUT,
     },

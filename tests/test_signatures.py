@@ -633,6 +633,7 @@ INDEX_OUT_CALLS = {
     "take_along_dim": lambda t, x, o: t.take_along_dim(x, t.tensor([[1], [0], [3]]), 1, out=o),
     "scatter": lambda t, x, o: t.scatter(x, 0, t.tensor([[2, 0, 1, 0]]), x[:1] * 9, out=o),
     "scatter_add": lambda t, x, o: t.scatter_add(x, 1, t.tensor([[0, 0]] * 3), x[:, :2], out=o),
+    "nonzero": lambda t, x, o: t.nonzero(x > 0, out=o),
 }
 
 

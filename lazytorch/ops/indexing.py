@@ -744,7 +744,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Any = None) -> Tensor:
     return _into_out(getitem(x, m), out, "masked_select")
 
 
-def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+def nonzero(input: Tensor, *, out: Any = None, as_tuple: bool = False) -> Any:
     """Indices of nonzero entries: an (n, ndim) int64 tensor, or a tuple of 1-d tensors.
 
     The result's size depends on the data, so this is an implicit materialization.
@@ -767,7 +767,8 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     stacked = np.stack(found, axis=1) if found else np.zeros((0, 0), dtype=np.int64)
     if x.ndim == 0:
         stacked = stacked[:, :0]
-    return tensor(np.ascontiguousarray(stacked, dtype=np.int64), device=x.device)
+    result = tensor(np.ascontiguousarray(stacked, dtype=np.int64), device=x.device)
+    return _into_out(result, out, "nonzero")
 
 
 def argwhere(input: Tensor) -> Tensor:
