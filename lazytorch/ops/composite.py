@@ -319,7 +319,12 @@ def repeat_interleave(
 
 
 def atleast_3d(*tensors: Any) -> Any:
-    """Each tensor viewed with at least three dims (as numpy: (N,) -> (1, N, 1))."""
+    """Each tensor viewed with at least three dims (as numpy: (N,) -> (1, N, 1)).
+
+    >>> import lazytorch
+    >>> lazytorch.atleast_3d(lazytorch.ones(4)).shape
+    lazytorch.Size([1, 4, 1])
+    """
     ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
 
     def one(t: Tensor) -> Tensor:
@@ -336,12 +341,23 @@ def atleast_3d(*tensors: Any) -> Any:
 
 
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
-    """1-d (and 0-d) tensors as columns, side by side with 2-d ones."""
+    """1-d (and 0-d) tensors as columns, side by side with 2-d ones.
+
+    >>> import lazytorch
+    >>> lazytorch.column_stack((lazytorch.tensor([1, 2]), lazytorch.tensor([3, 4])))
+    tensor([[1, 3],
+            [2, 4]])
+    """
     return S.cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in tensors], 1)
 
 
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
-    """Stack along a third dim (after `atleast_3d`)."""
+    """Stack along a third dim (after `atleast_3d`).
+
+    >>> import lazytorch
+    >>> lazytorch.dstack((lazytorch.ones(2, 3), lazytorch.zeros(2, 3))).shape
+    lazytorch.Size([2, 3, 2])
+    """
     return S.cat(list(atleast_3d(list(tensors))), 2)
 
 
@@ -435,7 +451,12 @@ def rad2deg(input: Tensor) -> Tensor:
 
 
 def signbit(input: Tensor) -> Tensor:
-    """Whether the sign bit is set (True for -0.0 too)."""
+    """Whether the sign bit is set (True for -0.0 too).
+
+    >>> import lazytorch
+    >>> lazytorch.signbit(lazytorch.tensor([-0.0, 0.0, -2.0]))
+    tensor([ True, False,  True])
+    """
     x = _tensor_arg(input, "signbit")
     if not x.dtype.is_floating_point:
         return x < 0
@@ -444,7 +465,12 @@ def signbit(input: Tensor) -> Tensor:
 
 
 def copysign(input: Any, other: Any) -> Tensor:
-    """|input| with the sign (bit) of `other`."""
+    """|input| with the sign (bit) of `other`.
+
+    >>> import lazytorch
+    >>> lazytorch.copysign(lazytorch.tensor([1.0, -2.0]), -0.0)
+    tensor([-1., -2.])
+    """
     a = input if isinstance(input, Tensor) else C.tensor(input)
     mag = (a if a.dtype.is_floating_point else a.float()).abs()
     o = other if isinstance(other, Tensor) else C.tensor(float(other))
@@ -452,7 +478,12 @@ def copysign(input: Any, other: Any) -> Tensor:
 
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
-    """0 below zero, 1 above, `values` at zero."""
+    """0 below zero, 1 above, `values` at zero.
+
+    >>> import lazytorch
+    >>> lazytorch.heaviside(lazytorch.tensor([-1.0, 0.0, 2.0]), lazytorch.tensor([0.5]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
     x = _tensor_arg(input, "heaviside")
     if x.dtype is not values.dtype:
         raise op_error(
@@ -473,7 +504,12 @@ def float_power(input: Any, exponent: Any) -> Tensor:
 
 
 def sinc(input: Tensor) -> Tensor:
-    """``sin(pi x) / (pi x)``, 1 at 0."""
+    """``sin(pi x) / (pi x)``, 1 at 0.
+
+    >>> import lazytorch
+    >>> lazytorch.sinc(lazytorch.tensor([0.0, 1.0])).abs() < 1e-6
+    tensor([False,  True])
+    """
     x = _tensor_arg(input, "sinc")
     x = x if x.dtype.is_floating_point else x.float()
     px = x * math.pi
@@ -482,7 +518,12 @@ def sinc(input: Tensor) -> Tensor:
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
-    """``log(p / (1 - p))``, p clamped to [eps, 1 - eps] when eps is given."""
+    """``log(p / (1 - p))``, p clamped to [eps, 1 - eps] when eps is given.
+
+    >>> import lazytorch
+    >>> lazytorch.logit(lazytorch.tensor([0.5, 0.0]), eps=0.25)
+    tensor([ 0.0000, -1.0986])
+    """
     x = _tensor_arg(input, "logit")
     x = x if x.dtype.is_floating_point else x.float()
     if eps is not None:
@@ -491,7 +532,12 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
-    """The p-norm of ``input - other``."""
+    """The p-norm of ``input - other``.
+
+    >>> import lazytorch
+    >>> lazytorch.dist(lazytorch.tensor([0.0, 0.0]), lazytorch.tensor([3.0, 4.0]))
+    tensor(5.)
+    """
     return R.norm(input - other, p)
 
 
@@ -668,7 +714,12 @@ def tensor_split(input: Tensor, sections: Any, dim: int = 0) -> tuple[Tensor, ..
 
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
-    """The cross product of 3-vectors along `dim` (None: the first dim of size 3)."""
+    """The cross product of 3-vectors along `dim` (None: the first dim of size 3).
+
+    >>> import lazytorch
+    >>> lazytorch.cross(lazytorch.tensor([1, 0, 0]), lazytorch.tensor([0, 1, 0]), dim=0)
+    tensor([0, 0, 1])
+    """
     a, b = _tensor_arg(input, "cross"), _tensor_arg(other, "cross", "other")
     if dim is None:
         sizes = [k for k, s in enumerate(a.shape) if s == 3]
@@ -713,7 +764,13 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """Rotate by 90 degrees `k` times in the plane of `dims` (from the first towards the
-    second)."""
+    second).
+
+    >>> import lazytorch
+    >>> lazytorch.rot90(lazytorch.tensor([[1, 2], [3, 4]]))
+    tensor([[2, 4],
+            [1, 3]])
+    """
     x = _tensor_arg(input, "rot90")
     if len(dims) != 2:
         raise op_error(
