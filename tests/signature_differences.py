@@ -12,7 +12,7 @@ EXTRA_IN_METHODS: dict[str, str] = {
     "out": "x.abs(out=y) works as torch.abs(x, out=y) does; torch's method has no out=",
 }
 
-NO_OUT = "out= not taken yet (the elementwise ops and the factories take it)"
+NO_OUT = "out= not taken yet by this op (most ops take it)"
 NO_LAYOUT = "lazytorch has no layout objects: every tensor is strided"
 NO_MEMORY_FORMAT = (
     "lazytorch has no memory-format objects: every tensor is contiguous; None is torch's default"

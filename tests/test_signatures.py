@@ -29,9 +29,16 @@ function, since ``torch.add(input=x, other=y)`` is legal):
   least one of them); a ``*size`` parameter stands for torch's ``size`` sequence overload;
 * kinds: a parameter keyword-only in every overload is keyword-only, one positional in every
   overload is positional;
-* defaults, compared by value (a dtype, layout or memory format by its name): equal to
-  torch's default; a parameter torch requires in every overload is required; one that only
-  some overloads take may default to anything (it merges the overloads).
+* defaults, compared by value (a dtype, layout, memory format, function or module by its
+  name): equal to torch's default; a parameter torch requires in every overload is
+  required; one that only some overloads take may default to anything (it merges the
+  overloads).
+
+A function's deprecated overloads in the stubs (``add(self, alpha, other)``) name their
+tensor ``self`` and are left out. An API whose torch signature is unknown is skipped, and
+`test_most_of_the_api_is_compared` keeps those few. The tests at the end call the parameters
+this file made lazytorch take (torch's keyword names, ``out=`` with torch's dtype rules per
+op) against torch with `helpers.check`.
 """
 
 from __future__ import annotations
