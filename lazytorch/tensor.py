@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from lazytorch import _config
+from lazytorch import _dtype_info as _formats
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import Device
 from lazytorch.ir.node import Node
@@ -300,7 +301,7 @@ class Tensor:
         """Whether this tensor's value is computed (no pending graph behind it)."""
         return self._node.buffer is not None
 
-    def is_contiguous(self, memory_format: Any = None) -> bool:
+    def is_contiguous(self, memory_format: Any = _formats.contiguous_format) -> bool:
         """Whether the elements are in row-major order (torch's rule, from the view's strides)."""
         if self._view is None:
             return True

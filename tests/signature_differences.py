@@ -66,17 +66,8 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "Tensor.char": {
         "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
     },
-    "Tensor.contiguous": {
-        "'memory_format' default None, torch's contiguous_format": NO_MEMORY_FORMAT,
-    },
     "Tensor.count_nonzero": {
         "positional order (dim) does not take torch's ()": DIMS_AS_TUPLE,
-    },
-    "Tensor.cpu": {
-        "'memory_format' default None, torch's preserve_format": NO_MEMORY_FORMAT,
-    },
-    "Tensor.cuda": {
-        "missing parameter 'memory_format'": NO_MEMORY_FORMAT,
     },
     "Tensor.double": {
         "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
@@ -95,9 +86,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     },
     "Tensor.int": {
         "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
-    },
-    "Tensor.is_contiguous": {
-        "'memory_format' default None, torch's contiguous_format": NO_MEMORY_FORMAT,
     },
     "Tensor.long": {
         "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,

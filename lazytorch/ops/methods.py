@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch._dtype_info import preserve_format
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import as_device
@@ -314,11 +315,16 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
     return to(self, other.dtype)
 
 
-def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
+def cpu(self: Tensor, memory_format: Any = preserve_format) -> Tensor:
     return to(self, "cpu")
 
 
-def cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
+def cuda(
+    self: Tensor,
+    device: Any = None,
+    non_blocking: bool = False,
+    memory_format: Any = preserve_format,
+) -> Tensor:
     return to(
         self,
         "cuda"

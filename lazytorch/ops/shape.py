@@ -12,6 +12,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+from lazytorch._dtype_info import contiguous_format
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
@@ -405,7 +406,7 @@ def tile(input: Tensor, *dims: Any) -> Tensor:
     return repeat(input, dims)
 
 
-def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
+def contiguous(input: Tensor, memory_format: Any = contiguous_format) -> Tensor:
     """The tensor itself if it is contiguous, else a copy that is."""
     x = _tensor_arg(input, "contiguous")
     return x if V.is_contiguous(x) else wrap(x._node)
