@@ -57,6 +57,7 @@ WLM_ARGS = "--emsize 32 --nhid 32 --nlayers 1 --bptt 10 --batch_size 8 --epochs 
 MINGPT = (
     "--trainer.batch_size=8 --trainer.max_iters=10 --trainer.num_workers=0 --system.work_dir=out"
 )
+FLOAT_TENSOR = "MissingTorchAPI: torch.FloatTensor is not available in lazytorch"
 CORPUS: list[Entry] = [
     # pytorch/tutorials
     Entry(
@@ -90,12 +91,20 @@ CORPUS: list[Entry] = [
     # pytorch/examples
     Entry("regression", "regression.py", f"{EX} regression/main.py", fast=True),
     Entry("mnist", "mnist.py", f"{EX} mnist/main.py"),
-    Entry("mnist_rnn", "mnist_rnn.py", f"{EX} mnist_rnn/main.py"),
+    Entry(
+        "mnist_rnn",
+        "mnist_rnn.py",
+        f"{EX} mnist_rnn/main.py",
+        xfail="AttributeError: module 'lazytorch.nn' has no attribute 'Dropout2d'",
+    ),
     Entry(
         "mnist_forward_forward",
         "mnist_forward_forward.py",
         f"{EX} mnist_forward_forward/main.py",
         args="--epochs 20 --train_size 200 --test_size 100",
+        # x_[range(x.shape[0]), y] = x.max()
+        xfail="IndexError: index(): only integers, slices (`:`), ellipsis (`...`), None and "
+        "long or byte Variables are valid indices (got range)",
     ),
     Entry("vae", "vae.py", f"{EX} vae/main.py"),
     Entry(
@@ -104,12 +113,14 @@ CORPUS: list[Entry] = [
         f"{EX} dcgan/main.py",
         args="--dataset fake --batchSize 4 --nz 16 --ngf 8 --ndf 8 --niter 1 --workers 0 "
         "--manualSeed 1",
+        xfail="AttributeError: 'Tensor' object has no attribute 'is_xpu'",
     ),
     Entry(
         "super_resolution",
         "super_resolution/main.py",
         f"{EX} super_resolution/main.py + model.py",
         args="--upscale_factor 3 --batchSize 4 --testBatchSize 4 --nEpochs 2 --threads 0",
+        xfail="AttributeError: module 'lazytorch.nn.init' has no attribute 'orthogonal_'",
     ),
     Entry(
         "time_sequence_prediction",
@@ -129,10 +140,23 @@ CORPUS: list[Entry] = [
         args=f"{WLM_ARGS} Transformer --nhead 2",
         chaotic_after=15,
     ),
-    Entry("gcn", "gcn.py", f"{EX} gcn/main.py"),
-    Entry("gat", "gat.py", f"{EX} gat/main.py", args="--epochs 10 --hidden-dim 16 --num-heads 2"),
+    # then Tensor.to_sparse, torch.sparse_coo_tensor and torch.spmm (sparse tensors)
+    Entry("gcn", "gcn.py", f"{EX} gcn/main.py", xfail=FLOAT_TENSOR),
+    # then Tensor.to_sparse and torch.sparse_coo_tensor (sparse tensors)
+    Entry(
+        "gat",
+        "gat.py",
+        f"{EX} gat/main.py",
+        args="--epochs 10 --hidden-dim 16 --num-heads 2",
+        xfail=FLOAT_TENSOR,
+    ),
     # karpathy
-    Entry("nanogpt", "nanogpt/train.py", "karpathy/nanoGPT train.py + model.py"),
+    Entry(
+        "nanogpt",
+        "nanogpt/train.py",
+        "karpathy/nanoGPT train.py + model.py",
+        xfail="MissingTorchAPI: torch.bfloat16 is not available in lazytorch",
+    ),
     Entry(
         "mingpt_chargpt",
         "mingpt/chargpt.py",

@@ -230,9 +230,10 @@ class Hooks:
                 return input
             if channel_dims is None:
                 shape = tuple(input.shape)
-            else:  # dropout1d/2d/3d: one draw per (batch, channel)
-                lead = input.dim() - channel_dims
-                shape = tuple(input.shape[:lead]) + (1,) * channel_dims
+            elif input.dim() == channel_dims + 2:  # dropout1d/2d/3d: one draw per (N, C)
+                shape = (*input.shape[:2], *(1,) * channel_dims)
+            else:  # torch treats any other rank as unbatched: one draw per leading index
+                shape = (input.shape[0], *(1,) * (input.dim() - 1))
             keep = torch.rand(shape, dtype=input.dtype, device=input.device) >= p
             out = input * (keep.to(input.dtype) * (1.0 / (1.0 - p)))
             if inplace:
