@@ -131,14 +131,15 @@ _EXPORTS: dict[Any, str] = {
     "concat concatenate detach flatten flip fliplr flipud hstack movedim moveaxis narrow "
     "permute ravel reshape roll select split split_with_sizes squeeze stack swapaxes swapdims "
     "t tile trace transpose tril triu unbind unflatten unsqueeze vstack diag diagonal",
-    _indexing: "argwhere gather index_add index_copy index_fill index_put index_select masked_fill masked_select nonzero scatter "
+    _indexing: "argwhere bincount unique gather index_add index_copy index_fill index_put index_select masked_fill masked_select nonzero scatter "
     "scatter_add take take_along_dim",
     _linalg: "addmm baddbmm bmm dot einsum ger matmul mm mv outer tensordot",
     _sorting: "argsort kthvalue msort sort topk",
     _composite: "allclose atleast_3d bucketize cdist column_stack copysign cumprod deg2rad diff "
     "dist dstack equal float_power heaviside isclose isin logit logspace meshgrid rad2deg "
     "repeat_interleave row_stack searchsorted signbit sinc tril_indices triu_indices median "
-    "quantile tensor_split cross kron rot90 block_diag cartesian_prod cosine_similarity",
+    "quantile tensor_split cross kron rot90 block_diag cartesian_prod cosine_similarity "
+    "logcumsumexp cummax cummin pairwise_distance diag_embed",
 }
 for _mod, _names in _EXPORTS.items():
     for _name in _names.split():

@@ -660,3 +660,66 @@ def test_in_place_distributions() -> None:
         lt.empty(3).exponential_(0.0)
     with pytest.raises(RuntimeError):
         lt.empty(3).random_(5, 5)
+
+
+# -- running reductions, diagonals, data-dependent sizes ----------------------------------------
+
+TIES = np.array([[1.0, 3.0, 3.0, 2.0, 5.0, 5.0], [0.0, -1.0, 2.0, 2.0, -3.0, 9.0]], np.float32)
+
+
+def test_cummax_cummin_logcumsumexp() -> None:
+    def fn(t: Any, x: Any) -> Any:
+        a, b = t.cummax(x, 1), x.cummin(dim=-1)
+        return a.values, a.indices, b.values, b.indices, t.logcumsumexp(x, 1), t.cummax(x, 0)
+
+    check(fn, TIES)  # ties report the latest position, as torch
+    check(lambda t, x: (t.cummax(x, 0), t.cummin(x, 1)), arr(3, 4, dtype="int16", low=-3, high=3))
+    check(lambda t, x: (t.cummin(x, 0), x.cummax(0)), arr(6, dtype="bool"))
+
+    def into_out(t: Any, x: Any) -> Any:
+        v, i = t.empty(0), t.empty(0, dtype=t.long)
+        r = t.cummax(x, 1, out=(v, i))
+        return r.values is v and r.indices is i, v, i
+
+    check(into_out, TIES)
+
+    def grads(t: Any, x: Any) -> Any:
+        x.requires_grad_()
+        y = t.logcumsumexp(x, 1) + t.cummax(x, 1).values
+        return t.autograd.grad((y * y).sum(), [x])
+
+    check(grads, randn(3, 5, dtype="float64"))
+
+
+def test_diag_embed_and_pairwise_distance() -> None:
+    for k in (-1, 0, 2):
+        check(lambda t, x, k=k: (t.diag_embed(x, k), x.diag_embed(k, 0, 2)), randn(2, 3))
+    check(
+        lambda t, x, y: (t.pairwise_distance(x, y), t.pairwise_distance(x, y, p=1, keepdim=True)),
+        randn(3, 4),
+        randn(3, 4),
+    )
+
+
+def test_fill_diagonal() -> None:
+    check(
+        lambda t, x: (x.clone().fill_diagonal_(2.5), x.clone().fill_diagonal_(2.5, wrap=True)),
+        randn(7, 3),
+    )
+    check(
+        lambda t, x: (x.clone().fill_diagonal_(1.0), x.clone().fill_diagonal_(-1, wrap=True)),
+        randn(3, 5),
+    )
+    check(lambda t, x: x.clone().fill_diagonal_(4.0), randn(3, 3, 3))
+    check_raises(lambda t, x: x.clone().fill_diagonal_(1.0), randn(3, 3, 2))
+
+
+def test_unique_and_bincount() -> None:
+    x = arr(20, dtype="int64", low=0, high=6)
+    check(lambda t, x: (t.unique(x), x.unique(return_inverse=True, return_counts=True)), x)
+    check(lambda t, x: t.unique(x.reshape(5, 4) % 2, dim=0, return_counts=True), x)
+    check(lambda t, x: (t.bincount(x), x.bincount(minlength=10)), x)
+    check(lambda t, x, w: t.bincount(x, weights=w), x, randn(20))
+    check_raises(lambda t, x: t.bincount(x - 3), x)
+    check_raises(lambda t, x: t.bincount(x.reshape(4, 5)), x)
+    assert lt.zeros(2).get_device() == torch.zeros(2).get_device() == -1

@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
@@ -856,3 +857,124 @@ def _repeat_interleave_method(
     self: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None
 ) -> Tensor:
     return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
+# -- running reductions (n² along the dim: a masked reduction per prefix) ---------------------
+def _prefixes(x: Tensor, axis: int, fill: float) -> Tensor:
+    """(..., n, n) with row i holding entries 0..i of the dim (the rest `fill`), dim last."""
+    m = x.movedim(axis, -1)
+    n = m.shape[-1]
+    keep = C.ones(n, n, dtype=dt.bool_, device=x.device).tril()
+    return E.where(keep, m.unsqueeze(-2), C.full((), fill, dtype=m.dtype, device=x.device))
+
+
+def logcumsumexp(input: Tensor, dim: int, *, out: Any = None) -> Tensor:
+    """``log(cumsum(exp(input)))`` along `dim`, computed stably.
+
+    >>> import lazytorch
+    >>> lazytorch.logcumsumexp(lazytorch.tensor([0.0, 0.0]), 0)
+    tensor([0.0000, 0.6931])
+    """
+    x = _tensor_arg(input, "logcumsumexp")
+    if x.ndim == 0:
+        return C.into_out(x.clone(), out, "logcumsumexp")
+    axis = normalize_dim(dim, x.ndim, "logcumsumexp")
+    rows = _prefixes(x, axis, -math.inf)
+    return C.into_out(R.logsumexp(rows, -1).movedim(-1, axis), out, "logcumsumexp")
+
+
+cummax_result = namedtuple("cummax", ["values", "indices"])
+cummin_result = namedtuple("cummin", ["values", "indices"])
+
+
+def _cumulative_extreme(input: Tensor, dim: int, largest: bool, op: str) -> Any:
+    sort_result = cummax_result if largest else cummin_result
+    x = _tensor_arg(input, op)
+    if x.ndim == 0:
+        return sort_result(x.clone(), C.zeros((), dtype=dt.int64, device=x.device))
+    axis = normalize_dim(dim, x.ndim, op)
+    if x.dtype.is_floating_point:
+        fill = -math.inf if largest else math.inf
+    elif x.dtype is dt.bool_:
+        fill = not largest
+    else:
+        import numpy as np
+
+        lim = np.iinfo(x.dtype.np)
+        fill = int(lim.min if largest else lim.max)
+    rows = _prefixes(x, axis, fill)
+    # torch reports the latest position of a tied extreme: search the reversed prefix
+    rev = rows.flip(-1)
+    found = R.max(rev, -1) if largest else R.min(rev, -1)
+    n = rows.shape[-1]
+    prefix_len = C.arange(n, device=x.device)
+    # position k in the reversed row is n-1-k in the original; positions past the prefix
+    # hold the fill, which loses to any entry, except ties with the fill value itself
+    idx = (n - 1) - found.indices
+    idx = E.minimum(idx, prefix_len)
+    return sort_result(found.values.movedim(-1, axis), idx.movedim(-1, axis))
+
+
+def _into_pair(result: Any, out: Any, op: str) -> Any:
+    if out is None:
+        return result
+    values, indices = out
+    return type(result)(
+        C.into_out(result.values, values, op), C.into_out(result.indices, indices, op)
+    )
+
+
+def cummax(input: Tensor, dim: int, *, out: Any = None) -> Any:
+    """Running maximum along `dim` and where it was taken (the latest of ties).
+
+    >>> import lazytorch
+    >>> lazytorch.cummax(lazytorch.tensor([1, 3, 3, 2]), 0).indices
+    tensor([0, 1, 2, 2])
+    """
+    return _into_pair(_cumulative_extreme(input, dim, True, "cummax"), out, "cummax")
+
+
+def cummin(input: Tensor, dim: int, *, out: Any = None) -> Any:
+    """Running minimum along `dim` and where it was taken (the latest of ties)."""
+    return _into_pair(_cumulative_extreme(input, dim, False, "cummin"), out, "cummin")
+
+
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """The p-norm of ``x1 - x2 + eps`` over the last dim.
+
+    >>> import lazytorch
+    >>> lazytorch.pairwise_distance(lazytorch.tensor([[0.0, 0.0]]), lazytorch.tensor([[3.0, 4.0]]), eps=0.0)
+    tensor([5.])
+    """
+    return R.norm(x1 - x2 + eps, p, dim=-1, keepdim=keepdim)
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices whose `offset`-th diagonal (over the new dims `dim1`, `dim2`) holds the last
+    dim of `input`.
+
+    >>> import lazytorch
+    >>> lazytorch.diag_embed(lazytorch.tensor([[1, 2]]))
+    tensor([[[1, 0],
+             [0, 2]]])
+    """
+    x = _tensor_arg(input, "diag_embed")
+    n = x.shape[-1] if x.ndim else 1
+    if x.ndim == 0:
+        x = x.reshape(1)
+    size = n + abs(offset)
+    rows = C.arange(size, device=x.device).unsqueeze(-1)
+    cols = C.arange(size, device=x.device)
+    on = (cols - rows) == offset
+    pos = (rows if offset >= 0 else cols).expand(size, size)  # which entry lands there
+    picked = x.index_select(-1, pos.clamp(max=n - 1).reshape(-1)).reshape(*x.shape[:-1], size, size)
+    out = E.where(on, picked, C.zeros((), dtype=x.dtype, device=x.device))
+    nd = out.ndim
+    a, b = normalize_dim(dim1, nd, "diag_embed"), normalize_dim(dim2, nd, "diag_embed")
+    if a == b:
+        raise op_error(
+            RuntimeError, "diag_embed", f"diagonal dimensions cannot be identical {dim1}, {dim2}"
+        )
+    return out.movedim((nd - 2, nd - 1), (a, b))

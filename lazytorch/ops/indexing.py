@@ -917,3 +917,104 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 def index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     return V.assign(self, index_fill(self, dim, index, value)._node)
+
+
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Set the main diagonal (all indices equal) to `fill_value`, in place; a tall matrix's
+    diagonal restarts below the square part with ``wrap=True`` (numpy's rule).
+
+    >>> import lazytorch
+    >>> lazytorch.zeros(2, 3).fill_diagonal_(5.0)
+    tensor([[5., 0., 0.],
+            [0., 5., 0.]])
+    """
+    from lazytorch.ops.creation import arange
+
+    x = _tensor_arg(self, "fill_diagonal_")
+    shape = tuple(x.shape)
+    if len(shape) < 2:
+        raise op_error(RuntimeError, "fill_diagonal_", "dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise op_error(
+            RuntimeError, "fill_diagonal_", "all dimensions of input must be of equal length"
+        )
+    step, stride = 1, 1
+    for s in reversed(shape[1:]):
+        stride *= s
+        step += stride
+    total = numel(shape)
+    end = total if wrap and len(shape) == 2 else min(shape) * (step - 1) + 1
+    positions = arange(0, min(end, total), step, device=x.device)
+    filled = index_fill(x.reshape(-1), 0, positions, fill_value).reshape(shape)
+    return V.assign(self, filled._node)
+
+
+def unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Any:
+    """The distinct values (sorted), and optionally where each entry's value sits among them
+    and how often each occurs. The result's size depends on the data: an implicit
+    materialization.
+
+    >>> import lazytorch
+    >>> lazytorch.unique(lazytorch.tensor([3, 1, 3]), return_counts=True)
+    (tensor([1, 3]), tensor([1, 2]))
+    """
+    import numpy as np
+
+    from lazytorch.ops.creation import tensor
+    from lazytorch.runtime import implicit_point
+
+    x = _tensor_arg(input, "unique")
+    implicit_point(x, "unique()")
+    arr = np.asarray(_host_value(x._node), dtype=x.dtype.np)
+    axis = None if dim is None else normalize_dim(dim, x.ndim, "unique")
+    values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True, axis=axis)
+    if axis is None:
+        inverse = inverse.reshape(arr.shape)
+    out = [tensor(np.ascontiguousarray(values), dtype=x.dtype, device=x.device)]
+    if return_inverse:
+        out.append(tensor(np.ascontiguousarray(inverse, dtype=np.int64), device=x.device))
+    if return_counts:
+        out.append(tensor(np.ascontiguousarray(counts, dtype=np.int64), device=x.device))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value 0..max occurs in a 1-d non-negative integer tensor (or the sum
+    of `weights` at each); the length depends on the data: an implicit materialization of
+    the largest value.
+
+    >>> import lazytorch
+    >>> lazytorch.bincount(lazytorch.tensor([0, 2, 2]), minlength=4)
+    tensor([1, 0, 2, 0])
+    """
+    from lazytorch.ops.creation import ones, zeros
+
+    x = _tensor_arg(input, "bincount")
+    if x.ndim != 1 or x.dtype.is_floating_point or x.dtype is dt.bool_:
+        raise op_error(
+            RuntimeError, "bincount", "bincount only supports 1-d non-negative integral inputs."
+        )
+    if weights is not None and tuple(weights.shape) != tuple(x.shape):
+        raise op_error(
+            RuntimeError, "bincount", "weights should be 1-d and have the same length as input"
+        )
+    if minlength < 0:
+        raise op_error(RuntimeError, "bincount", "minlength should be >= 0")
+    lo_hi = (x.min().item(), x.max().item()) if x.shape[0] else (0, -1)
+    if lo_hi[0] < 0:
+        raise op_error(
+            RuntimeError, "bincount", "bincount only supports 1-d non-negative integral inputs."
+        )
+    size = max(int(lo_hi[1]) + 1, minlength)
+    if weights is None:
+        src, d = ones(x.shape[0], dtype=dt.int64, device=x.device), dt.int64
+    else:
+        d = weights.dtype if weights.dtype.is_floating_point else dt.float64
+        src = weights.to(d)
+    return scatter_add(zeros(size, dtype=d, device=x.device), 0, x.long(), src)

@@ -722,6 +722,12 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
     return to(self, dtype)
 
 
+def _get_device(self: Tensor) -> int:
+    """The device index: -1 on the CPU (as torch)."""
+    d = self.device
+    return -1 if d.type == "cpu" else (d.index or 0)
+
+
 def _ilshift(self: Tensor, other: Any) -> Tensor:
     return V.assign(self, E.bitwise_left_shift(self, other)._node)
 
@@ -768,9 +774,13 @@ def _bind_script_extras() -> None:
     for name in (
         "allclose isclose equal isin repeat_interleave diff cumprod logit sinc signbit "
         "copysign heaviside float_power deg2rad rad2deg dist median quantile tensor_split "
-        "cross kron rot90"
+        "cross kron rot90 logcumsumexp cummax cummin diag_embed"
     ).split():
         extras[name] = getattr(CO, name)
     extras["repeat_interleave"] = CO._repeat_interleave_method
+    extras["fill_diagonal_"] = I.fill_diagonal_
+    extras["unique"] = I.unique
+    extras["bincount"] = I.bincount
+    extras["get_device"] = _get_device
     for name, fn in extras.items():
         setattr(Tensor, name, fn)
