@@ -119,6 +119,13 @@ CASES: dict[str, tuple[Callable[..., Any], list[tuple[int, ...]]]] = {
         f("avg_pool3d", kernel_size=2, ceil_mode=True, divisor_override=3),
         [(2, 3, 5, 3)],
     ),
+    # power-average pooling (positive inputs: x^p of a negative x is NaN for fractional p)
+    "lp_pool1d": (
+        f("lp_pool1d", norm_type=3, kernel_size=3, stride=2, ceil_mode=True),
+        [(2, 3, 8)],
+    ),
+    "lp_pool2d": (f("lp_pool2d", norm_type=2, kernel_size=(2, 3)), [(1, 2, 5, 6)]),
+    "lp_pool3d": (f("lp_pool3d", norm_type=1.5, kernel_size=2, stride=1), [(1, 2, 3, 3, 3)]),
     # adaptive pooling: uneven windows (7 -> 3, 5 -> 3), growing (3 -> 5), None
     "adaptive_avg_pool1d": (f("adaptive_avg_pool1d", output_size=3), [(2, 3, 7)]),
     "adaptive_avg_pool1d_grow": (f("adaptive_avg_pool1d", output_size=5), [(2, 3)]),
@@ -409,6 +416,8 @@ MODULES: dict[str, tuple[Callable[[Any], Any], tuple[int, ...]]] = {
     ),
     "upsampling_nearest2d": (lambda t: t.nn.UpsamplingNearest2d(size=(5, 3)), (1, 2, 3, 4)),
     "upsampling_bilinear2d": (lambda t: t.nn.UpsamplingBilinear2d(scale_factor=2), (1, 2, 3, 4)),
+    "lp_pool2d": (lambda t: t.nn.LPPool2d(2, 3, stride=1, ceil_mode=True), (1, 2, 4, 5)),
+    "lp_pool1d": (lambda t: t.nn.LPPool1d(1.5, 2), (1, 2, 5)),
     "pixel_shuffle": (lambda t: t.nn.PixelShuffle(2), (1, 8, 2, 3)),
     "pixel_unshuffle": (lambda t: t.nn.PixelUnshuffle(2), (1, 2, 4, 6)),
     "unfold": (lambda t: t.nn.Unfold((2, 3), padding=1, stride=(1, 2)), (1, 2, 4, 5)),

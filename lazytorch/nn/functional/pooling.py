@@ -384,3 +384,58 @@ def avg_pool3d(
         3,
         "avg_pool3d",
     )
+
+
+def _lp_pool(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: Any,
+    stride: Any,
+    ceil_mode: bool,
+    n: int,
+    op: str,
+) -> Tensor:
+    """torch's composition: (sum over the window of x^p)^(1/p), the sum as the average
+    times the window size."""
+    x = _tensor_arg(input, op)
+    k = _ntuple(kernel_size, n, op)
+    avg = (avg_pool1d, avg_pool2d, avg_pool3d)[n - 1]
+    out = avg(x.pow(norm_type), kernel_size, stride, 0, ceil_mode)  # type: ignore[attr-defined]
+    out = lt.sign(out) * lt.relu(lt.abs(out))  # type: ignore[attr-defined]
+    return (out * math.prod(k)).pow(1.0 / norm_type)  # type: ignore[no-any-return]
+
+
+def lp_pool1d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    """Power-average pooling over length-k windows: (sum x^p)^(1/p).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.lp_pool1d(lazytorch.tensor([[3.0, 4.0, 1.0, 1.0]]), 2, 2)
+    tensor([[5.0000, 1.4142]])
+    """
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1, "lp_pool1d")
+
+
+def lp_pool2d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    """Power-average pooling over kH x kW windows: (sum x^p)^(1/p).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.lp_pool2d(lazytorch.ones(1, 1, 2, 2), 1, 2)
+    tensor([[[[4.]]]])
+    """
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, "lp_pool2d")
+
+
+def lp_pool3d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    """Power-average pooling over kT x kH x kW windows: (sum x^p)^(1/p).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.lp_pool3d(lazytorch.ones(1, 1, 2, 2, 2), 2, 2).shape
+    lazytorch.Size([1, 1, 1, 1, 1])
+    """
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, "lp_pool3d")

@@ -1,4 +1,4 @@
-"""Max and average pooling and adaptive pooling (1-d, 2-d, 3-d)."""
+"""Max, average, power-average and adaptive pooling (1-d, 2-d, 3-d)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ __all__ = [
     "AvgPool1d",
     "AvgPool2d",
     "AvgPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
@@ -333,3 +336,64 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPool):
     """
 
     _fn = staticmethod(F.adaptive_max_pool3d)
+
+
+class _LPPoolNd(Module):
+    _fn: Any = None
+
+    def __init__(
+        self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+    ) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._fn(  # type: ignore[no-any-return]
+            input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling over length-k windows: (sum x^p)^(1/p).
+
+    >>> import lazytorch
+    >>> pool = lazytorch.nn.LPPool1d(2, 3)
+    >>> pool
+    LPPool1d(norm_type=2, kernel_size=3, stride=None, ceil_mode=False)
+    >>> pool(lazytorch.ones(1, 2, 7)).shape
+    lazytorch.Size([1, 2, 2])
+    """
+
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling over kH x kW windows: (sum x^p)^(1/p).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.LPPool2d(1, 2)(lazytorch.ones(1, 1, 4, 4))
+    tensor([[[[4., 4.],
+              [4., 4.]]]])
+    """
+
+    _fn = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling over kT x kH x kW windows: (sum x^p)^(1/p).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.LPPool3d(2, 2)(lazytorch.ones(1, 1, 2, 4, 4)).shape
+    lazytorch.Size([1, 1, 1, 2, 2])
+    """
+
+    _fn = staticmethod(F.lp_pool3d)
