@@ -39,12 +39,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "F.avg_pool1d": {
         "'stride' default None, torch's ()": "torch.avg_pool1d's parser writes stride=() and its docs None: both mean kernel_size",
     },
-    "F.l1_loss": {
-        "missing parameter 'weight'": "weight (per-element loss weights, new in torch 2.x) is not taken",
-    },
-    "F.mse_loss": {
-        "missing parameter 'weight'": "weight (per-element loss weights, new in torch 2.x) is not taken",
-    },
     "F.normalize": {
         "missing parameter 'out'": NO_OUT,
     },

@@ -654,3 +654,22 @@ def test_indexing_out_keyword(name: str, out_dtype: str) -> None:
         lambda t, x: call(t, x, t.empty(0, dtype=getattr(t, out_dtype))),
         randn(3, 4, dtype="float64"),
     )
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss"])
+def test_weighted_l1_and_mse_loss(loss: str, reduction: str) -> None:
+    """torch's weight= (new in 2.x): values and gradients, and its ValueError on a shape."""
+    from helpers import check, check_grad, positive, randn
+
+    def fn(t: Any, x: Any, y: Any, w: Any) -> Any:
+        return getattr(t.nn.functional, loss)(x, y, reduction=reduction, weight=w)
+
+    x, y, w = (
+        randn(3, 4, dtype="float64"),
+        randn(3, 4, dtype="float64"),
+        positive(3, 4, dtype="float64"),
+    )
+    check(fn, x, y, w)
+    check_grad(fn, x, y, w)
+    check(fn, x, y, positive(4, dtype="float64"))  # weight of another shape

@@ -36,15 +36,40 @@ def _float_loss_inputs(input: Tensor, target: Tensor, op: str, kernel: str) -> N
         )
 
 
+def _weighted(errors: Tensor, weight: Tensor, input: Tensor, reduction: str) -> Tensor:
+    """torch's weighted l1/mse loss: errors * weight, the mean divided by the weights' sum."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    weighted = errors * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()  # type: ignore[no-any-return]
+    if reduction == "mean":
+        return weighted.sum() / weight.sum()  # type: ignore[no-any-return]
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
 def mse_loss(
     input: Tensor,
     target: Tensor,
     size_average: Any = None,
     reduce: Any = None,
     reduction: str = "mean",
+    weight: Tensor | None = None,
 ) -> Tensor:
+    """Mean squared error; with `weight` (input's shape), each squared error weighted.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> x, y = lazytorch.tensor([1.0, 2.0]), lazytorch.tensor([0.0, 0.0])
+    >>> F.mse_loss(x, y).item(), F.mse_loss(x, y, weight=lazytorch.tensor([3.0, 1.0])).item()
+    (2.5, 1.75)
+    """
     _float_loss_inputs(input, target, "mse_loss", "mse_cpu")
     d = input - target  # type: ignore[operator]
+    if weight is not None:
+        return _weighted(d * d, weight, input, reduction)
     return _reduce(d * d, reduction, "mse_loss")
 
 
@@ -54,8 +79,13 @@ def l1_loss(
     size_average: Any = None,
     reduce: Any = None,
     reduction: str = "mean",
+    weight: Tensor | None = None,
 ) -> Tensor:
-    return _reduce(E.abs(input - target), reduction, "l1_loss")  # type: ignore[operator]
+    """Mean absolute error; with `weight` (input's shape), each error weighted."""
+    errors = E.abs(input - target)  # type: ignore[operator]
+    if weight is not None:
+        return _weighted(errors, weight, input, reduction)
+    return _reduce(errors, reduction, "l1_loss")
 
 
 def smooth_l1_loss(
