@@ -209,9 +209,11 @@ def test_a_disjoint_live_tensor_stays_pending():
     other = x + 1
     (lt.ones(3) * 5).sum().item()
     assert other._node.buffer is None
-    mine = x * 3
-    (mine + 1).sum().item()  # `mine` is inside this cut's graph: computed with it
+    cheap = x * 3  # elementwise on a computed value: recomputed for free, not held
+    mine = (x * 3).cumsum(0)
+    (mine + cheap).sum().item()  # `mine` is inside this cut's graph: computed with it
     assert mine._node.buffer is not None and other._node.buffer is None
+    assert cheap._node.buffer is None
 
 
 def test_explicit_materialize_computes_only_what_it_is_given():

@@ -293,7 +293,9 @@ def _from_function(args: argparse.Namespace) -> int:
                 a = np.zeros(shape, dtype=dtype.np)
             inputs.append(lazytorch.from_numpy(a))
         try:
-            lazytorch.materialize(*_tensors(fn(*inputs)))
+            # Cut as a caller's read of the result (.numpy(), .tolist()) cuts: with the
+            # live tensors that share its work, so the warmed program is the caller's.
+            lazytorch.runtime.materialize_as_read(*_tensors(fn(*inputs)))
         except Exception as e:
             failed += 1
             print(

@@ -25,6 +25,7 @@ __all__ = [
     "empty_pool",
     "implicit_point",
     "materialize",
+    "materialize_as_read",
     "materialize_nodes",
     "register",
 ]
@@ -126,6 +127,20 @@ def materialize(*tensors: Tensor) -> None:
     materialize_nodes(nodes, cause="materialize()")
 
 
+def materialize_as_read(*tensors: Tensor) -> None:
+    """Compute `tensors` as reading their values would (``.numpy()``, ``.item()``): each
+    with the live tensors that share its pending work (`held_with`), in one program.
+    What `lazytorch warmup` runs, so a warmed program is the one a caller's read cuts."""
+    roots: dict[int, Node] = {}
+    for t in tensors:
+        if t._node.buffer is None:
+            roots.setdefault(id(t._node), t._node)
+    for n in list(roots.values()):
+        for h in held_with(n):
+            roots.setdefault(id(h), h)
+    materialize_nodes(list(roots.values()), cause="read")
+
+
 def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -> None:
     global last_cut_id
     roots = [n for n in nodes if n.buffer is None]
@@ -171,8 +186,18 @@ def implicit_point(t: Tensor, cause: str) -> None:
         _log_syncs.info("implicit materialization: %s at %s", cause, format_loc(loc))
     held = held_with(n)
     if held:
-        metrics.increment("held_materialized", len(held))
-    materialize_nodes([n, *held], cause=cause, loc=loc)
+        try:
+            materialize_nodes([n, *held], cause=cause, loc=loc)
+        except Exception:
+            if n.buffer is not None:
+                raise
+            # A held tensor's own error (an index out of range it recorded) must not fail
+            # this read: the value asked for is computed alone, and raises only its own.
+            materialize_nodes([n], cause=cause, loc=loc)
+        else:
+            metrics.increment("held_materialized", len(held))
+        return
+    materialize_nodes([n], cause=cause, loc=loc)
 
 
 def held_with(root: Node) -> list[Node]:
@@ -214,10 +239,34 @@ def held_with(root: Node) -> list[Node]:
         if m.buffer is not None or m is root or id(m) in seen:
             continue
         seen.add(id(m))
-        if id(m) in inside or _reaches(m, inside, apart):
+        if (id(m) in inside or _reaches(m, inside, apart)) and _worth_holding(m):
             held.append(m)
     held.sort(key=_node_id)  # recording order: a repeated loop cuts the same program
     return held
+
+
+# Ops a program recomputes for next to nothing (fused into whatever reads them).
+_CHEAP = frozenset(("source", "leaf", "movement", "elementwise"))
+_CHEAP_NODES = 8
+
+
+def _worth_holding(m: Node) -> bool:
+    """Whether computing `m` now saves later work: its pending graph holds a reduction, a
+    GEMM, a gather... or more than a few nodes. A constant, a ``randn`` or a reshaped
+    ``arange`` costs nothing to recompute inside each program that reads it; holding it
+    would only make the next program differ from this one (a warmed program would not
+    match the caller's)."""
+    seen: set[int] = set()
+    stack = [m]
+    while stack:
+        n = stack.pop()
+        if n.op.category not in _CHEAP:
+            return True
+        seen.add(id(n))
+        if len(seen) > _CHEAP_NODES:
+            return True
+        stack.extend(i for i in n.inputs if i.buffer is None and id(i) not in seen)
+    return False
 
 
 def _reaches(start: Node, inside: set[int], apart: set[int]) -> bool:

@@ -90,10 +90,7 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
             "max_autotune": autotune,
             "matmul_precision": precision,
         }
-        if _tiering(backend) and not _on_disk(backend, program, options):
-            exe = _tier0(key, program, backend, options, cause, loc, t0)
-        else:
-            exe = _build(key, cap.params, program, backend, options, cause, loc, t0)
+        exe = _build(key, cap.params, program, backend, options, cause, loc, t0, _tiering(backend))
     elif type(exe) is Tiered:
         exe = exe.pick()
     else:
@@ -142,9 +139,12 @@ def _build(
     cause: str,
     loc: Any,
     t0: float,
+    tier: bool = False,
 ) -> Executable:
     """The executable for a cut that missed the exact cache: a dynamic program's, bound to
-    these sizes, or one compiled now (over symbolic sizes if the sizes keep changing)."""
+    these sizes, or one compiled now (over symbolic sizes if the sizes keep changing) —
+    or, when `tier`, the interpreter while it compiles in the background (`_tier0`), unless
+    the disk cache holds it."""
     deterministic = options["deterministic"]
     pattern = None
     reason = None
@@ -163,6 +163,8 @@ def _build(
                 bound.info["observe_key"] = key  # every size's executable shares info
                 observe.built(key, shown, bound, backend.name, cause, loc or user_loc(), timings)
             return bound
+    if tier and not _on_disk(backend, program, options):
+        return _tier0(key, program, backend, options, cause, loc, t0)
     t1 = time.perf_counter()
     # The cut's line, looked up only on a miss: the innermost frame outside lazytorch is
     # the user's materialize()/opt.step()/.item() call.
