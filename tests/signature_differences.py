@@ -131,18 +131,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'non_blocking'": "to(*args, **kwargs) sorts out torch's three overloads by the arguments' types",
         "missing parameter 'other'": "to(*args, **kwargs) sorts out torch's three overloads by the arguments' types",
     },
-    "Tensor.uniform_": {
-        "positional order (a, b) does not take torch's (from_, to)": "torch's parser names them from (a Python keyword) and to; its stub from_ and to, "
-        "which the parser refuses",
-        "extra parameter 'a'": "torch's parser names them from (a Python keyword) and to; its stub from_ and to, "
-        "which the parser refuses",
-        "extra parameter 'b'": "torch's parser names them from (a Python keyword) and to; its stub from_ and to, "
-        "which the parser refuses",
-        "missing parameter 'from_'": "torch's parser names them from (a Python keyword) and to; its stub from_ and to, "
-        "which the parser refuses",
-        "missing parameter 'to'": "torch's parser names them from (a Python keyword) and to; its stub from_ and to, "
-        "which the parser refuses",
-    },
     "Tensor.view": {
         "missing parameter 'dtype'": "view(dtype) reinterpreting the bits is not supported",
     },

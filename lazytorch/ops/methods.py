@@ -461,8 +461,12 @@ def copy_(self: Tensor, other: Any, non_blocking: bool = False) -> Tensor:
             "copy_",
             f"copy_(): argument 'other' must be Tensor, not {type(other).__name__}",
         )
-    n = cast(other._node, self.dtype)
+    from lazytorch.autograd.grad_mode import is_grad_enabled
     from lazytorch.ops.indexing import _broadcast_value
+
+    if not is_grad_enabled():  # under no_grad the copy carries no history (torch: same)
+        other = other.detach()
+    n = cast(other._node, self.dtype)
 
     # Unlike fill_, torch's copy_ refuses a target whose elements overlap (an expanded view).
     return V.assign(
@@ -470,9 +474,11 @@ def copy_(self: Tensor, other: Any, non_blocking: bool = False) -> Tensor:
     )
 
 
-def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with samples uniform in [from_, to) (torch's parser spells it `from`, a Python
+    keyword: positionally, as here)."""
     u = RND.rand(self.shape, dtype=self.dtype, device=self.device, generator=generator)
-    return V.assign(self, E.add(E.mul(u, b - a), a)._node)
+    return V.assign(self, E.add(E.mul(u, to - from_), from_)._node)
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
