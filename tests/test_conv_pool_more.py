@@ -19,6 +19,12 @@ import torch
 import lazytorch as lt
 from helpers import check, check_grad, randn
 
+# torch's own notes on two cases here (an asymmetric 'same' pad; a unit-size affine grid)
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Using padding='same'"),
+    pytest.mark.filterwarnings("ignore:Since version 1.3.0, affine_grid"),
+]
+
 
 def f(name: str, **kwargs: Any) -> Callable[..., Any]:
     """`lib.nn.functional.<name>(*inputs, **kwargs)` for lib torch or lazytorch."""
@@ -362,6 +368,13 @@ def test_grid_default_align_corners_warns_as_torch() -> None:
             grid = lib.nn.functional.affine_grid(lib.tensor(theta), (1, 2, 3, 3))
         with pytest.warns(UserWarning, match="align_corners=False"):
             lib.nn.functional.grid_sample(lib.zeros(1, 2, 3, 3), grid)
+
+
+def test_unit_size_aligned_affine_grid_warns_as_torch() -> None:
+    theta = np.array([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], dtype="float32")
+    for lib in (torch, lt):
+        with pytest.warns(UserWarning, match="unit-size grids"):
+            lib.nn.functional.affine_grid(lib.tensor(theta), (1, 1, 1, 3), align_corners=True)
 
 
 def test_integer_input_errors() -> None:

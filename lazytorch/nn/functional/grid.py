@@ -71,6 +71,13 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
         )
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if align_corners and min(h, w) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+            "align_corners=True. This is not an intended use case of affine_grid. See the "
+            "documentation of affine_grid for details.",
+            stacklevel=2,
+        )
     xs = S.expand(S.reshape(_base_coordinates(w, align_corners, t), (1, w, 1)), h, w, 1)
     ys = S.expand(S.reshape(_base_coordinates(h, align_corners, t), (h, 1, 1)), h, w, 1)
     ones = lt.ones((h, w, 1), dtype=t.dtype, device=t.device)
