@@ -653,3 +653,16 @@ def test_functional_embedding_gradient_like_torch(max_norm, padding_idx):
         outs.append([np.asarray(a.detach().numpy()) for a in (y, w.grad, w)])
     for got, want, what in zip(outs[1], outs[0], ("values", "weight grad", "weight after")):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=what)
+
+
+def test_copy_under_no_grad_carries_no_history():
+    # torch: a.copy_(p) under no_grad leaves `a` not requiring grad; with grad on it does
+    for grad_on in (False, True):
+        tp, lp = torch.ones(3, requires_grad=True), lt.ones(3, requires_grad=True)
+        ta, la = torch.zeros(3), lt.zeros(3)
+        with torch.set_grad_enabled(grad_on), lt.set_grad_enabled(grad_on):
+            ta.copy_(tp * 3)
+            la.copy_(lp * 3)
+        assert la.requires_grad == ta.requires_grad == grad_on
+    la.sum().backward()
+    assert lp.grad.tolist() == [3.0, 3.0, 3.0]
