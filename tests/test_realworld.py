@@ -14,6 +14,7 @@ failure, and whoever sees it removes the entry's ``xfail``). Any other error fai
 
 from __future__ import annotations
 
+import doctest
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "realworld"))
 
+import corpus
 from corpus import BY_NAME, CORPUS, Entry, run_pair
 
 
@@ -62,3 +64,16 @@ def test_script_matches_torch(entry: Entry) -> None:
 )
 def test_script_matches_torch_in_other_modes(name: str, env: dict[str, str]) -> None:
     _check(BY_NAME[name], env)
+
+
+def test_tolerance_rule_examples() -> None:
+    assert doctest.testmod(corpus).failed == 0
+
+
+def test_corpus_has_25_scripts_with_headers() -> None:
+    files = {e.script for e in CORPUS}
+    assert len(files) >= 25
+    for name in files:
+        head = (corpus.SCRIPTS / name).read_text().splitlines()[:3]
+        assert head[0].startswith("# Source: https://github.com/"), name
+        assert head[1].startswith("# Licence: "), name

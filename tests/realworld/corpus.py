@@ -7,7 +7,7 @@ sequences step by step with the tolerance rule of README.md:
 
 >>> compare_values([2.0, 1.0], [2.0 + 1e-5, 1.0], "float32")
 >>> compare_values([2.0, 1.0], [2.01, 1.0], "float32")
-'step 0: torch 2.0, lazytorch 2.01 (allowed difference 0.00020100000000000001)'
+'step 0: torch 2.0, lazytorch 2.01 (allowed difference 0.0002)'
 """
 
 from __future__ import annotations
@@ -216,7 +216,7 @@ def compare_values(
             continue
         tol = allowed(i, a, scale, dtype)
         if not abs(a - b) <= tol:
-            return f"step {i}: torch {a}, lazytorch {b} (allowed difference {tol})"
+            return f"step {i}: torch {a}, lazytorch {b} (allowed difference {tol:.3g})"
     return None
 
 
