@@ -235,7 +235,24 @@ _LAZY_FUNCTIONS = {
 }
 
 
+# torch.* names of functions that live in nn.functional (torch.conv2d is F.conv2d).
+_FROM_FUNCTIONAL = (
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _FROM_FUNCTIONAL:
+        fn = getattr(importlib.import_module("lazytorch.nn.functional"), name)
+        globals()[name] = fn
+        return fn
     if name in _LAZY_SUBMODULES:
         mod = importlib.import_module(f"lazytorch.{name}")
         globals()[name] = mod
@@ -252,7 +269,9 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_SUBMODULES) | set(_LAZY_FUNCTIONS))
+    return sorted(
+        set(globals()) | set(_LAZY_SUBMODULES) | set(_LAZY_FUNCTIONS) | set(_FROM_FUNCTIONAL)
+    )
 
 
 __all__ = [
@@ -324,6 +343,7 @@ __all__ = [
     *_DTYPE_NAMES,
     *sorted({n for names in _EXPORTS.values() for n in names.split() if n in globals()}),
     *_LAZY_SUBMODULES,
+    *_FROM_FUNCTIONAL,
 ]
 
 # The built-in devices register exactly as out-of-tree backends do (lazytorch._devices).

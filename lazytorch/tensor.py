@@ -155,6 +155,12 @@ class Tensor:
     def is_cpu(self) -> bool:
         return self._node.device.type == "cpu"
 
+    # Devices and layouts lazytorch has no tensor on: always False (scripts test them).
+    is_xpu = is_mps = is_meta = is_hpu = is_ipu = is_xla = is_vulkan = is_mkldnn = property(
+        lambda self: False
+    )
+    is_sparse = is_sparse_csr = is_quantized = is_nested = property(lambda self: False)
+
     @property
     def layout(self) -> str:
         return "strided"

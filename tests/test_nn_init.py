@@ -213,3 +213,26 @@ def test_zero_element_kaiming_is_a_noop_with_warning() -> None:
     t = lt.empty(0, 3)
     with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
         assert init.kaiming_uniform_(t) is t
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (4, 2, 3), (1, 1)])
+def test_orthogonal_gives_orthonormal_rows_or_columns(shape):
+    w = lt.nn.init.orthogonal_(lt.empty(*shape), gain=2.0).numpy().reshape(shape[0], -1) / 2
+    small = min(w.shape)
+    gram = w @ w.T if w.shape[0] == small else w.T @ w
+    np.testing.assert_allclose(gram, np.eye(small), atol=1e-5)
+    with pytest.raises(ValueError, match="2 or more dimensions"):
+        lt.nn.init.orthogonal_(lt.empty(3))
+
+
+@pytest.mark.parametrize("shape,groups", [((4, 4, 3), 1), ((6, 2, 3, 3), 2), ((2, 3, 1, 3, 3), 1)])
+def test_dirac_equals_torch(shape, groups):
+    want = torch.nn.init.dirac_(torch.empty(*shape), groups=groups)
+    got = lt.nn.init.dirac_(lt.empty(*shape), groups=groups)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_sparse_zeroes_a_fraction_of_each_column():
+    w = lt.nn.init.sparse_(lt.empty(20, 4), sparsity=0.25, std=0.5).numpy()
+    assert ((w == 0).sum(axis=0) == 5).all()
+    assert 0.2 < w[w != 0].std() < 0.9

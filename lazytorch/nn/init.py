@@ -27,11 +27,14 @@ from lazytorch.tensor import Tensor
 __all__ = [
     "calculate_gain",
     "constant_",
+    "dirac_",
     "eye_",
     "kaiming_normal_",
     "kaiming_uniform_",
     "normal_",
     "ones_",
+    "orthogonal_",
+    "sparse_",
     "trunc_normal_",
     "uniform_",
     "xavier_normal_",
@@ -165,6 +168,92 @@ def eye_(tensor: Tensor) -> Tensor:
     with no_grad():
         eye = C.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device)
         return tensor.copy_(eye)  # type: ignore[attr-defined,no-any-return]
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix, as torch: the Q of a QR decomposition of a
+    standard normal (rows, cols) matrix, signs fixed by R's diagonal, times `gain`; dims
+    after the first are flattened into columns.
+
+    The QR runs once on the host (NumPy): initialization is not part of any training
+    program, so there is no reason to compile it.
+
+    >>> import lazytorch
+    >>> w = lazytorch.nn.init.orthogonal_(lazytorch.empty(3, 5))
+    >>> bool(((w @ w.T) - lazytorch.eye(3)).abs().max() < 1e-5)
+    True
+    """
+    import numpy as np
+
+    if tensor.ndimension() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    from lazytorch.ops import random as RND
+
+    flat = RND.randn(rows, cols, dtype=dt.float64, generator=generator).numpy()
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    with no_grad():
+        value = C.tensor(np.ascontiguousarray(q * gain), dtype=tensor.dtype, device=tensor.device)
+        return tensor.copy_(value.reshape(tensor.shape))  # type: ignore[attr-defined,no-any-return]
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a {3, 4, 5}-d conv weight with the Dirac delta: convolving with it keeps the
+    input channels (per group), as torch.
+
+    >>> import lazytorch
+    >>> w = lazytorch.nn.init.dirac_(lazytorch.empty(2, 2, 3))
+    >>> w[:, :, 1].tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    import numpy as np
+
+    dims = tensor.ndimension()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    min_dim = min(out_per_group, sizes[1])
+    value = np.zeros(sizes)
+    centre = tuple(k // 2 for k in sizes[2:])
+    for g in range(groups):
+        for d in range(min_dim):
+            value[(g * out_per_group + d, d, *centre)] = 1
+    with no_grad():
+        return tensor.copy_(C.tensor(value, dtype=tensor.dtype, device=tensor.device))  # type: ignore[attr-defined,no-any-return]
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    """Fill a 2-d tensor from N(0, std) with a fraction `sparsity` of each column zeroed
+    (the rows chosen at random per column), as torch.
+
+    >>> import lazytorch
+    >>> w = lazytorch.nn.init.sparse_(lazytorch.empty(10, 3), sparsity=0.3)
+    >>> [int((w[:, j] == 0).sum()) for j in range(3)]
+    [3, 3, 3]
+    """
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from lazytorch.ops import random as RND
+
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)  # type: ignore[attr-defined]
+        for j in range(cols):
+            rows_idx = RND.randperm(rows, generator=generator)[:num_zeros]
+            tensor[rows_idx, j] = 0
+    return tensor
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
