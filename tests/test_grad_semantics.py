@@ -724,7 +724,7 @@ SMOOTH = set(
 NOT_DIFFERENTIABLE = set(
     """
     eq ne lt le gt ge not_equal less less_equal greater greater_equal bitwise_and bitwise_or
-    bitwise_xor bitwise_not logical_and logical_or logical_xor logical_not isnan isinf isposinf
+    bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift logical_and logical_or logical_xor logical_not isnan isinf isposinf
     isneginf isfinite isreal argmax argmin argsort all any count_nonzero F.one_hot
     """.split()
 )
