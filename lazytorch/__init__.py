@@ -101,11 +101,12 @@ int64 = _dt.int64
 float16 = _dt.float16
 float32 = _dt.float32
 float64 = _dt.float64
+bfloat16 = _dt.bfloat16  # named, not yet usable: making a tensor of it raises
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
 _DTYPE_NAMES = [
-    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "bfloat16",
     "half", "float", "double", "short", "int", "long",
 ]  # fmt: skip
 
@@ -253,6 +254,12 @@ def __getattr__(name: str) -> Any:
         fn = getattr(importlib.import_module("lazytorch.nn.functional"), name)
         globals()[name] = fn
         return fn
+    if name.endswith("Tensor") and name != "Tensor":
+        from lazytorch._legacy_types import LEGACY_TYPES
+
+        if name in LEGACY_TYPES:
+            globals()[name] = LEGACY_TYPES[name]
+            return LEGACY_TYPES[name]
     if name in _LAZY_SUBMODULES:
         mod = importlib.import_module(f"lazytorch.{name}")
         globals()[name] = mod

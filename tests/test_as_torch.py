@@ -154,7 +154,9 @@ def test_jit_script_and_trace_return_what_they_get():
 
 def test_onnx_export_and_hub_model_code_raise_at_the_call():
     assert lt.onnx.is_in_onnx_export() is False
-    with pytest.raises(NotImplementedError, match=r"torch.onnx.export: lazytorch cannot write ONNX"):
+    with pytest.raises(
+        NotImplementedError, match=r"torch.onnx.export: lazytorch cannot write ONNX"
+    ):
         lt.onnx.export(lt.nn.Linear(2, 2), (lt.zeros(1, 2),), "m.onnx")
     with pytest.raises(NotImplementedError, match=r"torch.hub.load: .*load_state_dict_from_url"):
         lt.hub.load("pytorch/vision", "resnet18")
@@ -275,3 +277,36 @@ def test_stack_dataset_zips_samples():
     assert set(ltdata.StackDataset(x=a, y=b)[2]) == {"x", "y"}
     with pytest.raises(ValueError, match="Size mismatch"):
         ltdata.StackDataset(a, [1])
+
+
+# -- legacy names ------------------------------------------------------------------------------------
+def test_legacy_tensor_types_construct_check_and_convert_as_torch():
+    for name in (
+        "FloatTensor",
+        "DoubleTensor",
+        "LongTensor",
+        "IntTensor",
+        "ByteTensor",
+        "BoolTensor",
+    ):
+        ours, theirs = getattr(lt, name), getattr(torch, name)
+        assert ours([1, 0]).tolist() == theirs([1, 0]).tolist()
+        assert ours([1, 0]).dtype.name == str(theirs([1, 0]).dtype).split(".")[1]
+        assert tuple(ours(2, 3).shape) == tuple(theirs(2, 3).shape) == (2, 3)
+        assert tuple(ours(lt.Size([4])).shape) == (4,)
+        assert isinstance(ours([1]), ours) and not isinstance(ours([1]), lt.cuda.FloatTensor)
+        assert lt.arange(3).type(ours).type() == torch.arange(3).type(theirs).type()
+    assert not isinstance(lt.zeros(1), lt.LongTensor)
+    assert repr(lt.cuda.FloatTensor) == "<class 'torch.cuda.FloatTensor'>"
+
+
+def test_bfloat16_is_named_and_refused_at_use():
+    dtypes = {"bfloat16": lt.bfloat16, "float32": lt.float32}  # nanoGPT's table builds
+    assert dtypes["bfloat16"].itemsize == 2 and dtypes["bfloat16"].is_floating_point
+    for make in (
+        lambda: lt.zeros(2, dtype=lt.bfloat16),
+        lambda: lt.ones(2).to(lt.bfloat16),
+        lambda: lt.tensor([1.0], dtype=lt.bfloat16),
+    ):
+        with pytest.raises(NotImplementedError, match="bfloat16 tensors are not supported"):
+            make()

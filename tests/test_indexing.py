@@ -1016,3 +1016,14 @@ def test_setitem_random(items, scalar):
     if len(lists) > 1:
         return
     check(fn, randn(3, 3, 3))
+
+
+def test_a_range_index_is_its_list_of_values():
+    check(lambda m, x: x[range(3), m.tensor([1, 0, 2])], np.arange(12.0).reshape(3, 4))
+
+    def write(m, x):
+        x = x.clone()
+        x[range(x.shape[0]), m.tensor([1, 0, 2])] = x.max()
+        return x
+
+    check(write, np.arange(12.0).reshape(3, 4))

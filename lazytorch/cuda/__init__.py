@@ -187,6 +187,11 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module("lazytorch.cuda.amp")
+    if name.endswith("Tensor"):  # torch.cuda.FloatTensor & co (lazytorch._legacy_types)
+        from lazytorch._legacy_types import CUDA_LEGACY_TYPES
+
+        if name in CUDA_LEGACY_TYPES:
+            return CUDA_LEGACY_TYPES[name]
     raise AttributeError(f"module 'lazytorch.cuda' has no attribute {name!r}")
 
 

@@ -109,6 +109,18 @@ int64 = DType("int64", "i64", "Long", 8, 1, True)
 float16 = DType("float16", "f16", "Half", 2, 2, True)
 float32 = DType("float32", "f32", "Float", 4, 2, True)
 float64 = DType("float64", "f64", "Double", 8, 2, True)
+# Named so that scripts which only mention it run (nanoGPT builds a dict of dtypes, and
+# picks bfloat16 only on a GPU that supports it); a tensor of it cannot be made yet: every
+# op that would make one raises `unsupported_dtype`'s error. Not in ALL_DTYPES.
+bfloat16 = DType("bfloat16", "bf16", "BFloat16", 2, 2, True)
+UNSUPPORTED: frozenset[DType] = frozenset((bfloat16,))
+
+
+def unsupported_dtype(dtype: DType, op: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"{op}(): {dtype} tensors are not supported by lazytorch yet; use float32 (or float16)"
+    )
+
 
 ALL_DTYPES: tuple[DType, ...] = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}

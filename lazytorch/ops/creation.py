@@ -74,7 +74,11 @@ def resolve_device(device: Any, op: str) -> Device:
 
 
 def resolve_dtype(dtype: Any, op: str) -> dt.DType | None:
-    if dtype is None or isinstance(dtype, dt.DType):
+    if dtype is None:
+        return dtype
+    if isinstance(dtype, dt.DType):
+        if dtype in dt.UNSUPPORTED:
+            raise dt.unsupported_dtype(dtype, op)
         return dtype
     if isinstance(dtype, str) and dtype in dt.BY_NAME:
         return dt.BY_NAME[dtype]

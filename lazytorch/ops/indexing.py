@@ -81,6 +81,8 @@ def _normalize_items(x: Tensor, idx: Any) -> list[Any]:
         if isinstance(it, str):
             # torch tries to build an index tensor from any sequence, and a str cannot be one
             raise op_error(TypeError, "index", "new(): invalid data type 'str'")
+        if isinstance(it, range):  # torch reads a range as the list of its values
+            it = list(it)
         if isinstance(it, (list,)) or type(it).__module__ == "numpy":
             if isinstance(it, list) or getattr(it, "ndim", 0) > 0:
                 it = _as_index_tensor(it, x.device)

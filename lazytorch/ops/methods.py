@@ -719,6 +719,8 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
     (a dtype, or such a string)."""
     if dtype is None:
         return f"torch.{self.dtype.legacy_name}Tensor"
+    if isinstance(getattr(dtype, "dtype", None), dt.DType):  # torch.FloatTensor & co
+        dtype = dtype.dtype
     if isinstance(dtype, str):
         name = dtype.rsplit(".", 1)[-1]
         found = [d for d in dt.ALL_DTYPES if f"{d.legacy_name}Tensor" == name]
