@@ -80,6 +80,15 @@ class _Placeholder(types.ModuleType):
         raise MissingTorchAPI(missing_message(f"{self.__name__}.{name}", None, name))
 
 
+def module_getattr(module_name: str) -> Any:
+    """A module-level ``__getattr__`` for `module_name` raising `attribute_error`."""
+
+    def __getattr__(name: str) -> Any:
+        raise attribute_error(sys.modules[module_name], name)
+
+    return __getattr__
+
+
 def attribute_error(module: Any, name: str) -> AttributeError:
     """The error for ``module.name`` missing: named as torch names it while
     `install_as_torch` is on, as lazytorch's otherwise, with the nearest names.
@@ -89,6 +98,8 @@ def attribute_error(module: Any, name: str) -> AttributeError:
     module 'lazytorch' has no attribute 'flipp'; nearest: lazytorch.flip, lazytorch.flipud, lazytorch.fliplr
     """
     own = module.__name__
+    if name.startswith("__"):  # protocol probes (__wrapped__, __path__...): plain and cheap
+        return AttributeError(f"module {own!r} has no attribute {name!r}")
     if is_installed():
         return MissingTorchAPI(
             missing_message("torch" + own[len("lazytorch") :] + "." + name, module, name)

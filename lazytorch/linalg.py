@@ -3,3 +3,9 @@
 from lazytorch.ops.linalg import matmul, matrix_norm, norm, vector_norm
 
 __all__ = ["matmul", "matrix_norm", "norm", "vector_norm"]
+
+
+# A name torch has and lazytorch lacks: an AttributeError naming it and the nearest names.
+from lazytorch._as_torch import module_getattr as _module_getattr
+
+__getattr__ = _module_getattr(__name__)

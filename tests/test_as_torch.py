@@ -80,6 +80,10 @@ def test_a_missing_module_imports_and_fails_at_its_use(tmp_path):
             torch.flipp
         except AttributeError as e:
             print("E1", type(e).__name__, e)
+        try:
+            torch.nn.functional.reluu
+        except AttributeError as e:
+            print("E2", type(e).__name__, e)
         D.Normal(0.0, 1.0)
         """,
     )
@@ -88,6 +92,10 @@ def test_a_missing_module_imports_and_fails_at_its_use(tmp_path):
     assert (
         "E1 MissingTorchAPI torch.flipp is not available in lazytorch; nearest: lazytorch.flip"
         in r.stdout
+    )
+    assert (
+        "E2 MissingTorchAPI torch.nn.functional.reluu is not available in lazytorch; nearest: "
+        "lazytorch.nn.functional.relu" in r.stdout
     )
     # the traceback points at the script's line that used it, naming the torch API
     assert "D.Normal(0.0, 1.0)" in r.stderr
@@ -134,6 +142,10 @@ def test_uninstall_restores_a_clean_import_state(tmp_path):
 def test_attribute_errors_suggest_the_nearest_name():
     with pytest.raises(AttributeError, match=r"no attribute 'flipp'; nearest: lazytorch.flip"):
         lt.flipp  # noqa: B018
+    with pytest.raises(
+        AttributeError, match=r"'lazytorch.optim' .* 'Adamm'; nearest: lazytorch.optim.Adam"
+    ):
+        lt.optim.Adamm  # noqa: B018
     with pytest.raises(AttributeError, match=r"no attribute .__wrapped__.$"):
         lt.__wrapped__  # noqa: B018
 

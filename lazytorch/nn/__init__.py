@@ -22,3 +22,9 @@ from lazytorch.nn.parallel import DataParallel
 from lazytorch.nn.parameter import Parameter
 
 __all__ = ["DataParallel", "Parameter", "functional", "init", "parallel", "utils", *_modules_all]
+
+
+# A name torch has and lazytorch lacks: an AttributeError naming it and the nearest names.
+from lazytorch._as_torch import module_getattr as _module_getattr
+
+__getattr__ = _module_getattr(__name__)

@@ -400,3 +400,9 @@ def _default_weight_and_bias_(weight: Tensor, bias: Tensor | None) -> None:
         fan_in, _ = _calculate_fan_in_and_fan_out(weight)
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
         uniform_(bias, -bound, bound)
+
+
+# A name torch has and lazytorch lacks: an AttributeError naming it and the nearest names.
+from lazytorch._as_torch import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

@@ -48,3 +48,9 @@ __all__ = [
     "Rprop",
     "lr_scheduler",
 ]
+
+
+# A name torch has and lazytorch lacks: an AttributeError naming it and the nearest names.
+from lazytorch._as_torch import module_getattr as _module_getattr
+
+__getattr__ = _module_getattr(__name__)

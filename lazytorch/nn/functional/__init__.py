@@ -162,3 +162,9 @@ __all__ = [
     "upsample_bilinear",
     "upsample_nearest",
 ]
+
+
+# A name torch has and lazytorch lacks: an AttributeError naming it and the nearest names.
+from lazytorch._as_torch import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)
