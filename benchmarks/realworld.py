@@ -7,8 +7,9 @@ script: does it run, do the losses match, and lazytorch's time over torch's for 
 step, the steady steps (median after the first three) and the whole script.
 
 ``--only mnist,vae`` picks scripts, ``--fast`` the CI slice, ``--sync`` and ``--backend``
-set lazytorch's mode, ``--json FILE`` keeps every run's log. The kernel cache is whatever
-``LAZYTORCH_CACHE_DIR`` says: point it at an empty folder to time cold compiles.
+set lazytorch's mode, ``--threads N`` the thread count of both libraries, ``--json FILE``
+keeps every run's log. lazytorch's kernel cache is the usual one (warm after a first pass)
+unless ``--cold`` gives each script an empty one, so that its compiles are timed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backend", choices=("cpp", "interpreter"), help="lazytorch's backend")
     p.add_argument("--json", metavar="FILE", help="write every run's log here")
     p.add_argument(
+        "--cold",
+        action="store_true",
+        help="an empty kernel cache for each script's lazytorch run (compiles included)",
+    )
+    p.add_argument(
         "--threads",
         type=int,
         help="OMP/MKL/OpenBLAS threads for both libraries (default: each library's own)",
@@ -96,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     logs: list[dict[str, Any]] = []
     runs = matches = 0
     for e in entries:
-        r = run_pair(e, env)
+        with tempfile.TemporaryDirectory() as cache:
+            if a.cold:
+                env["LAZYTORCH_CACHE_DIR"] = cache
+            r = run_pair(e, env)
         runs += r.runs
         matches += r.matches
         print(row(r), flush=True)

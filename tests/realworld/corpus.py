@@ -113,20 +113,22 @@ CORPUS: list[Entry] = [
         f"{EX} dcgan/main.py",
         args="--dataset fake --batchSize 4 --nz 16 --ngf 8 --ndf 8 --niter 1 --workers 0 "
         "--manualSeed 1",
-        xfail="AttributeError: 'Tensor' object has no attribute 'is_xpu'",
     ),
     Entry(
         "super_resolution",
         "super_resolution/main.py",
         f"{EX} super_resolution/main.py + model.py",
         args="--upscale_factor 3 --batchSize 4 --testBatchSize 4 --nEpochs 2 --threads 0",
-        xfail="AttributeError: module 'lazytorch.nn.init' has no attribute 'orthogonal_'",
     ),
+    # LBFGS (float64) amplifies rounding: the torch/lazytorch difference grows about 10x
+    # every four closure evaluations, from 3e-14 at step 4 to 1e-10 at step 32, 1e-8 at
+    # step 44 and 1e-6 at step 55 (README.md, "Chaotic scripts")
     Entry(
         "time_sequence_prediction",
         "time_sequence_prediction.py",
         f"{EX} time_sequence_prediction/train.py",
         dtype="float64",
+        chaotic_after=40,
     ),
     Entry("wlm_lstm", "word_language_model/main.py", WLM, args=f"{WLM_ARGS} LSTM"),
     Entry("wlm_gru", "word_language_model/main.py", WLM, args=f"{WLM_ARGS} GRU"),
