@@ -23,13 +23,15 @@ others      ``randn``, ``randint``, ``randperm``, ``normal``, ``bernoulli``,
 
 Only the outermost draw is recorded (a ``rand_like`` built on ``rand`` is one draw). A
 replayed draw whose shape differs from the recorded one stops the run with `ReplayMismatch`.
-Draws torch makes in C are not seen: ``nn.RNN/LSTM/GRU(dropout>0)`` between layers and
-``F.rrelu`` in training — the corpus avoids none of them silently: README.md lists them.
+torch's ``RandomSampler`` ends each pass with a draw nothing uses (``randperm(n)[:0]``);
+the torch run uses the same sampler without it. Draws torch makes in C are not seen:
+dropout between the layers of ``nn.RNN/LSTM/GRU(num_layers > 1, dropout > 0)`` and
+``F.rrelu`` in training (README.md says which entries could meet them: none today).
 
-Each run logs the loss of every step (``Tensor.backward`` on a 0-d tensor; its value is read
-at the next ``backward`` or at the end, so the harness adds no materialization inside a
-step), every ``Tensor.item()`` value, a timestamp per ``backward`` (the step boundaries), and
-the whole script's wall time, and writes them as JSON::
+Each run logs the loss of every step (``float(loss)`` when ``Tensor.backward`` is called on
+a 0-d tensor: a materialization lazytorch makes at each backward, which the timings
+include), every ``Tensor.item()`` value the script itself asks for, a timestamp per
+``backward`` (the step boundaries), and the whole script's wall time, as JSON::
 
     python tests/realworld/harness.py --lib torch --tape T.pkl --out torch.json script.py ARGS
     python tests/realworld/harness.py --lib lazytorch --tape T.pkl --out lt.json script.py ARGS
@@ -95,9 +97,6 @@ INIT_FILLERS = (
 )
 
 
-MAX_SKIP = 2  # torch draws of another shape a replay may pass over (see Tape.take)
-
-
 class ReplayMismatch(RuntimeError):
     """The lazytorch run asked for a draw the torch run did not make (kind, order or shape)."""
 
@@ -108,31 +107,25 @@ class Tape:
     def __init__(self, queues: dict[str, list[np.ndarray]] | None = None) -> None:
         self.queues: dict[str, list[np.ndarray]] = defaultdict(list, queues or {})
         self.used: dict[str, int] = defaultdict(int)
-        self.skipped: dict[str, int] = defaultdict(int)
 
     def record(self, kind: str, value: np.ndarray) -> None:
         self.queues[kind].append(value)
 
     def take(self, kind: str, shape: tuple[int, ...]) -> np.ndarray:
-        """The next recorded draw of `kind`, which must have `shape`. Up to `MAX_SKIP` torch
-        draws of another shape are passed over (and counted): torch makes draws whose
-        values nothing uses, e.g. ``RandomSampler`` draws ``randperm(n)[:0]`` at the end of
-        every epoch whose length is a multiple of n."""
+        """The next recorded draw of `kind`, which must have `shape`."""
         i = self.used[kind]
         queue = self.queues.get(kind, [])
-        for j in range(i, min(i + 1 + MAX_SKIP, len(queue))):
-            if tuple(queue[j].shape) == tuple(shape):
-                self.skipped[kind] += j - i
-                self.used[kind] = j + 1
-                return queue[j]
         if i >= len(queue):
             raise ReplayMismatch(
                 f"draw {kind!r} #{i} of shape {tuple(shape)}: the torch run made only {len(queue)}"
             )
-        raise ReplayMismatch(
-            f"draw {kind!r} #{i}: torch drew shape {tuple(queue[i].shape)}, "
-            f"lazytorch asks for {tuple(shape)}"
-        )
+        if tuple(queue[i].shape) != tuple(shape):
+            raise ReplayMismatch(
+                f"draw {kind!r} #{i}: torch drew shape {tuple(queue[i].shape)}, "
+                f"lazytorch asks for {tuple(shape)}"
+            )
+        self.used[kind] = i + 1
+        return queue[i]
 
     def unused(self) -> dict[str, int]:
         return {k: len(q) - self.used[k] for k, q in self.queues.items() if len(q) > self.used[k]}
@@ -392,7 +385,6 @@ def run_script(script: str, args: list[str], lib: str, tape_path: str) -> dict[s
             pickle.dump(dict(tape.queues), f)
     else:
         result["unused_draws"] = tape.unused()
-        result["skipped_draws"] = dict(tape.skipped)
     return result
 
 
