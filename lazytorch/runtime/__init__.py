@@ -212,20 +212,28 @@ def held_with(root: Node) -> list[Node]:
     program. "Shares work" means: is inside the cut's pending graph, or reads a pending
     node that is. A tensor whose pending graph is disjoint from the cut stays pending.
     """
-    inside: set[int] = set()
-    oldest = root.id
+    inside = {id(root)}
+    oldest = root.id  # the oldest node of the cut that is costly (not in _CHEAP)
     stack = [root]
-    while stack:
+    cheap = _CHEAP
+    while stack:  # (the per-cut cost of this walk matters: loops written plainly)
         n = stack.pop()
-        if id(n) in inside:
-            continue
-        inside.add(id(n))
-        oldest = min(oldest, n.id)
-        stack.extend(i for i in n.inputs if i.buffer is None and id(i) not in inside)
-    # Newest registrations first. A pending value older than every node of the cut can
-    # neither be inside it nor read it (inputs are older than their readers), and the
-    # registry is in order of registration (a tensor updated in place registers again), so
-    # the scan stops at the first live tensor whose value is older than the cut.
+        if n.id < oldest and n.op.category not in cheap:
+            oldest = n.id
+        for i in n.inputs:
+            if i.buffer is None:
+                k = id(i)
+                if k not in inside:
+                    inside.add(k)
+                    stack.append(i)
+    # Newest registrations first; the registry is in order of registration (a tensor
+    # updated in place registers again). A value worth holding holds a costly node; if that
+    # node is inside the cut, the value is no older than the cut's oldest costly node, so
+    # the scan stops at the first live tensor older than that. (Missed, on purpose: an old
+    # pending reduction whose only shared part is a cheap pending value, like the sum of a
+    # never-computed constant: it is recomputed at its own read, which costs little.)
+    # Without the bound, a constant pending since the script began made every cut scan the
+    # whole registry.
     apart: set[int] = set()  # pending nodes known not to reach the cut
     seen: set[int] = set()
     held = []
@@ -256,16 +264,18 @@ def _worth_holding(m: Node) -> bool:
     ``arange`` costs nothing to recompute inside each program that reads it; holding it
     would only make the next program differ from this one (a warmed program would not
     match the caller's)."""
-    seen: set[int] = set()
+    seen = {id(m)}
     stack = [m]
     while stack:
         n = stack.pop()
         if n.op.category not in _CHEAP:
             return True
-        seen.add(id(n))
-        if len(seen) > _CHEAP_NODES:
-            return True
-        stack.extend(i for i in n.inputs if i.buffer is None and id(i) not in seen)
+        for i in n.inputs:
+            if i.buffer is None and id(i) not in seen:
+                if len(seen) == _CHEAP_NODES:
+                    return True
+                seen.add(id(i))
+                stack.append(i)
     return False
 
 
