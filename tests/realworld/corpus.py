@@ -57,7 +57,7 @@ WLM_ARGS = "--emsize 32 --nhid 32 --nlayers 1 --bptt 10 --batch_size 8 --epochs 
 MINGPT = (
     "--trainer.batch_size=8 --trainer.max_iters=10 --trainer.num_workers=0 --system.work_dir=out"
 )
-FLOAT_TENSOR = "MissingTorchAPI: torch.FloatTensor is not available in lazytorch"
+TO_SPARSE = "AttributeError: 'Tensor' object has no attribute 'to_sparse'"
 CORPUS: list[Entry] = [
     # pytorch/tutorials
     Entry(
@@ -91,20 +91,12 @@ CORPUS: list[Entry] = [
     # pytorch/examples
     Entry("regression", "regression.py", f"{EX} regression/main.py", fast=True),
     Entry("mnist", "mnist.py", f"{EX} mnist/main.py"),
-    Entry(
-        "mnist_rnn",
-        "mnist_rnn.py",
-        f"{EX} mnist_rnn/main.py",
-        xfail="AttributeError: module 'lazytorch.nn' has no attribute 'Dropout2d'",
-    ),
+    Entry("mnist_rnn", "mnist_rnn.py", f"{EX} mnist_rnn/main.py"),
     Entry(
         "mnist_forward_forward",
         "mnist_forward_forward.py",
         f"{EX} mnist_forward_forward/main.py",
         args="--epochs 20 --train_size 200 --test_size 100",
-        # x_[range(x.shape[0]), y] = x.max()
-        xfail="IndexError: index(): only integers, slices (`:`), ellipsis (`...`), None and "
-        "long or byte Variables are valid indices (got range)",
     ),
     Entry("vae", "vae.py", f"{EX} vae/main.py"),
     Entry(
@@ -142,22 +134,21 @@ CORPUS: list[Entry] = [
         args=f"{WLM_ARGS} Transformer --nhead 2",
         chaotic_after=15,
     ),
-    # then Tensor.to_sparse, torch.sparse_coo_tensor and torch.spmm (sparse tensors)
-    Entry("gcn", "gcn.py", f"{EX} gcn/main.py", xfail=FLOAT_TENSOR),
-    # then Tensor.to_sparse and torch.sparse_coo_tensor (sparse tensors)
+    # sparse tensors: Tensor.to_sparse, then torch.sparse_coo_tensor and torch.spmm
+    Entry("gcn", "gcn.py", f"{EX} gcn/main.py", xfail=TO_SPARSE),
+    # sparse tensors: Tensor.to_sparse, then torch.sparse_coo_tensor
     Entry(
         "gat",
         "gat.py",
         f"{EX} gat/main.py",
         args="--epochs 10 --hidden-dim 16 --num-heads 2",
-        xfail=FLOAT_TENSOR,
+        xfail=TO_SPARSE,
     ),
     # karpathy
     Entry(
         "nanogpt",
         "nanogpt/train.py",
         "karpathy/nanoGPT train.py + model.py",
-        xfail="MissingTorchAPI: torch.bfloat16 is not available in lazytorch",
     ),
     Entry(
         "mingpt_chargpt",
