@@ -521,6 +521,37 @@ CASES = [
     ),
     C("F.dropout", "p0", lambda t, x: F(t).dropout(x, 0.0), KINK),
     C("F.dropout", "p1", lambda t, x: F(t).dropout(x, 1.0), v(-1, 0, 1)),
+    # channel and alpha dropout at their deterministic points (p=0 passes, p=1 zeroes)
+    *[
+        C(f"F.{name}", f"p{p:g}", lambda t, x, name=name, p=p: getattr(F(t), name)(x, p, True), x)
+        for name, x in (
+            ("dropout1d", POOL[0]),
+            ("dropout2d", POOL),
+            ("dropout3d", POOL),
+            ("alpha_dropout", KINK),
+            ("feature_alpha_dropout", POOL),
+        )
+        for p in (0.0, 1.0)
+    ],
+    # group and instance norm where a group or channel is constant (zero variance)
+    C(
+        "F.group_norm",
+        "constant-group",
+        lambda t, x: F(t).group_norm(x, 2),
+        np.array([[[1, 1], [1, 1], [1, 2], [3, 4]]], dtype=np.float64),
+    ),
+    C(
+        "F.instance_norm",
+        "constant-channel",
+        lambda t, x: F(t).instance_norm(x),
+        np.array([[[1, 1, 1], [1, 2, 3]], [[0, 0, 0], [2, 2, 5]]], dtype=np.float64),
+    ),
+    C(
+        "F.local_response_norm",
+        "zeros",
+        lambda t, x: F(t).local_response_norm(x, 2),
+        np.array([[[0, 0], [0, 1], [-1, 0]]], dtype=np.float64),
+    ),
 ]
 
 # Ops whose gradient here follows torch's *rule* but not torch's exact numbers, and why.

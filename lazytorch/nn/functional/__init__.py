@@ -41,7 +41,17 @@ from lazytorch.nn.functional.col2im import (
 )
 from lazytorch.nn.functional.conv import conv1d, conv2d, conv3d
 from lazytorch.nn.functional.grid import affine_grid, grid_sample
-from lazytorch.nn.functional.layers import dropout, embedding, linear, one_hot
+from lazytorch.nn.functional.layers import (
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    embedding,
+    feature_alpha_dropout,
+    linear,
+    one_hot,
+)
 from lazytorch.nn.functional.loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -54,7 +64,10 @@ from lazytorch.nn.functional.loss import (
 from lazytorch.nn.functional.normalization import (
     batch_norm,
     cosine_similarity,
+    group_norm,
+    instance_norm,
     layer_norm,
+    local_response_norm,
     normalize,
 )
 from lazytorch.nn.functional.pooling import (
@@ -99,6 +112,7 @@ __all__ = [
     "adaptive_max_pool2d",
     "adaptive_max_pool3d",
     "affine_grid",
+    "alpha_dropout",
     "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",
@@ -115,19 +129,26 @@ __all__ = [
     "cosine_similarity",
     "cross_entropy",
     "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
     "elu",
     "embedding",
+    "feature_alpha_dropout",
     "fold",
     "gelu",
     "grid_sample",
+    "group_norm",
     "hardsigmoid",
     "hardswish",
     "hardtanh",
+    "instance_norm",
     "interpolate",
     "l1_loss",
     "layer_norm",
     "leaky_relu",
     "linear",
+    "local_response_norm",
     "log_softmax",
     "logsigmoid",
     "lp_pool1d",

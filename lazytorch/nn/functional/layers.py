@@ -1,6 +1,9 @@
-"""linear, embedding, dropout, one_hot."""
+"""linear, embedding, the dropout family (element, channel and alpha dropout), one_hot."""
 
 from __future__ import annotations
+
+import math
+import warnings
 
 import lazytorch as lt
 from lazytorch._errors import op_error
@@ -69,28 +72,172 @@ def embedding(
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p) (training only)."""
+    return _dropout(input, p, training, inplace, "dropout", feature=False, alpha=False)
+
+
+def dropout1d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of a (C, L) or (N, C, L) input with probability p, scale the
+    rest by 1/(1-p) (training only).
+
+    >>> import lazytorch
+    >>> out = lazytorch.nn.functional.dropout1d(lazytorch.ones(2, 8, 3))
+    >>> sorted(set(out.sum(-1).flatten().tolist())) in ([0.0, 6.0], [0.0], [6.0])
+    True
+    """
+    _check_p(p, "dropout1d")
+    x = _tensor_arg(input, "dropout1d")
+    if x.ndim not in (2, 3):
+        raise op_error(
+            RuntimeError,
+            "dropout1d",
+            f"Expected 2D or 3D input, but received a {x.ndim}D input. Note that dropout1d "
+            "exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+            "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).",
+        )
+    return _unbatched_feature_dropout(x, 3, p, training, inplace, "dropout1d")
+
+
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels (dim 1) of an (N, C, H, W) input with probability p, scale the
+    rest by 1/(1-p) (training only). As torch, a 3-d input is read as (N, C, L), with a
+    warning, and other ranks are accepted with a deprecation warning.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.dropout2d(lazytorch.ones(1, 2, 2, 2), training=False).sum()
+    tensor(8.)
+    """
+    _check_p(p, "dropout2d")
+    x = _tensor_arg(input, "dropout2d")
+    if x.ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {x.ndim}-D input to dropout2d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
+            "and an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    if x.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+            "is the channel dim. This behavior will change in a future release to interpret "
+            "the input as one without a batch dimension, i.e. shape (C, H, W). To maintain "
+            "the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    return _dropout(x, p, training, inplace, "dropout2d", feature=True, alpha=False)
+
+
+def dropout3d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of a (C, D, H, W) or (N, C, D, H, W) input with probability p,
+    scale the rest by 1/(1-p) (training only).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.dropout3d(lazytorch.ones(2, 1, 1, 1), p=1.0).sum()
+    tensor(0.)
+    """
+    _check_p(p, "dropout3d")
+    x = _tensor_arg(input, "dropout3d")
+    if x.ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {x.ndim}-D input to dropout3d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, "
+            "and an optional batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
+    return _unbatched_feature_dropout(x, 5, p, training, inplace, "dropout3d")
+
+
+def alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Dropout for SELU networks: a dropped element is set to SELU's negative saturation,
+    then all are scaled and shifted so the mean and variance stay 0 and 1 (training only).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.alpha_dropout(lazytorch.ones(3), 0.2)
+    tensor([1., 1., 1.])
+    """
+    return _dropout(input, p, training, inplace, "alpha_dropout", feature=False, alpha=True)
+
+
+def feature_alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """alpha_dropout of whole channels (dim 1) of an input with 2 or more dims.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.feature_alpha_dropout(lazytorch.ones(2, 3), 0.5, True).shape
+    lazytorch.Size([2, 3])
+    """
+    return _dropout(input, p, training, inplace, "feature_alpha_dropout", feature=True, alpha=True)
+
+
+def _check_p(p: float, op: str) -> None:
     if not 0.0 <= p <= 1.0:
         raise op_error(
-            ValueError, "dropout", f"dropout probability has to be between 0 and 1, but got {p}"
+            ValueError, op, f"dropout probability has to be between 0 and 1, but got {p}"
         )
-    x = _tensor_arg(input, "dropout")
+
+
+def _unbatched_feature_dropout(
+    x: Tensor, batched_ndim: int, p: float, training: bool, inplace: bool, op: str
+) -> Tensor:
+    """Channel dropout where an input one dim short of `batched_ndim` has no batch dim."""
+    if x.ndim == batched_ndim:
+        return _dropout(x, p, training, inplace, op, feature=True, alpha=False)
     if not training or p == 0.0:
+        return x
+    y = _dropout(S.unsqueeze(x, 0), p, training, False, op, feature=True, alpha=False)
+    return _maybe_inplace(x, S.squeeze(y, 0), inplace)
+
+
+# SELU's negative saturation, scale * alpha: where SELU sends -inf
+_SELU_SATURATION = 1.7580993408473766
+
+
+def _dropout(
+    input: Tensor, p: float, training: bool, inplace: bool, op: str, *, feature: bool, alpha: bool
+) -> Tensor:
+    """torch's one dropout kernel: an independent keep/drop draw per element or, with
+    `feature`, per (sample, channel); dropped units become 0 (or, with `alpha`, SELU's
+    saturation) and the result is rescaled (alpha: an affine map keeping mean and variance)."""
+    _check_p(p, op)
+    x = _tensor_arg(input, op)
+    if not training or p == 0.0 or x.numel() == 0:
         return x
     if p == 1.0:
         # times a zero of x's own dtype: integers stay integers, NaN and inf become NaN
         zero = lt.zeros((), dtype=x.dtype, device=x.device)
         return _maybe_inplace(x, x * zero, inplace)  # type: ignore[operator]
+    if feature and x.ndim < 2:
+        raise op_error(
+            RuntimeError, op, "Feature dropout requires at least 2 dimensions in the input"
+        )
     if not x.dtype.is_floating_point:
         raise op_error(
             RuntimeError,
-            "dropout",
+            op,
             f"result type Float can't be cast to the desired output type {x.dtype.legacy_name}",
         )
-    keep = lt.rand(x.shape, dtype=x.dtype, device=x.device) >= p  # type: ignore[operator]
+    shape = (x.shape[0], x.shape[1], *[1] * (x.ndim - 2)) if feature else tuple(x.shape)
+    keep = (lt.rand(shape, dtype=x.dtype, device=x.device) >= p).to(x.dtype)  # type: ignore[operator,attr-defined]
+    if alpha:
+        a = 1.0 / math.sqrt((_SELU_SATURATION**2 * p + 1) * (1 - p))
+        shift = (keep - 1) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p
+        return _maybe_inplace(x, x * (keep * a) + shift, inplace)  # type: ignore[operator]
     # Multiply by the scaled mask (not where(keep, x, 0)), as torch: a dropped NaN or inf
     # stays NaN, like any value times zero.
-    mask = keep.to(x.dtype) * (1.0 / (1.0 - p))  # type: ignore[attr-defined]
-    return _maybe_inplace(x, x * mask, inplace)  # type: ignore[operator]
+    return _maybe_inplace(x, x * (keep * (1.0 / (1.0 - p))), inplace)  # type: ignore[operator]
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -1,4 +1,5 @@
-"""layer_norm, batch_norm, normalize, cosine_similarity."""
+"""layer_norm, batch_norm, group_norm, instance_norm, local_response_norm, normalize,
+cosine_similarity."""
 
 from __future__ import annotations
 
@@ -154,6 +155,176 @@ def batch_norm(
     if bias is not None:
         y = y + S.reshape(bias, shape)  # type: ignore[operator]
     return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Split the channels (dim 1) into `num_groups` groups and normalize each group of each
+    sample over its channels and spatial dims, then scale and shift per channel.
+
+    >>> import lazytorch
+    >>> y = lazytorch.nn.functional.group_norm(lazytorch.randn(2, 4, 3), 2)
+    >>> bool(y.reshape(2, 2, 6).mean(-1).abs().max() < 1e-6)
+    True
+    """
+    x = _tensor_arg(input, "group_norm")
+    if x.ndim < 2:
+        raise op_error(
+            RuntimeError,
+            "group_norm",
+            f"Expected at least 2 dimensions for input tensor but received {x.ndim}",
+        )
+    n, c = x.shape[0], x.shape[1]
+    spatial = 1
+    for d in x.shape[2:]:
+        spatial *= d
+    if n * c // num_groups * spatial == 1:
+        size = [n * c // num_groups, num_groups, *x.shape[2:]]
+        raise op_error(
+            ValueError,
+            "group_norm",
+            f"Expected more than 1 value per channel when training, got input size {size}",
+        )
+    if c % num_groups:
+        raise op_error(
+            RuntimeError,
+            "group_norm",
+            f"Expected number of channels in input to be divisible by num_groups, but got "
+            f"input of shape {list(x.shape)} and num_groups={num_groups}",
+        )
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and (p.ndim != 1 or p.numel() != c):
+            raise op_error(
+                RuntimeError,
+                "group_norm",
+                f"Expected {name} to be a vector of size equal to the number of channels in "
+                f"input, but got {name} of shape {list(p.shape)} and input of shape "
+                f"{list(x.shape)}",
+            )
+    _check_param_dtypes(x, (weight, bias), "group_norm")
+    work = S.reshape(_opmath(x), (n, num_groups, c // num_groups * spatial))
+    mu = R.mean(work, -1, keepdim=True)
+    var = R.var(work, -1, keepdim=True, correction=0)
+    y = S.reshape((work - mu) * TR.rsqrt(var + eps), x.shape)  # type: ignore[operator]
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        y = y * S.reshape(weight, shape)  # type: ignore[operator]
+    if bias is not None:
+        y = y + S.reshape(bias, shape)  # type: ignore[operator]
+    return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel of each sample over its spatial dims (with `use_input_stats`),
+    or with the running statistics; then scale and shift per channel.
+
+    As torch computes it: batch_norm of the input seen as one sample of N*C channels, the
+    parameters and running statistics repeated N times; the running statistics then take
+    the mean of their N updated copies.
+
+    >>> import lazytorch
+    >>> mean, var = lazytorch.zeros(2), lazytorch.ones(2)
+    >>> _ = lazytorch.nn.functional.instance_norm(lazytorch.ones(3, 2, 4), mean, var)
+    >>> mean, var
+    (tensor([0.1000, 0.1000]), tensor([0.9000, 0.9000]))
+    """
+    x = _tensor_arg(input, "instance_norm")
+    if use_input_stats:
+        spatial = 1
+        for d in x.shape[2:]:
+            spatial *= d
+        if spatial == 1:
+            raise op_error(
+                ValueError,
+                "instance_norm",
+                f"Expected more than 1 spatial element when training, got input size "
+                f"{list(x.shape)}",
+            )
+    elif running_mean is None or running_var is None:
+        raise op_error(
+            RuntimeError,
+            "instance_norm",
+            "Expected running_mean and running_var to be defined when use_input_stats is false",
+        )
+    if x.ndim < 2:
+        raise op_error(
+            IndexError,
+            "instance_norm",
+            f"Dimension out of range (expected to be in range of [{-max(x.ndim, 1)}, "
+            f"{max(x.ndim, 1) - 1}], but got 1)",
+        )
+    n, c = x.shape[0], x.shape[1]
+
+    def repeated(t: Tensor | None) -> Tensor | None:
+        return None if t is None else t.repeat(n)  # type: ignore[attr-defined,no-any-return]
+
+    mean_n, var_n = repeated(running_mean), repeated(running_var)
+    y = batch_norm(
+        S.reshape(x, (1, n * c, *x.shape[2:])),
+        mean_n,
+        var_n,
+        repeated(weight),
+        repeated(bias),
+        use_input_stats,
+        momentum,
+        eps,
+    )
+    if use_input_stats:
+        for running, updated in ((running_mean, mean_n), (running_var, var_n)):
+            if running is not None:
+                running.copy_(R.mean(S.reshape(updated, (n, c)), 0))  # type: ignore[attr-defined]
+    return S.reshape(y, x.shape)
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """Divide each element by (k + alpha * mean of the squares over `size` neighbouring
+    channels) ** beta, the window zero-padded at the channel ends, as torch.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.local_response_norm(lazytorch.ones(1, 3, 1), 2, alpha=1.0)
+    tensor([[[0.7378],
+             [0.5946],
+             [0.5946]]])
+    """
+    x = _tensor_arg(input, "local_response_norm")
+    if x.ndim < 3:
+        raise op_error(
+            ValueError,
+            "local_response_norm",
+            f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)",
+        )
+    if x.numel() == 0:
+        return x
+    from lazytorch.nn.functional.pooling import avg_pool2d, avg_pool3d
+    from lazytorch.ops.pad import pad
+
+    # The channel window is an average pool of the squares along a new pooled dim.
+    div = x * x  # type: ignore[operator]
+    if x.ndim == 3:
+        div = pad(S.unsqueeze(div, 1), (0, 0, size // 2, (size - 1) // 2))
+        div = S.squeeze(avg_pool2d(div, (size, 1), stride=1), 1)
+    else:
+        n, c = x.shape[0], x.shape[1]
+        div = S.reshape(div, (n, 1, c, x.shape[2], -1))
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = S.reshape(S.squeeze(avg_pool3d(div, (size, 1, 1), stride=1), 1), x.shape)
+    return x / E.pow(div * alpha + k, beta)  # type: ignore[operator,no-any-return]
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:

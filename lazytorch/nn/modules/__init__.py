@@ -23,7 +23,7 @@ from lazytorch.nn.modules.activation import (
     Softsign,
     Tanh,
 )
-from lazytorch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
+from lazytorch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
 from lazytorch.nn.modules.container import (
     ModuleDict,
     ModuleList,
@@ -39,7 +39,14 @@ from lazytorch.nn.modules.conv import (
     ConvTranspose2d,
     ConvTranspose3d,
 )
-from lazytorch.nn.modules.dropout import Dropout
+from lazytorch.nn.modules.dropout import (
+    AlphaDropout,
+    Dropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
 from lazytorch.nn.modules.flatten import Flatten, Unflatten
 from lazytorch.nn.modules.fold import Fold, Unfold
 from lazytorch.nn.modules.linear import Bilinear, Identity, Linear
@@ -53,7 +60,31 @@ from lazytorch.nn.modules.loss import (
     SmoothL1Loss,
 )
 from lazytorch.nn.modules.module import Module
-from lazytorch.nn.modules.normalization import LayerNorm
+from lazytorch.nn.modules.normalization import (
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+    LocalResponseNorm,
+)
+from lazytorch.nn.modules.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from lazytorch.nn.modules.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -111,6 +142,7 @@ __all__ = [
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d",
+    "AlphaDropout",
     "AvgPool1d",
     "AvgPool2d",
     "AvgPool3d",
@@ -118,7 +150,14 @@ __all__ = [
     "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
+    "BatchNorm3d",
     "Bilinear",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
     "Conv1d",
     "Conv2d",
     "Conv3d",
@@ -127,14 +166,22 @@ __all__ = [
     "ConvTranspose3d",
     "CrossEntropyLoss",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
     "Embedding",
+    "FeatureAlphaDropout",
     "Flatten",
     "Fold",
     "GRUCell",
+    "GroupNorm",
     "Hardsigmoid",
     "Hardswish",
     "Hardtanh",
     "Identity",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
     "L1Loss",
     "LPPool1d",
     "LPPool2d",
@@ -143,6 +190,7 @@ __all__ = [
     "LayerNorm",
     "LeakyReLU",
     "Linear",
+    "LocalResponseNorm",
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
@@ -164,6 +212,12 @@ __all__ = [
     "RNNCellBase",
     "ReLU",
     "ReLU6",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
     "Sequential",
     "SiLU",
     "Sigmoid",
@@ -172,6 +226,7 @@ __all__ = [
     "Softmin",
     "Softplus",
     "Softsign",
+    "SyncBatchNorm",
     "Tanh",
     "Transformer",
     "TransformerDecoder",
@@ -183,4 +238,7 @@ __all__ = [
     "Upsample",
     "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
 ]

@@ -1,9 +1,12 @@
-"""BatchNorm1d, BatchNorm2d.
+"""BatchNorm1d, BatchNorm2d, BatchNorm3d, and SyncBatchNorm (BatchNorm on one process).
 
 In training mode the batch statistics normalize the input and update the running
 statistics in place (``running = (1 - momentum) * running + momentum * batch``, the
 variance unbiased), as torch does. The updates are lazy like everything else: they are
 recorded with the forward and computed at the next materialization that needs them.
+
+`_NormBase` holds what every norm with running statistics shares (the parameters, the
+buffers, their reset and the checkpoint-version handling); InstanceNorm builds on it too.
 """
 
 from __future__ import annotations
@@ -19,10 +22,12 @@ from lazytorch.nn.parameter import Parameter
 from lazytorch.ops import creation as C
 from lazytorch.tensor import Tensor
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
-class _BatchNorm(Module):
+class _NormBase(Module):
+    """Per-channel affine parameters and (with `track_running_stats`) running statistics."""
+
     _version = 2
 
     def __init__(
@@ -81,31 +86,6 @@ class _BatchNorm(Module):
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
 
-    def forward(self, input: Tensor) -> Tensor:
-        self._check_input_dim(input)
-        factor: Any = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with no_grad():
-                self.num_batches_tracked.add_(1)
-            if self.momentum is None:
-                # cumulative average: 1/count, a lazy value (torch reads the count here)
-                factor = 1.0 / self.num_batches_tracked.double()
-        if self.training:
-            bn_training = True
-        else:
-            bn_training = self.running_mean is None and self.running_var is None
-        update = not self.training or self.track_running_stats
-        return F.batch_norm(
-            input,
-            self.running_mean if update else None,
-            self.running_var if update else None,
-            self.weight,
-            self.bias,
-            bn_training,
-            factor,
-            self.eps,
-        )
-
     def extra_repr(self) -> str:
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -138,6 +118,36 @@ class _BatchNorm(Module):
         )
 
 
+class _BatchNorm(_NormBase):
+    """Normalize with the batch's statistics in training (updating the running ones), with
+    the running statistics in eval."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        factor: Any = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                # cumulative average: 1/count, a lazy value (torch reads the count here)
+                factor = 1.0 / self.num_batches_tracked.double()
+        if self.training:
+            bn_training = True
+        else:
+            bn_training = self.running_mean is None and self.running_var is None
+        update = not self.training or self.track_running_stats
+        return F.batch_norm(
+            input,
+            self.running_mean if update else None,
+            self.running_var if update else None,
+            self.weight,
+            self.bias,
+            bn_training,
+            factor,
+            self.eps,
+        )
+
+
 class BatchNorm1d(_BatchNorm):
     """Batch normalization over (N, C) or (N, C, L) input, per channel C.
 
@@ -167,3 +177,76 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W) input, per channel C.
+
+    >>> import lazytorch
+    >>> bn = lazytorch.nn.BatchNorm3d(2)
+    >>> bn(lazytorch.randn(3, 2, 2, 2, 2)).shape, list(bn.state_dict())
+    (lazytorch.Size([3, 2, 2, 2, 2]), ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked'])
+    """
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """BatchNorm over any (N, C, ...) input whose statistics torch synchronizes across
+    processes. lazytorch runs one process, where torch's SyncBatchNorm is plain BatchNorm:
+    this is that (`process_group` is accepted and unused).
+
+    >>> import lazytorch
+    >>> model = lazytorch.nn.Sequential(lazytorch.nn.Conv2d(1, 2, 1), lazytorch.nn.BatchNorm2d(2))
+    >>> lazytorch.nn.SyncBatchNorm.convert_sync_batchnorm(model)[1]
+    SyncBatchNorm(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group: Any | None = None,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """`module` with every BatchNorm*d in it replaced by a SyncBatchNorm holding the
+        same parameters and buffers (the module itself if it is one), as torch."""
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+            )
+            if module.affine:
+                out.weight = module.weight
+                out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
