@@ -546,6 +546,7 @@ CASES = [
         lambda t, x: F(t).instance_norm(x),
         np.array([[[1, 1, 1], [1, 2, 3]], [[0, 0, 0], [2, 2, 5]]], dtype=np.float64),
     ),
+    C("F.rms_norm", "zero-row", lambda t, x: F(t).rms_norm(x, (2,)), m([[0, 0], [3, 4]])),
     C(
         "F.local_response_norm",
         "zeros",

@@ -1,5 +1,5 @@
-"""Padding modules, GroupNorm/InstanceNorm/LocalResponseNorm, BatchNorm3d/SyncBatchNorm and
-the channel and alpha dropouts against torch.
+"""Padding modules, RMSNorm/GroupNorm/InstanceNorm/LocalResponseNorm,
+BatchNorm3d/SyncBatchNorm and the channel and alpha dropouts against torch.
 
 The functional cases are one table (the call written once for both libraries, checked in
 float32 on every backend and mode, differentiated in float64). The module cases build the
@@ -61,6 +61,12 @@ CASES: dict[str, tuple[Callable[..., Any], list[tuple[int, ...]]]] = {
     "circular_pad1d": (m("CircularPad1d", (2, 3)), [(2, 3, 4)]),
     "circular_pad2d": (m("CircularPad2d", (1, 0, 2, 2)), [(3, 3, 4)]),
     "circular_pad3d": (m("CircularPad3d", 1), [(1, 2, 2, 3, 3)]),
+    # rms norm (eps None: the computing dtype's machine epsilon)
+    "rms_norm": (f("rms_norm", (4,)), [(3, 4)]),
+    "rms_norm_weight": (
+        lambda t, x, w: t.nn.functional.rms_norm(x, (2, 3), w, eps=1e-3),
+        [(4, 2, 3), (2, 3)],
+    ),
     # group norm
     "group_norm": (f("group_norm", 2), [(2, 4, 3)]),
     "group_norm_affine": (
@@ -135,6 +141,12 @@ MODULES: dict[str, tuple[Callable[[Any], Any], tuple[int, ...], tuple[str, ...]]
     ),
     "instance_norm3d": (lambda t: t.nn.InstanceNorm3d(2, affine=True), (2, 2, 2, 3, 2), ("train",)),
     "local_response_norm": (lambda t: t.nn.LocalResponseNorm(3, k=2.0), (2, 4, 3, 3), ("train",)),
+    "rms_norm": (lambda t: t.nn.RMSNorm((3, 2)), (4, 3, 2), ("train",)),
+    "rms_norm_noaffine": (
+        lambda t: t.nn.RMSNorm(5, eps=1e-2, elementwise_affine=False),
+        (2, 5),
+        ("train",),
+    ),
     "batch_norm3d": (lambda t: t.nn.BatchNorm3d(3), (2, 3, 2, 3, 2), ("train", "eval")),
     "batch_norm3d_cumulative": (
         lambda t: t.nn.BatchNorm3d(2, momentum=None, affine=False),
@@ -218,6 +230,8 @@ NEW_MODULES = [
     "nn.InstanceNorm2d(3, affine=True)",
     "nn.InstanceNorm3d(3, momentum=None, track_running_stats=True)",
     "nn.LocalResponseNorm(2, alpha=1e-3)",
+    "nn.RMSNorm(4)",
+    "nn.RMSNorm([2, 3], eps=1e-3, elementwise_affine=False)",
     "nn.BatchNorm3d(4, affine=False)",
     "nn.SyncBatchNorm(3, momentum=0.2)",
     "nn.Dropout1d(0.2)",
@@ -279,6 +293,8 @@ ERRORS: dict[str, tuple[Callable[..., Any], list[tuple[int, ...]]]] = {
         lambda t, x: t.nn.InstanceNorm1d(4, affine=True)(x),
         [(2, 3, 4)],
     ),
+    "rms_norm_shape": (f("rms_norm", (4,)), [(2, 3)]),
+    "rms_norm_weight_shape": (lambda t, x, w: t.nn.functional.rms_norm(x, (3,), w), [(2, 3), (2,)]),
     "local_response_norm_2d": (f("local_response_norm", 2), [(3, 4)]),
     "batch_norm3d_rank": (lambda t, x: t.nn.BatchNorm3d(3)(x), [(2, 3, 4, 4)]),
     "sync_batch_norm_rank": (lambda t, x: t.nn.SyncBatchNorm(3)(x), [(3,)]),

@@ -69,6 +69,7 @@ from lazytorch.nn.functional.normalization import (
     layer_norm,
     local_response_norm,
     normalize,
+    rms_norm,
 )
 from lazytorch.nn.functional.pooling import (
     avg_pool1d,
@@ -168,6 +169,7 @@ __all__ = [
     "pixel_unshuffle",
     "relu",
     "relu6",
+    "rms_norm",
     "scaled_dot_product_attention",
     "selu",
     "sigmoid",

@@ -1,4 +1,4 @@
-"""layer_norm, batch_norm, group_norm, instance_norm, local_response_norm, normalize,
+"""layer_norm, rms_norm, batch_norm, group_norm, instance_norm, local_response_norm, normalize,
 cosine_similarity."""
 
 from __future__ import annotations
@@ -81,6 +81,47 @@ def layer_norm(
         y = y * weight  # type: ignore[operator]
     if bias is not None:
         y = y + bias  # type: ignore[operator]
+    return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """Divide by the root mean square over the trailing `normalized_shape` dims (plus `eps`,
+    by default the machine epsilon of the computing dtype), then scale by `weight`. The
+    result has the input's dtype, whatever the weight's, as torch.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.functional.rms_norm(lazytorch.tensor([[3.0, 4.0]]), (2,), eps=0.0)
+    tensor([[0.8485, 1.1314]])
+    """
+    x = _tensor_arg(input, "rms_norm")
+    ns = tuple(normalized_shape)
+    k = len(ns)
+    if x.ndim < k or tuple(x.shape[x.ndim - k :]) != ns:
+        raise op_error(
+            RuntimeError,
+            "rms_norm",
+            f"Given normalized_shape={list(ns)}, expected input with shape [*{', '.join(map(str, ns))}], "
+            f"but got input of size{list(x.shape)}",
+        )
+    if weight is not None and tuple(weight.shape) != ns:
+        raise op_error(
+            RuntimeError,
+            "rms_norm",
+            f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{list(weight.shape)} and normalized_shape = {list(ns)}",
+        )
+    work = _opmath(x)
+    if eps is None:
+        eps = float(lt.finfo(work.dtype).eps)
+    dims = tuple(range(x.ndim - k, x.ndim))
+    y = work * TR.rsqrt(R.mean(work * work, dims, keepdim=True) + eps)  # type: ignore[operator]
+    if weight is not None:
+        y = y * weight  # type: ignore[operator]
     return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
 
 

@@ -67,6 +67,7 @@ from lazytorch.nn.modules.normalization import (
     InstanceNorm3d,
     LayerNorm,
     LocalResponseNorm,
+    RMSNorm,
 )
 from lazytorch.nn.modules.padding import (
     CircularPad1d,
@@ -207,6 +208,7 @@ __all__ = [
     "ParameterList",
     "PixelShuffle",
     "PixelUnshuffle",
+    "RMSNorm",
     "RNNBase",
     "RNNCell",
     "RNNCellBase",

@@ -184,8 +184,10 @@ class BatchNorm3d(_BatchNorm):
 
     >>> import lazytorch
     >>> bn = lazytorch.nn.BatchNorm3d(2)
-    >>> bn(lazytorch.randn(3, 2, 2, 2, 2)).shape, list(bn.state_dict())
-    (lazytorch.Size([3, 2, 2, 2, 2]), ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked'])
+    >>> bn(lazytorch.randn(3, 2, 2, 2, 2)).shape
+    lazytorch.Size([3, 2, 2, 2, 2])
+    >>> list(bn.state_dict())
+    ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
     """
 
     def _check_input_dim(self, input: Tensor) -> None:

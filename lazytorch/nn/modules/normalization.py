@@ -1,4 +1,4 @@
-"""LayerNorm, GroupNorm, LocalResponseNorm and InstanceNorm1d/2d/3d.
+"""LayerNorm, RMSNorm, GroupNorm, LocalResponseNorm and InstanceNorm1d/2d/3d.
 
 InstanceNorm shares BatchNorm's base (parameters, running-statistics buffers, their reset,
 state_dict keys): it only normalizes per sample, and its running statistics, when tracked,
@@ -26,6 +26,7 @@ __all__ = [
     "InstanceNorm3d",
     "LayerNorm",
     "LocalResponseNorm",
+    "RMSNorm",
 ]
 
 
@@ -81,6 +82,54 @@ class LayerNorm(Module):
         return (
             f"{self.normalized_shape}, eps={self.eps}, "
             f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )
+
+
+class RMSNorm(Module):
+    """Divide by the root mean square over the trailing `normalized_shape` dims, then
+    (with `elementwise_affine`) scale by ``weight`` (init 1). `eps` None means the machine
+    epsilon of the input's computing dtype.
+
+    >>> import lazytorch
+    >>> norm = lazytorch.nn.RMSNorm(4)
+    >>> norm
+    RMSNorm((4,), eps=None, elementwise_affine=True)
+    >>> norm(lazytorch.full((2, 4), 3.0))
+    tensor([[1., 1., 1., 1.],
+            [1., 1., 1., 1.]], grad_fn=<MulBackward0>)
+    """
+
+    def __init__(
+        self,
+        normalized_shape: Any,
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(C.empty(self.normalized_shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Weight to ones."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )
 
 
@@ -221,7 +270,8 @@ class _InstanceNorm(_NormBase):
                 stacklevel=2,
             )
         if input.dim() == self._no_batch_dim:
-            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)  # type: ignore[attr-defined,no-any-return]
+            out = self._apply_instance_norm(input.unsqueeze(0))  # type: ignore[attr-defined]
+            return out.squeeze(0)  # type: ignore[attr-defined,no-any-return]
         return self._apply_instance_norm(input)
 
     def _load_from_state_dict(
