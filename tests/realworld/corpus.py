@@ -2,7 +2,7 @@
 
 Each `Entry` is one script file under ``scripts/`` with its arguments. `run_pair` runs it
 under torch (recording the random draws) and then under lazytorch installed as ``torch``
-(replaying them), each in a fresh process (`harness`), and `compare` checks the two loss
+(replaying them), each in a fresh process (`harness`), and `compare_values` checks the loss
 sequences step by step with the tolerance rule of README.md:
 
 >>> compare_values([2.0, 1.0], [2.0 + 1e-5, 1.0], "float32")
@@ -20,7 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +44,6 @@ class Entry:
     # Training that amplifies rounding differences step over step (README.md, "Chaotic
     # scripts"): losses are compared up to this step; the later ones are reported only.
     chaotic_after: int | None = None
-    notes: str = ""
-    env: dict[str, str] = field(default_factory=dict)
 
 
 EX = "pytorch/examples"
@@ -245,7 +243,7 @@ def run_one(entry: Entry, lib: str, tape: str, out: str, env: dict[str, str]) ->
     cmd = [sys.executable, str(HERE / "harness.py"), "--lib", lib, "--tape", tape, "--out", out]
     cmd += [str(SCRIPTS / entry.script), *entry.args.split()]
     proc = subprocess.run(
-        cmd, capture_output=True, text=True, env={**os.environ, **entry.env, **env}, timeout=1800
+        cmd, capture_output=True, text=True, env={**os.environ, **env}, timeout=1800
     )
     if not os.path.exists(out):
         return {
