@@ -423,3 +423,22 @@ def test_inplace_channel_dropout_writes_the_input() -> None:
     assert y is x and tuple(x.shape) == (6, 4)
     rows = x.numpy()
     assert np.all(np.isin(rows, [0.0, 2.0])) and np.allclose(rows, rows[:, :1])
+
+
+@pytest.mark.parametrize(
+    ("fn", "shape", "match"),
+    [
+        ("dropout2d", (2, 3, 4), "assuming that channel-wise 1D dropout"),
+        ("dropout2d", (2, 3), "Received a 2-D input to dropout2d"),
+        ("dropout3d", (2, 3, 4), "Received a 3-D input to dropout3d"),
+    ],
+)
+def test_channel_dropout_rank_warnings_match_torch(
+    fn: str, shape: tuple[int, ...], match: str
+) -> None:
+    x = randn(*shape)
+    with pytest.warns(UserWarning, match=match):
+        getattr(torch.nn.functional, fn)(torch.from_numpy(x), 0.5, False)
+    with pytest.warns(UserWarning, match=match):
+        out = getattr(lt.nn.functional, fn)(lt.tensor(x), 0.5, False)
+    np.testing.assert_array_equal(out.numpy(), x)
