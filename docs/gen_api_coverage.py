@@ -128,7 +128,7 @@ def main() -> None:
         "Beyond these tables: autograd ([autograd.md](autograd.md)), `nn` modules and "
         "`nn.init` ([nn.md](nn.md)), `optim` ([optim.md](optim.md)), `utils.data` and "
         "`save`/`load` ([concepts.md](concepts.md)) and `compile` ([compile.md](compile.md)). "
-        "The GPU backend is planned work.",
+        "The cuda device (Triton kernels) is described in [backends.md](backends.md); it has not yet run on a GPU.",
     ]
     print("\n".join(out))
 
