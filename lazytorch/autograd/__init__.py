@@ -24,9 +24,11 @@ from lazytorch.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from lazytorch.autograd.variable import Variable
 
 __all__ = [
     "Function",
+    "Variable",
     "backward",
     "enable_grad",
     "function",

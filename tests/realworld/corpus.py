@@ -89,7 +89,6 @@ CORPUS: list[Entry] = [
         "sequence_models_tutorial",
         "sequence_models_tutorial.py",
         f"{TU}/nlp/sequence_models_tutorial.py",
-        xfail="MissingTorchAPI: torch.autograd.Variable is not available in lazytorch",
     ),
     Entry(
         "word_embeddings_tutorial",
