@@ -322,3 +322,15 @@ def test_bfloat16_is_named_and_refused_at_use():
     ):
         with pytest.raises(NotImplementedError, match="bfloat16 tensors are not supported"):
             make()
+
+
+def test_variable_is_a_tensor_alias_as_in_torch():
+    tv = torch.autograd.Variable(torch.ones(3) * 2, requires_grad=True)
+    lv = lt.autograd.Variable(lt.ones(3) * 2, requires_grad=True)
+    (tv * tv).sum().backward()
+    (lv * lv).sum().backward()
+    assert lv.is_leaf and lv.grad.tolist() == tv.grad.tolist()
+    assert isinstance(lt.zeros(1), lt.autograd.Variable)
+    assert not lt.autograd.Variable(lt.ones(1)).requires_grad
+    with pytest.raises(TypeError, match="has to be a tensor"):
+        lt.autograd.Variable([1.0])
