@@ -38,7 +38,7 @@ SCRIPTS = ROOT / "tests" / "realworld" / "scripts"
 CASES = {
     "polynomial_tensor": ("polynomial_tensor.py", "range(300)", 2000),
     "dynamic_net": ("dynamic_net.py", "range(300)", 3000),
-    "polynomial_nn": ("polynomial_nn.py", "range(300)", 2000),
+    "polynomial_nn": ("polynomial_nn.py", "range(200)", 2000),
     "polynomial_optim": ("polynomial_optim.py", "range(300)", 2000),
     "polynomial_custom_function": ("polynomial_custom_function.py", "range(300)", 2000),
 }

@@ -331,3 +331,37 @@ def test_debug_program_prints_readable_ir_with_source_lines():
             f"# tests/test_materialize.py:{line}"
         ) or row.rstrip().endswith(f"test_materialize.py:{line}")
     assert lines[6].strip() == "return %4"
+
+
+def test_a_loop_that_cuts_every_few_steps_reuses_its_program():
+    # The custom-Function tutorial's loop: nothing is cut but a loss printed every few
+    # steps. A value recorded before a cut and read after it (the Function's output, made
+    # in the forward, read by the backward after the printed loss) must hash like the same
+    # value recorded after it: the key is the graph's structure, not the history behind
+    # its inputs (which made every printed loss compile a new program).
+    class P3(lt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return 0.5 * (5 * x**3 - 3 * x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 1.5 * (5 * x**2 - 1)
+
+    x = lt.linspace(-1.0, 1.0, 16)
+    y = lt.sin(x)
+    a, b, c, d = (lt.full((), v, requires_grad=True) for v in (0.0, -1.0, 0.0, 0.3))
+    built = []
+    for t in range(20):
+        loss = (a + b * P3.apply(c + d * x) - y).pow(2).sum()
+        if t % 4 == 3:
+            loss.item()
+            built.append(counters()["programs_built"])
+        loss.backward()
+        with lt.no_grad():
+            for p in (a, b, c, d):
+                p -= 0.01 * p.grad
+                p.grad = None
+    assert built[-1] == built[2], built  # no new program after the third cut

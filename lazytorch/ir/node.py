@@ -2,9 +2,12 @@
 
 A node is ``(op, inputs, attrs, shape, dtype, device)`` plus
 
-* ``struct_hash`` — computed once at creation from the op, attrs, dtype, shape pattern and
-  the inputs' hashes (incremental, as Lazy Tensor Core does). Leaves hash their metadata,
-  never their data, so the same computation over new data hashes alike.
+* ``struct_hash`` — computed once at creation from the node's own op, attrs, dtype, shape
+  pattern and device; a capture key pairs it with the wiring (which values each node
+  reads), so the key describes the whole graph. (Lazy Tensor Core folds the inputs' hashes
+  in; here that went stale when an input was computed after its reader was recorded.)
+  Leaves hash their metadata, never their data, so the same computation over new data
+  hashes alike.
 * ``id`` — a process-wide creation counter. Inputs always exist before their users, so
   sorting by id is a topological order.
 * ``loc`` — the user's ``(file, line)`` that recorded it.

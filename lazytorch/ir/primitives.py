@@ -138,15 +138,17 @@ def make_node(
 ) -> Node:
     """Record a node whose shape and dtype are already known (the fast path)."""
     hattrs = attrs if op.hash_attrs is None else op.hash_attrs(attrs)
+    # The node's own hash, not its inputs': a capture key pairs it with the wiring, which
+    # says what it reads. (Folding the inputs' hashes in went stale when an input was
+    # computed later: a value recorded before a cut and read after it then hashed with the
+    # history behind its input, and a loop cutting every few steps never hit its program.)
+    h = hash((op, hattrs, dtype, shape, device))
     k = len(inputs)
     if k == 1:
-        h = hash((op, hattrs, dtype, shape, device, inputs[0].struct_hash))
         ag = inputs[0].ag
     elif k == 2:
-        h = hash((op, hattrs, dtype, shape, device, inputs[0].struct_hash, inputs[1].struct_hash))
         ag = inputs[0].ag or inputs[1].ag
     else:
-        h = hash((op, hattrs, dtype, shape, device, *[i.struct_hash for i in inputs]))
         ag = None
         for i in inputs:
             ag = ag or i.ag
