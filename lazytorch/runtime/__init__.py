@@ -184,6 +184,8 @@ def implicit_point(t: Tensor, cause: str) -> None:
     metrics.implicit(cause)
     if _log_syncs.isEnabledFor(logging.INFO):
         _log_syncs.info("implicit materialization: %s at %s", cause, format_loc(loc))
+    if _compile_trace is None and read_on_host(n):  # a view of a computed value: no cut
+        return
     held = held_with(n)
     if held:
         try:
