@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lazytorch.ops.creation import zeros_like
-from lazytorch.optim.optimizer import Optimizer, ParamsT, check_number
+from lazytorch.optim.optimizer import Optimizer, ParamsT, check_adam_family, check_number
 
 __all__ = ["Adam", "AdamW"]
 
@@ -53,16 +53,7 @@ class Adam(Optimizer):
     ) -> None:
         for name, value in (("lr", lr), ("betas[0]", betas[0]), ("betas[1]", betas[1])):
             check_number(name, value)
-        if not lr >= 0.0:  # (NaN fails too)
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not eps >= 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not weight_decay >= 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_family(lr, betas, eps, weight_decay)
         if not (isinstance(betas[0], float) and isinstance(betas[1], float)):
             raise ValueError("betas must be either both floats or both Tensors")
         if differentiable:

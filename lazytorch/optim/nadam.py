@@ -9,6 +9,7 @@ from lazytorch.optim.optimizer import (
     Optimizer,
     ParamsT,
     as_scalar_dtype,
+    check_adam_family,
     check_number,
     refuse_differentiable,
 )
@@ -58,16 +59,7 @@ class NAdam(Optimizer):
         differentiable: bool = False,
     ) -> None:
         check_number("lr", lr)
-        if not lr >= 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not eps >= 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not weight_decay >= 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_family(lr, betas, eps, weight_decay)
         if not momentum_decay >= 0.0:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
         refuse_differentiable(self, differentiable)

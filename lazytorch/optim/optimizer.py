@@ -73,6 +73,22 @@ def check_number(name: str, value: Any) -> None:
         )
 
 
+def check_adam_family(
+    lr: float, betas: tuple[float, float], eps: float, weight_decay: float
+) -> None:
+    """torch's range checks, in torch's order and words, for Adam and its relatives."""
+    if not lr >= 0.0:  # (NaN fails too)
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not eps >= 0.0:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not weight_decay >= 0.0:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
 def refuse_differentiable(optimizer: Any, differentiable: bool) -> None:
     """lazytorch's optimizers do not record their update for differentiation."""
     if differentiable:

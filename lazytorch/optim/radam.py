@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from lazytorch.ops.creation import zeros_like
-from lazytorch.optim.optimizer import Optimizer, ParamsT, check_number, refuse_differentiable
+from lazytorch.optim.optimizer import (
+    Optimizer,
+    ParamsT,
+    check_adam_family,
+    check_number,
+    refuse_differentiable,
+)
 
 __all__ = ["RAdam"]
 
@@ -48,16 +54,7 @@ class RAdam(Optimizer):
         differentiable: bool = False,
     ) -> None:
         check_number("lr", lr)
-        if not lr >= 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not eps >= 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not weight_decay >= 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_family(lr, betas, eps, weight_decay)
         refuse_differentiable(self, differentiable)
         defaults = {
             "lr": lr,
