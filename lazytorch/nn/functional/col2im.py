@@ -16,7 +16,7 @@ from typing import Any
 
 import lazytorch as lt
 from lazytorch._errors import op_error
-from lazytorch.nn.functional.conv import _conv_out, _ntuple, _windows
+from lazytorch.nn.functional.conv import _batched, _conv_out, _ntuple, _windows
 from lazytorch.ops import shape as S
 from lazytorch.ops.elementwise import _tensor_arg
 from lazytorch.ops.pad import pad
@@ -201,17 +201,7 @@ def _conv_transpose(
     w = _tensor_arg(weight, op, "weight")
     if isinstance(padding, str):
         raise op_error(TypeError, op, f"padding must be an int or a tuple, not {padding!r}")
-    unbatched = x.ndim == n + 1
-    if unbatched:
-        x = S.unsqueeze(x, 0)
-    if x.ndim != n + 2 or w.ndim != n + 2:
-        raise op_error(
-            RuntimeError,
-            op,
-            f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {op}, but got input of size: {list(input.shape)}",
-        )
-    if groups <= 0:
-        raise op_error(RuntimeError, op, "non-positive groups is not supported")
+    x, unbatched = _batched(x, w, n, groups, op)
     b, c = x.shape[:2]
     spatial = tuple(x.shape[2:])
     cw, og = w.shape[:2]

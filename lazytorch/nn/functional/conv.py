@@ -46,6 +46,24 @@ def _windows(
     return S.stack(pieces, 2)
 
 
+def _batched(x: Tensor, w: Tensor, n: int, groups: int, op: str) -> tuple[Tensor, bool]:
+    """`x` with a batch dim (and whether it had none), after torch's rank and groups checks
+    for an n-d (transposed) convolution."""
+    unbatched = x.ndim == n + 1
+    if unbatched:
+        x = S.unsqueeze(x, 0)
+    if x.ndim != n + 2 or w.ndim != n + 2:
+        shape = list(x.shape[1:] if unbatched else x.shape)
+        raise op_error(
+            RuntimeError,
+            op,
+            f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {op}, but got input of size: {shape}",
+        )
+    if groups <= 0:
+        raise op_error(RuntimeError, op, "non-positive groups is not supported")
+    return x, unbatched
+
+
 def _conv_out(size: int, k: int, s: int, p_lo: int, p_hi: int, d: int) -> int:
     return (size + p_lo + p_hi - d * (k - 1) - 1) // s + 1
 
@@ -94,17 +112,7 @@ def _conv(
     """n-d convolution (cross-correlation) by im2col + one matmul per image and group."""
     x = _tensor_arg(input, op)
     w = _tensor_arg(weight, op, "weight")
-    unbatched = x.ndim == n + 1
-    if unbatched:
-        x = S.unsqueeze(x, 0)
-    if x.ndim != n + 2 or w.ndim != n + 2:
-        raise op_error(
-            RuntimeError,
-            op,
-            f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {op}, but got input of size: {list(input.shape)}",
-        )
-    if groups <= 0:
-        raise op_error(RuntimeError, op, "non-positive groups is not supported")
+    x, unbatched = _batched(x, w, n, groups, op)
     b, c = x.shape[:2]
     spatial = tuple(x.shape[2:])
     o, cg = w.shape[:2]
