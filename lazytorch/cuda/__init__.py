@@ -149,7 +149,9 @@ def empty_cache() -> None:
 
 
 def manual_seed(seed: int) -> None:
-    """Seed the generator cuda draws use (a no-op without CUDA, as in torch)."""
+    """Seed the generator cuda draws use (a no-op without CUDA, as in torch). lazytorch has
+    one generator for every device (Philox draws are device-independent), so with CUDA this
+    reseeds the CPU's draws too, where torch keeps a generator per device."""
     if is_available():
         from lazytorch.ops.random import manual_seed as _seed
 
