@@ -147,6 +147,10 @@ MAX_ROWS = 64
 LOOP_RBLOCK = 1024  # lanes per iteration of a looped reduction
 MAX_XBLOCK = 1024  # positions per program of a pointwise kernel
 INDENT = "    "
+# Every launch compiles without floating-point contraction: a*b + c stays a multiply and an
+# add, each rounded, as in the reference interpreter and the C++ backend (-ffp-contract=off).
+# Triton's NVIDIA backend would otherwise fuse them into FMAs, one rounding instead of two.
+NO_FP_FUSION = {"enable_fp_fusion": False}
 
 # Storage types; compute types are the same except float16, computed in float32.
 TL = {
@@ -414,8 +418,9 @@ def _lt_pow(a, b):
 def _lt_ipow(a, b):
     """lt::ipow: square-and-multiply in int64 (wraps like NumPy); a negative exponent gives
     1 for a = 1, +-1 for a = -1 by parity, else 0 (torch's rule)."""
-    base = a.to(tl.int64)
-    e = tl.maximum(b.to(tl.int64), 0)
+    # both broadcast to the block first: a loop-carried value must keep one type, and
+    # either operand may be one value (Triton's compiler refuses r turning into a block)
+    base, e = tl.broadcast(a.to(tl.int64), tl.maximum(b.to(tl.int64), 0))
     r = tl.zeros_like(base) + 1
     for _ in range(63):
         r = tl.where((e & 1) == 1, r * base, r)
@@ -1333,8 +1338,9 @@ class _KernelWriter:
             top = max(_next_pow2(self.xnumel), TUNE_XBLOCKS[0])
             sizes = [self.xblock] + [b for b in TUNE_XBLOCKS if b != self.xblock and b <= top]
             return [{"XBLOCK": b} for b in sizes]
-        if self.persistent:
-            return [self._config()]  # the row must fit in one block (rows per program: fixed)
+        if self.persistent:  # the row must fit in one block (rows per program: fixed)
+            config: dict[str, int] = self._config()
+            return [config | {"num_warps": self.warps()}] if self.warps() != 4 else [config]
         return [
             {"RBLOCK": b} for b in [self.rblock] + [b for b in TUNE_RBLOCKS if b != self.rblock]
         ]
@@ -1343,6 +1349,13 @@ class _KernelWriter:
         if self.multi:
             return {"RBLOCK": self.rblock, "XBLOCK": self.xblock}
         return {"RBLOCK": self.rblock} if self.reduction else {"XBLOCK": self.xblock}
+
+    def warps(self) -> int:
+        """Warps per program: a long persistent row spreads over more of them (as Triton's
+        softmax tutorial does), so each thread keeps at most 16 of the row's values."""
+        if self.reduction and not self.multi and self.persistent:
+            return min(16, max(4, self.rblock // 256))
+        return 4
 
     def _args(self) -> list[str]:
         args = [f"bufs[{b}]" for b in self.bufs] + self._arrays()
@@ -1357,7 +1370,10 @@ class _KernelWriter:
         return f"-(-{self.xnumel} // {c}['XBLOCK'])"
 
     def launch(self) -> str:
-        cfg = ", ".join(f"{k}={v}" for k, v in self._config().items())
+        config: dict[str, Any] = self._config()
+        if self.warps() != 4:  # Triton's default
+            config["num_warps"] = self.warps()
+        cfg = ", ".join(f"{k}={v}" for k, v in (config | NO_FP_FUSION).items())
         grid = -(-self.xnumel // self.xblock)  # xblock is 1 for one row per program
         return f"{self.k.name}[({grid},)]({', '.join([*self._args(), cfg])})"
 
@@ -1372,12 +1388,14 @@ class _KernelWriter:
         sig.update((n, "i64" if self.wide else "i32") for n in sizes)
         consts = self._config()
         sig.update((c, "constexpr") for c in consts)
-        return {"signature": sig, "constexprs": consts, "options": {}}
+        options = {"num_warps": self.warps()} if self.warps() != 4 else {}
+        return {"signature": sig, "constexprs": consts, "options": options | NO_FP_FUSION}
 
 
 def _tuned_launch(name: str, args: list[str], grid: str, configs: list[dict[str, int]]) -> str:
     """A launch through the run's tuner (`MAX_AUTOTUNE`): it picks one of `configs` (timing
     each the first time, or reading the choice it stored) and launches with it."""
+    configs = [c | NO_FP_FUSION for c in configs]
     return f'tuner("{name}", {name}, lambda c: ({grid},), ({", ".join(args)},), {configs!r})'
 
 
@@ -1485,7 +1503,7 @@ class _EpilogueWriter(_KernelWriter):
 # -- extern matmul ------------------------------------------------------------------------------
 MATMUL_BLOCKS = (64, 64, 32)  # BLOCK_M, BLOCK_N, BLOCK_K of a tl.dot tile (float32, float16)
 # Tensor-core products (float16, TF32) of at least these sizes take larger tiles with 8
-# warps, as hand-tuned Triton GEMMs do on recent NVIDIA GPUs (not measured here yet: no GPU).
+# warps: the fastest of the tiles tried for float16 at 4096³ on an H200 (benchmarks/gpu_sweep.py).
 MATMUL_BLOCKS_BIG = (128, 128, 64)
 # float32 inputs (TF32) take twice the shared memory per K element: half the K block
 MATMUL_BLOCKS_BIG_F32 = (128, 128, 32)
@@ -1695,14 +1713,19 @@ class _MatmulWriter:
             f"nmask = rn[None, :] < {n}",
         ]
         acc_t = self.acc_t
+        # K a multiple of every candidate's BLOCK_K: no K bound in the loads' masks, which
+        # then stay constant along K (whole rows of A load as wide vectors)
+        k_even = isinstance(kd, int) and all(kd % c[2] == 0 for c in self.candidates)
+        a_mask = "mmask" if k_even else f"mmask & (kk[None, :] < {kd})"
+        b_mask = "nmask" if k_even else f"(kk[:, None] < {kd}) & nmask"
         body += [
             f"acc = tl.zeros((BLOCK_M, BLOCK_N), {acc_t})",
             f"for koff in range(0, {kd}, BLOCK_K):",
             INDENT + "kk = koff + rk",
             INDENT + f"a = tl.load(a_ptr + a_rows + {_times('kk[None, :]', a.strides[-1])}, "
-            f"mask=mmask & (kk[None, :] < {kd}), other=0)",
+            f"mask={a_mask}, other=0)",
             INDENT + f"b = tl.load(b_ptr + {_times('kk[:, None]', b.strides[-2])} + b_cols, "
-            f"mask=(kk[:, None] < {kd}) & nmask, other=0)",
+            f"mask={b_mask}, other=0)",
         ]
         if self.dot:
             # float32 inputs: exact products unless TF32 is allowed (float16 is exact anyway)
@@ -1723,7 +1746,7 @@ class _MatmulWriter:
 
     def launch(self) -> str:
         args = [f"bufs[{x}]" for x in self.bufs] + self._arrays()
-        args += [f"{k}={v}" for k, v in self.configs()[0].items()]
+        args += [f"{k}={v}" for k, v in (self.configs()[0] | NO_FP_FUSION).items()]
         grid = self.nbatch * self.tiles_m * self.tiles_n
         return f"{self.e.name}[({grid},)]({', '.join(args)})"
 
@@ -1747,7 +1770,7 @@ class _MatmulWriter:
         config = dict(self.configs()[0])
         options = {k: config.pop(k) for k in ("num_warps", "num_stages") if k in config}
         sig.update((c, "constexpr") for c in config)
-        return {"signature": sig, "constexprs": config, "options": options}
+        return {"signature": sig, "constexprs": config, "options": options | NO_FP_FUSION}
 
 
 class _ArgsortWriter:
@@ -1822,13 +1845,17 @@ class _ArgsortWriter:
     def launch(self) -> str:
         e = self.e
         args = [f"bufs[{self.src.id}]", f"bufs[{e.output}]", str(self.post), str(self.n)]
-        args.append(f"RBLOCK={self.rblock}")
+        args += [f"RBLOCK={self.rblock}", "enable_fp_fusion=False"]
         return f"{e.name}[({self.pre * self.post},)]({', '.join(args)})"
 
     def spec(self) -> dict[str, Any]:
         sig = {"bx": _ptr(self.src.dtype), "bout": "*i64", "post": "i32", "n": "i32"}
         sig["RBLOCK"] = "constexpr"
-        return {"signature": sig, "constexprs": {"RBLOCK": self.rblock}, "options": {}}
+        return {
+            "signature": sig,
+            "constexprs": {"RBLOCK": self.rblock},
+            "options": dict(NO_FP_FUSION),
+        }
 
     def tuned_launch(self) -> str:  # the row must fit in one block: nothing to choose
         e = self.e

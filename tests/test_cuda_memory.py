@@ -420,6 +420,10 @@ def test_a_training_step_reuses_the_memory_of_the_step_before(fake):
 
 
 def test_buffers_are_freed_when_garbage_collected(fake):
+    # a first run compiles; its executable keeps the device copy of its scalar slots (the
+    # 2: one 512-byte block) for the next run, so the base is taken after it
+    lt.materialize(lt.ones(1000, device="cuda") * 2)
+    gc.collect()
     base = lt.cuda.memory_allocated()
     x = lt.ones(1000, device="cuda") * 2
     lt.materialize(x)
@@ -650,3 +654,29 @@ def test_the_runtime_over_the_stub_driver_reports_the_failing_call(stub):
     assert rt.unavailable_reason() is None or "triton" in rt.unavailable_reason()
     with pytest.raises(RuntimeError, match=r"cuMemAlloc\(512\): CUDA_ERROR_OUT_OF_MEMORY"):
         rt.empty((4,), np.float32, 0)
+
+
+def test_scalar_slots_upload_once_while_their_values_repeat(fake):
+    x = lt.tensor(rand(64), device="cuda")
+    lt.materialize(x * 2.5 + 1)  # compiles; uploads the slots
+    lt.metrics.reset()
+    for _ in range(3):
+        lt.materialize(x * 2.5 + 1)
+    assert lt.metrics.counters().get("cuda_h2d_copies", 0) == 0
+    y = x * 3.5 + 1  # the same program, other values: one upload of the new slots
+    lt.metrics.reset()
+    np.testing.assert_allclose(y.cpu().numpy(), rand(64) * 3.5 + 1, rtol=1e-6)
+    assert lt.metrics.counters()["cuda_h2d_copies"] == 1
+
+
+def test_the_error_slots_are_zeroed_again_after_a_reported_error(fake):
+    a = lt.tensor(np.arange(6), device="cuda")
+
+    def quotient(d):
+        return (a // lt.tensor(np.array(d), device="cuda")).cpu().numpy()
+
+    np.testing.assert_array_equal(quotient([1, 2, 3, 1, 2, 3]), np.arange(6) // [1, 2, 3, 1, 2, 3])
+    with pytest.raises(RuntimeError, match="division by zero"):
+        quotient([1, 2, 0, 1, 2, 3])
+    # the error array was written: a run reusing it would report the old error
+    np.testing.assert_array_equal(quotient([3, 2, 1, 3, 2, 1]), np.arange(6) // [3, 2, 1, 3, 2, 1])
