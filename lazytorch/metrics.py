@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from lazytorch.ir import node as _node
@@ -54,10 +55,17 @@ _BUCKETS = {"symbolic_guards_per_graph": (0, 1, 2, 4, 8, 16, 32, 64)}
 
 _counts: collections.Counter[str] = collections.Counter()  # values are ints (seconds: float)
 _causes: collections.Counter[str] = collections.Counter()
-_timings: dict[str, list[float]] = collections.defaultdict(list)
+# Bounded recent windows: a deque drops its oldest sample in O(1) (deleting the head of a
+# full list moved 10,000 floats on every materialization of a long-running loop).
+WINDOW = 10_000
+_timings: dict[str, collections.deque[float]] = collections.defaultdict(
+    lambda: collections.deque(maxlen=WINDOW)
+)
 _sums: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0])  # name -> [sum, count]
 _recompile_reasons: collections.Counter[str] = collections.Counter()
-_observed: dict[str, list[float]] = collections.defaultdict(list)
+_observed: dict[str, collections.deque[float]] = collections.defaultdict(
+    lambda: collections.deque(maxlen=WINDOW)
+)
 # Seconds the process's first materialization took (None until there was one); not reset.
 first_materialize_seconds: float | None = None
 _base_id = 0
@@ -90,10 +98,7 @@ def timed(name: str, seconds: float) -> None:
     total = _sums[name]
     total[0] += seconds
     total[1] += 1
-    bucket = _timings[name]
-    bucket.append(seconds)
-    if len(bucket) > 10_000:  # keep a bounded recent window
-        del bucket[: len(bucket) - 10_000]
+    _timings[name].append(seconds)  # a bounded recent window
 
 
 def materialized(record: float, run: float, total: float) -> None:
@@ -103,10 +108,7 @@ def materialized(record: float, run: float, total: float) -> None:
         s = _sums[name]
         s[0] += seconds
         s[1] += 1
-        bucket = _timings[name]
-        bucket.append(seconds)
-        if len(bucket) > 10_000:
-            del bucket[:-10_000]
+        _timings[name].append(seconds)
     if first_materialize_seconds is None:
         first_materialize_seconds = total
 
@@ -119,10 +121,7 @@ def recompile(reason: str) -> None:
 
 def observe(name: str, value: float) -> None:
     """Add one observation to histogram `name` (e.g. guards per compiled graph)."""
-    xs = _observed[name]
-    xs.append(value)
-    if len(xs) > 10_000:
-        del xs[: len(xs) - 10_000]
+    _observed[name].append(value)
 
 
 def counters() -> dict[str, int]:
@@ -152,7 +151,7 @@ def reset() -> None:
     _reset_base()
 
 
-def _percentile(xs: list[float], q: float) -> float:
+def _percentile(xs: Iterable[float], q: float) -> float:
     s = sorted(xs)
     k = min(len(s) - 1, max(0, round(q * (len(s) - 1))))
     return s[k]

@@ -157,6 +157,10 @@ def synchronize() -> None:
     check("cuCtxSynchronize", _cu().cuCtxSynchronize())
 
 
+# kernel_arg is the identity: callers may pass buffers to kernels without calling it
+ARGS_ARE_BUFFERS = True
+
+
 def kernel_arg(buffer: Any) -> Any:
     """A `DeviceBuffer` as a kernel argument: itself (Triton reads data_ptr() and dtype)."""
     return buffer

@@ -6,7 +6,7 @@ device take DeviceBuffers as inputs and return new ones, with no copy through th
 ``.cpu()``, ``.numpy()``, ``.item()`` and printing copy a value back (`DeviceBuffer.to_host`).
 
 **Allocation.** Each device has a `CachingAllocator`. Sizes are rounded up to a multiple of
-512 bytes; when a buffer is garbage-collected (``weakref.finalize``) its block goes back to
+512 bytes; when a buffer is garbage-collected (the block's ``__del__``) its block goes back to
 the allocator's free list for that size, and the next allocation of the size takes it. A
 training loop, which allocates the same sizes every step, calls ``cuMemAlloc`` in its first
 step only. All work runs on the device's default stream, in order, so a reused block is
@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -52,7 +51,12 @@ __all__ = [
 
 
 class Block:
-    """One allocation: a device address and its rounded size, owned by an allocator."""
+    """One allocation: a device address and its rounded size, owned by an allocator.
+
+    The buffers using it (one, and its reshapes) are its only holders: when the last of
+    them is collected, the block goes back to its allocator's cache. ``__del__`` costs a
+    fraction of a ``weakref.finalize``, which is on every run's path (each output's block).
+    """
 
     __slots__ = ("allocator", "ptr", "size")
 
@@ -60,6 +64,12 @@ class Block:
         self.ptr = ptr
         self.size = size
         self.allocator = allocator
+
+    def __del__(self) -> None:
+        try:  # noqa: SIM105 -- a plain try is cheaper than contextlib.suppress here
+            self.allocator.release(self)
+        except Exception:  # interpreter shutdown: the allocator may be gone already
+            pass
 
 
 class DeviceBuffer:
@@ -313,10 +323,7 @@ class CudaRuntime:
         i = self.current_device() if index is None else index
         buf = DeviceBuffer(None, shape, dtype, i)
         if buf.nbytes:
-            allocator = self.allocator(i)
-            block = allocator.allocate(buf.nbytes)
-            buf._block = block
-            weakref.finalize(buf, allocator.release, block).atexit = False
+            buf._block = self.allocator(i).allocate(buf.nbytes)  # released with it
         return buf
 
     def upload(self, array: Any, index: int | None = None) -> DeviceBuffer:
@@ -385,6 +392,12 @@ class CudaCarrier:
 
     def arg(self, buffer: DeviceBuffer) -> Any:
         return self._runtime().driver.kernel_arg(buffer)
+
+    def arg_function(self) -> Callable[[DeviceBuffer], Any] | None:
+        """The driver's ``kernel_arg``, or None where buffers are the arguments as they are
+        (the real driver: ``ARGS_ARE_BUFFERS``), which saves a pass over them per run."""
+        driver = self._runtime().driver
+        return None if getattr(driver, "ARGS_ARE_BUFFERS", False) else driver.kernel_arg
 
     def synchronize(self) -> None:
         self._runtime().synchronize()

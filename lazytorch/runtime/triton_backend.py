@@ -56,6 +56,7 @@ import logging
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
@@ -118,6 +119,24 @@ class TritonExecutable:
         # only when a kernel can report an error, so runs can queue up behind each other.
         self.uses = frozenset(getattr(module, "USES", ("ia", "fa", "err")))
         self._uploaded: dict[str, tuple[bytes, Any]] = {}  # see _slots
+        # What run() does per parameter and which buffers it allocates, worked out once:
+        # this is on every run's path.
+        self._inputs = [
+            (kind == "buffer", ref, *self._input_facts(kind, ref)) for kind, ref in sched.params
+        ]
+        self._fresh = [
+            (b.id, tuple(b.shape), b.dtype.np)
+            for b in sched.buffers
+            if b.id in self.touched and b.kind in ("output", "temp")
+        ]
+        self._nslots = max(len(sched.scalar_dtypes), 1)  # a zero-size array is no pointer
+
+    def _input_facts(self, kind: str, ref: int) -> tuple[Any, Any]:
+        """(shape, NumPy dtype) of a buffer parameter; (is it a float, None) of a scalar."""
+        if kind == "buffer":
+            b = self.sched.buffers[ref]
+            return tuple(b.shape), b.dtype.np
+        return self.sched.scalar_dtypes[ref].is_floating_point, None
 
     def _slots(self, name: str, values: np.ndarray) -> Any:
         """The device copy of the scalar-slot or error array `values`, reused while the
@@ -131,46 +150,45 @@ class TritonExecutable:
         # the old copy goes first, so its memory can take the new values (stream order
         # puts the upload after the kernels that read the old ones)
         self._uploaded.pop(name, None)
-        held = None
+        held = None  # the last reference to the old copy: its memory is free from here
         buf = self.carrier.to_device(values)
         self._uploaded[name] = (key, buf)
         return buf
 
     def run(self, inputs: list[Any]) -> list[Any]:
-        sched, carrier = self.sched, self.carrier
+        sched, carrier, uses = self.sched, self.carrier, self.uses
         resident = is_resident(carrier)
         bufs: dict[int, Any] = {}
-        n = len(sched.scalar_dtypes)
-        # at least one slot each: a zero-size array is not a valid pointer everywhere
-        iargs = np.zeros(max(n, 1), dtype=np.int64)
-        fargs = np.zeros(max(n, 1), dtype=np.float64)
-        for value, (kind, ref) in zip(inputs, sched.params):
-            if kind == "buffer":
-                b = sched.buffers[ref]
+        iargs = np.zeros(self._nslots, dtype=np.int64) if "ia" in uses else None
+        fargs = np.zeros(self._nslots, dtype=np.float64) if "fa" in uses else None
+        for value, (is_buffer, ref, shape, np_dtype) in zip(inputs, self._inputs):
+            if is_buffer:
                 if resident and carrier.owns(value):  # already on the device: no copy
-                    shape = tuple(b.shape)
                     bufs[ref] = value if tuple(value.shape) == shape else value.reshape(shape)
                     continue
-                host = np.ascontiguousarray(np.asarray(value, dtype=b.dtype.np))
-                bufs[ref] = carrier.to_device(host.reshape(b.shape))
-            elif sched.scalar_dtypes[ref].is_floating_point:
-                fargs[ref] = float(value)
-            else:
+                host = np.ascontiguousarray(np.asarray(value, dtype=np_dtype))
+                bufs[ref] = carrier.to_device(host.reshape(shape))
+            elif shape:  # a float scalar (read only where a kernel reads fa)
+                if fargs is not None:
+                    fargs[ref] = float(value)
+            elif iargs is not None:
                 iargs[ref] = int(value)
-        for b in sched.buffers:
-            if b.id not in bufs and b.id in self.touched and b.kind in ("output", "temp"):
-                bufs[b.id] = carrier.empty(tuple(b.shape), b.dtype.np)
-        uses = self.uses
+        for ref, shape, np_dtype in self._fresh:
+            if ref not in bufs:
+                bufs[ref] = carrier.empty(shape, np_dtype)
         # named, not temporaries: a carrier may reuse a dropped buffer's memory at once
         err = self._slots("err", np.zeros(ERR_SLOTS, dtype=np.int64)) if "err" in uses else None
-        ia = self._slots("ia", iargs) if "ia" in uses else None
-        fa = self._slots("fa", fargs) if "fa" in uses else None
-        arg = getattr(carrier, "arg", None) or _same
-        self.module.run(
-            {k: arg(v) for k, v in bufs.items()},
-            *(None if a is None else arg(a) for a in (ia, fa, err)),
-            self.tuner,
-        )
+        ia = self._slots("ia", iargs) if iargs is not None else None
+        fa = self._slots("fa", fargs) if fargs is not None else None
+        arg = kernel_arg(carrier)
+        if arg is None:  # buffers are kernel arguments as they are
+            self.module.run(bufs, ia, fa, err, self.tuner)
+        else:
+            self.module.run(
+                {k: arg(v) for k, v in bufs.items()},
+                *(None if a is None else arg(a) for a in (ia, fa, err)),
+                self.tuner,
+            )
         metrics.increment("kernels_launched", self.launches)
         # One look at the error array after all kernels: a failing lane reads element 0
         # instead, so later kernels stay in bounds, and the first failure is kept.
@@ -185,13 +203,18 @@ class TritonExecutable:
         return [outs[b] for b in sched.outputs]
 
 
+def kernel_arg(carrier: Any) -> Callable[[Any], Any] | None:
+    """What turns a carrier's buffer into a kernel argument; None where it is the buffer
+    itself (the carrier's ``arg_function()``, else its ``arg`` method, if any)."""
+    function = getattr(carrier, "arg_function", None)
+    if function is not None:
+        return function()
+    return getattr(carrier, "arg", None)
+
+
 def is_resident(carrier: Any) -> bool:
     """Whether `carrier` keeps values on the device between runs (``resident = True``)."""
     return bool(getattr(carrier, "resident", False))
-
-
-def _same(buffer: Any) -> Any:
-    return buffer
 
 
 class OnHost:
