@@ -51,8 +51,12 @@ def index_reads(before: bool) -> dict[str, Any]:
     lt.materialize(x)
     n = 5 if before else 2_000
     lt.metrics.reset()
-    ctx = patched(rt, "read_on_host", lambda node: False) if before else nullcontext()
-    with ctx:
+    from lazytorch.ops import indexing
+
+    # before: neither the read at the cut (read_on_host) nor the read when indexed
+    off = patched(rt, "read_on_host", lambda node: False) if before else nullcontext()
+    early = patched(indexing, "_read_now", lambda *a: None) if before else nullcontext()
+    with off, early:
         t = time.perf_counter()
         for i in range(n):
             x[i * 7 + 3].item()

@@ -66,6 +66,9 @@ def _host_value(n: Node) -> Any:
     return np.asarray(b, dtype=n.dtype.np)
 
 
+_implicit_point: Any = None  # lazytorch.runtime.implicit_point, once imported
+
+
 class Tensor:
     """A lazily computed n-dimensional array with torch's API.
 
@@ -317,9 +320,10 @@ class Tensor:
 
     # -- reading values (implicit materialization points) -----------------------------------
     def _materialized(self, cause: str) -> Node:
-        from lazytorch.runtime import implicit_point
-
-        implicit_point(self, cause)
+        global _implicit_point
+        if _implicit_point is None:  # (the runtime imports this module: bound on first use)
+            from lazytorch.runtime import implicit_point as _implicit_point
+        _implicit_point(self, cause)
         return self._node
 
     def item(self) -> Any:

@@ -51,7 +51,36 @@ def test_index_reads_of_a_computed_value_never_compile():
     assert got == [float(a[i, i % 5]) for i in range(12)] + [int(a[-1, j]) for j in range(5)]
     c = lt.metrics.counters()
     assert c["compiles"] == 0 and c["programs_built"] == 0
-    assert c["host_view_reads"] == 17
+    # x[i, j] is read at .item(); x[-1] and its [j] are each read when indexed (a row of a
+    # computed value is a NumPy view: no copy), so 12 + 5 * 2
+    assert c["host_view_reads"] == 22
+
+
+def test_an_integer_index_of_a_computed_value_is_read_when_indexed():
+    a = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+    x = _computed(a)
+    row = x[-2]
+    assert row._node.buffer is not None and np.shares_memory(row._node.buffer, x._node.buffer)
+    assert np.array_equal(row.numpy(), a[-2]) and row[1].item() == float(a[-2, 1])
+    row *= 2  # still a view: the write reaches x, and a later x[i] reads the new value
+    want = a.copy()
+    want[-2] *= 2
+    assert np.array_equal(x.numpy(), want) and np.array_equal(x[2].numpy(), want[2])
+    assert np.array_equal(a, np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32))
+    pending = lt.from_numpy(a) * 1  # not computed yet: x[i] stays a pending view
+    assert pending[0]._node.buffer is None
+    with pytest.raises(IndexError, match="index 4 is out of bounds"):
+        x[4]
+
+
+def test_reading_views_in_a_loop_keeps_the_view_list_short():
+    x = _computed(np.arange(10, dtype=np.int64))
+    total = sum(x[i % 10].item() for i in range(5000))
+    assert total == 45 * 500
+    assert len(x._views) < 128  # dead views are dropped as the list doubles
+    kept = [x[i] for i in range(10)]
+    x += 1  # the live views are still refreshed by a write through the root
+    assert [k.item() for k in kept] == list(range(1, 11))
 
 
 def test_a_0d_view_read_on_the_host_stays_0d():

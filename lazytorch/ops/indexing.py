@@ -14,14 +14,17 @@ import builtins
 import operator
 from typing import Any
 
+from lazytorch import metrics
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
+from lazytorch.ir._lazynp import np
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
 from lazytorch.ir.symbolic import SymInt
 from lazytorch.ops import views as V
 from lazytorch.ops._core import (
     P,
+    _rt,
     broadcast_nodes,
     cast,
     const_node,
@@ -36,6 +39,8 @@ from lazytorch.ops._core import (
 from lazytorch.ops.elementwise import _tensor_arg, lit, node2, where_node
 from lazytorch.ops.reduction import _into_out
 from lazytorch.tensor import Tensor, _host_value
+
+_BUFFER = P.buffer
 
 
 # -- parsing an index -----------------------------------------------------------------------
@@ -309,7 +314,9 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
                     "index",
                     f"index {idx} is out of bounds for dimension 0 with size {size}",
                 )
-            return V.make_view(x, V.Select(0, idx % size))
+            t = V.make_view(x, V.Select(0, idx % size))
+            _read_now(t, x._node.buffer, idx % size)
+            return t
         if type(idx) is slice:
             from lazytorch.ops.shape import slice_view
 
@@ -318,6 +325,21 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
     if not parsed.advanced:
         return wrap(parsed.view._node) if parsed.copy else parsed.view
     return wrap(_gather_advanced(parsed.view, parsed.advanced))
+
+
+def _read_now(t: Tensor, buffer: Any, i: int) -> None:
+    """Give the view ``x[i]`` of a computed, contiguous host value its value now: a NumPy
+    view of row `i`, no copy and no program, so that ``x[i].item()`` in a loop costs a few
+    microseconds (the read `lazytorch.runtime.host_views` would do at the cut, done early
+    because here it is free). Not inside a ``lazytorch.compile`` trace, where the view must
+    stay a movement of its input."""
+    if type(buffer) is not np.ndarray or not buffer.flags.c_contiguous:
+        return
+    if buffer.shape[1:] != t._node.shape:  # (a buffer always has its node's shape)
+        return
+    if _rt._compile_trace is None:
+        t._node.realize(buffer[i, ...], _BUFFER)  # (buffer[i] of a vector is a NumPy scalar)
+        metrics.increment("host_view_reads")
 
 
 def _value_node(value: Any, like: Node, op: str) -> Node:

@@ -242,8 +242,19 @@ class Select(ViewStep):
         return Slice(starts, stops, (1,) * len(shape))
 
     def apply(self, n: Node) -> Node:
-        shape = tuple(d for k, d in enumerate(n.shape) if k != self.axis)
-        return reshape_node(self._window(n.shape).apply(n), shape)
+        # the nodes _window(...).apply and a reshape would record, built directly (x[i]
+        # in a loop is on this path)
+        shape, a, i = n.shape, self.axis, self.index
+        if shape[a] == 1:  # the window is all of n (Slice.apply records nothing)
+            window = n
+        else:
+            rank = len(shape)
+            starts = (0,) * a + (i,) + (0,) * (rank - a - 1)
+            stops = (*shape[:a], i + 1, *shape[a + 1 :])
+            attrs = (starts, stops, (1,) * rank)
+            out = (*shape[:a], 1, *shape[a + 1 :])
+            window = make_node(P.slice, (n,), attrs, out, n.dtype, n.device)
+        return reshape_node(window, (*shape[:a], *shape[a + 1 :]))
 
     def write_back(self, base: Node, value: Node) -> Node:
         window = self._window(base.shape)
@@ -416,9 +427,16 @@ def make_view(src: Tensor, step: ViewStep) -> Tensor:
     step._out = t._node.shape
     step._prev = None if src._view is None else src._view[1][-1]
     t._view = (root, steps)
-    if root._views is None:
-        root._views = []
-    root._views.append(weakref.ref(t))
+    views = root._views
+    if views is None:
+        views = root._views = []
+    views.append(weakref.ref(t))
+    k = len(views)
+    if k >= 64 and not k & (k - 1):
+        # Dead views leave only at a write through the root (_refresh); a loop reading
+        # x[i] and never writing would grow the list by one per read. At each power of
+        # two the dead go: amortized O(1) per view, the list at most twice the live ones.
+        views[:] = [r for r in views if r() is not None]
     return t
 
 
