@@ -26,8 +26,6 @@ from typing import Any
 
 _t0 = _time.perf_counter()
 
-__version__ = "0.1.0"
-
 from lazytorch import cpu, cuda, metrics
 from lazytorch._config import (
     are_deterministic_algorithms_enabled,
@@ -54,6 +52,7 @@ from lazytorch._config import (
 )
 from lazytorch._devices import _register_device_module, get_device_module
 from lazytorch._errors import ImplicitMaterializationError
+from lazytorch._version import __version__
 from lazytorch.autograd import (
     enable_grad,
     inference_mode,
