@@ -5,8 +5,9 @@ program and of the toolchain that built it. These commands look at it without lo
 anything, and move it between machines: ``export`` writes the verified entries to one
 tar.gz, ``import`` stores those of an archive that this machine can use (built by the same
 lazytorch, compiler, flags and CPU features, filed under the key of their own program) and
-refuses the others, saying why. The archive format and its streaming reader are in
-`lazytorch.runtime.cache_archive`.
+refuses the others, saying why. The archive format, its writer, the checks of an archived
+entry and the streaming reader are in `lazytorch.runtime.cache_archive`; this module opens
+files and prints.
 
 Usage::
 
@@ -32,15 +33,10 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import hashlib
-import io
 import json
 import os
 import pathlib
-import re
-import stat
 import sys
-import tarfile
 import tempfile
 import time
 from typing import TYPE_CHECKING, Any
@@ -49,27 +45,20 @@ from lazytorch.cli import CliError
 from lazytorch.runtime.cache_archive import (
     ARCHIVE_FORMAT,
     ARCHIVE_MANIFEST,
-    MAX_FILE_BYTES,
-    MAX_META_BYTES,
     ArchivedEntry,
     ArchiveError,
     NotAnArchive,
+    caller_meta,
+    check_entry,
     read_archive,
+    write_archive,
 )
 
 if TYPE_CHECKING:
     from lazytorch.codegen.compiler import Toolchain
-    from lazytorch.runtime.disk_cache import CacheEntry, DiskCache
+    from lazytorch.runtime.disk_cache import DiskCache
 
 __all__ = ["add_parser"]
-
-
-_SHA256_RE = re.compile(r"[0-9a-f]{64}")
-# Plain file names only: no separators, no leading dot (so no "." or ".."), no oddities.
-_FILE_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
-_META_NAME = "meta.json"
-_RESERVED_META = ("files", "created", "format", "seal")
-_ENTRY_FORMAT = 1
 
 
 def add_parser(subparsers: Any) -> None:
@@ -470,56 +459,9 @@ def _clear(args: argparse.Namespace) -> int:
 
 
 # -- export ------------------------------------------------------------------------------------
-def _read_regular(path: pathlib.Path, limit: int) -> bytes:
-    """Read a regular file without following a symlink (an entry's files must be its own)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    with open(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(f"{path} is larger than {format_size(limit)}")
-    return data
-
-
-def _entry_files(entry: CacheEntry) -> dict[str, bytes]:
-    """meta.json and the entry's files as they are now, checked against meta.json's hashes.
-
-    Reading first and hashing what was read means the archive holds exactly the bytes
-    that were verified, even if the entry changes meanwhile. Raises ValueError (corrupt)
-    or OSError (unreadable) with the reason.
-    """
-    from lazytorch.runtime.disk_cache import seal_of
-
-    raw = _read_regular(entry.path / _META_NAME, MAX_META_BYTES)
-    meta = json.loads(raw)
-    if not isinstance(meta, dict) or not isinstance(meta.get("files"), dict):
-        raise ValueError(f"{_META_NAME} has no 'files' object")
-    if meta.get("seal") != seal_of(entry.key, meta):
-        raise ValueError(f"{_META_NAME} does not match its seal (edited, or under another key)")
-    out = {_META_NAME: raw}
-    for name, digest in meta["files"].items():
-        if not isinstance(name, str) or not _FILE_NAME_RE.fullmatch(name):
-            raise ValueError(f"{_META_NAME} lists an invalid file name {name!r}")
-        data = _read_regular(entry.path / name, MAX_FILE_BYTES)
-        if hashlib.sha256(data).hexdigest() != digest:
-            raise ValueError(f"checksum mismatch for {name!r} (truncated or modified)")
-        out[name] = data
-    return out
-
-
-def _add_file(tar: tarfile.TarFile, name: str, data: bytes, mtime: float) -> None:
-    """Add a private regular file (owner and group left out: they mean nothing elsewhere)."""
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    info.mode = 0o600
-    info.mtime = int(mtime)
-    tar.addfile(info, io.BytesIO(data))
-
-
 def _export(args: argparse.Namespace) -> int:
     """``lazytorch cache export FILE``: the intact entries and a manifest, as one tar.gz."""
-    from lazytorch import __version__
+    from lazytorch._version import __version__
     from lazytorch.runtime.cpp_backend import isa_summary
 
     root = _root(args)
@@ -532,10 +474,12 @@ def _export(args: argparse.Namespace) -> int:
     if not target.parent.is_dir():
         raise CliError(f"cannot write {target}: directory {target.parent} does not exist")
     tc, _ = _toolchain(cache.root)
-    now = time.time()
-    keys: list[str] = []
-    skipped: list[tuple[str, str]] = []
-    total = 0
+    origin = {
+        "lazytorch": __version__,
+        "compiler": tc.version if tc is not None else None,
+        "isa": isa_summary(),
+        "toolchain": tc.fingerprint if tc is not None else None,
+    }
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as e:
@@ -543,29 +487,7 @@ def _export(args: argparse.Namespace) -> int:
     tmp = pathlib.Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as raw:
-            with tarfile.open(fileobj=raw, mode="w:gz") as tar:
-                for entry in cache.entries():
-                    try:
-                        files = _entry_files(entry)
-                    except (OSError, ValueError) as e:
-                        skipped.append((entry.key, str(e)))
-                        continue
-                    mtime = _created(entry.meta) or now
-                    # meta.json last, as in the cache: files come before what vouches for them.
-                    for name in sorted(files, key=lambda n: (n == _META_NAME, n)):
-                        _add_file(tar, f"{entry.key}/{name}", files[name], mtime)
-                        total += len(files[name])
-                    keys.append(entry.key)
-                manifest = {
-                    "format": ARCHIVE_FORMAT,
-                    "lazytorch": __version__,
-                    "compiler": tc.version if tc is not None else None,
-                    "isa": isa_summary(),
-                    "toolchain": tc.fingerprint if tc is not None else None,
-                    "created": now,
-                    "keys": keys,
-                }
-                _add_file(tar, ARCHIVE_MANIFEST, json.dumps(manifest, indent=1).encode(), now)
+            written = write_archive(raw, cache.entries(), origin, time.time())
             # after the tarfile closed: its end blocks and the gzip trailer are written then
             raw.flush()
             os.fsync(raw.fileno())
@@ -576,11 +498,13 @@ def _export(args: argparse.Namespace) -> int:
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+    skipped = written.skipped
     for key, reason in skipped:
         print(f"skipped corrupt entry {key}: {reason}", file=sys.stderr)
     print(
-        f"exported {_entries(len(keys))} "
-        f"({format_size(total)} uncompressed, {format_size(target.stat().st_size)} archive) "
+        f"exported {_entries(len(written.keys))} "
+        f"({format_size(written.total)} uncompressed, "
+        f"{format_size(target.stat().st_size)} archive) "
         f"from {root} to {target}" + (f"; skipped {len(skipped)} corrupt" if skipped else "")
     )
     return 0
@@ -594,63 +518,9 @@ def _umask() -> int:
 
 
 # -- import ------------------------------------------------------------------------------------
-def _check_entry(key: str, entry: ArchivedEntry) -> tuple[dict[str, Any] | None, str | None]:
-    """An archived entry's metadata if it is intact and filed under its own key, else None
-    and why not."""
-    from lazytorch.runtime.disk_cache import KEY_FILE, seal_of
-
-    if entry.meta is None:
-        return None, f"damaged: no {_META_NAME}"
-    try:
-        meta = json.loads(entry.meta)
-    except (ValueError, UnicodeDecodeError) as e:
-        return None, f"damaged: {_META_NAME} is not valid JSON ({e})"
-    if not isinstance(meta, dict):
-        return None, f"damaged: {_META_NAME} is not a JSON object"
-    fmt = meta.get("format")
-    if type(fmt) is not int or fmt != _ENTRY_FORMAT:
-        return None, f"entry format {fmt!r}, this lazytorch reads format {_ENTRY_FORMAT}"
-    listed = meta.get("files")
-    if not isinstance(listed, dict) or not all(
-        isinstance(n, str) and isinstance(d, str) and _SHA256_RE.fullmatch(d)
-        for n, d in listed.items()
-    ):
-        return None, f"damaged: {_META_NAME} has no valid 'files' checksums"
-    if set(listed) != set(entry.files):
-        missing = sorted(set(listed) - set(entry.files))
-        extra = sorted(set(entry.files) - set(listed))
-        what = "; ".join(
-            part
-            for part in (
-                f"missing {', '.join(missing)}" if missing else "",
-                f"unlisted {', '.join(extra)}" if extra else "",
-            )
-            if part
-        )
-        return None, f"damaged: files do not match {_META_NAME} ({what})"
-    for name, digest in listed.items():
-        if entry.files[name].sha256 != digest:
-            return None, f"damaged: checksum mismatch for {name!r}"
-    if meta.get("seal") != seal_of(key, meta):
-        return None, (
-            f"damaged: {_META_NAME} does not match its seal (edited, or filed under another key)"
-        )
-    if KEY_FILE not in entry.files:
-        return None, (
-            f"it does not record the program it was built for ({KEY_FILE}), so its key cannot "
-            "be checked (written by an older lazytorch)"
-        )
-    if entry.files[KEY_FILE].sha256 != key:
-        return None, (
-            f"filed under another program's key: its {KEY_FILE} (the program it was built "
-            "for) hashes to another key"
-        )
-    return meta, None
-
-
 def _foreign_reason(meta: dict[str, Any], tc: Toolchain) -> str | None:
     """Why an intact entry cannot be used on this machine, or None if it can."""
-    from lazytorch import __version__
+    from lazytorch._version import __version__
     from lazytorch.runtime.cpp_backend import isa_summary
 
     theirs = meta.get("toolchain")
@@ -683,7 +553,7 @@ def _foreign_reason(meta: dict[str, Any], tc: Toolchain) -> str | None:
 def _key_reason(entry: ArchivedEntry, tc: Toolchain) -> str | None:
     """Why an entry's key, recomputed from its key source, is not one this machine computes
     (another lazytorch or toolchain), or None."""
-    from lazytorch import __version__
+    from lazytorch._version import __version__
     from lazytorch.runtime.cpp_backend import key_source_fields
     from lazytorch.runtime.disk_cache import KEY_FILE
 
@@ -760,14 +630,14 @@ def _import_entries(
         if isinstance(key, str) and key not in entries:
             refused["listed in the archive's manifest but missing from the archive"].append(key)
     for key, entry in entries.items():
-        meta, problem = _check_entry(key, entry)
+        meta, problem = check_entry(key, entry)
         if meta is not None:
             problem = _foreign_reason(meta, tc) or _key_reason(entry, tc)
         if problem is not None:
             refused[problem].append(key)
             continue
         assert meta is not None
-        keep = {k: v for k, v in meta.items() if k not in _RESERVED_META}
+        keep = caller_meta(meta)
         with cache.lock(key):
             if cache.lookup(key) is not None:
                 present += 1

@@ -1,7 +1,12 @@
-"""Reading the archives of ``lazytorch cache export`` in one pass with bounded memory.
+"""The archives of ``lazytorch cache export``: their format, the writer, and a reader that
+takes one pass with bounded memory.
 
 An archive is a tar file, usually gzip-compressed, holding ``KEY/NAME`` regular files (the
-cache entries' files, meta.json last) and `ARCHIVE_MANIFEST`. `read_archive` streams it:
+cache entries' files, meta.json last, exactly as `lazytorch.runtime.disk_cache` stores
+them) and `ARCHIVE_MANIFEST` (the writer's lazytorch version, compiler, ISA, toolchain
+fingerprint, and the keys). `write_archive` writes the intact entries of a cache;
+`check_entry` is what an archived entry must satisfy before it is stored again.
+`read_archive` streams an archive:
 every member's header is checked before its contents are read — type, name, duplicates, a
 size cap per file, per entry and in all — and contents go to files in a staging directory
 (hashed on the way), never into memory; only meta.json and the manifest, both small and
@@ -31,13 +36,28 @@ from __future__ import annotations
 import bz2
 import gzip
 import hashlib
+import io
+import json
 import lzma
+import os
 import pathlib
 import re
+import stat
+import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
+
+# The entry layout is the disk cache's: its file names, format number, reserved metadata
+# fields, key and checksum spellings, and seal.
+from lazytorch.runtime import disk_cache as _layout
+from lazytorch.runtime.disk_cache import KEY_FILE, META_NAME, CacheEntry, seal_of
+
+ENTRY_FORMAT = _layout.FORMAT
+_KEY_RE = _layout._KEY_RE
+_SHA256_RE = _layout._SHA256_RE
+_RESERVED_META = _layout._RESERVED_META
 
 __all__ = [
     "ARCHIVE_FORMAT",
@@ -46,13 +66,16 @@ __all__ = [
     "ArchivedEntry",
     "NotAnArchive",
     "StagedFile",
+    "WrittenArchive",
+    "caller_meta",
+    "check_entry",
     "read_archive",
+    "write_archive",
 ]
 
 ARCHIVE_FORMAT = 1
 """Version of the export archive's layout (the ``format`` of lazytorch-cache.json)."""
 ARCHIVE_MANIFEST = "lazytorch-cache.json"
-META_NAME = "meta.json"
 
 # Bounds on what an archive may hold. Compiled programs are kilobytes to tens of
 # megabytes; the caps are far above that and far below what would hurt a machine.
@@ -66,7 +89,6 @@ MAX_TOTAL_BYTES = 16 << 30
 HEAD_BYTES = 1024
 """How much of each file is kept in memory (`StagedFile.head`), e.g. a key source's fields."""
 
-_KEY_RE = re.compile(r"[0-9a-f]{16,128}")
 # Plain file names only: no separators, no leading dot (so no "." or ".."), no oddities.
 _FILE_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _MEMBER_RE = re.compile(rf"({_KEY_RE.pattern})/({_FILE_NAME_RE.pattern})")
@@ -123,6 +145,170 @@ class Archive:
     entries: dict[str, ArchivedEntry]
 
 
+# -- writing -------------------------------------------------------------------------------
+@dataclass
+class WrittenArchive:
+    """What `write_archive` wrote: the keys, the entries skipped (key, why) and the bytes
+    of the files, uncompressed."""
+
+    keys: list[str]
+    skipped: list[tuple[str, str]]
+    total: int
+
+
+def write_archive(
+    raw: IO[bytes], entries: Iterable[CacheEntry], origin: Mapping[str, Any], now: float
+) -> WrittenArchive:
+    """Write every intact entry of `entries`, then `ARCHIVE_MANIFEST`, to `raw` as a
+    gzip-compressed tar; a corrupt or unreadable entry is skipped with the reason.
+
+    `origin` holds the manifest's ``lazytorch``, ``compiler``, ``isa`` and ``toolchain``
+    fields (those of the machine writing it); `now` is the manifest's ``created`` time.
+
+    >>> import io, json, tempfile
+    >>> from lazytorch.runtime.disk_cache import DiskCache
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     cache = DiskCache(pathlib.Path(d) / "cache")
+    ...     _ = cache.store("ab" * 8, {"program.so": b"elf"}, {"compiler": "g++"})
+    ...     buf = io.BytesIO()
+    ...     written = write_archive(buf, cache.entries(), {"lazytorch": "0.1.0"}, 0.0)
+    ...     _ = buf.seek(0)
+    ...     archive = read_archive(buf, pathlib.Path(d))
+    ...     entry = archive.entries["ab" * 8]
+    ...     meta, problem = check_entry("ab" * 8, entry)
+    >>> written.keys == ["ab" * 8], json.loads(archive.manifest)["lazytorch"]
+    (True, '0.1.0')
+    >>> problem  # intact, but no key.txt: its key cannot be checked
+    'it does not record the program it was built for (key.txt), so its key cannot be checked (written by an older lazytorch)'
+    >>> caller_meta(json.loads(entry.meta))
+    {'compiler': 'g++'}
+    """
+    keys: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    total = 0
+    with tarfile.open(fileobj=raw, mode="w:gz") as tar:
+        for entry in entries:
+            try:
+                files = entry_files(entry)
+            except (OSError, ValueError) as e:
+                skipped.append((entry.key, str(e)))
+                continue
+            created = entry.meta.get("created")
+            mtime = float(created) if isinstance(created, (int, float)) and created else now
+            # meta.json last, as in the cache: files come before what vouches for them.
+            for name in sorted(files, key=lambda n: (n == META_NAME, n)):
+                _add_file(tar, f"{entry.key}/{name}", files[name], mtime)
+                total += len(files[name])
+            keys.append(entry.key)
+        manifest = {"format": ARCHIVE_FORMAT, **origin, "created": now, "keys": keys}
+        _add_file(tar, ARCHIVE_MANIFEST, json.dumps(manifest, indent=1).encode(), now)
+    return WrittenArchive(keys, skipped, total)
+
+
+def entry_files(entry: CacheEntry) -> dict[str, bytes]:
+    """meta.json and the entry's files as they are now, checked against meta.json's hashes.
+
+    Reading first and hashing what was read means the archive holds exactly the bytes
+    that were verified, even if the entry changes meanwhile. Raises ValueError (corrupt)
+    or OSError (unreadable) with the reason.
+    """
+    raw = _read_regular(entry.path / META_NAME, MAX_META_BYTES)
+    meta = json.loads(raw)
+    if not isinstance(meta, dict) or not isinstance(meta.get("files"), dict):
+        raise ValueError(f"{META_NAME} has no 'files' object")
+    if meta.get("seal") != seal_of(entry.key, meta):
+        raise ValueError(f"{META_NAME} does not match its seal (edited, or under another key)")
+    out = {META_NAME: raw}
+    for name, digest in meta["files"].items():
+        if not isinstance(name, str) or not _FILE_NAME_RE.fullmatch(name):
+            raise ValueError(f"{META_NAME} lists an invalid file name {name!r}")
+        data = _read_regular(entry.path / name, MAX_FILE_BYTES)
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise ValueError(f"checksum mismatch for {name!r} (truncated or modified)")
+        out[name] = data
+    return out
+
+
+def _read_regular(path: pathlib.Path, limit: int) -> bytes:
+    """Read a regular file without following a symlink (an entry's files must be its own)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"{path} is larger than {limit / (1 << 20):.1f} MiB")
+    return data
+
+
+def _add_file(tar: tarfile.TarFile, name: str, data: bytes, mtime: float) -> None:
+    """Add a private regular file (owner and group left out: they mean nothing elsewhere)."""
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = 0o600
+    info.mtime = int(mtime)
+    tar.addfile(info, io.BytesIO(data))
+
+
+# -- checking an archived entry -------------------------------------------------------------
+def check_entry(key: str, entry: ArchivedEntry) -> tuple[dict[str, Any] | None, str | None]:
+    """An archived entry's metadata if it is intact and filed under its own key, else None
+    and why not."""
+    if entry.meta is None:
+        return None, f"damaged: no {META_NAME}"
+    try:
+        meta = json.loads(entry.meta)
+    except (ValueError, UnicodeDecodeError) as e:
+        return None, f"damaged: {META_NAME} is not valid JSON ({e})"
+    if not isinstance(meta, dict):
+        return None, f"damaged: {META_NAME} is not a JSON object"
+    fmt = meta.get("format")
+    if type(fmt) is not int or fmt != ENTRY_FORMAT:
+        return None, f"entry format {fmt!r}, this lazytorch reads format {ENTRY_FORMAT}"
+    listed = meta.get("files")
+    if not isinstance(listed, dict) or not all(
+        isinstance(n, str) and isinstance(d, str) and _SHA256_RE.fullmatch(d)
+        for n, d in listed.items()
+    ):
+        return None, f"damaged: {META_NAME} has no valid 'files' checksums"
+    if set(listed) != set(entry.files):
+        missing = sorted(set(listed) - set(entry.files))
+        extra = sorted(set(entry.files) - set(listed))
+        what = "; ".join(
+            part
+            for part in (
+                f"missing {', '.join(missing)}" if missing else "",
+                f"unlisted {', '.join(extra)}" if extra else "",
+            )
+            if part
+        )
+        return None, f"damaged: files do not match {META_NAME} ({what})"
+    for name, digest in listed.items():
+        if entry.files[name].sha256 != digest:
+            return None, f"damaged: checksum mismatch for {name!r}"
+    if meta.get("seal") != seal_of(key, meta):
+        return None, (
+            f"damaged: {META_NAME} does not match its seal (edited, or filed under another key)"
+        )
+    if KEY_FILE not in entry.files:
+        return None, (
+            f"it does not record the program it was built for ({KEY_FILE}), so its key cannot "
+            "be checked (written by an older lazytorch)"
+        )
+    if entry.files[KEY_FILE].sha256 != key:
+        return None, (
+            f"filed under another program's key: its {KEY_FILE} (the program it was built "
+            "for) hashes to another key"
+        )
+    return meta, None
+
+
+def caller_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """An entry's metadata less the fields the cache itself writes (to store it again)."""
+    return {k: v for k, v in meta.items() if k not in _RESERVED_META}
+
+
+# -- reading --------------------------------------------------------------------------------
 def read_archive(raw: IO[bytes], stage: pathlib.Path) -> Archive:
     """Check and stage every member of the archive open as `raw`; `ArchiveError` if any is
     not what ``lazytorch cache export`` writes or passes a cap.
