@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lazytorch._settings import env_value, raw_value
+
 __all__ = [
     "CompileError",
     "CompilerMissing",
@@ -203,7 +205,7 @@ _FIX_CXX = (
 
 def _named(cxx: str) -> str:
     """`cxx` as the user chose it: ``LAZYTORCH_CXX='...'`` when that variable picked it."""
-    wanted = os.environ.get("LAZYTORCH_CXX", "").strip()
+    wanted = env_value("LAZYTORCH_CXX")
     if not wanted:
         return cxx
     return f"LAZYTORCH_CXX={wanted!r}" + (f" ({cxx})" if cxx != wanted else "")
@@ -237,7 +239,7 @@ def _wanted_compiler(wanted: str) -> str:
 
 
 def _extra_flags() -> list[str]:
-    raw = os.environ.get("LAZYTORCH_CXXFLAGS", "")
+    raw = env_value("LAZYTORCH_CXXFLAGS")
     try:
         return shlex.split(raw)
     except ValueError as e:  # an unclosed quote
@@ -281,7 +283,7 @@ def toolchain(memo_dir: Path | None = None) -> Toolchain:
     `memo_dir` (the compile cache's directory) remembers the compiler's version between
     processes.
     """
-    wanted = os.environ.get("LAZYTORCH_CXX", "").strip()
+    wanted = env_value("LAZYTORCH_CXX")
     if wanted:
         cxx = _wanted_compiler(wanted)
     else:
@@ -454,7 +456,7 @@ def _failure(res: Any, tc: Toolchain, link: tuple[str, ...], source: str, units:
         if tc.extra and _trial(tc, base, link, _PROBE, None) is None:
             return _flags_error(tc, stderr)
         install = "install a complete C++ toolchain (Debian/Ubuntu: apt install g++), or "
-        what = "" if os.environ.get("LAZYTORCH_CXX", "").strip() else install
+        what = "" if env_value("LAZYTORCH_CXX") else install
         return ToolchainError(
             f"{_named(tc.cxx)} fails to compile even a trivial program with lazytorch's "
             f"flags ({' '.join([*tc.flags, *link])}){_tail(stderr) or '. '}"
@@ -470,7 +472,7 @@ def _failure(res: Any, tc: Toolchain, link: tuple[str, ...], source: str, units:
 
 
 def _flags_error(tc: Toolchain, stderr: str) -> ToolchainError:
-    raw = os.environ.get("LAZYTORCH_CXXFLAGS", " ".join(tc.extra))
+    raw = raw_value("LAZYTORCH_CXXFLAGS") or " ".join(tc.extra)
     return ToolchainError(
         f"LAZYTORCH_CXXFLAGS={raw!r}: {tc.cxx} fails with these flags and compiles the same "
         f"program without them{_tail(stderr) or '. '}Fix: correct LAZYTORCH_CXXFLAGS, or unset it"

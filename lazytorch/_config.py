@@ -2,58 +2,39 @@
 
 Each switch has a setter (``set_sync_mode``), a getter, and a context manager
 (``sync_mode()``) whose setting applies to the current thread only; the innermost scope
-wins. Defaults come from the environment at import:
+wins. Defaults come from the environment at import: ``LAZYTORCH_SYNC``,
+``LAZYTORCH_STRICT``, ``LAZYTORCH_MAX_PENDING_NODES``, ``LAZYTORCH_BACKEND``,
+``LAZYTORCH_TIERED``, ``LAZYTORCH_DETERMINISTIC``, ``LAZYTORCH_MAX_AUTOTUNE`` and
+``LAZYTORCH_LOG``. Every variable, these and the ones read later, is declared once in
+`lazytorch._settings` (name, kind, default, doc, when it is read) and read through its
+`env_value`; a bad value of one read here makes ``import lazytorch`` fail with a
+`ValueError` naming the variable.
 
-=============================  ===========================================================
-``LAZYTORCH_SYNC=1``           sync mode: every op is executed as soon as it is recorded
-``LAZYTORCH_STRICT=1``         implicit materializations raise instead of running
-``LAZYTORCH_MAX_PENDING_NODES`` auto-cut threshold (nodes recorded since the last cut)
-``LAZYTORCH_BACKEND``          ``cpp`` (compiled C++), ``interpreter`` (NumPy reference) or
-                               ``auto`` (default: ``cpp`` when a C++ compiler is available)
-``LAZYTORCH_TIERED=0``         compile a first-seen program before running it (default: the
-                               ``auto`` backend runs it on the interpreter and compiles it in
-                               the background from its second run; lazytorch.runtime.tiered)
-``LAZYTORCH_DETERMINISTIC=1``  deterministic algorithms (see use_deterministic_algorithms)
-``LAZYTORCH_LOG=a,b``          print these loggers to stderr: ``graphs`` (each program
-                               built, as IR), ``syncs`` (each implicit materialization and
-                               auto cut, with its cause and line), ``recompiles`` (why a
-                               cut location compiled again), ``fusion`` (why two groups
-                               were not fused), ``cache`` (disk hits and misses),
-                               ``compile`` (each compile's timings), or ``all``
-``LAZYTORCH_DUMP_DIR=DIR``     dump every program built (see docs/inspection.md)
-``LAZYTORCH_RECORD=FILE``      append every program compiled to a warm-up manifest
-=============================  ===========================================================
+Backends register their names here (`register_backend_name`), so checking a backend name
+needs nothing from the runtime.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Iterator
 from typing import Any
 
+# The settings table lives in a module that imports nothing of ours (the IR reads it too);
+# re-exported here, beside the switches it feeds.
+from lazytorch._settings import SETTINGS as SETTINGS
+from lazytorch._settings import env_value as env_value
+from lazytorch._settings import render_table as render_table
 from lazytorch.ir import dtypes as _dt
 from lazytorch.ir.device import CPU, Device, as_device
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def _env_backend() -> str:
-    raw = os.environ.get("LAZYTORCH_BACKEND", "").strip() or "auto"
-    if raw not in ("auto", "cpp", "interpreter"):
-        raise ValueError(f"LAZYTORCH_BACKEND must be auto, cpp or interpreter, got {raw!r}")
-    return raw
-
 
 LOG_CHANNELS = ("graphs", "syncs", "recompiles", "fusion", "cache", "compile")
 
 
 def _setup_logging() -> None:
     """Route the loggers named in LAZYTORCH_LOG to stderr (once, at import)."""
-    raw = os.environ.get("LAZYTORCH_LOG", "").strip()
+    raw = env_value("LAZYTORCH_LOG")
     if raw:
         enable_logs(raw)
 
@@ -96,36 +77,18 @@ def enable_logs(raw: str) -> list[str]:
     return [n for n in names if n in LOG_CHANNELS]
 
 
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
-    return value
-
-
 class _Defaults:
-    sync: bool = _env_flag("LAZYTORCH_SYNC")
-    strict: bool = _env_flag("LAZYTORCH_STRICT")
+    sync: bool = env_value("LAZYTORCH_SYNC")
+    strict: bool = env_value("LAZYTORCH_STRICT")
     dtype: _dt.DType = _dt.float32
     device: Device = CPU
-    max_pending_nodes: int = _env_int("LAZYTORCH_MAX_PENDING_NODES", 100_000)
-    backend: str = _env_backend()
-    deterministic: bool = _env_flag("LAZYTORCH_DETERMINISTIC")
+    max_pending_nodes: int = env_value("LAZYTORCH_MAX_PENDING_NODES")
+    backend: str = env_value("LAZYTORCH_BACKEND")
+    deterministic: bool = env_value("LAZYTORCH_DETERMINISTIC")
     deterministic_warn_only: bool = False
-    max_autotune: bool = _env_flag("LAZYTORCH_MAX_AUTOTUNE")
+    max_autotune: bool = env_value("LAZYTORCH_MAX_AUTOTUNE")
     matmul_precision: str = "highest"
-    tiered: bool = os.environ.get("LAZYTORCH_TIERED", "1").strip() not in (
-        "0",
-        "false",
-        "no",
-        "off",
-    )
+    tiered: bool = env_value("LAZYTORCH_TIERED")
 
 
 DEFAULTS = _Defaults()
@@ -390,16 +353,20 @@ def deterministic_algorithms(mode: bool = True) -> Iterator[None]:
 
 # -- backend -------------------------------------------------------------------------------
 BACKENDS = ("auto", "cpp", "interpreter")
-"""The built-in names; backends registered later (`register_backend`) are accepted too."""
+"""The built-in names; backends registered later (`register_backend_name`) are accepted too."""
+
+_registered_backends: list[str] = []
+
+
+def register_backend_name(name: str) -> None:
+    """Accept `name` in `set_backend` and `backend` (called by the runtime's
+    ``register_backend``, so a name check never imports the runtime)."""
+    if name not in BACKENDS and name not in _registered_backends:
+        _registered_backends.append(name)
 
 
 def _check_backend(name: str) -> str:
-    known = list(BACKENDS)
-    import sys
-
-    registry = sys.modules.get("lazytorch.runtime.backends")
-    if registry is not None:  # loaded with the first materialization or a registration
-        known += [b for b in registry.available_backends() if b not in known]
+    known = [*BACKENDS, *sorted(_registered_backends)]
     if name not in known:
         import difflib
 

@@ -50,12 +50,12 @@ True
 
 from __future__ import annotations
 
-import os
 import sys
 from types import ModuleType
 from typing import Any
 
 from lazytorch import metrics
+from lazytorch._settings import env_value
 from lazytorch.ir.device import Device, as_device
 
 __all__ = [
@@ -144,7 +144,7 @@ def find(device_type: str) -> Any:
 
 
 def autoload_enabled() -> bool:
-    return os.environ.get(AUTOLOAD_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return env_value(AUTOLOAD_ENV)
 
 
 def available_device_types() -> list[str]:

@@ -610,11 +610,13 @@ def test_relative_cache_dir_variable_warns_with_the_absolute_path(script, tmp_pa
     assert str(work / "rel" / "cache") in res.stderr and "absolute path" in res.stderr
 
 
-@pytest.mark.parametrize("value", ["soon", "0", "-3", "nan"])
-def test_bad_lock_timeout_variable_warns_and_uses_the_default(monkeypatch, value):
+@pytest.mark.parametrize("value", ["soon", "0", "-3", "nan", "inf"])
+def test_bad_lock_timeout_variable_raises_naming_it(monkeypatch, value):
     monkeypatch.setenv("LAZYTORCH_CACHE_LOCK_TIMEOUT", value)
-    with pytest.warns(RuntimeWarning, match=f"LAZYTORCH_CACHE_LOCK_TIMEOUT={value!r} is not"):
-        assert lock_timeout() == 300.0
+    with pytest.raises(ValueError, match=f"LAZYTORCH_CACHE_LOCK_TIMEOUT must be .*, got {value!r}"):
+        lock_timeout()
+    monkeypatch.setenv("LAZYTORCH_CACHE_LOCK_TIMEOUT", " ")
+    assert lock_timeout() == 300.0
     monkeypatch.setenv("LAZYTORCH_CACHE_LOCK_TIMEOUT", "2.5")
     assert lock_timeout() == 2.5
 

@@ -36,7 +36,7 @@ class CliError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from lazytorch import __version__
+    from lazytorch._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="lazytorch",

@@ -35,6 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lazytorch._settings import SETTINGS, env_value, environment, raw_value, unknown_names
+
 __all__ = ["Check", "add_parser", "run_checks"]
 
 OK, WARNING, MISSING = "ok", "warning", "missing"
@@ -215,8 +217,8 @@ def _compiler(state: dict[str, Any]) -> Check:
         return Check("compiler", MISSING, str(e), data={"found": False, "error": str(e)})
     state["toolchain"] = tc
     details = [f"flags: {' '.join(tc.flags)}", f"toolchain fingerprint: {tc.fingerprint}"]
-    if os.environ.get("LAZYTORCH_CXX"):
-        details.insert(0, f"chosen by LAZYTORCH_CXX={os.environ['LAZYTORCH_CXX']}")
+    if raw_value("LAZYTORCH_CXX"):
+        details.insert(0, f"chosen by LAZYTORCH_CXX={raw_value('LAZYTORCH_CXX')}")
     return Check(
         "compiler",
         OK,
@@ -381,8 +383,8 @@ def _backend() -> Check:
         resolved = lazytorch.get_backend()
     details = [str(w.message) for w in caught]
     how = f"{configured} -> {resolved}" if configured != resolved else resolved
-    if os.environ.get("LAZYTORCH_BACKEND"):
-        details.insert(0, f"set by LAZYTORCH_BACKEND={os.environ['LAZYTORCH_BACKEND']}")
+    if raw_value("LAZYTORCH_BACKEND"):
+        details.insert(0, f"set by LAZYTORCH_BACKEND={raw_value('LAZYTORCH_BACKEND')}")
     if resolved == "cpp" or configured == "interpreter":
         status, what = OK, how
     else:
@@ -468,9 +470,9 @@ def _cache(cache_dir: pathlib.Path | None, state: dict[str, Any]) -> Check:
     root = pathlib.Path(cache_dir if cache_dir is not None else default_cache_dir())
     root = root.expanduser().absolute()
     data: dict[str, Any] = {"path": str(root)}
-    flag = os.environ.get("LAZYTORCH_DISK_CACHE", "1").strip()
-    if flag in ("0", "false", "no", "off"):
+    if not env_value("LAZYTORCH_DISK_CACHE"):
         data["enabled"] = False
+        flag = raw_value("LAZYTORCH_DISK_CACHE")
         return Check(
             "cache",
             WARNING,
@@ -525,11 +527,25 @@ def _cache(cache_dir: pathlib.Path | None, state: dict[str, Any]) -> Check:
 
 
 def _environment() -> Check:
-    """The LAZYTORCH_* variables in effect, plus thread-count variables that matter."""
-    found = {k: v for k, v in sorted(os.environ.items()) if k.startswith("LAZYTORCH_")}
+    """The LAZYTORCH_* variables in effect, plus thread-count variables that matter; a
+    warning for a value its setting rejects or a name no setting declares (a typo)."""
+    found = environment()
     related = {k: os.environ[k] for k in _RELATED_ENV if k in os.environ}
     details = [f"{k}={v}" for k, v in {**found, **related}.items()]
+    problems = []
+    for name in found:
+        if name in SETTINGS:
+            try:
+                env_value(name)
+            except ValueError as e:
+                problems.append(str(e))
+    problems += [
+        f"{name} is not a lazytorch setting ({hint})" for name, hint in unknown_names().items()
+    ]
     summary = (
         f"{len(found)} LAZYTORCH_* variable(s) set" if found else "no LAZYTORCH_* variables set"
     )
-    return Check("environment", OK, summary, details, {"variables": found, "related": related})
+    if problems:
+        summary += f", {len(problems)} wrong"
+    data = {"variables": found, "related": related, "problems": problems}
+    return Check("environment", WARNING if problems else OK, summary, problems + details, data)

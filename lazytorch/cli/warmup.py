@@ -35,6 +35,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from lazytorch._settings import env_value, raw_value
 from lazytorch.cli import CliError
 
 __all__ = ["add_parser", "parse_spec"]
@@ -77,8 +78,11 @@ def _warmup(args: argparse.Namespace) -> int:
         raise CliError("give either --manifest FILE or MODULE:FUNCTION with --input specs")
     if args.cache_dir:
         os.environ["LAZYTORCH_CACHE_DIR"] = os.path.abspath(args.cache_dir)
-    if os.environ.get("LAZYTORCH_DISK_CACHE", "1").strip() in ("0", "false", "no", "off"):
-        raise CliError("LAZYTORCH_DISK_CACHE=0 turns the disk cache off: nothing to warm")
+    if not env_value("LAZYTORCH_DISK_CACHE"):
+        raise CliError(
+            f"LAZYTORCH_DISK_CACHE={raw_value('LAZYTORCH_DISK_CACHE')} turns the disk cache "
+            "off: nothing to warm"
+        )
     if args.jobs < 1:
         raise CliError("--jobs must be at least 1")
     if args.manifest is not None:
@@ -108,7 +112,7 @@ def _read_manifest(path: str) -> list[dict[str, Any]]:
 
 
 def _from_manifest(args: argparse.Namespace) -> int:
-    from lazytorch import __version__
+    from lazytorch._version import __version__
     from lazytorch.ir.serialize import ProgramFormatError, program_from_json
     from lazytorch.runtime.backends import get_backend
 

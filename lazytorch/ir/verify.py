@@ -7,9 +7,9 @@ for its inputs and attrs, and outputs name existing values.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 
+from lazytorch._settings import env_value
 from lazytorch.ir.node import Node, format_loc
 from lazytorch.ir.primitives import PRIMITIVES
 from lazytorch.ir.program import Program
@@ -19,7 +19,7 @@ __all__ = ["IRVerificationError", "verify_enabled", "verify_graph", "verify_prog
 
 def verify_enabled() -> bool:
     """Whether ``LAZYTORCH_VERIFY`` asks for the checks after every pass (IR and plans)."""
-    return os.environ.get("LAZYTORCH_VERIFY", "") not in ("", "0")
+    return env_value("LAZYTORCH_VERIFY")
 
 
 class IRVerificationError(AssertionError):

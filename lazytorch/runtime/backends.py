@@ -11,6 +11,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from lazytorch import _config
 from lazytorch.ir.program import Program
 
 __all__ = [
@@ -97,6 +98,7 @@ def register_backend(name: str, factory: Callable[[], Backend]) -> None:
     if name in _factories:
         raise ValueError(f"backend {name!r} is already registered")
     _factories[name] = factory
+    _config.register_backend_name(name)
 
 
 def available_backends() -> list[str]:

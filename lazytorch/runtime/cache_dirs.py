@@ -31,6 +31,8 @@ import sys
 import warnings
 from typing import Any
 
+from lazytorch._settings import env_value
+
 __all__ = [
     "DIR_MODE",
     "ENV_DIR",
@@ -76,7 +78,7 @@ def default_cache_dir() -> pathlib.Path:
     (against the working directory) with a `RuntimeWarning` that says so, and one whose
     ``~user`` does not expand raises `CacheDirError` naming the variable.
     """
-    explicit = os.environ.get(ENV_DIR, "")
+    explicit = env_value(ENV_DIR)
     if explicit:
         try:
             path = pathlib.Path(explicit).expanduser()
@@ -102,7 +104,7 @@ def default_cache_dir() -> pathlib.Path:
 
 def is_env_dir(path: pathlib.Path) -> bool:
     """Whether `path` is where ``LAZYTORCH_CACHE_DIR`` points (for error messages)."""
-    value = os.environ.get(ENV_DIR, "")
+    value = env_value(ENV_DIR)
     try:
         return bool(value) and pathlib.Path(value).expanduser().absolute() == path
     except RuntimeError:

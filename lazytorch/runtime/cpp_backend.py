@@ -19,14 +19,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 import tempfile
 import time
 import warnings
 from pathlib import Path
 from typing import Any
 
-from lazytorch import __version__, metrics
+from lazytorch import metrics
+from lazytorch._settings import env_value
+from lazytorch._version import __version__
 from lazytorch.ir.program import Program
 from lazytorch.runtime.backends import has_empty_value, runtime_error
 from lazytorch.runtime.disk_cache import KEY_FILE, CacheDirError, CacheLockTimeout
@@ -408,7 +409,7 @@ class CppBackend:
     @property
     def disk(self) -> Any:
         """The disk cache, or None when LAZYTORCH_DISK_CACHE=0."""
-        if os.environ.get("LAZYTORCH_DISK_CACHE", "1").strip() in ("0", "false", "no", "off"):
+        if not env_value("LAZYTORCH_DISK_CACHE"):
             return None
         from lazytorch.runtime.disk_cache import DiskCache, default_cache_dir
 

@@ -92,6 +92,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lazytorch._settings import SETTINGS, env_value
 from lazytorch.runtime.cache_dirs import (
     DIR_MODE,
     ENV_DIR,
@@ -133,7 +134,7 @@ META_NAME = "meta.json"
 KEY_FILE = "key.txt"
 """An entry's optional key source: the bytes whose SHA-256 (hex) is the entry's key."""
 ENV_LOCK_TIMEOUT = "LAZYTORCH_CACHE_LOCK_TIMEOUT"
-DEFAULT_LOCK_TIMEOUT = 300.0
+DEFAULT_LOCK_TIMEOUT: float = SETTINGS[ENV_LOCK_TIMEOUT].default
 """Seconds a waiter waits for a per-key lock; longer than any sane compile of one program."""
 STALE_TMP_SECONDS = 3600.0
 """Age after which a directory in ``v1/tmp/`` is assumed to be left by a dead process."""
@@ -161,24 +162,9 @@ class CacheLockTimeout(TimeoutError):
 def lock_timeout() -> float:
     """Seconds `DiskCache.lock` waits: ``LAZYTORCH_CACHE_LOCK_TIMEOUT``, else 300.
 
-    A value that is not a positive number is ignored with a `RuntimeWarning`.
+    A value that is not a positive number raises `ValueError` naming the variable.
     """
-    raw = os.environ.get(ENV_LOCK_TIMEOUT, "").strip()
-    if not raw:
-        return DEFAULT_LOCK_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value > 0:  # also NaN
-        warnings.warn(
-            f"{ENV_LOCK_TIMEOUT}={raw!r} is not a positive number of seconds; "
-            f"using {DEFAULT_LOCK_TIMEOUT:g}",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return DEFAULT_LOCK_TIMEOUT
-    return value
+    return env_value(ENV_LOCK_TIMEOUT)
 
 
 def seal_of(key: str, meta: Mapping[str, Any]) -> str:
@@ -240,10 +226,10 @@ class DiskCache:
         try:
             self.read_only = self._open_tree()
         except CacheDirError as exc:
-            if not from_env or not os.environ.get(ENV_DIR):
+            if not from_env or not env_value(ENV_DIR):
                 raise
             raise CacheDirError(
-                f"{exc} (the directory comes from {ENV_DIR}={os.environ[ENV_DIR]!r})"
+                f"{exc} (the directory comes from {ENV_DIR}={env_value(ENV_DIR)!r})"
             ) from exc.__cause__
         if self.read_only and self.root not in _said_read_only:
             _said_read_only.add(self.root)

@@ -20,11 +20,11 @@ generator between them, never equal to each other), so each takes the general co
 from __future__ import annotations
 
 import logging
-import os
 import random
 from typing import Any
 
 from lazytorch import metrics
+from lazytorch._settings import env_value
 from lazytorch.ir.generalize import (
     Marks,
     NotGeneralizable,
@@ -50,12 +50,7 @@ _refused: dict[tuple[Any, ...], str] = {}
 
 def enabled() -> bool:
     """Automatic dynamic shapes are on unless ``LAZYTORCH_DYNAMIC=0``."""
-    return os.environ.get("LAZYTORCH_DYNAMIC", "1").strip().lower() not in (
-        "0",
-        "false",
-        "off",
-        "no",
-    )
+    return env_value("LAZYTORCH_DYNAMIC")
 
 
 def clear() -> None:

@@ -35,6 +35,7 @@ from cachetools import LRUCache
 
 from lazytorch import metrics
 from lazytorch._errors import SettingError, path_problem
+from lazytorch._settings import env_value
 from lazytorch.ir.node import format_loc
 from lazytorch.ir.program import Program, format_shape
 
@@ -322,11 +323,7 @@ class RecompileWarning(RuntimeWarning):
 def recompile_limit() -> int:
     """Recompiles per cut location before a `RecompileWarning` (``LAZYTORCH_RECOMPILE_LIMIT``,
     default 8; 0 never warns)."""
-    raw = os.environ.get("LAZYTORCH_RECOMPILE_LIMIT", "").strip()
-    try:
-        return int(raw) if raw else 8
-    except ValueError:
-        return 8
+    return env_value("LAZYTORCH_RECOMPILE_LIMIT")
 
 
 def _warn_limit(where: str, n: int, reason: str) -> None:
@@ -391,7 +388,7 @@ def _explain(prev: _Signature, new: _Signature) -> str:
 
 # -- the warm-up record ------------------------------------------------------------------------
 def _record(program: Program, info: dict[str, Any], s: _Seen) -> None:
-    from lazytorch import __version__
+    from lazytorch._version import __version__
     from lazytorch.ir.serialize import program_to_json
 
     if s.key in _recorded or record_file is None:
@@ -652,10 +649,10 @@ def _label(*lines: str) -> str:
 
 
 def _env_setup() -> None:
-    dump = os.environ.get("LAZYTORCH_DUMP_DIR", "").strip()
+    dump = env_value("LAZYTORCH_DUMP_DIR")
     if dump:
         _set_dump_dir(dump, "LAZYTORCH_DUMP_DIR")
-    rec = os.environ.get("LAZYTORCH_RECORD", "").strip()
+    rec = env_value("LAZYTORCH_RECORD")
     if rec:
         _set_record_file(rec, "LAZYTORCH_RECORD")
 

@@ -62,6 +62,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from lazytorch import metrics
+from lazytorch._settings import env_value
 from lazytorch.ir._lazynp import np
 from lazytorch.ir.program import Program
 from lazytorch.runtime.backends import has_empty_value, runtime_error
@@ -392,7 +393,7 @@ class Tuner:
         metrics.increment("autotune_benchmarks")
         best = configs[min(range(len(configs)), key=timings.__getitem__)]
         if disk is not None:
-            from lazytorch import __version__
+            from lazytorch._version import __version__
 
             meta = {
                 "config": best,
@@ -459,9 +460,8 @@ def _import_source(source: str, folder: Path) -> ModuleType:
 
 def _disk() -> Any:
     """The disk cache (None when LAZYTORCH_DISK_CACHE=0)."""
-    import os
 
-    if os.environ.get("LAZYTORCH_DISK_CACHE", "1").strip() in ("0", "false", "no", "off"):
+    if not env_value("LAZYTORCH_DISK_CACHE"):
         return None
     from lazytorch.runtime.disk_cache import DiskCache, default_cache_dir
 
