@@ -36,7 +36,6 @@ ValueError: LAZYTORCH_DISK_CACHE must be a boolean (1/0, true/false, yes/no or o
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 from typing import Any
@@ -122,6 +121,8 @@ class Setting:
         if kind == "choice":
             if text in self.choices:
                 return text
+            import difflib  # only on this error path: it costs a millisecond at import
+
             close = difflib.get_close_matches(text, self.choices, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             return self._bad(raw, f"one of {', '.join(self.choices)}", hint)
@@ -198,6 +199,8 @@ def environment() -> dict[str, str]:
 
 def unknown_names() -> dict[str, str]:
     """Set ``LAZYTORCH_*`` names that no setting declares -> a hint (a close declared name)."""
+    import difflib
+
     out = {}
     for name in environment():
         if name not in SETTINGS:

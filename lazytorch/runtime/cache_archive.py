@@ -69,6 +69,7 @@ __all__ = [
     "WrittenArchive",
     "caller_meta",
     "check_entry",
+    "entry_files",
     "read_archive",
     "write_archive",
 ]
