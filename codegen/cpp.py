@@ -29,8 +29,18 @@ from lazytorch.codegen.cpp_ops import (
 )
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import format_loc
+from lazytorch.ir.primitives import get
 from lazytorch.scheduler.indexing import Expr, Var
-from lazytorch.scheduler.kernel import Buffer, Extern, Kernel, KVal, Reduce, Schedule, StridedView
+from lazytorch.scheduler.kernel import (
+    ATOMIC_ADD_DTYPES,
+    Buffer,
+    Extern,
+    Kernel,
+    KVal,
+    Reduce,
+    Schedule,
+    StridedView,
+)
 
 __all__ = ["LANES", "PARALLEL_MIN", "SPLIT_BLOCK", "generate"]
 
@@ -43,15 +53,11 @@ COLUMN_BLOCK = 256  # rows summed per block in a column reduction (see _KernelWr
 ROW_CACHE_MAX = 1 << 14
 ROW_CACHE_BYTES = 1 << 18  # at most this much of a thread's stack for row buffers
 PREFETCH_MIN_ROW = 8192  # bytes of a row below which later passes prefetch nothing
-TRANSCENDENTAL = frozenset(
-    "exp exp2 expm1 log log2 log1p tanh sigmoid erf erfc sin cos tan atan atan2 pow".split()
-)
 # Below this many elements a kernel calls heavy helpers (Philox) out of line: compile time
 # matters more than vector speed there.
 SMALL_KERNEL_ELEMENTS = 4096
 INDENT = "    "
 _BUFFER_NAME = re.compile(r"\bb\d+\b")
-ATOMIC_DTYPES = (dt.float32, dt.float64, dt.int32, dt.int64)
 
 
 def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> str:
@@ -323,7 +329,7 @@ class _KernelWriter:
             k.kind == "scatter"
             and not prog.deterministic
             and all(s.mode == "add" for s in k.stores)
-            and all(prog.buf(s.buffer).dtype in ATOMIC_DTYPES for s in k.stores)
+            and all(prog.buf(s.buffer).dtype in ATOMIC_ADD_DTYPES for s in k.stores)
             and self.work() >= PARALLEL_MIN
         )
 
@@ -479,7 +485,7 @@ class _KernelWriter:
 
         def costly(x: int) -> bool:
             return any(
-                k.values[y].op == "prim" and k.values[y].attr[0] in TRANSCENDENTAL
+                k.values[y].op == "prim" and get(k.values[y].attr[0]).transcendental
                 for y in self.closure([x], True)
             )
 

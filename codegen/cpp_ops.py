@@ -3,8 +3,13 @@
 Each entry turns operand expressions (already in their compute type) into a C++ expression
 for the result. Types: float16 values are computed in float and rounded to half after every
 primitive (like the reference interpreter); small integer results are cast back to their
-type so arithmetic wraps as in NumPy. A primitive without an entry raises
-``NotImplementedError("no C++ lowering for 'x'")``.
+type so arithmetic wraps as in NumPy.
+
+`LOWERINGS` maps each elementwise primitive's name to its lowering (a table, like
+tinygrad's ``code_for_op``): a new elementwise primitive adds one entry here, and
+``tests/test_lowering_tables.py`` fails until it does (or lists it as falling back, with a
+reason). At run time a primitive without an entry raises `LoweringMissing` (a
+NotImplementedError naming the op and the backend).
 """
 
 from __future__ import annotations
@@ -13,8 +18,17 @@ import math
 from collections.abc import Callable
 
 from lazytorch.ir import dtypes as dt
+from lazytorch.ir.primitives import get
 
-__all__ = ["CTYPE", "compute_type", "const_literal", "lower", "storage_type"]
+__all__ = [
+    "CTYPE",
+    "LOWERINGS",
+    "LoweringMissing",
+    "compute_type",
+    "const_literal",
+    "lower",
+    "storage_type",
+]
 
 CTYPE = {
     "bool": "bool",
@@ -83,98 +97,151 @@ def _fn(name32: str, name64: str) -> Callable[[str, dt.DType], str]:
     return lambda a, d: f"{name64 if d is dt.float64 else name32}({a})"
 
 
-FLOAT_UNARY = {
-    "exp": "lt::exp",
-    "log": "lt::log",
-    "tanh": "lt::tanh",
-    "sigmoid": "lt::sigmoid",
-    "erf": "lt::erf",
-    "atan": "lt::atan",
-    "log1p": "lt::log1p",
-    "expm1": "lt::expm1",
-}
+# A lowering: (operand expressions, the operands' dtype, the result's dtype, the node's
+# origin for error reports) -> the C++ expression of the result in its compute type.
+Lowering = Callable[[list[str], dt.DType, dt.DType, int], str]
+# The rule of an arithmetic primitive: (operands, their dtype, origin) -> an expression in
+# the operands' compute type, which `_arith` brings back to the result's dtype.
+Rule = Callable[[list[str], dt.DType, int], str]
 
 
-def _unary(name: str, a: str, d: dt.DType) -> str:
-    if name in FLOAT_UNARY:
-        return f"{FLOAT_UNARY[name]}({a})"
-    if name in ("sin", "cos"):
-        # libm until lt::sin/cos reduce arguments beyond 2^27 exactly (Payne-Hanek): the
-        # header's versions are exact below that but wrong for huge |x|.
-        return (
-            f"__builtin_{name}({a})"
+def _arith(rule: Rule) -> Lowering:
+    """A lowering computing in the operands' compute type, rounded or wrapped to `out`."""
+    return lambda a, d, out, origin: _wrap(rule(a, d, origin), out)
+
+
+def _call(fn: str) -> Lowering:
+    """One header function of every float type (``lt::exp``...)."""
+    return _arith(lambda a, d, origin: f"{fn}({a[0]})")
+
+
+def _libm_trig(name: str) -> Lowering:
+    # libm until lt::sin/cos reduce arguments beyond 2^27 exactly (Payne-Hanek): the
+    # header's versions are exact below that but wrong for huge |x|.
+    return _arith(
+        lambda a, d, origin: (
+            f"__builtin_{name}({a[0]})"
             if d is dt.float64
-            else f"(float)__builtin_{name}((double)({a}))"
+            else f"(float)__builtin_{name}((double)({a[0]}))"
         )
-    if name == "sqrt":
-        return _fn("__builtin_sqrtf", "__builtin_sqrt")(a, d)
-    if name == "neg":
-        return f"-{a}"
-    if name == "abs":
-        if d.is_floating_point:
-            return _fn("__builtin_fabsf", "__builtin_fabs")(a, d)
-        return a if not d.is_signed else f"lt::iabs({a})"
-    if name in ("floor", "ceil", "round"):
-        if not d.is_floating_point:
-            return a
-        f = {"floor": "floor", "ceil": "ceil", "round": "rint"}[name]  # rint: half to even
-        return _fn(f"__builtin_{f}f", f"__builtin_{f}")(a, d)
-    if name == "bitwise_not":
-        return f"!{a}" if d is dt.bool_ else f"~{a}"
-    raise LoweringMissing(name)
+    )
 
 
-COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-
-
-def _binary(name: str, a: str, b: str, d: dt.DType, origin: int) -> str:
-    t = compute_type(d)
-    boolean = d is dt.bool_
-    flt = d.is_floating_point
-    if name in COMPARE:
-        return f"({a} {COMPARE[name]} {b})"
-    if name == "add":
-        return f"({a} || {b})" if boolean else f"{a} + {b}"
-    if name == "sub":
-        return f"{a} - {b}"
-    if name == "mul":
-        return f"({a} && {b})" if boolean else f"{a} * {b}"
-    if name == "div":
-        return f"{a} / {b}"
-    if name == "maximum":
-        return f"({a} || {b})" if boolean else f"lt::maximum<{t}>({a}, {b})"
-    if name == "minimum":
-        return f"({a} && {b})" if boolean else f"lt::minimum<{t}>({a}, {b})"
-    if name == "pow":
-        return f"lt::pow({a}, {b})" if flt else f"lt::ipow<{t}>({a}, {b})"
-    if name == "atan2":
-        return f"lt::atan2({a}, {b})"
-    if name == "floordiv":
-        return (
-            f"lt::ffloordiv<{t}>({a}, {b})"
-            if flt
-            else f"lt::ifloordiv<{t}>({a}, {b}, {origin}, err)"
+def _rounding(fn: str) -> Lowering:
+    """floor/ceil/rint of a float; integers are their own rounding."""
+    return _arith(
+        lambda a, d, origin: (
+            _fn(f"__builtin_{fn}f", f"__builtin_{fn}")(a[0], d) if d.is_floating_point else a[0]
         )
-    if name == "remainder":
-        return (
-            f"lt::fremainder<{t}>({a}, {b})"
-            if flt
-            else f"lt::iremainder<{t}>({a}, {b}, {origin}, err)"
+    )
+
+
+def _compare(name: str) -> Lowering:
+    symbol = get(name).compare
+    return lambda a, d, out, origin: f"({a[0]} {symbol} {a[1]})"
+
+
+def _logical(op: str, on_bool: str) -> Lowering:
+    """A bitwise operator; on bool its logical form (bool values are 0/1)."""
+    return _arith(
+        lambda a, d, origin: (
+            f"({a[0]} {on_bool} {a[1]})" if d is dt.bool_ else f"{a[0]} {op} {a[1]}"
         )
-    if name == "fmod":
-        if flt:
-            return _fn("__builtin_fmodf", "__builtin_fmod")(f"{a}, {b}", d)
-        return f"lt::ifmod<{t}>({a}, {b}, {origin}, err)"
-    if name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-        if boolean:
-            return {
-                "bitwise_and": f"({a} && {b})",
-                "bitwise_or": f"({a} || {b})",
-                "bitwise_xor": f"({a} != {b})",
-            }[name]
-        op = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}[name]
-        return f"{a} {op} {b}"
-    raise LoweringMissing(name)
+    )
+
+
+def _checked(fn: str, float_rule: Rule) -> Lowering:
+    """Integer division-like helpers report a zero divisor (origin, err); floats do not."""
+    return _arith(
+        lambda a, d, origin: (
+            float_rule(a, d, origin)
+            if d.is_floating_point
+            else f"lt::{fn}<{compute_type(d)}>({a[0]}, {a[1]}, {origin}, err)"
+        )
+    )
+
+
+def _cast(a: list[str], src: dt.DType, out: dt.DType, origin: int) -> str:
+    if out is dt.bool_:
+        return f"({a[0]} != 0)"
+    if out is dt.float16:
+        return f"lt::round_half((float)({a[0]}))"
+    if src is dt.float16 and out is dt.float32:
+        return a[0]
+    return f"({CTYPE[out.name]})({a[0]})"
+
+
+def _abs(a: list[str], d: dt.DType, origin: int) -> str:
+    if d.is_floating_point:
+        return _fn("__builtin_fabsf", "__builtin_fabs")(a[0], d)
+    return a[0] if not d.is_signed else f"lt::iabs({a[0]})"
+
+
+# primitive name -> lowering; tests/test_lowering_tables.py checks it covers every
+# elementwise primitive (the others are loops and extern calls of codegen/cpp.py).
+LOWERINGS: dict[str, Lowering] = {
+    "cast": _cast,
+    "where": lambda a, d, out, origin: f"({a[0]} ? {a[1]} : {a[2]})",
+    **{name: _compare(name) for name in ("eq", "ne", "lt", "le", "gt", "ge")},
+    # unary
+    "exp": _call("lt::exp"),
+    "log": _call("lt::log"),
+    "tanh": _call("lt::tanh"),
+    "sigmoid": _call("lt::sigmoid"),
+    "erf": _call("lt::erf"),
+    "atan": _call("lt::atan"),
+    "log1p": _call("lt::log1p"),
+    "expm1": _call("lt::expm1"),
+    "sin": _libm_trig("sin"),
+    "cos": _libm_trig("cos"),
+    "sqrt": _arith(lambda a, d, origin: _fn("__builtin_sqrtf", "__builtin_sqrt")(a[0], d)),
+    "neg": _arith(lambda a, d, origin: f"-{a[0]}"),
+    "abs": _arith(_abs),
+    "floor": _rounding("floor"),
+    "ceil": _rounding("ceil"),
+    "round": _rounding("rint"),  # rint: half to even
+    "bitwise_not": _arith(lambda a, d, origin: f"!{a[0]}" if d is dt.bool_ else f"~{a[0]}"),
+    # binary
+    "add": _logical("+", "||"),
+    "sub": _arith(lambda a, d, origin: f"{a[0]} - {a[1]}"),
+    "mul": _logical("*", "&&"),
+    "div": _arith(lambda a, d, origin: f"{a[0]} / {a[1]}"),
+    "maximum": _arith(
+        lambda a, d, origin: (
+            f"({a[0]} || {a[1]})"
+            if d is dt.bool_
+            else f"lt::maximum<{compute_type(d)}>({a[0]}, {a[1]})"
+        )
+    ),
+    "minimum": _arith(
+        lambda a, d, origin: (
+            f"({a[0]} && {a[1]})"
+            if d is dt.bool_
+            else f"lt::minimum<{compute_type(d)}>({a[0]}, {a[1]})"
+        )
+    ),
+    "pow": _arith(
+        lambda a, d, origin: (
+            f"lt::pow({a[0]}, {a[1]})"
+            if d.is_floating_point
+            else f"lt::ipow<{compute_type(d)}>({a[0]}, {a[1]})"
+        )
+    ),
+    "atan2": _arith(lambda a, d, origin: f"lt::atan2({a[0]}, {a[1]})"),
+    "floordiv": _checked(
+        "ifloordiv", lambda a, d, origin: f"lt::ffloordiv<{compute_type(d)}>({a[0]}, {a[1]})"
+    ),
+    "remainder": _checked(
+        "iremainder", lambda a, d, origin: f"lt::fremainder<{compute_type(d)}>({a[0]}, {a[1]})"
+    ),
+    "fmod": _checked(
+        "ifmod",
+        lambda a, d, origin: _fn("__builtin_fmodf", "__builtin_fmod")(f"{a[0]}, {a[1]}", d),
+    ),
+    "bitwise_and": _logical("&", "&&"),
+    "bitwise_or": _logical("|", "||"),
+    "bitwise_xor": _logical("^", "!="),
+}
 
 
 def lower(
@@ -185,25 +252,15 @@ def lower(
     params: dict[str, object],
     origin: int,
 ) -> str:
-    """The C++ expression computing primitive `name` (result in `out`'s compute type)."""
-    if name == "cast":
-        src = in_dtypes[0]
-        a = args[0]
-        if out is dt.bool_:
-            return f"({a} != 0)"
-        if out is dt.float16:
-            return f"lt::round_half((float)({a}))"
-        if src is dt.float16 and out is dt.float32:
-            return a
-        return f"({CTYPE[out.name]})({a})"
-    if name == "where":
-        return f"({args[0]} ? {args[1]} : {args[2]})"
-    if len(args) == 1:
-        expr = _unary(name, args[0], in_dtypes[0])
-    elif len(args) == 2:
-        expr = _binary(name, args[0], args[1], in_dtypes[0], origin)
-    else:
+    """The C++ expression computing primitive `name` (result in `out`'s compute type).
+
+    >>> from lazytorch.ir import dtypes as dt
+    >>> lower("add", ["x", "y"], [dt.int8, dt.int8], dt.int8, {}, 0)
+    '(int8_t)(x + y)'
+    >>> lower("lt", ["x", "y"], [dt.float16, dt.float16], dt.bool_, {}, 0)
+    '(x < y)'
+    """
+    rule = LOWERINGS.get(name)
+    if rule is None:
         raise LoweringMissing(name)
-    if name in COMPARE:
-        return expr
-    return _wrap(expr, out)
+    return rule(args, in_dtypes[0], out, origin)

@@ -105,12 +105,21 @@ argument would be typed float32 by Triton, losing float64 scalars, and varying i
 arguments would be re-specialized. Sizes (``xnumel``, ``rnumel``) are kernel arguments;
 block sizes are ``tl.constexpr``.
 
+An **extern argsort** (`_ArgsortWriter`) is one program per row, the row in one block:
+each value packed with its position into a 64-bit key and ``tl.sort``-ed (a stable sort).
+
+Elementwise primitives are lowered by the table of `lazytorch.codegen.triton_ops`, and the
+``_lt_*`` helpers they call are the ``@triton.jit`` functions of ``triton_helpers.py``,
+copied into the module as text (only those it uses).
+
 Not supported yet (`TritonLoweringMissing`, a NotImplementedError naming the kernel or op
-and "triton backend"): the extern argsort, scatter-multiply, scatter-add into other
-dtypes than `ATOMIC_ADD_DTYPES` or under deterministic algorithms, and primitives outside
-the table below. A **scatter** kernel is laid out like a
-pointwise one over its source; its store goes to the gathered index, with ``tl.store``
-(scatter) or ``tl.atomic_add`` (scatter-add: several lanes may add into one element).
+and "triton backend"): argsort of values wider than 32 bits (float64, int64) or of rows
+longer than `PERSISTENT_MAX`, scatter-multiply, scatter-add into other dtypes than
+`ATOMIC_ADD_DTYPES` (`lazytorch.scheduler.kernel`) or under deterministic algorithms, and
+primitives without an entry in `triton_ops.LOWERINGS`. A **scatter** kernel is laid out
+like a pointwise one over its source; its store goes to the gathered index, with
+``tl.store`` (scatter) or ``tl.atomic_add`` (scatter-add: several lanes may add into one
+element).
 """
 
 from __future__ import annotations
@@ -119,12 +128,32 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from lazytorch.codegen.triton_ops import (
+    CHECKS_DIVISOR,
+    TL,
+    TritonLoweringMissing,
+    compute_tl,
+    helpers,
+    lower,
+    storage_tl,
+)
+from lazytorch.codegen.triton_ops import LOWERINGS as TRITON_LOWERINGS
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import format_loc
+from lazytorch.ir.primitives import REDUCE_KINDS
 from lazytorch.scheduler.indexing import Clamp, Expr, FloorDiv, Mod, Var, unravel
 from lazytorch.scheduler.indexing import _Dyn as DynTerm  # term types, to print them
 from lazytorch.scheduler.indexing import _Var as VarTerm
-from lazytorch.scheduler.kernel import Extern, Kernel, KVal, Reduce, Schedule, Store, StridedView
+from lazytorch.scheduler.kernel import (
+    ATOMIC_ADD_DTYPES,
+    Extern,
+    Kernel,
+    KVal,
+    Reduce,
+    Schedule,
+    Store,
+    StridedView,
+)
 
 __all__ = [
     "LOOP_RBLOCK",
@@ -151,423 +180,6 @@ INDENT = "    "
 # add, each rounded, as in the reference interpreter and the C++ backend (-ffp-contract=off).
 # Triton's NVIDIA backend would otherwise fuse them into FMAs, one rounding instead of two.
 NO_FP_FUSION = {"enable_fp_fusion": False}
-
-# Storage types; compute types are the same except float16, computed in float32.
-TL = {
-    "bool": "tl.int1",
-    "uint8": "tl.uint8",
-    "int8": "tl.int8",
-    "int16": "tl.int16",
-    "int32": "tl.int32",
-    "int64": "tl.int64",
-    "float16": "tl.float16",
-    "float32": "tl.float32",
-    "float64": "tl.float64",
-}
-NARROW_INTS = (dt.int8, dt.uint8, dt.int16, dt.int32)
-COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-REDUCE_KINDS = ("sum", "prod", "max", "min", "argmax", "argmin")
-
-
-class TritonLoweringMissing(NotImplementedError):
-    """Something in the schedule the Triton lowering does not handle yet (names it)."""
-
-    def __init__(self, what: str) -> None:
-        super().__init__(
-            f"triton backend: {what} is not supported yet; run this program with "
-            "lazytorch.backend('cpp') or lazytorch.backend('interpreter') meanwhile"
-        )
-        self.what = what
-
-
-def compute_tl(d: dt.DType) -> str:
-    return "tl.float32" if d is dt.float16 else TL[d.name]
-
-
-def storage_tl(d: dt.DType) -> str:
-    return TL[d.name]
-
-
-# -- helpers the kernels call ---------------------------------------------------------------
-# name -> (source, helpers it calls). Only the helpers a module uses are emitted.
-HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "_lt_floordiv": (
-        '''@triton.jit
-def _lt_floordiv(a, k):
-    """Floor division of an index that may be negative by a positive constant."""
-    q = a // k  # truncates toward zero, like C
-    return tl.where((a % k != 0) & (a < 0), q - 1, q)''',
-        (),
-    ),
-    "_lt_floormod": (
-        '''@triton.jit
-def _lt_floormod(a, k):
-    """Python's a % k (in [0, k)) of an index that may be negative."""
-    r = a % k  # has the sign of a, like C
-    return tl.where(r < 0, r + k, r)''',
-        (),
-    ),
-    "_lt_report": (
-        '''@triton.jit
-def _lt_report(err, bad, instr, kind, a, size, axis):
-    """Record the first failure of the program in err, as lt::report (a block of lanes,
-    of any rank; `a` may be one value for every lane)."""
-    if tl.max(bad.to(tl.int32)) > 0:
-        lanes = tl.where(bad, a, a)  # `a` in the block's shape
-        # any failing lane's value will do: the largest one
-        worst = tl.max(tl.where(bad, lanes, tl.min(lanes)))
-        _lt_report1(err, instr, kind, worst, size, axis)''',
-        ("_lt_report1",),
-    ),
-    "_lt_report1": (
-        '''@triton.jit
-def _lt_report1(err, instr, kind, a, size, axis):
-    """err[0] = instr + 1 unless an earlier failure claimed it; then the details."""
-    # the compare and the new value in err's int64 (the interpreter would take any ints)
-    claim = tl.full([], instr + 1, tl.int64)  # instr: a literal of the caller
-    if tl.atomic_cas(err, tl.zeros([], tl.int64), claim) == 0:
-        tl.store(err + 1, kind)
-        tl.store(err + 2, a)
-        tl.store(err + 3, size)
-        tl.store(err + 4, axis)''',
-        (),
-    ),
-    "_lt_div": (
-        '''@triton.jit
-def _lt_div(a, b):
-    """Correctly rounded division (plain / is approximate for float32 on NVIDIA)."""
-    if a.dtype == tl.float32:
-        q = tl.div_rn(a, b)
-    else:
-        q = a / b
-    return q''',
-        (),
-    ),
-    "_lt_signbit": (
-        '''@triton.jit
-def _lt_signbit(x):
-    """The sign bit of a float (true for -0.0 and negative NaNs)."""
-    if x.dtype == tl.float64:
-        s = x.to(tl.int64, bitcast=True) < 0
-    else:
-        s = x.to(tl.int32, bitcast=True) < 0
-    return s''',
-        (),
-    ),
-    "_lt_maximum": (
-        '''@triton.jit
-def _lt_maximum(a, b):
-    """lt::maximum: NaN wins; of two equal values (+0, -0) the first."""
-    a, b = tl.broadcast(a, b)  # either may be one value (see _lt_pow)
-    return tl.where((a != a) | (a > b), a, tl.where(b != b, b, tl.where(a == b, a, b)))''',
-        (),
-    ),
-    "_lt_minimum": (
-        '''@triton.jit
-def _lt_minimum(a, b):
-    """lt::minimum: NaN wins; of two equal values (+0, -0) the first."""
-    a, b = tl.broadcast(a, b)  # either may be one value (see _lt_pow)
-    return tl.where((a != a) | (a < b), a, tl.where(b != b, b, tl.where(a == b, a, b)))''',
-        (),
-    ),
-    "_lt_max_combine": (
-        '''@triton.jit
-def _lt_max_combine(a, b):
-    """max reduction step: NaN wins (the C++ combine_expr)."""
-    return tl.where((a != a) | (a > b), a, b)''',
-        (),
-    ),
-    "_lt_min_combine": (
-        '''@triton.jit
-def _lt_min_combine(a, b):
-    """min reduction step: NaN wins (the C++ combine_expr)."""
-    return tl.where((a != a) | (a < b), a, b)''',
-        (),
-    ),
-    "_lt_mul_combine": (
-        """@triton.jit
-def _lt_mul_combine(a, b):
-    return a * b""",
-        (),
-    ),
-    "_lt_argmax_combine": (
-        '''@triton.jit
-def _lt_argmax_combine(v1, i1, v2, i2):
-    """lt::better_max: the larger value, the first NaN over numbers, the lower index on ties."""
-    nan1 = v1 != v1
-    nan2 = v2 != v2
-    take2 = tl.where(nan1, nan2 & (i2 < i1), nan2 | (v2 > v1) | ((v2 == v1) & (i2 < i1)))
-    return tl.where(take2, v2, v1), tl.where(take2, i2, i1)''',
-        (),
-    ),
-    "_lt_argmin_combine": (
-        '''@triton.jit
-def _lt_argmin_combine(v1, i1, v2, i2):
-    """lt::better_min: the smaller value, the first NaN over numbers, the lower index on ties."""
-    nan1 = v1 != v1
-    nan2 = v2 != v2
-    take2 = tl.where(nan1, nan2 & (i2 < i1), nan2 | (v2 < v1) | ((v2 == v1) & (i2 < i1)))
-    return tl.where(take2, v2, v1), tl.where(take2, i2, i1)''',
-        (),
-    ),
-    "_lt_sigmoid": (
-        '''@triton.jit
-def _lt_sigmoid(x):
-    """1 / (1 + exp(-x)), as the reference computes it."""
-    return _lt_div(tl.full([], 1, x.dtype), 1.0 + tl.exp(-x))''',
-        ("_lt_div",),
-    ),
-    "_lt_expm1": (
-        '''@triton.jit
-def _lt_expm1(x):
-    """exp(x) - 1, accurate near 0 (Kahan: the rounding error of u = exp(x) cancels)."""
-    u = tl.exp(x)
-    um1 = u - 1.0
-    r = tl.where(um1 == 0.0, x, um1 * _lt_div(x, tl.log(u)))  # x / log(u) ~ 1: no overflow
-    r = tl.where(um1 == -1.0, um1, r)
-    return tl.where(u == float("inf"), u, r)''',
-        ("_lt_div",),
-    ),
-    "_lt_log1p": (
-        '''@triton.jit
-def _lt_log1p(x):
-    """log(1 + x), accurate near 0 (Kahan: the rounding error of u = 1 + x cancels)."""
-    u = 1.0 + x
-    r = tl.where(u == 1.0, x, tl.log(u) * _lt_div(x, u - 1.0))
-    return tl.where(u == float("inf"), u, r)''',
-        ("_lt_div",),
-    ),
-    "_lt_tanh": (
-        '''@triton.jit
-def _lt_tanh(x):
-    """tanh from expm1(-2|x|) (no cancellation near 0, saturates to +-1)."""
-    e = _lt_expm1(-2.0 * tl.abs(x))
-    t = _lt_div(-e, e + 2.0)
-    return tl.where(x < 0, -t, tl.where(x == 0, x, t))''',
-        ("_lt_expm1", "_lt_div"),
-    ),
-    "_lt_atan": (
-        '''@triton.jit
-def _lt_atan(x):
-    """Cephes atan in float64 (rounded once for float32): |x| is reduced by tan(3pi/8) and
-    tan(pi/8)-ish (0.66) to a rational fit on [0, 0.66]."""
-    x64 = x.to(tl.float64)
-    ax = tl.abs(x64)
-    zero = tl.zeros_like(ax)
-    big = ax > 2.414213562373095
-    mid = ax > 0.66
-    z = tl.where(big, -1.0 / ax, tl.where(mid, (ax - 1.0) / (ax + 1.0), ax))
-    y = tl.where(big, zero + 1.5707963267948966, tl.where(mid, zero + 0.7853981633974483, zero))
-    more = tl.where(big, zero + 6.123233995736766e-17, tl.where(mid, zero + 3.061616997868383e-17, zero))
-    zz = z * z
-    p = (((-0.8750608600031904 * zz - 16.157537187333652) * zz - 75.00855792314705) * zz
-         - 122.88666844901361) * zz - 64.85021904942025
-    q = ((((zz + 24.858464901423062) * zz + 165.02700983169885) * zz + 432.88106049129027) * zz
-         + 485.3903996359137) * zz + 194.5506571482614
-    r = y + (z * zz * p / q + z + more)
-    r = tl.where(x64 < 0, -r, tl.where(x64 == 0, x64, r))
-    return r.to(x.dtype)''',
-        (),
-    ),
-    "_lt_atan2": (
-        '''@triton.jit
-def _lt_atan2(y, x):
-    """atan2 by octant from atan(min(|x|,|y|) / max(|x|,|y|)) in float64, C's signed zeros."""
-    y64 = y.to(tl.float64)
-    x64 = x.to(tl.float64)
-    ay = tl.abs(y64)
-    ax = tl.abs(x64)
-    swap = ay > ax
-    num = tl.where(swap, ax, ay)
-    den = tl.where(swap, ay, ax)
-    t = num / den
-    t = tl.where((num == 0) & (den == 0), num, t)  # 0/0: both zero
-    t = tl.where((num == float("inf")) & (den == float("inf")), tl.zeros_like(t) + 1.0, t)
-    r = _lt_atan(t)
-    r = tl.where(swap, 1.5707963267948966 - r, r)
-    r = tl.where(_lt_signbit(x64), 3.141592653589793 - r, r)
-    r = tl.where(_lt_signbit(y64), -r, r)
-    return r.to(y.dtype)''',
-        ("_lt_atan", "_lt_signbit"),
-    ),
-    "_lt_pow": (
-        '''@triton.jit
-def _lt_pow(a, b):
-    """C's pow: exp(b*log|a|) in float64 (rounded once for float32) with C99's special cases.
-
-    Either operand may be one value (a Python number, a 0-d tensor): both are broadcast to
-    the block first, so that no 0-d truth value meets a block's in & or | (Triton's
-    interpreter stores a 0-d comparison's result as its operands' dtype, and broadcasting
-    it then gives floats that & refuses)."""
-    a64, b64 = tl.broadcast(a.to(tl.float64), b.to(tl.float64))
-    one = tl.zeros_like(a64) + 1.0
-    mag = tl.exp(b64 * tl.log(tl.abs(a64)))
-    integral = tl.floor(b64) == b64
-    odd = integral & ((b64 - 2.0 * tl.floor(b64 * 0.5)) == 1.0)
-    r = tl.where(_lt_signbit(a64) & odd, -mag, mag)
-    # a finite negative base to a non-integral power has no real value
-    r = tl.where((a64 < 0) & (a64 > -float("inf")) & (integral == 0), mag * 0.0 + float("nan"), r)
-    r = tl.where(b64 == 0.0, one, r)
-    r = tl.where(a64 == 1.0, one, r)
-    r = tl.where((a64 == -1.0) & (tl.abs(b64) == float("inf")), one, r)
-    return r.to(a.dtype)''',
-        ("_lt_signbit",),
-    ),
-    "_lt_ipow": (
-        '''@triton.jit
-def _lt_ipow(a, b):
-    """lt::ipow: square-and-multiply in int64 (wraps like NumPy); a negative exponent gives
-    1 for a = 1, +-1 for a = -1 by parity, else 0 (torch's rule)."""
-    # both broadcast to the block first: a loop-carried value must keep one type, and
-    # either operand may be one value (Triton's compiler refuses r turning into a block)
-    base, e = tl.broadcast(a.to(tl.int64), tl.maximum(b.to(tl.int64), 0))
-    r = tl.zeros_like(base) + 1
-    for _ in range(63):
-        r = tl.where((e & 1) == 1, r * base, r)
-        base = base * base
-        e = e >> 1
-    odd = (b.to(tl.int64) & 1) == 1
-    special = tl.where(a == 1, 1, tl.where(a == -1, tl.where(odd, -1, 1), 0))
-    return tl.where(b < 0, special, r).to(a.dtype)''',
-        (),
-    ),
-    "_lt_rint": (
-        '''@triton.jit
-def _lt_rint(x):
-    """Round half to even (rint); -0.0 stays -0.0, as do negatives rounding to zero."""
-    f = tl.floor(x)
-    d = x - f
-    odd = (f - 2.0 * tl.floor(f * 0.5)) != 0.0
-    r = tl.where((d > 0.5) | ((d == 0.5) & odd), f + 1.0, f)
-    return tl.where(r == 0.0, x * 0.0, r)''',
-        (),
-    ),
-    "_lt_fremainder": (
-        '''@triton.jit
-def _lt_fremainder(a, b):
-    """NumPy's float remainder: fmod moved to b's sign; an exact zero takes b's sign."""
-    mod = a % b  # fmod: the sign of a
-    z = tl.zeros_like(mod)
-    out = tl.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
-    out = tl.where(mod == 0, tl.where(_lt_signbit(b), -z, z), out)
-    return tl.where(b == 0, mod, out)''',
-        ("_lt_signbit",),
-    ),
-    "_lt_ffloordiv": (
-        '''@triton.jit
-def _lt_ffloordiv(a, b):
-    """NumPy's float floor division (npy_divmod), exact where floor(a / b) is not."""
-    mod = a % b
-    div = _lt_div(a - mod, b)
-    div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1.0, div)
-    fl = tl.floor(div)
-    fl = tl.where(div - fl > 0.5, fl + 1.0, fl)
-    q = _lt_div(a, b)
-    z = tl.zeros_like(q)
-    fl = tl.where(div == 0, tl.where(_lt_signbit(q), -z, z), fl)
-    return tl.where(b == 0, q, fl)''',
-        ("_lt_div", "_lt_signbit"),
-    ),
-    "_lt_ifloordiv": (
-        '''@triton.jit
-def _lt_ifloordiv(a, b):
-    """Python's a // b on integers; 0 where b == 0 (the caller reports it). A divisor of -1
-    negates instead (MIN // -1 wraps to MIN, as in torch; the division may trap)."""
-    zero = b == 0
-    minus_one = (b < 0) & (b + 1 == 0)  # no negative literal: b may be unsigned
-    d = tl.where(zero | minus_one, 1, b)
-    q = a // d  # truncates toward zero
-    q = tl.where(((a % d) != 0) & ((a < 0) != (d < 0)), q - 1, q)
-    q = tl.where(minus_one, -q, q)
-    return tl.where(zero, 0, q)''',
-        (),
-    ),
-    "_lt_iremainder": (
-        '''@triton.jit
-def _lt_iremainder(a, b):
-    """Python's a % b on integers (the sign of b); 0 where b == 0 (the caller reports it)
-    and where b == -1 (MIN % -1 may trap)."""
-    zero = b == 0
-    minus_one = (b < 0) & (b + 1 == 0)
-    d = tl.where(zero | minus_one, 1, b)
-    r = a % d  # the sign of a
-    r = tl.where((r != 0) & ((r < 0) != (d < 0)), r + d, r)
-    return tl.where(zero, 0, r)''',
-        (),
-    ),
-    "_lt_ifmod": (
-        '''@triton.jit
-def _lt_ifmod(a, b):
-    """C's a % b on integers; 0 where b == 0 (the caller reports it) and where b == -1."""
-    zero = (b == 0) | ((b < 0) & (b + 1 == 0))  # MIN % -1 may trap
-    return tl.where(zero, 0, a % tl.where(zero, 1, b))''',
-        (),
-    ),
-    "_lt_philox": (
-        '''@triton.jit
-def _lt_philox(counter, seed):
-    """Philox4x32-10 of a uint64 counter (lo, hi, 0, 0) under a uint64 seed (lo, hi): the
-    words c0, c1 of lazytorch/ir/philox.py (lt::philox), in uint32 arithmetic."""
-    c0 = (counter & 0xFFFFFFFF).to(tl.uint32)
-    c1 = (counter >> 32).to(tl.uint32)
-    c2 = tl.full([], 0, tl.uint32)
-    c3 = tl.full([], 0, tl.uint32)
-    k0 = (seed & 0xFFFFFFFF).to(tl.uint32)
-    k1 = (seed >> 32).to(tl.uint32)
-    m0 = tl.full([], 0xD2511F53, tl.uint32)
-    m1 = tl.full([], 0xCD9E8D57, tl.uint32)
-    w0 = tl.full([], 0x9E3779B9, tl.uint32)
-    w1 = tl.full([], 0xBB67AE85, tl.uint32)
-    for _ in tl.static_range(10):
-        n0 = tl.umulhi(m1, c2) ^ c1 ^ k0
-        n2 = tl.umulhi(m0, c0) ^ c3 ^ k1
-        c1 = m1 * c2  # the low words: uint32 products wrap
-        c3 = m0 * c0
-        c0 = n0
-        c2 = n2
-        k0 = k0 + w0
-        k1 = k1 + w1
-    return c0, c1''',
-        (),
-    ),
-    "_lt_rand_uniform_f32": (
-        '''@triton.jit
-def _lt_rand_uniform_f32(counter, seed):
-    """lt::rand_uniform_f32: the top 24 bits of c0 times 2**-24 (exact)."""
-    r0, r1 = _lt_philox(counter, seed)
-    return (r0 >> 8).to(tl.float32) * tl.full([], 2.0**-24, tl.float32)''',
-        ("_lt_philox",),
-    ),
-    "_lt_rand_uniform_f16": (
-        '''@triton.jit
-def _lt_rand_uniform_f16(counter, seed):
-    """lt::rand_uniform_f16: the top 11 bits of c0 times 2**-11, in float32 (exact in half)."""
-    r0, r1 = _lt_philox(counter, seed)
-    return (r0 >> 21).to(tl.float32) * tl.full([], 2.0**-11, tl.float32)''',
-        ("_lt_philox",),
-    ),
-    "_lt_rand_uniform_f64": (
-        '''@triton.jit
-def _lt_rand_uniform_f64(counter, seed):
-    """lt::rand_uniform_f64: 53 bits (c0 << 21) ^ (c1 >> 11) times 2**-53 (exact)."""
-    r0, r1 = _lt_philox(counter, seed)
-    bits = (r0.to(tl.uint64) << 21) ^ (r1.to(tl.uint64) >> 11)
-    return bits.to(tl.float64) * tl.full([], 2.0**-53, tl.float64)''',
-        ("_lt_philox",),
-    ),
-    "_lt_rand_normal": (
-        '''@triton.jit
-def _lt_rand_normal(counter, seed):
-    """lt::rand_normal: Box-Muller over two 24-bit uniforms, in float64."""
-    r0, r1 = _lt_philox(counter, seed)
-    scale = tl.full([], 2.0**-24, tl.float64)
-    u1 = ((r0 >> 8).to(tl.float64) + tl.full([], 1.0, tl.float64)) * scale  # (0, 1]
-    u2 = (r1 >> 8).to(tl.float64) * scale
-    two_pi = tl.full([], 6.283185307179586, tl.float64)  # 2.0 * 3.141592653589793, exact
-    return tl.sqrt(tl.full([], -2.0, tl.float64) * tl.log(u1)) * tl.cos(two_pi * u2)''',
-        ("_lt_philox",),
-    ),
-}
 
 
 # -- index expressions ------------------------------------------------------------------------
@@ -745,7 +357,7 @@ class _KernelWriter:
                 "after",
             ):
                 raise TritonLoweringMissing(f"kernel value op {v.op!r} (kernel {where!r})")
-            if v.op == "prim" and v.attr[0] not in SUPPORTED_PRIMS:
+            if v.op == "prim" and v.attr[0] not in TRITON_LOWERINGS:
                 raise TritonLoweringMissing(f"primitive {v.attr[0]!r} (kernel {where!r})")
         for r in k.reductions:
             if r.kind not in (("cumsum",) if k.kind == "scan" else REDUCE_KINDS):
@@ -866,16 +478,16 @@ class _KernelWriter:
             lines.append(f"v{v.id} = tl.where(v{v.id}_bad, 0, {i})")
             return lines
         if v.op == "prim":
-            name, params = v.attr[0], dict(v.attr[1])
+            name = v.attr[0]
             origin = v.attr[2] if len(v.attr) > 2 else -1
             in_dtypes = [self.k.values[x].dtype for x in v.args]
             lines = []
-            if name in ("floordiv", "remainder", "fmod") and not v.dtype.is_floating_point:
+            if name in CHECKS_DIVISOR and not v.dtype.is_floating_point:
                 lines.append(f"v{v.id}_bad = {a[1]} == 0")
                 # (the details of a division by zero are zeros: the divisor where it failed)
                 zero = f"{a[1]}.to(tl.int64)" if self.block[v.id] else "0"
                 lines += self.report(f"v{v.id}_bad", v.id, origin, 2, zero, "0", "0")
-            rhs = self.lower(name, a, in_dtypes, v.dtype, params)
+            rhs = lower(name, a, in_dtypes, v.dtype, self.used.add)
             if v.dtype is dt.bool_ and not self.block[v.id]:
                 # One truth value (from 0-d operands). Triton's interpreter types a 0-d
                 # comparison's result (and & or | of one) as its operands' dtype, so
@@ -930,90 +542,6 @@ class _KernelWriter:
     def helper(self, name: str) -> str:
         self.used.add(name)
         return name
-
-    def lower(
-        self, name: str, a: list[str], in_dtypes: list[dt.DType], out: dt.DType, params: dict
-    ) -> str:
-        """The Triton expression for primitive `name` (result in `out`'s compute type)."""
-        if name == "cast":
-            src = in_dtypes[0]
-            if out is dt.bool_:
-                return f"{a[0]} != 0"
-            if out is dt.float16:
-                return f"{a[0]}.to(tl.float16).to(tl.float32)"
-            if src is dt.float16 and out is dt.float32:
-                return a[0]
-            return f"{a[0]}.to({TL[out.name]})"
-        if name == "where":
-            return f"tl.where({a[0]}, {a[1]}, {a[2]})"
-        d = in_dtypes[0]
-        if len(a) == 1:
-            expr = self._unary(name, a[0], d)
-        else:
-            expr = self._binary(name, a[0], a[1], d)
-        if name in COMPARE:
-            return expr
-        if out is dt.float16:
-            return f"({expr}).to(tl.float16).to(tl.float32)"  # round after every primitive
-        if out in NARROW_INTS:
-            return f"({expr}).to({TL[out.name]})"  # wrap around like NumPy
-        return expr
-
-    def _unary(self, name: str, x: str, d: dt.DType) -> str:
-        flt = d.is_floating_point
-        if name in ("exp", "log", "sin", "cos", "erf"):
-            return f"tl.{name}({x})"
-        if name == "sqrt":
-            return f"tl.sqrt({x})" if d is dt.float64 else f"tl.sqrt_rn({x})"
-        if name in ("tanh", "sigmoid", "atan", "log1p", "expm1"):
-            return f"{self.helper('_lt_' + name)}({x})"
-        if name == "neg":
-            return f"-{x}"
-        if name == "abs":
-            if flt or d.is_signed:
-                return f"tl.abs({x})"
-            return x
-        if name in ("floor", "ceil"):
-            return f"tl.{name}({x})" if flt else x
-        if name == "round":
-            return f"{self.helper('_lt_rint')}({x})" if flt else x
-        if name == "bitwise_not":
-            return f"{x} == 0" if d is dt.bool_ else f"~{x}"
-        raise TritonLoweringMissing(f"primitive {name!r}")
-
-    def _binary(self, name: str, x: str, y: str, d: dt.DType) -> str:
-        flt = d.is_floating_point
-        boolean = d is dt.bool_
-        if name in COMPARE:
-            return f"{x} {COMPARE[name]} {y}"
-        if name == "add":
-            return f"{x} | {y}" if boolean else f"{x} + {y}"
-        if name == "sub":
-            return f"{x} - {y}"
-        if name == "mul":
-            return f"{x} & {y}" if boolean else f"{x} * {y}"
-        if name == "div":
-            return f"{x} / {y}" if d is dt.float64 else f"tl.div_rn({x}, {y})"
-        if name in ("maximum", "minimum"):
-            if boolean:
-                return f"{x} | {y}" if name == "maximum" else f"{x} & {y}"
-            if flt:
-                return f"{self.helper('_lt_' + name)}({x}, {y})"
-            return f"tl.{name}({x}, {y})"
-        if name == "pow":
-            return f"{self.helper('_lt_pow' if flt else '_lt_ipow')}({x}, {y})"
-        if name == "atan2":
-            return f"{self.helper('_lt_atan2')}({x}, {y})"
-        if name == "floordiv":
-            return f"{self.helper('_lt_ffloordiv' if flt else '_lt_ifloordiv')}({x}, {y})"
-        if name == "remainder":
-            return f"{self.helper('_lt_fremainder' if flt else '_lt_iremainder')}({x}, {y})"
-        if name == "fmod":
-            return f"{x} % {y}" if flt else f"{self.helper('_lt_ifmod')}({x}, {y})"
-        if name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-            op = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}[name]
-            return f"{x} {op} {y}"
-        raise TritonLoweringMissing(f"primitive {name!r}")
 
     # -- dependency walks (as the C++ writer's) --------------------------------------------------
     def closure(self, roots: list[int], want_inner: bool) -> list[int]:
@@ -1887,24 +1415,16 @@ ARGSORT_DTYPES = frozenset(
     [dt.float32, dt.float16, dt.int32, dt.int16, dt.int8, dt.uint8, dt.bool_]
 )
 
-# Buffer dtypes a scatter-add lowers to tl.atomic_add for.
-ATOMIC_ADD_DTYPES = frozenset([dt.float32, dt.float64, dt.int32, dt.int64])
-
-SUPPORTED_PRIMS = frozenset(
-    """cast where exp log sqrt sin cos tanh sigmoid erf atan log1p expm1 neg abs floor ceil
-    round bitwise_not add sub mul div maximum minimum pow atan2 floordiv remainder fmod
-    bitwise_and bitwise_or bitwise_xor eq ne lt le gt ge""".split()
-)
-
 
 def _helper_order(used: set[str]) -> list[str]:
     """The helpers `used` needs, each after the ones it calls."""
     order: list[str] = []
+    table = helpers()
 
     def visit(name: str) -> None:
         if name in order:
             return
-        for dep in HELPERS[name][1]:
+        for dep in table[name][1]:
             visit(dep)
         order.append(name)
 
@@ -1983,7 +1503,7 @@ def generate(
         "}",
     ]
     for name in _helper_order(used):
-        lines += ["", "", HELPERS[name][0]]
+        lines += ["", "", helpers()[name][0]]
     for fn in functions:
         lines += ["", "", *fn]
     lines += [

@@ -18,11 +18,26 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lazytorch.ir import dtypes as dt
 from lazytorch.ir.dtypes import DType
 from lazytorch.ir.node import format_loc
 from lazytorch.scheduler.indexing import Expr
 
-__all__ = ["Buffer", "Extern", "KVal", "Kernel", "Reduce", "Schedule", "Store"]
+__all__ = [
+    "ATOMIC_ADD_DTYPES",
+    "Buffer",
+    "Extern",
+    "KVal",
+    "Kernel",
+    "Reduce",
+    "Schedule",
+    "Store",
+]
+
+# Buffer dtypes whose scatter-add ("add" stores) both writers do with hardware atomics (C++
+# ``#pragma omp atomic``, Triton ``tl.atomic_add``); other dtypes are serialized (C++) or
+# refused (Triton).
+ATOMIC_ADD_DTYPES = frozenset([dt.float32, dt.float64, dt.int32, dt.int64])
 
 
 @dataclass

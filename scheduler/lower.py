@@ -20,16 +20,7 @@ from lazytorch.ir.program import Instr, Program
 from lazytorch.scheduler.indexing import Dyn, Expr, Var, const, ravel, unravel
 from lazytorch.scheduler.kernel import Buffer, Kernel, KVal, Reduce, Store
 
-__all__ = ["MOVES", "REDUCE_KINDS", "BodyBuilder", "FusionRefused", "move_index"]
-
-REDUCE_KINDS = {
-    "reduce_sum": "sum",
-    "reduce_prod": "prod",
-    "reduce_max": "max",
-    "reduce_min": "min",
-    "argmax": "argmax",
-    "argmin": "argmin",
-}
+__all__ = ["MOVES", "BodyBuilder", "FusionRefused", "move_index"]
 
 
 class FusionRefused(Exception):
@@ -209,7 +200,7 @@ class BodyBuilder:
         (src,) = ins.inputs
         v = self.value_at(src, self.full_index())
         rid = len(self.kernel.reductions)
-        self.kernel.reductions.append(Reduce(rid, REDUCE_KINDS[ins.op.name], v, ins.dtype))
+        self.kernel.reductions.append(Reduce(rid, ins.op.reduce_kind, v, ins.dtype))
         self._acc[vid] = rid
         return rid
 

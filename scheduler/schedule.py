@@ -24,21 +24,14 @@ from lazytorch.scheduler.fusion import (
 )
 from lazytorch.scheduler.indexing import Dyn, Expr, Var, ravel
 from lazytorch.scheduler.kernel import Buffer, Extern, Kernel, Schedule, StridedView
-from lazytorch.scheduler.lower import (
-    MOVES,
-    REDUCE_KINDS,
-    BodyBuilder,
-    FusionRefused,
-    move_index,
-)
+from lazytorch.scheduler.lower import MOVES, BodyBuilder, FusionRefused, move_index
 from lazytorch.scheduler.memory import plan_memory
 from lazytorch.scheduler.plan_check import check_plan
 
 __all__ = ["SchedulingError", "schedule"]
 
-# Inline-cost model for bound_recompute: transcendental calls count as several plain ops.
-OP_COST = {"exp": 4, "log": 4, "tanh": 4, "sigmoid": 4, "erf": 4, "sin": 4, "cos": 4,
-           "atan": 4, "pow": 6, "expm1": 4, "log1p": 4, "div": 2, "sqrt": 2}  # fmt: skip
+# Inline-cost model for bound_recompute: each primitive's `cost` (lazytorch.ir.primitives;
+# transcendental calls count as several plain ops, index-only moves as none).
 INLINE_SHARED_COST = 16
 INLINE_MAX_COST = 64
 # Values a kernel body may inline along all its read paths (bound_recompute): a cat reads
@@ -63,8 +56,12 @@ class SchedulingError(NotImplementedError):
 def schedule(prog: Program, symbolic: bool = False, fuse_epilogues: bool = False) -> Schedule:
     """The schedule that computes `prog`'s outputs.
 
-    `symbolic` says the sizes in `prog` are samples of sizes that are symbols: the memory
-    plan then makes only size-independent decisions (see `lazytorch.scheduler.memory`).
+    Sizes must be integers. A program over symbolic sizes (dynamic shapes) is scheduled
+    at sample sizes instead, each sample with `symbolic` set, and the C++ backend merges
+    the sources generated from them into one over the symbols
+    (`lazytorch.codegen.symbolic_source`). `symbolic` says the sizes in `prog` are such
+    samples: the memory plan then makes only size-independent decisions (see
+    `lazytorch.scheduler.memory`).
     `fuse_epilogues` is for backends whose matmul is generated code: the pointwise kernel
     after a matmul runs on its tiles (`lazytorch.scheduler.epilogue`).
     """
@@ -97,8 +94,9 @@ class _Scheduler:
     def new_buffer(self, shape: tuple[Any, ...], dtype: dt.DType, kind: str, **kw: Any) -> Buffer:
         if any(isinstance(d, SymInt) for d in shape):
             raise SchedulingError(
-                "the C++ backend does not compile symbolic sizes yet (dynamic shapes); "
-                "use the interpreter backend for this program"
+                "schedule: sizes must be integers, got a symbolic size; a program over "
+                "symbolic sizes is scheduled at sample sizes (see "
+                "lazytorch.codegen.symbolic_source), or run by the interpreter backend"
             )
         b = Buffer(len(self.buffers), tuple(int(d) for d in shape), dtype, kind, **kw)
         self.buffers.append(b)
@@ -151,7 +149,7 @@ class _Scheduler:
         for j, ins in enumerate(prog.instrs):
             vid = self.base + j
             name = ins.op.name
-            if name in REDUCE_KINDS:
+            if ins.op.reduce_kind is not None:
                 self.kind_of[vid] = "reduction"
             elif name in EXTERN_KINDS:
                 self.kind_of[vid] = EXTERN_KINDS[name]
@@ -214,8 +212,7 @@ class _Scheduler:
                 continue
             read = ins.inputs if ins.op.name == "cat" else set(ins.inputs)
             n = 1 + sum(size.get(a, 1) for a in read)
-            own = 0 if ins.op.name in MOVES else OP_COST.get(ins.op.name, 1)
-            c = own + sum(cost.get(a, 0) for a in set(ins.inputs))
+            c = ins.op.cost + sum(cost.get(a, 0) for a in set(ins.inputs))
             if (
                 c >= INLINE_MAX_COST
                 or (users.get(vid, 0) >= 2 and c >= INLINE_SHARED_COST)

@@ -7,14 +7,26 @@ A `Primitive` carries everything the rest of the system needs to know about an o
 * ``ref(*arrays, **attrs)`` — the NumPy reference implementation, used by the reference
   executor (the correctness oracle and the ``interpreter`` backend);
 * ``category`` — what the scheduler needs to group it (see `CATEGORIES`);
-* ``vjp`` — a slot for the reverse-mode rule, filled by autograd.
+* ``vjp`` — a slot for the reverse-mode rule, filled by autograd;
+* the facts every backend shares, declared beside the definition instead of in name-keyed
+  tables of the scheduler and each code writer: ``cost`` (what inlining one more
+  evaluation costs, in plain-op units: the scheduler stores a value whose inlined history
+  grows too dear), ``transcendental`` (a libm-style call: the C++ writer keeps such values
+  in a row buffer rather than recompute them in a later pass), ``compare`` (the infix
+  symbol of a comparison, the same in C++ and Triton) and ``reduce_kind`` (the
+  accumulator kind of a reduction: ``"sum"``, ``"max"``, ``"argmax"``...).
 
-Backends keep their own lowering tables keyed by primitive; a primitive a backend cannot
-lower is an error naming the op and the backend, never a silent fallback.
+Backends keep their own lowering tables keyed by primitive (``codegen/cpp_ops.py``,
+``codegen/triton_ops.py``); ``tests/test_lowering_tables.py`` checks that every primitive is
+lowered by each or listed as falling back with a reason, so a primitive a backend cannot
+lower is found by a test, and at run time is an error naming the op and the backend, never
+a silent fallback.
 
 >>> from lazytorch.ir.primitives import get
->>> get("reduce_sum").category, get("reduce_sum").attr_names
-('reduce', ('axes',))
+>>> get("reduce_sum").category, get("reduce_sum").attr_names, get("reduce_sum").reduce_kind
+('reduce', ('axes',), 'sum')
+>>> get("exp").cost, get("exp").transcendental, get("le").compare
+(4, True, '<=')
 """
 
 from __future__ import annotations
@@ -28,7 +40,15 @@ from lazytorch.ir.node import Node, _next_id, grad_mode, stamp, user_loc
 
 _new_node = object.__new__
 
-__all__ = ["CATEGORIES", "PRIMITIVES", "Primitive", "define", "get"]
+__all__ = [
+    "CATEGORIES",
+    "COMPARE_SYMBOLS",
+    "PRIMITIVES",
+    "REDUCE_KINDS",
+    "Primitive",
+    "define",
+    "get",
+]
 
 CATEGORIES = (
     "leaf",  # buffer and scalar inputs of a program
@@ -41,6 +61,8 @@ CATEGORIES = (
     "matmul",  # batched matrix product (an extern call on most backends)
     "sort",  # argsort
 )
+COMPARE_SYMBOLS = ("==", "!=", "<", "<=", ">", ">=")
+REDUCE_KINDS = ("sum", "prod", "max", "min", "argmax", "argmin")
 
 
 class Primitive:
@@ -49,13 +71,17 @@ class Primitive:
     __slots__ = (
         "attr_names",
         "category",
+        "compare",
+        "cost",
         "doc",
         "dtype_rule",
         "hash_attrs",
         "name",
         "nin",
+        "reduce_kind",
         "ref",
         "shape_rule",
+        "transcendental",
         "vjp",
     )
 
@@ -71,9 +97,27 @@ class Primitive:
         ref: Callable[..., Any] | None = None,
         hash_attrs: Callable[[tuple[Any, ...]], Any] | None = None,
         doc: str = "",
+        cost: int = 1,
+        transcendental: bool = False,
+        compare: str | None = None,
+        reduce_kind: str | None = None,
     ) -> None:
         if category not in CATEGORIES:
             raise ValueError(f"unknown primitive category {category!r}")
+        if type(cost) is not int or cost < 0:
+            raise ValueError(f"{name}: cost must be an int >= 0, got {cost!r}")
+        if compare is not None and (compare not in COMPARE_SYMBOLS or nin != 2):
+            raise ValueError(
+                f"{name}: compare must be one of {COMPARE_SYMBOLS} on a binary primitive, "
+                f"got {compare!r} with nin={nin}"
+            )
+        if (reduce_kind is not None) != (category == "reduce") or (
+            reduce_kind is not None and reduce_kind not in REDUCE_KINDS
+        ):
+            raise ValueError(
+                f"{name}: a reduce primitive (and only one) names its reduce_kind, one of "
+                f"{REDUCE_KINDS}; got {reduce_kind!r} for category {category!r}"
+            )
         self.name = name
         self.category = category
         self.nin = nin
@@ -84,6 +128,10 @@ class Primitive:
         self.hash_attrs = hash_attrs
         self.vjp: Callable[..., Any] | None = None
         self.doc = doc
+        self.cost = cost
+        self.transcendental = bool(transcendental)
+        self.compare = compare
+        self.reduce_kind = reduce_kind
 
     def __repr__(self) -> str:
         return self.name

@@ -139,7 +139,15 @@ def _integer_identity(fn: Callable[..., Any]) -> Callable[..., Any]:
     return ref
 
 
-def _unary(name: str, ref: Callable[..., Any], *, floating: bool, doc: str) -> None:
+def _unary(
+    name: str,
+    ref: Callable[..., Any],
+    *,
+    floating: bool,
+    doc: str,
+    cost: int = 1,
+    transcendental: bool = False,
+) -> None:
     define(
         Primitive(
             name,
@@ -149,25 +157,42 @@ def _unary(name: str, ref: Callable[..., Any], *, floating: bool, doc: str) -> N
             dtype_rule=_floating_only(name) if floating else _same_dtype,
             ref=ref,
             doc=doc,
+            cost=cost,
+            transcendental=transcendental,
         )
     )
 
 
-for _name, _fn, _doc in [
-    ("exp", "exp", "e**x"),
-    ("log", "log", "natural logarithm"),
-    ("sqrt", "sqrt", "square root"),
-    ("sin", "sin", "sine"),
-    ("cos", "cos", "cosine"),
-    ("tanh", "tanh", "hyperbolic tangent"),
-    ("atan", "arctan", "inverse tangent"),
-    ("log1p", "log1p", "log(1 + x), accurate near 0"),
-    ("expm1", "expm1", "exp(x) - 1, accurate near 0"),
+# (name, NumPy function, doc, inline cost, transcendental)
+for _name, _fn, _doc, _cost, _tr in [
+    ("exp", "exp", "e**x", 4, True),
+    ("log", "log", "natural logarithm", 4, True),
+    ("sqrt", "sqrt", "square root", 2, False),
+    ("sin", "sin", "sine", 4, True),
+    ("cos", "cos", "cosine", 4, True),
+    ("tanh", "tanh", "hyperbolic tangent", 4, True),
+    ("atan", "arctan", "inverse tangent", 4, True),
+    ("log1p", "log1p", "log(1 + x), accurate near 0", 4, True),
+    ("expm1", "expm1", "exp(x) - 1, accurate near 0", 4, True),
 ]:
-    _unary(_name, _via_f32(lambda x, _f=_fn: getattr(np, _f)(x)), floating=True, doc=_doc)
+    _unary(
+        _name,
+        _via_f32(lambda x, _f=_fn: getattr(np, _f)(x)),
+        floating=True,
+        doc=_doc,
+        cost=_cost,
+        transcendental=_tr,
+    )
 
-_unary("sigmoid", _via_f32(_sigmoid), floating=True, doc="1 / (1 + exp(-x))")
-_unary("erf", _via_f32(_erf), floating=True, doc="the error function")
+_unary(
+    "sigmoid",
+    _via_f32(_sigmoid),
+    floating=True,
+    doc="1 / (1 + exp(-x))",
+    cost=4,
+    transcendental=True,
+)
+_unary("erf", _via_f32(_erf), floating=True, doc="the error function", cost=4, transcendental=True)
 _unary("neg", lambda x: np.negative(x), floating=False, doc="-x (wraps for unsigned)")
 _unary("abs", lambda x: np.abs(x), floating=False, doc="|x|")
 _unary("floor", _integer_identity(lambda x: np.floor(x)), floating=False, doc="round toward -inf")
@@ -186,7 +211,16 @@ define(
 )
 
 
-def _binary(name: str, ref: Callable[..., Any], dtype_rule: Callable[..., DType], doc: str) -> None:
+def _binary(
+    name: str,
+    ref: Callable[..., Any],
+    dtype_rule: Callable[..., DType],
+    doc: str,
+    *,
+    cost: int = 1,
+    transcendental: bool = False,
+    compare: str | None = None,
+) -> None:
     define(
         Primitive(
             name,
@@ -196,6 +230,9 @@ def _binary(name: str, ref: Callable[..., Any], dtype_rule: Callable[..., DType]
             dtype_rule=dtype_rule,
             ref=ref,
             doc=doc,
+            cost=cost,
+            transcendental=transcendental,
+            compare=compare,
         )
     )
 
@@ -203,7 +240,7 @@ def _binary(name: str, ref: Callable[..., Any], dtype_rule: Callable[..., DType]
 _binary("add", _via_f32(lambda a, b: np.add(a, b)), _same_dtype, "a + b")
 _binary("sub", _via_f32(lambda a, b: np.subtract(a, b)), _same_dtype, "a - b")
 _binary("mul", _via_f32(lambda a, b: np.multiply(a, b)), _same_dtype, "a * b")
-_binary("div", _via_f32(lambda a, b: np.true_divide(a, b)), _floating_only("div"), "a / b")
+_binary("div", _via_f32(lambda a, b: np.true_divide(a, b)), _floating_only("div"), "a / b", cost=2)
 _binary(
     "floordiv",
     _no_int_zero_division("floordiv", lambda a, b: np.floor_divide(a, b)),
@@ -222,7 +259,7 @@ _binary(
     _numeric_only("fmod"),
     "a mod b with the sign of a (C's fmod)",
 )
-_binary("pow", _pow_ref, _numeric_only("pow"), "a ** b")
+_binary("pow", _pow_ref, _numeric_only("pow"), "a ** b", cost=6, transcendental=True)
 _binary("maximum", lambda a, b: np.maximum(a, b), _same_dtype, "max(a, b), NaN-propagating")
 _binary("minimum", lambda a, b: np.minimum(a, b), _same_dtype, "min(a, b), NaN-propagating")
 _binary(
@@ -230,17 +267,22 @@ _binary(
     _via_f32(lambda a, b: np.arctan2(a, b)),
     _floating_only("atan2"),
     "atan(a / b) by quadrant",
+    transcendental=True,
 )
-for _name, _fn in [
-    ("eq", "equal"),
-    ("ne", "not_equal"),
-    ("lt", "less"),
-    ("le", "less_equal"),
-    ("gt", "greater"),
-    ("ge", "greater_equal"),
+for _name, _fn, _symbol in [
+    ("eq", "equal", "=="),
+    ("ne", "not_equal", "!="),
+    ("lt", "less", "<"),
+    ("le", "less_equal", "<="),
+    ("gt", "greater", ">"),
+    ("ge", "greater_equal", ">="),
 ]:
     _binary(
-        _name, lambda a, b, _f=_fn: getattr(np, _f)(a, b), _compare_dtype, f"a {_name} b -> bool"
+        _name,
+        lambda a, b, _f=_fn: getattr(np, _f)(a, b),
+        _compare_dtype,
+        f"a {_name} b -> bool",
+        compare=_symbol,
     )
 for _name, _fn in [
     ("bitwise_and", "bitwise_and"),

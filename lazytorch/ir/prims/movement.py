@@ -110,6 +110,7 @@ for prim in [
         "reshape",
         "movement",
         nin=1,
+        cost=0,  # index arithmetic only: inlining it computes nothing
         attr_names=("shape",),
         shape_rule=_reshape_shape,
         dtype_rule=_same,
@@ -120,6 +121,7 @@ for prim in [
         "permute",
         "movement",
         nin=1,
+        cost=0,  # index arithmetic only: inlining it computes nothing
         attr_names=("perm",),
         shape_rule=_permute_shape,
         dtype_rule=_same,
@@ -130,6 +132,7 @@ for prim in [
         "expand",
         "movement",
         nin=1,
+        cost=0,  # index arithmetic only: inlining it computes nothing
         attr_names=("shape",),
         shape_rule=_expand_shape,
         dtype_rule=_same,
@@ -140,6 +143,7 @@ for prim in [
         "slice",
         "movement",
         nin=1,
+        cost=0,  # index arithmetic only: inlining it computes nothing
         attr_names=("starts", "stops", "steps"),
         shape_rule=_slice_shape,
         dtype_rule=_same,
@@ -160,6 +164,7 @@ for prim in [
         "flip",
         "movement",
         nin=1,
+        cost=0,  # index arithmetic only: inlining it computes nothing
         attr_names=("axes",),
         shape_rule=_flip_shape,
         dtype_rule=_same,

@@ -95,6 +95,7 @@ for _name, _ref, _dtype_rule, _doc in [
             dtype_rule=_dtype_rule,
             ref=_ref,
             doc=_doc,
+            reduce_kind=_name.removeprefix("reduce_"),
         )
     )
 
@@ -126,6 +127,7 @@ for _name, _ref in [("argmax", _argmax_ref), ("argmin", _argmin_ref)]:
             dtype_rule=lambda inputs, axis: int64,
             ref=_ref,
             doc=f"index of the first {_name[3:]} along axis (NaN counts as the max), int64",
+            reduce_kind=_name,
         )
     )
 
