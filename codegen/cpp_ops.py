@@ -116,8 +116,9 @@ def _call(fn: str) -> Lowering:
 
 
 def _libm_trig(name: str) -> Lowering:
-    # libm until lt::sin/cos reduce arguments beyond 2^27 exactly (Payne-Hanek): the
-    # header's versions are exact below that but wrong for huge |x|.
+    # libm: the header has no sin/cos (a vectorized Cody-Waite version, exact only for
+    # |x| <= 2^27, was removed unused; it is in the history before issue 20's lowering
+    # tables, should a Payne-Hanek reduction for huge |x| ever make it usable).
     return _arith(
         lambda a, d, origin: (
             f"__builtin_{name}({a[0]})"

@@ -260,3 +260,24 @@ def test_triton_helpers_module_is_real_triton():
     assert defined == set(table)
     for name in defined:
         assert isinstance(getattr(triton_helpers, name), triton.runtime.jit.JITFunction), name
+
+
+def test_math_header_has_no_dead_functions():
+    """Every public ``lt::`` function of lazytorch_math.h is one the C++ lowering emits."""
+    import re
+    from pathlib import Path
+
+    include = Path(cpp_ops.__file__).with_name("include")
+    public, in_detail = set(), False
+    for line in (include / "lazytorch_math.h").read_text().splitlines():
+        if line.startswith("namespace detail {"):
+            in_detail = True
+        elif line.startswith("}  // namespace detail"):
+            in_detail = False
+        elif not in_detail and (m := re.match(r"LT_MATH_INLINE \w+ (\w+)\(", line)):
+            public.add(m.group(1))
+    emitting = Path(cpp_ops.__file__).read_text() + Path(cpp.__file__).read_text()
+    emitting += "".join(h.read_text() for h in include.glob("*.h") if h.name != "lazytorch_math.h")
+    assert public, "no public functions found in lazytorch_math.h"
+    dead = {f for f in public if not re.search(rf"\blt::{f}\b", emitting)}
+    assert not dead, f"lazytorch_math.h defines {sorted(dead)}, which nothing emits"

@@ -14,7 +14,7 @@ float32 is the correctly rounded answer, up to float64's own error, which is far
 bounds here), on three input sets per function: random bit patterns over the whole float
 range, dense grids over the ranges where the function does something, and edge values
 (signed zeros, infinities, NaN, subnormals, FLT_MIN/FLT_MAX, overflow/underflow thresholds,
-integers and half-integers for pow, multiples of pi/2 for sin/cos). Special values are
+integers and half-integers for pow). Special values are
 checked bit for bit (any NaN is a NaN; zeros must have the right sign).
 
 ``python tests/test_math_header.py`` prints the per-function, per-input-set max errors.
@@ -42,21 +42,15 @@ HEADER = HEADER_DIR / "lazytorch_math.h"
 KERNEL_FLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math"]
 CXX = os.environ.get("CXX", "g++")
 
-UNARY = [
-    "exp", "exp2", "expm1", "log", "log2", "log1p", "tanh", "sigmoid",
-    "erf", "erfc", "sin", "cos", "atan",
-]  # fmt: skip
+UNARY = ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "erf", "atan"]
 BINARY = ["pow", "atan2"]
 FUNCS = UNARY + BINARY
 
-# Documented max error (ulp) of each float function over its whole domain (sin/cos: for
-# |x| <= 2^17 as required; the header documents the range it keeps this up to).
+# Documented max error (ulp) of each float function over its whole domain.
 BOUND = {
-    "exp": 1.0, "exp2": 1.0, "expm1": 1.5, "log": 1.0, "log2": 1.5, "log1p": 1.0,
-    "tanh": 2.0, "sigmoid": 2.0, "erf": 2.0, "erfc": 2.0, "sin": 1.0, "cos": 1.0,
-    "atan": 1.5, "atan2": 2.0, "pow": 1.0,
+    "exp": 1.0, "expm1": 1.5, "log": 1.0, "log1p": 1.0, "tanh": 2.0, "sigmoid": 2.0,
+    "erf": 2.0, "atan": 1.5, "atan2": 2.0, "pow": 1.0,
 }  # fmt: skip
-SINCOS_LIMIT = 2.0**17
 
 F32 = np.float32
 INF = np.inf
@@ -177,14 +171,9 @@ def _math_erf(v: float) -> float:
     return math.erf(v) if not math.isnan(v) else math.nan
 
 
-def _math_erfc(v: float) -> float:
-    return math.erfc(v) if not math.isnan(v) else math.nan
-
-
 REF = {
-    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
-    "log1p": np.log1p, "tanh": np.tanh, "sigmoid": _sigmoid64, "erf": _from_math(_math_erf),
-    "erfc": _from_math(_math_erfc), "sin": np.sin, "cos": np.cos, "atan": np.arctan,
+    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "tanh": np.tanh,
+    "sigmoid": _sigmoid64, "erf": _from_math(_math_erf), "atan": np.arctan,
     "pow": np.power, "atan2": np.arctan2,
 }  # fmt: skip
 
@@ -276,31 +265,17 @@ EDGE_COMMON = np.array(
 )  # fmt: skip
 
 
-def _pio2_multiples() -> np.ndarray:
-    k = np.arange(-200, 201, dtype=np.float64)
-    big = np.array([1e3, 1e4, 3e4, 8e4], dtype=np.float64)
-    ks = np.concatenate([k, np.round(big * 2 / np.pi), -np.round(big * 2 / np.pi)])
-    return _neighbors((ks * np.pi / 2).astype(np.float32), 3)
-
-
 def grid_inputs(fn: str) -> np.ndarray:
     """Dense grids over the ranges where fn is not trivially 0/1/inf (float32)."""
     g = {
         "exp": [_lin(-104, 89, 400_001), _lin(-1, 1, 200_001), _both_signs(_geom(1e-30, 1, 20_001))],
-        "exp2": [_lin(-151, 129, 400_001), _lin(-1, 1, 200_001), _both_signs(_geom(1e-30, 1, 20_001))],
         "expm1": [_lin(-20, 89, 400_001), _lin(-1.1, 1.1, 200_001), _both_signs(_geom(1e-40, 1, 40_001))],
         "log": [_geom(1e-45, 3.4e38, 400_001), _lin(0.5, 2, 200_001), _lin(1 - 2**-10, 1 + 2**-10, 20_001)],
-        "log2": [_geom(1e-45, 3.4e38, 400_001), _lin(0.5, 2, 200_001), _lin(1 - 2**-10, 1 + 2**-10, 20_001)],
         "log1p": [_lin(-1, 1, 400_001), _geom(1e-45, 3.4e38, 200_001), -_geom(1e-45, 1, 100_001),
                   (-1 + _geom(2**-24, 0.5, 20_001).astype(np.float64)).astype(np.float32)],
         "tanh": [_lin(-10, 10, 400_001), _lin(-1, 1, 200_001), _both_signs(_geom(1e-45, 1, 40_001))],
         "sigmoid": [_lin(-110, 110, 400_001), _lin(-10, 10, 200_001), _both_signs(_geom(1e-45, 1, 10_001))],
         "erf": [_lin(-5, 5, 400_001), _lin(-1.5, 1.5, 200_001), _both_signs(_geom(1e-45, 1, 40_001))],
-        "erfc": [_lin(-5, 11, 400_001), _lin(-1.5, 1.5, 200_001), _both_signs(_geom(1e-45, 1, 10_001))],
-        "sin": [_lin(-SINCOS_LIMIT, SINCOS_LIMIT, 400_001), _lin(-10, 10, 200_001),
-                _both_signs(_geom(1e-45, 1, 40_001)), _pio2_multiples()],
-        "cos": [_lin(-SINCOS_LIMIT, SINCOS_LIMIT, 400_001), _lin(-10, 10, 200_001),
-                _both_signs(_geom(1e-45, 1, 10_001)), _pio2_multiples()],
         "atan": [_lin(-10, 10, 400_001), _both_signs(_geom(1e-45, 3.4e38, 200_001))],
     }[fn]  # fmt: skip
     return np.concatenate(g)
@@ -310,20 +285,14 @@ def edge_inputs(fn: str) -> np.ndarray:
     extra = {
         "exp": [_neighbors(np.float32([88.72283, -87.33654, -103.97208, -103.27893,
                                         -88.0, -100.0, -104.0, 89.0]), 20)],
-        "exp2": [_neighbors(np.float32([128.0, -126.0, -149.0, -150.0, -127.5, -148.5]), 20)],
         "expm1": [_neighbors(np.float32([88.72283, -17.328679, 0.52, -0.52,
                                          0.6931472, -0.6931472, 16.6, 17.0]), 20)],
         "log": [_neighbors(np.float32([1.0, 0.70710677, 1.4142135, 2.0, 0.5]), 20)],
-        "log2": [_neighbors(np.float32([1.0, 0.70710677, 1.4142135, 2.0, 0.5]), 20),
-                 np.ldexp(np.float32(1), np.arange(-149, 128)).astype(np.float32)],
         "log1p": [_neighbors(np.float32([-1.0, 1.0, 2.0**24, -0.5, 0.41421357]), 20)],
         "tanh": [_neighbors(np.float32([0.625, -0.625, 9.0, 10.0, 2.0**-12]), 20)],
         "sigmoid": [_neighbors(np.float32([-87.33654, -103.97208, -88.72284, 16.635532,
                                            17.0, -17.0]), 20)],
         "erf": [_neighbors(np.float32([1.25, -1.25, 3.9192, 4.0, -4.0]), 20)],
-        "erfc": [_neighbors(np.float32([0.0, 10.0, 10.0545, 9.194, -3.9, 0.5]), 20)],
-        "sin": [_pio2_multiples()],
-        "cos": [_pio2_multiples()],
         "atan": [_neighbors(np.float32([1.0, -1.0, 2.0**24, 2.0**-12]), 20)],
     }[fn]  # fmt: skip
     return np.concatenate([EDGE_COMMON, *extra])
@@ -333,9 +302,6 @@ def input_sets(fn: str) -> dict[str, np.ndarray]:
     seed = sum(map(ord, fn))
     rb = random_bits(N_RANDOM, seed)
     sets = {"random_bits": rb, "grid": grid_inputs(fn), "edge": edge_inputs(fn)}
-    if fn in ("sin", "cos"):
-        # the accuracy bound is for |x| <= 2^17 (larger |x|: see test_sincos_large_arguments)
-        sets = {k: v[~(np.isfinite(v) & (np.abs(v) > SINCOS_LIMIT))] for k, v in sets.items()}
     return sets
 
 
@@ -468,16 +434,14 @@ def test_binary_accuracy(lt_math, fn):
 
 
 def test_subnormal_outputs_rounded_once(lt_math):
-    # exp / exp2 / sigmoid / pow deep in the subnormal range: within half an ulp (of the
+    # exp / sigmoid / pow deep in the subnormal range: within half an ulp (of the
     # subnormal spacing) plus the approximation error, i.e. the correctly rounded value or
     # its neighbour, and exactly 0 beyond 2^-150
     x = _lin(-103.98, -87.3, 200_001)
-    for fn, xs in (("exp", x), ("sigmoid", x), ("exp2", _lin(-150.5, -125.9, 200_001))):
+    for fn, xs in (("exp", x), ("sigmoid", x)):
         err = ulp_error(lt_math(fn, xs), reference(fn, xs))
         assert err.max() <= 1.0, fn
     assert lt_math("exp", np.float32([-104.0, -103.98, -1e4]))[...].tolist() == [0.0, 0.0, 0.0]
-    assert lt_math("exp2", np.float32([-150.0, -151.0]))[...].tolist() == [0.0, 0.0]
-    assert lt_math("exp2", np.float32([-149.0]))[0] == TRUE_MIN
     b = np.full(1000, 0.5, np.float32)
     e = _lin(126, 151, 1000)
     err = ulp_error(lt_math("pow", b, e), reference("pow", b, e))
@@ -494,17 +458,11 @@ SPECIAL = {
     "exp": [(0.0, 1.0), (-0.0, 1.0), (INF, INF), (-INF, 0.0), (NAN, NAN),
             (88.72283, F32(3.4027985e38)), (88.72284, INF), (89.0, INF), (FLT_MAX, INF), (-FLT_MAX, 0.0),
             (-104.0, 0.0), (TRUE_MIN, 1.0), (-TRUE_MIN, 1.0)],
-    "exp2": [(0.0, 1.0), (-0.0, 1.0), (INF, INF), (-INF, 0.0), (NAN, NAN), (1.0, 2.0),
-             (-1.0, 0.5), (127.0, 2.0**127), (128.0, INF), (-126.0, FLT_MIN),
-             (-149.0, TRUE_MIN), (-150.0, 0.0), (10.0, 1024.0)],
     "expm1": [(0.0, 0.0), (-0.0, -0.0), (INF, INF), (-INF, -1.0), (NAN, NAN), (-30.0, -1.0),
               (-FLT_MAX, -1.0), (FLT_MAX, INF), (88.72284, INF),
               (TRUE_MIN, TRUE_MIN), (-TRUE_MIN, -TRUE_MIN), (1e-30, 1e-30)],
     "log": [(1.0, 0.0), (0.0, -INF), (-0.0, -INF), (INF, INF), (-INF, NAN), (NAN, NAN),
             (-1.0, NAN), (-TRUE_MIN, NAN), (TRUE_MIN, F32(np.log(2.0**-149)))],
-    "log2": [(1.0, 0.0), (0.0, -INF), (-0.0, -INF), (INF, INF), (-INF, NAN), (NAN, NAN),
-             (-1.0, NAN), (TRUE_MIN, -149.0), (MAX_SUB, F32(np.log2(np.float64(MAX_SUB)))),
-             (FLT_MIN, -126.0), (2.0, 1.0), (0.5, -1.0), (2.0**127, 127.0), (1024.0, 10.0)],
     "log1p": [(0.0, 0.0), (-0.0, -0.0), (-1.0, -INF), (-1.5, NAN), (-INF, NAN), (INF, INF),
               (NAN, NAN), (TRUE_MIN, TRUE_MIN), (-TRUE_MIN, -TRUE_MIN), (1e-30, 1e-30),
               (-1e-30, -1e-30)],
@@ -516,13 +474,6 @@ SPECIAL = {
     "erf": [(0.0, 0.0), (-0.0, -0.0), (INF, 1.0), (-INF, -1.0), (NAN, NAN), (4.0, 1.0),
             (-10.0, -1.0), (FLT_MAX, 1.0), (-FLT_MAX, -1.0),
             (1e-30, F32(1e-30 * 2 / np.sqrt(np.pi))), (-TRUE_MIN, -TRUE_MIN)],
-    "erfc": [(0.0, 1.0), (-0.0, 1.0), (INF, 0.0), (-INF, 2.0), (NAN, NAN), (11.0, 0.0),
-             (-10.0, 2.0), (FLT_MAX, 0.0), (-FLT_MAX, 2.0), (TRUE_MIN, 1.0)],
-    "sin": [(0.0, 0.0), (-0.0, -0.0), (INF, NAN), (-INF, NAN), (NAN, NAN),
-            (TRUE_MIN, TRUE_MIN), (-TRUE_MIN, -TRUE_MIN), (-MAX_SUB, -MAX_SUB),
-            (1e-30, 1e-30), (-1e-30, -1e-30), (PI_2, 1.0), (-PI_2, -1.0)],
-    "cos": [(0.0, 1.0), (-0.0, 1.0), (INF, NAN), (-INF, NAN), (NAN, NAN), (TRUE_MIN, 1.0),
-            (-TRUE_MIN, 1.0), (1e-30, 1.0), (PI, -1.0), (-PI, -1.0)],
     "atan": [(0.0, 0.0), (-0.0, -0.0), (INF, PI_2), (-INF, -PI_2), (NAN, NAN),
              (TRUE_MIN, TRUE_MIN), (-TRUE_MIN, -TRUE_MIN), (FLT_MAX, PI_2), (-FLT_MAX, -PI_2),
              (1e-30, 1e-30)],
@@ -652,20 +603,6 @@ def test_atan2_special_values(lt_math):
     assert same_bits(got, want).all(), list(zip(y, x, got, want))
 
 
-def test_sincos_large_arguments(lt_math):
-    # beyond the accurate range the results stay finite and in [-1, 1]
-    rb = random_bits(N_RANDOM, 99)
-    rb = rb[np.isfinite(rb) & (np.abs(rb) > SINCOS_LIMIT)]
-    rb = np.concatenate([rb, np.float32([FLT_MAX, -FLT_MAX, 2.0**27, 2.0**60, 2.0**100])])
-    for fn in ("sin", "cos"):
-        got = lt_math(fn, rb)
-        assert np.isfinite(got).all() and (np.abs(got) <= 1).all(), fn
-    # and up to 2^27 the accuracy holds (the header's documented range)
-    x = np.concatenate([_geom(SINCOS_LIMIT, 2.0**27, 200_001), _pio2_multiples()])
-    for fn in ("sin", "cos"):
-        assert ulp_error(lt_math(fn, x), reference(fn, x)).max() <= BOUND[fn], fn
-
-
 def test_branch_points(lt_math):
     # 40 floats on each side of every split point and clamp of the piecewise functions, both
     # signs: erf (polynomial | 1 - 2^M at 0.75, clamp at 4, rounds to 1 from 3.92), tanh
@@ -702,7 +639,7 @@ def test_accuracy_without_fast_fma(tmp_path):
     if _has_fast_fma(flags):
         pytest.skip("FMA still enabled")
     h = build_harness(tmp_path, flags)
-    for fn in ("exp", "tanh", "sigmoid", "erf", "erfc"):
+    for fn in ("exp", "tanh", "sigmoid", "erf"):
         for name, a in input_sets(fn).items():
             err = ulp_error(h(fn, a), reference(fn, a))
             i = int(np.argmax(err))
@@ -712,8 +649,7 @@ def test_accuracy_without_fast_fma(tmp_path):
 def test_range_of_results(lt_math):
     # bounded functions never leave their range, for any input
     rb = random_bits(N_RANDOM, 5)
-    for fn, lo, hi in (("tanh", -1, 1), ("sigmoid", 0, 1), ("erf", -1, 1), ("erfc", 0, 2),
-                       ("atan", -PI_2, PI_2)):  # fmt: skip
+    for fn, lo, hi in (("tanh", -1, 1), ("sigmoid", 0, 1), ("erf", -1, 1), ("atan", -PI_2, PI_2)):
         got = lt_math(fn, rb)
         ok = np.isnan(rb) | ((got >= lo) & (got <= hi))
         assert ok.all(), fn
@@ -726,9 +662,8 @@ def test_float64_overloads_forward_to_libm(lt_math):
     y = rng.standard_normal(x.size) * 3
     # the math module calls the same libm: results must be identical where it answers
     scalar = {
-        "exp": math.exp, "expm1": math.expm1, "log": math.log, "log2": math.log2,
-        "log1p": math.log1p, "tanh": math.tanh, "erf": math.erf, "erfc": math.erfc,
-        "sin": math.sin, "cos": math.cos, "atan": math.atan,
+        "exp": math.exp, "expm1": math.expm1, "log": math.log, "log1p": math.log1p,
+        "tanh": math.tanh, "erf": math.erf, "atan": math.atan,
     }  # fmt: skip
     for fn, f in scalar.items():
         got = lt_math.f64(fn, x)
@@ -739,8 +674,7 @@ def test_float64_overloads_forward_to_libm(lt_math):
                 continue
             assert g == want or (math.isnan(g) and math.isnan(want)), (fn, v, g, want)
     with np.errstate(all="ignore"):
-        for fn, ref in (("exp2", np.exp2(x)), ("pow", np.power(np.abs(x), y)),
-                        ("atan2", np.arctan2(y, x))):  # fmt: skip
+        for fn, ref in (("pow", np.power(np.abs(x), y)), ("atan2", np.arctan2(y, x))):
             got = lt_math.f64(
                 fn,
                 np.abs(x) if fn == "pow" else (y if fn == "atan2" else x),
@@ -769,9 +703,8 @@ def test_header_compiles_cleanly(tmp_path):
     src.write_text(
         '#include "lazytorch_math.h"\n'
         "float f(float a, float b) { return lt::exp(a) + lt::log(a) + lt::tanh(a) +\n"
-        "  lt::sigmoid(a) + lt::erf(a) + lt::erfc(a) + lt::sin(a) + lt::cos(a) + lt::pow(a, b) +\n"
-        "  lt::expm1(a) + lt::log1p(a) + lt::atan(a) + lt::atan2(a, b) + lt::log2(a) +\n"
-        "  lt::exp2(a); }\n"
+        "  lt::sigmoid(a) + lt::erf(a) + lt::pow(a, b) + lt::expm1(a) + lt::log1p(a) +\n"
+        "  lt::atan(a) + lt::atan2(a, b); }\n"
         "double g(double a, double b) { return lt::exp(a) + lt::pow(a, b) + lt::sigmoid(a); }\n"
     )
     cmd = [CXX, "-std=c++17", "-O2", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion",
@@ -825,11 +758,9 @@ extern "C" void scan_##NAME(double lim, double* max_err, float* worst) {        
     }                                                                                  \
     *max_err = best; *worst = bx;                                                      \
 }
-SCAN(exp, lt::exp, std::exp) SCAN(exp2, lt::exp2, std::exp2) SCAN(expm1, lt::expm1, std::expm1)
-SCAN(log, lt::log, std::log) SCAN(log2, lt::log2, std::log2) SCAN(log1p, lt::log1p, std::log1p)
-SCAN(tanh, lt::tanh, std::tanh) SCAN(sigmoid, lt::sigmoid, sigmoid64) SCAN(erf, lt::erf, std::erf)
-SCAN(erfc, lt::erfc, std::erfc) SCAN(sin, lt::sin, std::sin) SCAN(cos, lt::cos, std::cos)
-SCAN(atan, lt::atan, std::atan)
+SCAN(exp, lt::exp, std::exp) SCAN(expm1, lt::expm1, std::expm1) SCAN(log, lt::log, std::log)
+SCAN(log1p, lt::log1p, std::log1p) SCAN(tanh, lt::tanh, std::tanh)
+SCAN(sigmoid, lt::sigmoid, sigmoid64) SCAN(erf, lt::erf, std::erf) SCAN(atan, lt::atan, std::atan)
 """
 
 
@@ -854,8 +785,7 @@ def exhaustive_lib(tmp_path_factory):
 
 def exhaustive_max_error(lib, fn: str) -> tuple[float, float]:
     err, worst = ctypes.c_double(), ctypes.c_float()
-    lim = SINCOS_LIMIT if fn in ("sin", "cos") else math.inf
-    getattr(lib, f"scan_{fn}")(ctypes.c_double(lim), ctypes.byref(err), ctypes.byref(worst))
+    getattr(lib, f"scan_{fn}")(ctypes.c_double(math.inf), ctypes.byref(err), ctypes.byref(worst))
     return err.value, worst.value
 
 

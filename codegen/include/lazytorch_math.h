@@ -13,14 +13,14 @@
 // every function vectorizes (via -fopt-info-vec-optimized) and measures its accuracy.
 //
 // Contents (namespace lt; float32 versions are the point, float64 overloads forward to libm):
-//     exp log tanh sigmoid erf sin cos pow(x, y)
-//     expm1 log1p atan atan2(y, x) erfc log2 exp2
+//     exp log tanh sigmoid erf pow(x, y)
+//     expm1 log1p atan atan2(y, x)
+// (the functions the C++ lowering, codegen/cpp_ops.py, emits; sin and cos are libm's there)
 //
 // Accuracy (max error measured against float64 references rounded to float32; the test
 // file asserts the documented bounds, and an exhaustive scan of all 2^32 inputs of each unary
 // function is available as a slow test): every function is <= 2 ulp over its whole domain
-// (most are <= 1 ulp); see each function for its number. sin and cos: <= 1 ulp for
-// |x| <= 2^27 (see lt::sin for what happens beyond).
+// (most are <= 1 ulp); see each function for its number.
 // Special values follow C99 Annex F (and torch): +-0 keep their sign where the function is odd,
 // +-inf and NaN propagate, subnormal inputs are handled exactly (no flush to zero) and
 // subnormal outputs are rounded once, overflow gives +-inf exactly at the float32 thresholds.
@@ -97,11 +97,6 @@ LT_MATH_INLINE T poly(T x, T c0, Cs... cs) { return mad(poly(x, T(cs)...), x, c0
 LT_MATH_INLINE float inf_f() { return __builtin_inff(); }
 LT_MATH_INLINE float nan_f() { return __builtin_nanf(""); }
 
-// Sign transfer without branching: x with its sign bit XOR-ed with the sign bit of s.
-LT_MATH_INLINE float xorsign(float x, float s) {
-    return as_float(bits(x) ^ (bits(s) & 0x80000000u));
-}
-
 // 2^k for integer k in [-126, 127], built directly in the exponent field.
 LT_MATH_INLINE float pow2i(int32_t k) { return as_float(uint32_t(k + 127) << 23); }
 
@@ -163,20 +158,12 @@ LT_MATH_INLINE float exp_core(float x, float shift, float& s) {
 }
 
 // 2^r = 1 + r P(r) on [-1/2, 1/2], P a degree-5 minimax fit (fit error 1.2e-8 relative =
-// 0.2 ulp). Shared by exp2 and erf.
+// 0.2 ulp). Used by erf.
 LT_MATH_INLINE float exp2_p(float r) {
     return mad(r,
                poly(r, 0x1.62e432p-1f, 0x1.ebfc18p-3f, 0x1.c6ad6p-5f, 0x1.3afb7p-7f,
                     0x1.5fe614p-10f, 0x1.66b3cp-13f),
                1.0f);
-}
-
-// p * 2^n for n in [-252, 254] with a single rounding: 2^n is applied as two normal factors,
-// so results that overflow become inf and results in the subnormal range are rounded once
-// (p * 2^n1 is exact). This is what makes exp(-100) a correctly scaled subnormal.
-LT_MATH_INLINE float scale2(float p, int32_t n) {
-    int32_t n1 = n >> 1;  // arithmetic shift: floor(n / 2)
-    return (p * pow2i(n1)) * pow2i(n - n1);
 }
 
 // log(1+f) - f = f^2 * Q(f) on [sqrt(1/2) - 1, sqrt(2) - 1], degree 9.
@@ -206,7 +193,7 @@ LT_MATH_INLINE float atan_01(float t) {
 
 // 2^t in double for t in [-200, 200] (t is clamped; NaN passes): t = n + r with n = round(t)
 // (1.5*2^52 shifter), 2^r = 1 + r B(r) with B a degree-7 minimax fit on [-1/2, 1/2] (relative
-// error 8e-13), times 2^n built in the exponent field. Used by pow and erfc, whose float results
+// error 8e-13), times 2^n built in the exponent field. Used by pow, whose float results
 // are this value rounded once (so float overflow, underflow and subnormals come out right).
 LT_MATH_INLINE double exp2_d(double t) {
     t = t > 200.0 ? 200.0 : t;
@@ -230,7 +217,7 @@ constexpr float kPiLo = -0x1.777a5cp-24f;
 }  // namespace detail
 
 // =============================================================================================
-// exp, exp2, expm1
+// exp, expm1
 // =============================================================================================
 
 // exp(x). Cody–Waite reduction x = n ln2 + r (|r| <= ln2/2, n = round(x / ln2) via the
@@ -254,19 +241,6 @@ LT_MATH_INLINE float exp(float x) {
     float s;
     float p = detail::exp_core(xc, neg ? detail::kShift + 191.0f : detail::kShift + 126.0f, s);
     return (p * s) * (neg ? 0x1p-64f : 2.0f);
-}
-
-// exp2(x) = 2^x. n = round(x), r = x - n (exact, |r| <= 1/2), 2^r = 1 + r P(r) with a
-// degree-5 minimax P on [-1/2, 1/2] (detail::exp2_p, fit error 1.2e-8 relative = 0.2 ulp);
-// clamp to [-151, 129] as in exp.
-LT_MATH_INLINE float exp2(float x) {
-    float xc = x > 129.0f ? 129.0f : x;
-    xc = xc < -151.0f ? -151.0f : xc;
-    float k = xc + detail::kShift;
-    float nf = k - detail::kShift;
-    int32_t n = int32_t(detail::bits(k) - detail::bits(detail::kShift));
-    float r = xc - nf;
-    return detail::scale2(detail::exp2_p(r), n);
 }
 
 // expm1(x) = exp(x) - 1, accurate near 0. Same reduction as exp (x = n ln2 + rh + c), except
@@ -305,7 +279,7 @@ LT_MATH_INLINE float expm1(float x) {
 }
 
 // =============================================================================================
-// log, log2, log1p
+// log, log1p
 // =============================================================================================
 
 // log(x). x = 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)) (subnormal x is first scaled by
@@ -323,30 +297,6 @@ LT_MATH_INLINE float log(float x) {
     float lo = (a - hi) + f;       // exact error of hi (|a| >= |f| unless e == 0, then a == 0)
     float tail = detail::mad(f * f, detail::log_q(f), detail::mad(e, detail::kLn2Lo, lo));
     float res = hi + tail;
-    res = x == detail::inf_f() ? x : res;
-    res = x == 0.0f ? -detail::inf_f() : res;
-    res = x < 0.0f ? detail::nan_f() : res;
-    return x != x ? x : res;
-}
-
-// log2(x). Same reduction as log; log2(1+f) = f + f (c0 + f P(f)) where c0 = 1/ln2 - 1 is a
-// float hi + lo pair and P a degree-8 minimax fit of (log2(1+f) - f/ln2) / f^2 on
-// [sqrt(1/2) - 1, sqrt(2) - 1] (fit error 4.9e-9 relative = 0.08 ulp). e + f is summed exactly
-// (Fast2Sum) so the leading terms carry no rounding. Exact for powers of two. Max error 1 ulp.
-LT_MATH_INLINE float log2(float x) {
-    bool sub = x < 0x1p-126f;
-    float xs = sub ? x * 0x1p23f : x;
-    float e;
-    float f = detail::log_reduce(xs, e);
-    e = sub ? e - 23.0f : e;
-    float p = detail::poly(f, -0x1.71547p-1f, 0x1.ec708ap-2f, -0x1.715b08p-2f, 0x1.27820ap-2f,
-                           -0x1.eaa3dcp-3f, 0x1.a25722p-3f, -0x1.877592p-3f, 0x1.81fa9p-3f,
-                           -0x1.cd4e96p-4f);
-    float q = detail::mad(f, p, -0x1.6a3e8p-27f);          // c0 lo + f P(f)
-    float fc = detail::mad(f, 0x1.c551dap-2f, f * q);      // f (c0 hi + c0 lo + f P(f))
-    float hi = e + f;
-    float lo = (e - hi) + f;
-    float res = hi + (lo + fc);
     res = x == detail::inf_f() ? x : res;
     res = x == 0.0f ? -detail::inf_f() : res;
     res = x < 0.0f ? detail::nan_f() : res;
@@ -446,7 +396,7 @@ LT_MATH_INLINE float sigmoid(float x) {
 }
 
 // =============================================================================================
-// erf, erfc
+// erf
 // =============================================================================================
 
 // erf(x), computed on a = |x| and given the sign of x. Both branches are evaluated (then
@@ -475,92 +425,6 @@ LT_MATH_INLINE float erf(float x) {
     float r = m - (k - (detail::kShift + 127.0f));
     float large = detail::mad(-detail::exp2_p(r), detail::shifter_pow2(k), 1.0f);
     return __builtin_copysignf(a < 0.75f ? small : large, x);
-}
-
-// erfc(x) = 1 - erf(x) without cancellation.
-//   x < 0: 1 - erf(x) (in [1, 2], no cancellation).
-//   x >= 0 (in double): with t = 1 / (1 + x/2), erfc(x) = t exp(-x^2 + P(t)), the form of
-//   Numerical Recipes' erfcc, but with our own P: a degree-12 minimax fit of
-//   log(erfc(x) / t) + x^2 over t in [1/6.25, 1] (x in [0, 10.5]), absolute error 1.6e-10.
-//   x^2 is exact in double; exp is detail::exp2_d; x is clamped to 10.5 (erfc(x) < 2^-150 from
-//   10.06 on), and the double result is rounded once (subnormal results included).
-// Max error 1 ulp. erfc(-inf) = 2, erfc(+inf) = +0.
-LT_MATH_INLINE float erfc(float x) {
-    double xd = x > 10.5f ? 10.5 : double(x);
-    xd = xd < 0.0 ? 0.0 : xd;
-    double t = 1.0 / detail::mad(xd, 0.5, 1.0);
-    double p = detail::poly(t, -0x1.43f8332268236p+0, 0x1.ffe2cb7b99e01p-1, 0x1.83abfaebe7aa4p-2,
-                            0x1.952187ce6c822p-5, 0x1.f96debb0ca186p-4, -0x1.08cc098257a15p+0,
-                            0x1.49e9713b7317ap+1, -0x1.676365fd37a8ep+2, 0x1.0c37bb0c46e12p+3,
-                            -0x1.f084b0cbb30a6p+2, 0x1.156457f3618a4p+2, -0x1.5ac9280e76016p+0,
-                            0x1.777aadf50e02cp-3);
-    double z = detail::mad(-xd, xd, p);  // -x^2 exact, then one rounding
-    float pos = float(t * detail::exp2_d(z * 0x1.71547652b82fep+0));
-    float neg = 1.0f - lt::erf(x);
-    return x < 0.0f ? neg : pos;
-}
-
-// =============================================================================================
-// sin, cos
-// =============================================================================================
-
-namespace detail {
-
-// Shared by sin and cos: reduces |x| to r = |x| - n pi/2 in double and returns the quadrant
-// n mod 4 (as a double in {0, 1, 2, 3}) plus both polynomials, evaluated in double:
-//   sin(r) = r + r^3 S(r^2), cos(r) = 1 + r^2 C(r^2) on |r| <= pi/4, degrees 3 and 3 in r^2
-//   (fit errors 5.2e-12 and 6.4e-11 relative), so the final float rounding dominates.
-// Reduction: three-part Cody–Waite split of pi/2 (P1, P2 of 26 bits, P3 a full double), so
-// for n < 2^27 the products n*P1, n*P2 are exact and x - n*P1 is exact; the reduced argument
-// then has a relative error below 2^-50 for every float |x| <= 2^27 * pi/2 (the closest float
-// to a multiple of pi/2 in that range is ~2^-29 away). Beyond, the products start rounding:
-// the absolute error of r grows like |x| 2^-52 (still ~1e-7 at 2^30), and for huge |x| the
-// result is not meaningful; r is clamped to [-1, 1] so the result stays finite and in [-1, 1].
-struct SinCos {
-    double s, c, q;
-};
-LT_MATH_INLINE SinCos sincos_core(float x) {
-    double ax = __builtin_fabs(double(x));
-    double n = __builtin_floor(mad(ax, 0x1.45f306dc9c883p-1, 0.5));  // round(|x| 2/pi)
-    double q = n - 4.0 * __builtin_floor(n * 0.25);
-    double r = mad(n, -0x1.921fb58p+0, ax);
-    r = mad(n, 0x1.dde974p-27, r);
-    r = mad(n, -0x1.1a62633145c07p-54, r);
-    r = r > 1.0 ? 1.0 : r;
-    r = r < -1.0 ? -1.0 : r;
-    double t = r * r;
-    double s = mad(r * t,
-                   poly(t, -0x1.5555554c71ccap-3, 0x1.1111086a5e017p-7, -0x1.a00f7f25f4599p-13,
-                        0x1.6cd1f1ff3f939p-19),
-                   r);
-    double c = mad(t,
-                   poly(t, -0x1.ffffffcb82cd3p-2, 0x1.55553c788f69dp-5, -0x1.6c07f1651fcd4p-10,
-                        0x1.99169ec270d45p-16),
-                   1.0);
-    return {s, c, q};
-}
-
-}  // namespace detail
-
-// sin(x): sin(|x|) from the quadrant (0: s, 1: c, 2: -s, 3: -c), then the sign of x.
-// Max error 1 ulp for |x| <= 2^27 (see detail::sincos_core for larger |x|).
-// sin(+-0) = +-0, sin(+-inf) = NaN, sin(NaN) = NaN.
-LT_MATH_INLINE float sin(float x) {
-    detail::SinCos k = detail::sincos_core(x);
-    bool odd = k.q == 1.0 || k.q == 3.0;
-    double v = odd ? k.c : k.s;
-    v = k.q >= 2.0 ? -v : v;
-    return detail::xorsign(float(v), x);
-}
-
-// cos(x) = cos(|x|): quadrant 0: c, 1: -s, 2: -c, 3: s. Max error 1 ulp for |x| <= 2^27.
-// cos(+-inf) = NaN.
-LT_MATH_INLINE float cos(float x) {
-    detail::SinCos k = detail::sincos_core(x);
-    bool odd = k.q == 1.0 || k.q == 3.0;
-    double v = odd ? k.s : k.c;
-    v = (k.q == 1.0 || k.q == 2.0) ? -v : v;
-    return float(v);
 }
 
 // =============================================================================================
@@ -660,16 +524,11 @@ LT_MATH_INLINE float pow(float x, float y) {
 // =============================================================================================
 
 LT_MATH_INLINE double exp(double x) { return __builtin_exp(x); }
-LT_MATH_INLINE double exp2(double x) { return __builtin_exp2(x); }
 LT_MATH_INLINE double expm1(double x) { return __builtin_expm1(x); }
 LT_MATH_INLINE double log(double x) { return __builtin_log(x); }
-LT_MATH_INLINE double log2(double x) { return __builtin_log2(x); }
 LT_MATH_INLINE double log1p(double x) { return __builtin_log1p(x); }
 LT_MATH_INLINE double tanh(double x) { return __builtin_tanh(x); }
 LT_MATH_INLINE double erf(double x) { return __builtin_erf(x); }
-LT_MATH_INLINE double erfc(double x) { return __builtin_erfc(x); }
-LT_MATH_INLINE double sin(double x) { return __builtin_sin(x); }
-LT_MATH_INLINE double cos(double x) { return __builtin_cos(x); }
 LT_MATH_INLINE double atan(double x) { return __builtin_atan(x); }
 LT_MATH_INLINE double atan2(double y, double x) { return __builtin_atan2(y, x); }
 LT_MATH_INLINE double pow(double x, double y) { return __builtin_pow(x, y); }
