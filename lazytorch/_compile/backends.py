@@ -56,7 +56,12 @@ class LazyBackend(CompileBackend):
 
 
 class TritonBackend(CompileBackend):
-    """The GPU backend: not built yet, so choosing it fails at ``compile()`` time."""
+    """``backend="triton"``: not a compile strategy yet, so choosing it fails at ``compile()``.
+
+    Triton itself is not what is missing: programs on a ``cuda`` device run as Triton
+    kernels under every compile backend (the device names its runtime backend,
+    `lazytorch.cuda.BACKEND`).
+    """
 
     name = "triton"
 

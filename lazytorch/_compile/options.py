@@ -13,8 +13,10 @@ from typing import Any
 class CompileMode(str, enum.Enum):
     """How hard compilation tries; torch's mode strings are accepted.
 
-    On the CPU backends every mode currently does the same thing: trace replay *is* the
-    overhead reduction, and autotuning belongs to the GPU backend, which is not built yet.
+    ``default`` and ``reduce-overhead`` do the same thing: trace replay *is* the overhead
+    reduction. ``max-autotune`` also lets the programs cut inside the call time candidate
+    block sizes for their Triton kernels (`lazytorch.runtime.triton_backend.Tuner`); the
+    cpp backend has nothing to tune, so there it is the same as the others.
 
     >>> from lazytorch import CompileMode
     >>> CompileMode("reduce-overhead") is CompileMode.REDUCE_OVERHEAD

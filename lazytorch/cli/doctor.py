@@ -2,10 +2,11 @@
 
 One section per component, each marked ``ok``, ``warning`` or ``missing``: Python and
 lazytorch, the native extension, the C++ compiler and OpenMP (checked by compiling and
-loading a tiny program), the CPU, BLAS, the default backend, Triton and a GPU (no GPU
-runtime exists yet), the compile cache and the ``LAZYTORCH_*`` environment. The exit status is 0
-when compiled execution works (the native extension loads, the compiler builds OpenMP
-code, and the cache directory is usable), else 1.
+loading a tiny program), the CPU, BLAS, the default backend, Triton and a GPU (and
+whether the ``cuda`` device can use it: `lazytorch.cuda.unavailable_reason`), the compile
+cache and the ``LAZYTORCH_*`` environment. The exit status is 0 when compiled execution
+works (the native extension loads, the compiler builds OpenMP code, and the cache
+directory is usable), else 1.
 
 Usage::
 

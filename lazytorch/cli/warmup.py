@@ -13,9 +13,12 @@ Two sources of programs:
   inputs zeros.
 
 Both are idempotent (a program already in the cache is not compiled again), show progress,
-and end with a summary. Programs are specialized to their sizes, so warm every size a
-server will see: ``--input "float32[1..64,784]"`` calls the function 64 times (a function
-that pads to size buckets compiles only one program per bucket).
+and end with a summary. Give every size a server will see: ``--input
+"float32[1..64,784]"`` calls the function 64 times. Each call cuts as a real one would, so
+a size that changes becomes symbolic after its second value (docs/dynamic_shapes.md) and
+the range compiles a few programs, not 64; where a size cannot be symbolic
+(``LAZYTORCH_DYNAMIC=0``, a dtype, a size the program cannot take as an argument) each
+size compiles its own (a function that pads to size buckets compiles one per bucket).
 
     LAZYTORCH_RECORD=programs.jsonl python serve.py --selftest
     lazytorch warmup --manifest programs.jsonl --cache-dir build/cache

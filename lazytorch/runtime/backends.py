@@ -51,8 +51,9 @@ def has_empty_value(program: Program) -> bool:
 
     The triton backend hands such programs to the reference interpreter. The cpp backend
     compiles what is not empty (`lazytorch.runtime.empty_values`) and hands the interpreter
-    only symbolic sizes (it does not take sizes as arguments yet) and the rare op with no
-    rule for an empty operand.
+    only a program whose shapes hold symbolic sizes (one built by hand: the programs it
+    compiles over symbolic sizes are generalized from recorded ones and reach it through
+    ``compile_dynamic``) and the rare op with no rule for an empty operand.
     """
 
     def empty(shape: Any) -> bool:

@@ -34,8 +34,10 @@ carrier: the arena memory plan the C++ backend follows (`Buffer.offset`, ``inpla
 ignored for now, which costs memory, not correctness (an in-place temporary only reuses its
 source's memory; separate memory gives the same values).
 
-Programs with an empty value or a symbolic size run on the reference interpreter, as on the
-``cpp`` backend. A program the Triton lowering does not handle yet (`TritonLoweringMissing`:
+Programs with an empty value or a symbolic size run on the reference interpreter (the
+``cpp`` backend compiles the non-empty part, `lazytorch.runtime.empty_values`, and compiles
+recorded programs over symbolic sizes through ``compile_dynamic``; this backend has
+neither yet). A program the Triton lowering does not handle yet (`TritonLoweringMissing`:
 an argsort of 64-bit values, ...) runs on the ``cpp`` backend instead, logged on
 ``LAZYTORCH_LOG=compile`` and counted in the ``triton_fallbacks`` metric. The backend is not registered at import: call ``register(carrier)``.
 
