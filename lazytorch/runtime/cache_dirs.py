@@ -122,7 +122,7 @@ def same_file(a: os.stat_result, b: os.stat_result | pathlib.Path) -> bool:
 
 def make_private_dirs(path: pathlib.Path) -> None:
     """Create `path` and missing parents with mode 0o700 (exactly: the umask can't loosen
-    or tighten it). Existing directories are left as they are; `_check_dir` judges them.
+    or tighten it). Existing directories are left as they are; `check_dir` judges them.
     """
     try:
         os.mkdir(path, DIR_MODE)
@@ -187,7 +187,7 @@ def warn(message: str) -> None:
 
 
 def check_prefix_dirs(entries: pathlib.Path) -> None:
-    """`_check_dir` for each key-prefix directory: any of them could receive planted entries."""
+    """`check_dir` for each key-prefix directory: any of them could receive planted entries."""
     for name in listdir(entries):
         path = entries / name
         if PREFIX_RE.fullmatch(name) and os.path.isdir(path) and not os.path.islink(path):
