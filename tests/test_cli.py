@@ -270,8 +270,17 @@ def test_warmup_an_entry_point_over_input_specs(work, cache_env):
             return (x @ W).softmax(-1)[:b]
         """)
     )
+    # with tiered execution on, as a user's shell has it (the test suite turns it off):
+    # warming must compile, not run first sightings on the interpreter
     r = lazytorch_cmd(
-        "warmup", "model:predict", "--input", "float32[1..8,8]", "--cache-dir", "c", cwd=work
+        "warmup",
+        "model:predict",
+        "--input",
+        "float32[1..8,8]",
+        "--cache-dir",
+        "c",
+        cwd=work,
+        env={"LAZYTORCH_TIERED": "1"},
     )
     assert r.returncode == 0, r.stderr
     m = re.search(

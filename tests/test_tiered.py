@@ -222,3 +222,17 @@ def test_explicit_materialize_computes_only_what_it_is_given():
     s = h.sum()
     lt.materialize(s)
     assert h._node.buffer is None and x._node.buffer is None
+
+
+def test_sizes_that_keep_changing_compile_one_program_over_symbolic_sizes(tiering):
+    # the interpreter must not hide a size variant: the second size compiles over symbolic
+    # sizes now, as without tiering, and every later size runs that program
+    rng = np.random.default_rng(1)
+    w = lt.tensor(rng.standard_normal((8, 4)))
+    for n in range(1, 17):
+        x = rng.standard_normal((n, 8))
+        got = (lt.tensor(x) @ w).relu().sum().item()
+        np.testing.assert_allclose(got, np.maximum(x @ w.numpy(), 0).sum(), rtol=1e-10)
+    assert _count("tier0_runs") == 1  # the first size only
+    assert _count("dynamic_programs") == 1 and _count("compiles") == 1
+    assert _count("dynamic_hits") == 14

@@ -273,6 +273,18 @@ def _tensors(out: Any) -> list[Any]:
 
 
 def _from_function(args: argparse.Namespace) -> int:
+    from lazytorch import _config
+
+    # Warming compiles: a first-seen program must not run on the interpreter instead
+    # (tiered execution), or the cache would be as cold after the warmup as before it.
+    tiered, _config.DEFAULTS.tiered = _config.DEFAULTS.tiered, False
+    try:
+        return _warm_function(args)
+    finally:
+        _config.DEFAULTS.tiered = tiered
+
+
+def _warm_function(args: argparse.Namespace) -> int:
     import numpy as np
 
     import lazytorch

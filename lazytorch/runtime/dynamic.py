@@ -99,6 +99,27 @@ def _static_positions(pattern: SizePattern, marks: Marks) -> list[int]:
     return [offsets[i] + d for (i, d), m in marks.items() if m[0] == "static" and i < len(offsets)]
 
 
+def size_variant(
+    scope: tuple[Any, ...], where: str, pattern: SizePattern, marks: Marks | None = None
+) -> bool:
+    """Whether `generalize_and_compile` would try a program over symbolic sizes for
+    `pattern` at `where` (marked dynamic inputs, or the previous program there with other
+    sizes). Reads, changes nothing."""
+    if not enabled():
+        return False
+    prev = _last_at.get((*scope, where))
+    marked = bool(marks) and any(m[0] == "dynamic" for m in marks.values())
+    if marked:
+        return prev is None or prev.key != pattern.key
+    return prev is not None and prev.key == pattern.key
+
+
+def remember(scope: tuple[Any, ...], where: str, pattern: SizePattern) -> None:
+    """Note `pattern` as the last program built at `where` without compiling it now (a
+    tiered first run): the next sizes at `where` are then seen as a size variant."""
+    _last_at[(*scope, where)] = pattern
+
+
 def generalize_and_compile(
     scope: tuple[Any, ...],
     where: str,

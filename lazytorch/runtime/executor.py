@@ -163,13 +163,20 @@ def _build(
                 bound.info["observe_key"] = key  # every size's executable shares info
                 observe.built(key, shown, bound, backend.name, cause, loc or user_loc(), timings)
             return bound
-    if tier and not _on_disk(backend, program, options):
-        return _tier0(key, program, backend, options, cause, loc, t0)
-    t1 = time.perf_counter()
     # The cut's line, looked up only on a miss: the innermost frame outside lazytorch is
     # the user's materialize()/opt.step()/.item() call.
     loc = loc or user_loc()
     where = format_loc(loc) if loc is not None else f"<{cause or 'unknown'}>"
+    if tier and not _on_disk(backend, program, options):
+        # A size variant of the program last built here is compiled over symbolic sizes
+        # now, as without tiering (the interpreter would hide every size behind a compile
+        # of its own); any other first sighting runs on the interpreter.
+        scope = (backend.name, deterministic)
+        if pattern is None or not dynamic.size_variant(scope, where, pattern, marks):
+            if pattern is not None:
+                dynamic.remember(scope, where, pattern)
+            return _tier0(key, program, backend, options, cause, loc, t0)
+    t1 = time.perf_counter()
     shown = program
     made = None
     if pattern is not None:
