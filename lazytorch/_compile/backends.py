@@ -67,9 +67,10 @@ class TritonBackend(CompileBackend):
 
     def __init__(self) -> None:
         raise NotImplementedError(
-            "compile(backend='triton'): the GPU (Triton) backend is not built on this "
-            "machine — lazytorch has no Triton code generator yet; use backend='cpp' "
-            "(compiled C++ on the CPU), 'interpreter' or 'auto'"
+            "compile(backend='triton') is not a compile strategy: programs on a cuda "
+            "device already run as Triton kernels under any backend (put the inputs on "
+            "the device: .to('cuda')); on the CPU use backend='cpp', 'interpreter' or "
+            "'auto'"
         )
 
 
