@@ -135,7 +135,10 @@ def test_options_are_validated():
 
 
 def test_backend_strings():
-    with pytest.raises(NotImplementedError, match=r"not a compile strategy: programs on a cuda device already run as Triton"):
+    with pytest.raises(
+        NotImplementedError,
+        match=r"not a compile strategy: programs on a cuda device already run as Triton",
+    ):
         lt.compile(lambda x: x, backend="triton")
     with pytest.raises(ValueError, match=r"did you mean 'interpreter'\?"):
         lt.compile(lambda x: x, backend="interpeter")
