@@ -116,9 +116,9 @@ def _call(fn: str) -> Lowering:
 
 
 def _libm_trig(name: str) -> Lowering:
-    # libm: the header has no sin/cos (a vectorized Cody-Waite version, exact only for
-    # |x| <= 2^27, was removed unused; it is in the history before issue 20's lowering
-    # tables, should a Payne-Hanek reduction for huge |x| ever make it usable).
+    # libm: the header has no sin/cos. A vectorized Cody-Waite version, 1 ulp only for
+    # |x| <= 2^27, was removed unused in commit 5c2b0d9 (restore it from its parent, with
+    # its tests, if a Payne-Hanek reduction for huge |x| ever makes it usable).
     return _arith(
         lambda a, d, origin: (
             f"__builtin_{name}({a[0]})"
