@@ -122,27 +122,37 @@ def _blas_flags() -> list[str]:
 
 
 def _generator_digest() -> str:
-    """A digest of the code that writes programs (scheduler, codegen, the cpp backend).
+    """A digest of the code that writes programs (scheduler, codegen, the cpp backend, and
+    the primitive definitions, whose cost and compare facts the lowerings read).
 
     Part of every cache key, so a changed scheduler or lowering never loads a program that
     the previous version generated (the version number alone does not change in between
     releases, e.g. in an editable install).
     """
-    import importlib.util
-
     h = hashlib.sha256()
-    roots = [Path(__file__).parent]
-    spec = importlib.util.find_spec("lazytorch.scheduler")
-    if spec is not None and spec.submodule_search_locations:
-        roots += [Path(p) for p in spec.submodule_search_locations]
-    files = [f for r in roots for f in sorted(r.glob("*.py"))]
-    backend = importlib.util.find_spec("lazytorch.runtime.cpp_backend")
-    if backend is not None and backend.origin:
-        files.append(Path(backend.origin))
-    for f in files:
+    for f in _generator_files():
         h.update(f.name.encode())
         h.update(f.read_bytes())
     return h.hexdigest()
+
+
+def _generator_files() -> list[Path]:
+    """The source files `_generator_digest` covers."""
+    import importlib.util
+
+    roots = [Path(__file__).parent]
+    for package in ("lazytorch.scheduler", "lazytorch.ir.prims"):
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            roots += [Path(p) for p in spec.submodule_search_locations]
+    files = [f for r in roots for f in sorted(r.glob("*.py"))]
+    primitives = importlib.util.find_spec("lazytorch.ir.primitives")
+    if primitives is not None and primitives.origin:
+        files.append(Path(primitives.origin))
+    backend = importlib.util.find_spec("lazytorch.runtime.cpp_backend")
+    if backend is not None and backend.origin:
+        files.append(Path(backend.origin))
+    return files
 
 
 def _compiler_version(cxx: str, memo_dir: Path | None) -> str:

@@ -632,3 +632,21 @@ def test_export_skips_an_entry_with_an_edited_manifest(capsys, cache_dir, tmp_pa
     assert f"skipped corrupt entry {entry.name}: meta.json does not match its seal" in err
     with tarfile.open(archive) as tar:
         assert not [n for n in tar.getnames() if n.startswith(entry.name)]
+
+
+def test_the_cache_key_covers_every_file_that_shapes_generated_code():
+    # the primitives' cost/compare facts steer fusion and lowering: a change to them must
+    # not load a program the previous definitions generated
+    from lazytorch.codegen import compiler
+
+    names = {(f.parent.name, f.name) for f in compiler._generator_files()}
+    for want in [
+        ("codegen", "cpp_ops.py"),
+        ("codegen", "triton_ops.py"),
+        ("scheduler", "fusion.py"),
+        ("ir", "primitives.py"),
+        ("prims", "elementwise.py"),
+        ("prims", "reduce.py"),
+        ("runtime", "cpp_backend.py"),
+    ]:
+        assert want in names, want
