@@ -1,8 +1,8 @@
 """The helper functions generated Triton modules call, as real ``@triton.jit`` source.
 
 This module is linted like any other, and imports where Triton is installed; the library
-never imports it (it must import without Triton). `lazytorch.codegen.triton` reads this
-file as text instead (`lazytorch.codegen.triton_ops.helper_source`): each top-level
+never imports it (it must import without Triton). `lazytorch.codegen.triton_ops.helpers`
+reads this file as text instead and parses it: each top-level
 function is copied verbatim, decorator to last line, into the modules that call it (only
 the ones they use, each after the helpers it calls), so a generated module stays
 self-contained: it is written to disk and imported on its own.
