@@ -14,6 +14,7 @@ tensor([1., 4.])
 """
 
 from lazytorch.autograd import function
+from lazytorch.autograd import saved as saved  # registers the runtime's before-cut hook
 from lazytorch.autograd.engine import backward, grad
 from lazytorch.autograd.function import Function
 from lazytorch.autograd.grad_mode import (

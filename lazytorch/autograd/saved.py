@@ -12,15 +12,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch import runtime
+from lazytorch.autograd import rules
+from lazytorch.autograd.engine import is_backward_node
 from lazytorch.ir.node import Node
 
-__all__ = ["saved_report", "saved_values"]
+__all__ = ["saved_for_backward", "saved_report", "saved_values"]
+
+
+def saved_for_backward(roots: list[Node]) -> list[Node]:
+    """The runtime's hook before each cut: when a gradient-carrying value is computed before
+    its backward ran, what the backward will read is computed along with it, so backward
+    does not redo the forward."""
+    for n in roots:
+        if n.ag is True:
+            return saved_values(roots)
+    return []
+
+
+runtime.before_cut.append(saved_for_backward)
 
 
 def saved_values(roots: list[Node]) -> list[Node]:
     """The pending nodes below `roots` that backward through them will read."""
-    from lazytorch.autograd import rules
-
     rules.install()
     root_ids = {id(r) for r in roots}
     seen: set[int] = set()
@@ -60,8 +74,6 @@ def saved_report(program: Any, capture: Any, sched: Any) -> str | None:
     are never among them — the scheduler recomputes them inside the backward kernels that
     read them — so what is saved is reductions, GEMM results and the like.
     """
-    from lazytorch.autograd.engine import is_backward_node
-
     nparams = len(program.params)
     backward_values = set()
     for i, ins in enumerate(program.instrs):

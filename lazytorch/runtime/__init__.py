@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from lazytorch import _config, metrics
@@ -36,6 +36,10 @@ _live: list[weakref.ref[Any]] = []
 _prune_at = 1024
 # Node id at the most recent cut: the auto-cut threshold counts nodes recorded since.
 last_cut_id = 0
+# Layers above the runtime extend a cut without the runtime importing them: each hook is
+# called with the roots of every cut that runs a program, before it runs, and returns more
+# roots to compute in the same program (autograd registers `saved_for_backward` here).
+before_cut: list[Callable[[list[Node]], list[Node]]] = []
 # lazytorch.compile hook: set (by lazytorch._compile) only while a compiled function is being
 # traced, which must hear of every value read or computed inside it. None: one global check.
 _compile_trace: Any = None
@@ -152,14 +156,8 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
         roots = [n for n in roots if not read_on_host(n)]
         if not roots:
             return
-    for n in roots:
-        if n.ag is True:
-            # A gradient-carrying value computed before its backward ran: compute what the
-            # backward will read along with it, so backward does not redo the forward.
-            from lazytorch.autograd.saved import saved_values
-
-            roots += saved_values(roots)
-            break
+    for hook in before_cut:
+        roots += hook(roots)
     from lazytorch.runtime.executor import run
 
     metrics.increment("materializations")
