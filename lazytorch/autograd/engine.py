@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from lazytorch.ir.node import Node, grad_mode, stamp
+from lazytorch import metrics
+from lazytorch.autograd import rules
+from lazytorch.ir.node import Node, format_loc, grad_mode, stamp
 from lazytorch.ir.primitives import PRIMITIVES, make_node
-
-if TYPE_CHECKING:
-    from lazytorch.tensor import Tensor
+from lazytorch.runtime import register
+from lazytorch.tensor import Tensor
 
 __all__ = [
     "FREED",
@@ -135,8 +136,6 @@ def history(n: Node) -> tuple[Any, tuple[Node, ...], tuple[Any, ...]] | None:
 
 
 def _fmt(loc: Any) -> str:
-    from lazytorch.ir.node import format_loc
-
     return format_loc(loc)
 
 
@@ -160,8 +159,6 @@ def run_backward(
     """
     if _compile_trace is not None:  # a lazytorch.compile trace cannot replay a backward
         _compile_trace.backward()
-    from lazytorch import metrics
-    from lazytorch.autograd import rules
 
     rules.install()
     first_id = metrics._node_id_now()
@@ -303,7 +300,6 @@ def _ones_like(n: Node) -> Node:
 def _as_tuple(x: Any) -> tuple[Any, ...]:
     if x is None:
         return ()
-    from lazytorch.tensor import Tensor
 
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
@@ -318,7 +314,6 @@ def _check_outputs(outs: Sequence[Tensor]) -> None:
 
 def _root_grads(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], op: str) -> list[Node]:
     from lazytorch.ops._core import cast
-    from lazytorch.tensor import Tensor
 
     if grad_outputs and len(grad_outputs) != len(outputs):
         raise RuntimeError(f"{op}: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
@@ -533,8 +528,6 @@ def _track(t: Tensor) -> None:
     # A parameter's new value is pending: materialize() with no arguments (an optimizer
     # step) must compute it. Tensors built outside the ops (nn.Parameter) are not tracked
     # yet, and a tracked tensor leaves the registry once its value is computed.
-    from lazytorch.runtime import register
-
     register(t)
 
 

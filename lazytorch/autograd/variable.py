@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch.tensor import Tensor
+
 __all__ = ["Variable"]
 
 
 class _VariableMeta(type):
     def __instancecheck__(cls, obj: Any) -> bool:
-        from lazytorch.tensor import Tensor
-
         return isinstance(obj, Tensor)
 
 

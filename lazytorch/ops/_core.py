@@ -22,7 +22,7 @@ from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import CPU as _CPU
 from lazytorch.ir.device import Device
 from lazytorch.ir.node import Node, format_loc, stamp, user_loc
-from lazytorch.ir.primitives import PRIMITIVES, make_node
+from lazytorch.ir.primitives import PRIMITIVES, Primitive, make_node
 from lazytorch.ir.symbolic import SymInt
 from lazytorch.tensor import Tensor
 
@@ -272,6 +272,39 @@ def broadcast_nodes(nodes: Sequence[Node], op: str) -> tuple[tuple[Any, ...], li
             else:
                 shape = n.shape
     return shape, [n if not n.shape or n.shape == shape else expand_node(n, shape) for n in nodes]
+
+
+# -- building blocks of ops ---------------------------------------------------------------------
+def tensor_arg(x: Any, op: str, name: str = "input") -> Tensor:
+    """`x` if it is a Tensor; else torch's TypeError naming the op and the argument."""
+    if not isinstance(x, Tensor):
+        raise op_error(TypeError, op, f"argument '{name}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def unary_node(prim: Primitive, n: Node, dtype: dt.DType | None = None) -> Node:
+    """An elementwise unary node of `n`'s shape (and dtype, unless `dtype` is given)."""
+    return make_node(prim, (n,), (), n.shape, dtype or n.dtype, n.device)
+
+
+def binary_node(prim: Primitive, a: Node, b: Node, dtype: dt.DType | None = None) -> Node:
+    """An elementwise binary node; broadcasts if needed (0-d operands stay 0-d)."""
+    if a.shape == b.shape or not a.shape or not b.shape:
+        shape = a.shape or b.shape
+    else:
+        shape, (a, b) = broadcast_nodes([a, b], prim.name)
+    return make_node(prim, (a, b), (), shape, dtype or a.dtype, a.device)
+
+
+def where_node(c: Node, a: Node, b: Node) -> Node:
+    """``where(c, a, b)`` broadcast to one shape, in `a`'s dtype."""
+    shape, (c, a, b) = broadcast_nodes([c, a, b], "where")
+    return make_node(P.where, (c, a, b), (), shape, a.dtype, a.device)
+
+
+def const_like(value: Any, like: Node) -> Node:
+    """A 0-d constant in `like`'s dtype, on its device."""
+    return const_node(value, like.dtype, like.device)
 
 
 def normalize_dim(dim: Any, ndim: int, op: str) -> int:

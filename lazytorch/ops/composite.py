@@ -24,8 +24,9 @@ from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
-from lazytorch.ops._core import normalize_dim
-from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops._core import normalize_dim, result_type, tensor_arg
+from lazytorch.ops.creation import into_out
+from lazytorch.ops.sorting import kthvalue, kthvalue_result
 from lazytorch.tensor import Tensor
 
 __all__ = [
@@ -79,7 +80,7 @@ def isclose(
     >>> lazytorch.isclose(lazytorch.tensor([1.0, float("nan")]), lazytorch.tensor([1.0, float("nan")]))
     tensor([ True, False])
     """
-    a, b = _tensor_arg(input, "isclose"), _tensor_arg(other, "isclose", "other")
+    a, b = tensor_arg(input, "isclose"), tensor_arg(other, "isclose", "other")
     if a.dtype is not b.dtype:
         raise op_error(
             RuntimeError,
@@ -112,7 +113,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     >>> lazytorch.equal(lazytorch.tensor([1, 2]), lazytorch.tensor([1, 2]))
     True
     """
-    a, b = _tensor_arg(input, "equal"), _tensor_arg(other, "equal", "other")
+    a, b = tensor_arg(input, "equal"), tensor_arg(other, "equal", "other")
     if tuple(a.shape) != tuple(b.shape):
         return False
     return bool((a == b).all().item())
@@ -237,7 +238,7 @@ def searchsorted(
     >>> lazytorch.searchsorted(lazytorch.tensor([1, 3, 5]), lazytorch.tensor([0, 3, 6]))
     tensor([0, 1, 3])
     """
-    seq = _tensor_arg(sorted_sequence, "searchsorted", "sorted_sequence")
+    seq = tensor_arg(sorted_sequence, "searchsorted", "sorted_sequence")
     if sorter is not None:
         seq = seq.gather(-1, sorter)
     right = right or side == "right"
@@ -251,7 +252,7 @@ def searchsorted(
         )
     idx = below.sum(-1)
     idx = idx.int() if out_int32 else idx
-    return C.into_out(idx, out, "searchsorted")
+    return into_out(idx, out, "searchsorted")
 
 
 def bucketize(
@@ -289,9 +290,9 @@ def repeat_interleave(
             [3, 4]])
     """
     if repeats is None:  # repeat_interleave(counts): indices repeated by their counts
-        counts = _tensor_arg(input, "repeat_interleave")
+        counts = tensor_arg(input, "repeat_interleave")
         return repeat_interleave(C.arange(counts.shape[0], device=counts.device), counts)
-    x = _tensor_arg(input, "repeat_interleave")
+    x = tensor_arg(input, "repeat_interleave")
     if dim is None:
         x, axis = x.reshape(-1), 0
     else:
@@ -380,7 +381,7 @@ def diff(
     >>> lazytorch.diff(lazytorch.tensor([1, 4, 9, 16]), n=2)
     tensor([2, 2])
     """
-    x = _tensor_arg(input, "diff")
+    x = tensor_arg(input, "diff")
     if x.ndim == 0:
         raise op_error(RuntimeError, "diff", "diff expects input to be at least one-dimensional")
     axis = normalize_dim(dim, x.ndim, "diff")
@@ -403,19 +404,19 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> T
     >>> lazytorch.cumprod(lazytorch.tensor([1.0, -2.0, 0.0, 4.0]), 0)
     tensor([ 1., -2., -0., -0.])
     """
-    x = _tensor_arg(input, "cumprod")
+    x = tensor_arg(input, "cumprod")
     if dtype is not None:
         x = x.to(dtype)
     elif not x.dtype.is_floating_point:
         x = x.long()
     if x.ndim == 0:
-        return C.into_out(x.clone(), out, "cumprod")
+        return into_out(x.clone(), out, "cumprod")
     axis = normalize_dim(dim, x.ndim, "cumprod")
     n = x.shape[axis]
     moved = x.movedim(axis, -1)
     keep = C.ones(n, n, dtype=dt.bool_, device=x.device).tril()  # keep[i, j]: j <= i
     rows = E.where(keep, moved.unsqueeze(-2), C.ones((), dtype=x.dtype, device=x.device))
-    return C.into_out(R.prod(rows, -1).movedim(-1, axis), out, "cumprod")
+    return into_out(R.prod(rows, -1).movedim(-1, axis), out, "cumprod")
 
 
 def logspace(
@@ -442,12 +443,12 @@ def logspace(
 
 
 def deg2rad(input: Tensor) -> Tensor:
-    x = _tensor_arg(input, "deg2rad")
+    x = tensor_arg(input, "deg2rad")
     return (x if x.dtype.is_floating_point else x.float()) * (math.pi / 180.0)
 
 
 def rad2deg(input: Tensor) -> Tensor:
-    x = _tensor_arg(input, "rad2deg")
+    x = tensor_arg(input, "rad2deg")
     return (x if x.dtype.is_floating_point else x.float()) * (180.0 / math.pi)
 
 
@@ -458,7 +459,7 @@ def signbit(input: Tensor) -> Tensor:
     >>> lazytorch.signbit(lazytorch.tensor([-0.0, 0.0, -2.0]))
     tensor([ True, False,  True])
     """
-    x = _tensor_arg(input, "signbit")
+    x = tensor_arg(input, "signbit")
     if not x.dtype.is_floating_point:
         return x < 0
     # -0.0 < 0 is False; 1 / -0.0 = -inf tells it apart (a NaN's sign bit is not read)
@@ -485,7 +486,7 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
     >>> lazytorch.heaviside(lazytorch.tensor([-1.0, 0.0, 2.0]), lazytorch.tensor([0.5]))
     tensor([0.0000, 0.5000, 1.0000])
     """
-    x = _tensor_arg(input, "heaviside")
+    x = tensor_arg(input, "heaviside")
     if x.dtype is not values.dtype:
         raise op_error(
             RuntimeError,
@@ -511,7 +512,7 @@ def sinc(input: Tensor) -> Tensor:
     >>> lazytorch.sinc(lazytorch.tensor([0.0, 1.0])).abs() < 1e-6
     tensor([False,  True])
     """
-    x = _tensor_arg(input, "sinc")
+    x = tensor_arg(input, "sinc")
     x = x if x.dtype.is_floating_point else x.float()
     px = x * math.pi
     safe = E.where(x == 0, C.ones((), dtype=x.dtype, device=x.device), px)
@@ -525,7 +526,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     >>> lazytorch.logit(lazytorch.tensor([0.5, 0.0]), eps=0.25)
     tensor([ 0.0000, -1.0986])
     """
-    x = _tensor_arg(input, "logit")
+    x = tensor_arg(input, "logit")
     x = x if x.dtype.is_floating_point else x.float()
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
@@ -554,7 +555,7 @@ def cdist(
     >>> lazytorch.cdist(lazytorch.tensor([[0.0, 0.0]]), lazytorch.tensor([[3.0, 4.0], [0.0, 1.0]]))
     tensor([[5., 1.]])
     """
-    a, b = _tensor_arg(x1, "cdist"), _tensor_arg(x2, "cdist", "x2")
+    a, b = tensor_arg(x1, "cdist"), tensor_arg(x2, "cdist", "x2")
     if a.ndim < 2 or b.ndim < 2:
         raise op_error(
             RuntimeError, "cdist", f"cdist only supports at least 2D tensors, X1 got: {a.ndim}D"
@@ -586,9 +587,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     >>> lazytorch.median(lazytorch.tensor([3.0, 1.0, 4.0, 1.0]))
     tensor(1.)
     """
-    from lazytorch.ops.sorting import kthvalue, kthvalue_result
-
-    x = _tensor_arg(input, "median")
+    x = tensor_arg(input, "median")
     flat = dim is None
     if flat:
         x, axis = x.reshape(-1), 0
@@ -627,7 +626,7 @@ def quantile(
     >>> lazytorch.quantile(lazytorch.tensor([0.0, 1.0, 2.0, 10.0]), 0.5)
     tensor(1.5000)
     """
-    x = _tensor_arg(input, "quantile")
+    x = tensor_arg(input, "quantile")
     if not x.dtype.is_floating_point:
         raise op_error(
             RuntimeError,
@@ -673,7 +672,7 @@ def quantile(
     if keepdim:
         vals = vals.unsqueeze(axis + 1) if dim is not None else vals.reshape(-1, *([1] * x.ndim))
     result = vals[0] if scalar_q else vals
-    return C.into_out(result, out, "quantile")
+    return into_out(result, out, "quantile")
 
 
 # -- splitting and combining -------------------------------------------------------------------
@@ -685,7 +684,7 @@ def tensor_split(input: Tensor, sections: Any, dim: int = 0) -> tuple[Tensor, ..
     >>> [t.tolist() for t in lazytorch.arange(5).tensor_split(2)]
     [[0, 1, 2], [3, 4]]
     """
-    x = _tensor_arg(input, "tensor_split")
+    x = tensor_arg(input, "tensor_split")
     axis = normalize_dim(dim, x.ndim, "tensor_split")
     size = x.shape[axis]
     sec = sections  # a count, or (torch's other overloads) a sequence or tensor of indices
@@ -721,7 +720,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     >>> lazytorch.cross(lazytorch.tensor([1, 0, 0]), lazytorch.tensor([0, 1, 0]), dim=0)
     tensor([0, 0, 1])
     """
-    a, b = _tensor_arg(input, "cross"), _tensor_arg(other, "cross", "other")
+    a, b = tensor_arg(input, "cross"), tensor_arg(other, "cross", "other")
     if dim is None:
         sizes = [k for k, s in enumerate(a.shape) if s == 3]
         if not sizes:
@@ -754,7 +753,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     >>> lazytorch.kron(lazytorch.tensor([1, 2]), lazytorch.tensor([1, 10]))
     tensor([ 1, 10,  2, 20])
     """
-    a, b = _tensor_arg(input, "kron"), _tensor_arg(other, "kron", "other")
+    a, b = tensor_arg(input, "kron"), tensor_arg(other, "kron", "other")
     nd = max(a.ndim, b.ndim)
     a = a.reshape((1,) * (nd - a.ndim) + tuple(a.shape))
     b = b.reshape((1,) * (nd - b.ndim) + tuple(b.shape))
@@ -772,7 +771,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     tensor([[2, 4],
             [1, 3]])
     """
-    x = _tensor_arg(input, "rot90")
+    x = tensor_arg(input, "rot90")
     if len(dims) != 2:
         raise op_error(
             RuntimeError, "rot90", f"expected total rotation dims == 2, but got dims = {len(dims)}"
@@ -806,8 +805,6 @@ def block_diag(*tensors: Tensor) -> Tensor:
     tensor([[1, 2, 0],
             [0, 0, 3]])
     """
-    from lazytorch.ops._core import result_type
-
     if not tensors:
         return C.zeros(1, 0)
     mats = []
@@ -875,12 +872,12 @@ def logcumsumexp(input: Tensor, dim: int, *, out: Any = None) -> Tensor:
     >>> lazytorch.logcumsumexp(lazytorch.tensor([0.0, 0.0]), 0)
     tensor([0.0000, 0.6931])
     """
-    x = _tensor_arg(input, "logcumsumexp")
+    x = tensor_arg(input, "logcumsumexp")
     if x.ndim == 0:
-        return C.into_out(x.clone(), out, "logcumsumexp")
+        return into_out(x.clone(), out, "logcumsumexp")
     axis = normalize_dim(dim, x.ndim, "logcumsumexp")
     rows = _prefixes(x, axis, -math.inf)
-    return C.into_out(R.logsumexp(rows, -1).movedim(-1, axis), out, "logcumsumexp")
+    return into_out(R.logsumexp(rows, -1).movedim(-1, axis), out, "logcumsumexp")
 
 
 cummax_result = namedtuple("cummax", ["values", "indices"])
@@ -889,7 +886,7 @@ cummin_result = namedtuple("cummin", ["values", "indices"])
 
 def _cumulative_extreme(input: Tensor, dim: int, largest: bool, op: str) -> Any:
     sort_result = cummax_result if largest else cummin_result
-    x = _tensor_arg(input, op)
+    x = tensor_arg(input, op)
     if x.ndim == 0:
         return sort_result(x.clone(), C.zeros((), dtype=dt.int64, device=x.device))
     axis = normalize_dim(dim, x.ndim, op)
@@ -919,9 +916,7 @@ def _into_pair(result: Any, out: Any, op: str) -> Any:
     if out is None:
         return result
     values, indices = out
-    return type(result)(
-        C.into_out(result.values, values, op), C.into_out(result.indices, indices, op)
-    )
+    return type(result)(into_out(result.values, values, op), into_out(result.indices, indices, op))
 
 
 def cummax(input: Tensor, dim: int, *, out: Any = None) -> Any:
@@ -960,7 +955,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     tensor([[[1, 0],
              [0, 2]]])
     """
-    x = _tensor_arg(input, "diag_embed")
+    x = tensor_arg(input, "diag_embed")
     n = x.shape[-1] if x.ndim else 1
     if x.ndim == 0:
         x = x.reshape(1)

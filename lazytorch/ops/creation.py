@@ -397,6 +397,27 @@ def into_out(result: Tensor, out: Any, op: str) -> Tensor:
     return assign(out, n)
 
 
+def cast_into_out(result: Tensor, out: Any, op: str) -> Tensor:
+    """Return `result`, or write it into `out=` as torch does: out's dtype must be able to
+    hold the result (no float -> integer, no non-bool -> bool), and out is resized when its
+    shape differs."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise op_error(TypeError, op, f"out must be a Tensor, not {type(out).__name__}")
+    src, dst = result.dtype, out.dtype
+    if (src.is_floating_point and not dst.is_floating_point) or (
+        dst is dt.bool_ and src is not dt.bool_
+    ):
+        raise op_error(
+            RuntimeError,
+            op,
+            f"result type {src.legacy_name} can't be cast to the desired output type "
+            f"{dst.legacy_name}",
+        )
+    return into_out(result, out, op)
+
+
 def _out_dtype(dtype: Any, out: Any, op: str) -> dt.DType | None:
     """The dtype argument, or out='s dtype when only that is given (torch's rule)."""
     d = resolve_dtype(dtype, op)

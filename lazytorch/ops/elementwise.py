@@ -14,39 +14,43 @@ from typing import Any
 
 from lazytorch import _config
 from lazytorch._errors import op_error
+from lazytorch.autograd.engine import stop_gradient
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import Primitive, make_node
+from lazytorch.ir.symbolic import SymInt
 from lazytorch.ops._core import (
     Number,
     P,
+    binary_node,
     broadcast_nodes,
     cast,
     check_python_int,
+    const_like,
     const_node,
     device_of,
     expand_node,
     result_type,
     scalar_node,
+    tensor_arg,
     to_node,
+    unary_node,
+    where_node,
     wrap,
 )
-from lazytorch.ops.creation import checked_scalar, into_out
+from lazytorch.ops.creation import cast_into_out, checked_scalar
 from lazytorch.tensor import Tensor
 
+# `lazytorch.nn.functional`'s modules still import the old name from here; new code
+# imports `tensor_arg` from `lazytorch.ops._core`.
+_tensor_arg = tensor_arg
+
 # -- building blocks ------------------------------------------------------------------------
-
-
-def _tensor_arg(x: Any, op: str, name: str = "input") -> Tensor:
-    if not isinstance(x, Tensor):
-        raise op_error(TypeError, op, f"argument '{name}' must be Tensor, not {type(x).__name__}")
-    return x
 
 
 def _operand(x: Any, op: str) -> Any:
     if isinstance(x, (Tensor, Number)):
         return x
-    from lazytorch.ir.symbolic import SymInt
 
     if isinstance(x, SymInt):
         return x
@@ -56,28 +60,6 @@ def _operand(x: Any, op: str) -> Any:
 def _not_implemented(op: str, kernel: str, d: dt.DType) -> Exception:
     """torch's error for a dtype its kernel has no implementation for."""
     return op_error(NotImplementedError, op, f"\"{kernel}\" not implemented for '{d.legacy_name}'")
-
-
-def node1(prim: Primitive, n: Node, dtype: dt.DType | None = None) -> Node:
-    return make_node(prim, (n,), (), n.shape, dtype or n.dtype, n.device)
-
-
-def node2(prim: Primitive, a: Node, b: Node, dtype: dt.DType | None = None) -> Node:
-    """An elementwise binary node; broadcasts if needed (0-d operands stay 0-d)."""
-    if a.shape == b.shape or not a.shape or not b.shape:
-        shape = a.shape or b.shape
-    else:
-        shape, (a, b) = broadcast_nodes([a, b], prim.name)
-    return make_node(prim, (a, b), (), shape, dtype or a.dtype, a.device)
-
-
-def where_node(c: Node, a: Node, b: Node) -> Node:
-    shape, (c, a, b) = broadcast_nodes([c, a, b], "where")
-    return make_node(P.where, (c, a, b), (), shape, a.dtype, a.device)
-
-
-def lit(value: Any, like: Node) -> Node:
-    return const_node(value, like.dtype, like.device)
 
 
 def binary(prim: Primitive, a: Any, b: Any, op: str, out_dtype: dt.DType | None = None) -> Tensor:
@@ -119,43 +101,22 @@ def _float_dtype(d: dt.DType) -> dt.DType:
 
 def _float_unary(prim: Primitive, name: str) -> Any:
     def fn(input: Tensor, *, out: Any = None) -> Tensor:
-        n = _tensor_arg(input, name)._node
+        n = tensor_arg(input, name)._node
         n = cast(n, _float_dtype(n.dtype))
-        return _finish(wrap(node1(prim, n)), out, name)
+        return cast_into_out(wrap(unary_node(prim, n)), out, name)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {prim.doc} (integer inputs compute in the default float dtype)."
     return fn
 
 
-def _finish(result: Tensor, out: Any, op: str) -> Tensor:
-    """Return `result`, or write it into `out=` as torch does: out's dtype must be able to
-    hold the result (no float -> integer, no non-bool -> bool), and out is resized when its
-    shape differs."""
-    if out is None:
-        return result
-    if not isinstance(out, Tensor):
-        raise op_error(TypeError, op, f"out must be a Tensor, not {type(out).__name__}")
-    src, dst = result.dtype, out.dtype
-    if (src.is_floating_point and not dst.is_floating_point) or (
-        dst is dt.bool_ and src is not dt.bool_
-    ):
-        raise op_error(
-            RuntimeError,
-            op,
-            f"result type {src.legacy_name} can't be cast to the desired output type "
-            f"{dst.legacy_name}",
-        )
-    return into_out(result, out, op)
-
-
-def _finish_exact(result: Tensor, out: Any, op: str, message: str) -> Tensor:
-    """`_finish` for the ops whose out= must already have the result's dtype (torch casts
+def _into_out_same_dtype(result: Tensor, out: Any, op: str, message: str) -> Tensor:
+    """`cast_into_out` for the ops whose out= must already have the result's dtype (torch casts
     nothing there); `message` is torch's, formatted with ``got`` and ``want``."""
     if isinstance(out, Tensor) and out.dtype is not result.dtype:
         got, want = out.dtype.legacy_name, result.dtype.legacy_name
         raise op_error(RuntimeError, op, message.format(got=got, want=want))
-    return _finish(result, out, op)
+    return cast_into_out(result, out, op)
 
 
 exp = _float_unary(P.exp, "exp")
@@ -173,7 +134,7 @@ arctan = atan
 
 
 def _float_input(x: Any, op: str) -> Node:
-    n = _tensor_arg(x, op)._node
+    n = tensor_arg(x, op)._node
     return cast(n, _float_dtype(n.dtype))
 
 
@@ -191,29 +152,29 @@ def _in_opmath(build: Any, *nodes: Node) -> Node:
 
 
 def _mul(a: Node, b: Node) -> Node:
-    return node2(P.mul, a, b)
+    return binary_node(P.mul, a, b)
 
 
 def _add(a: Node, b: Node) -> Node:
-    return node2(P.add, a, b)
+    return binary_node(P.add, a, b)
 
 
 def _sub(a: Node, b: Node) -> Node:
-    return node2(P.sub, a, b)
+    return binary_node(P.sub, a, b)
 
 
 def _div(a: Node, b: Node) -> Node:
-    return node2(P.div, a, b)
+    return binary_node(P.div, a, b)
 
 
 def _lt(a: Node, b: Node) -> Node:
-    return node2(P.lt, a, b, dt.bool_)
+    return binary_node(P.lt, a, b, dt.bool_)
 
 
 def _sign_float(n: Node) -> Node:
-    pos = cast(node2(P.gt, n, lit(0, n), dt.bool_), n.dtype)
-    neg = cast(node2(P.lt, n, lit(0, n), dt.bool_), n.dtype)
-    return node2(P.sub, pos, neg)
+    pos = cast(binary_node(P.gt, n, const_like(0, n), dt.bool_), n.dtype)
+    neg = cast(binary_node(P.lt, n, const_like(0, n), dt.bool_), n.dtype)
+    return binary_node(P.sub, pos, neg)
 
 
 # -- torch's gradients at kinks and special points --------------------------------------------
@@ -228,8 +189,6 @@ def _tracks_grad(*nodes: Node) -> bool:
 
 
 def _no_grad_copy(n: Node) -> Node:
-    from lazytorch.autograd.engine import stop_gradient
-
     return stop_gradient(n)
 
 
@@ -251,15 +210,15 @@ def _safe_sqrt(n: Node) -> Node:
     """sqrt(n) whose gradient is 0 where n = 0 (torch's norm and std backward), not the
     inf * 0 = NaN that the chain rule gives through sqrt's infinite slope at 0."""
     if n.ag is None:
-        return node1(P.sqrt, n)
-    at0 = node2(P.eq, n, lit(0, n), dt.bool_)
-    root = node1(P.sqrt, where_node(at0, lit(1, n), n))
-    return where_node(at0, lit(0, n), root)
+        return unary_node(P.sqrt, n)
+    at0 = binary_node(P.eq, n, const_like(0, n), dt.bool_)
+    root = unary_node(P.sqrt, where_node(at0, const_like(1, n), n))
+    return where_node(at0, const_like(0, n), root)
 
 
 # -- sign-preserving unary --------------------------------------------------------------------
 def neg(input: Tensor, *, out: Any = None) -> Tensor:
-    n = _tensor_arg(input, "neg")._node
+    n = tensor_arg(input, "neg")._node
     if n.dtype is dt.bool_:
         raise op_error(
             RuntimeError,
@@ -267,14 +226,14 @@ def neg(input: Tensor, *, out: Any = None) -> Tensor:
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead.",
         )
-    return _finish(wrap(node1(P.neg, n)), out, "neg")
+    return cast_into_out(wrap(unary_node(P.neg, n)), out, "neg")
 
 
 negative = neg
 
 
 def positive(input: Tensor) -> Tensor:
-    if _tensor_arg(input, "positive").dtype is dt.bool_:
+    if tensor_arg(input, "positive").dtype is dt.bool_:
         raise op_error(
             RuntimeError, "positive", "The `+` operator, on a bool tensor is not supported."
         )
@@ -282,10 +241,10 @@ def positive(input: Tensor) -> Tensor:
 
 
 def abs(input: Tensor, *, out: Any = None) -> Tensor:
-    n = _tensor_arg(input, "abs")._node
+    n = tensor_arg(input, "abs")._node
     if n.dtype is dt.bool_:
         raise _not_implemented("abs", "abs_cpu", n.dtype)
-    return _finish(wrap(node1(P.abs, n)), out, "abs")
+    return cast_into_out(wrap(unary_node(P.abs, n)), out, "abs")
 
 
 absolute = abs
@@ -297,18 +256,22 @@ def _copy(n: Node) -> Tensor:
 
 def sign(input: Tensor, *, out: Any = None) -> Tensor:
     """-1, 0 or 1 by sign (0 for NaN, as in torch)."""
-    n = _tensor_arg(input, "sign")._node
+    n = tensor_arg(input, "sign")._node
     if n.dtype is dt.bool_:
-        return _finish(_copy(n), out, "sign")
-    s = _sign_float(n) if n.dtype.is_signed else cast(node2(P.gt, n, lit(0, n), dt.bool_), n.dtype)
-    return _finish(wrap(_zero_gradient(s, n)), out, "sign")
+        return cast_into_out(_copy(n), out, "sign")
+    s = (
+        _sign_float(n)
+        if n.dtype.is_signed
+        else cast(binary_node(P.gt, n, const_like(0, n), dt.bool_), n.dtype)
+    )
+    return cast_into_out(wrap(_zero_gradient(s, n)), out, "sign")
 
 
 sgn = sign
 
 
 def _rounding_input(input: Any, name: str) -> Node:
-    n = _tensor_arg(input, name)._node
+    n = tensor_arg(input, name)._node
     if n.dtype is dt.bool_:
         raise _not_implemented(name, f"{name}_vml_cpu", n.dtype)
     return n
@@ -318,8 +281,8 @@ def _rounding(prim: Primitive, name: str) -> Any:
     def fn(input: Tensor, *, out: Any = None) -> Tensor:
         n = _rounding_input(input, name)
         if not n.dtype.is_floating_point:
-            return _finish(_copy(n), out, name)
-        return _finish(wrap(node1(prim, n)), out, name)
+            return cast_into_out(_copy(n), out, name)
+        return cast_into_out(wrap(unary_node(prim, n)), out, name)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {prim.doc} (integers are returned unchanged)."
@@ -339,42 +302,45 @@ def round(input: Tensor, *, decimals: int | None = None, out: Any = None) -> Ten
     if not n.dtype.is_floating_point:
         if decimals is not None:
             raise _not_implemented("round", "round_vml_cpu", n.dtype)
-        return _finish(_copy(n), out, "round")
+        return cast_into_out(_copy(n), out, "round")
     if not decimals:
-        return _finish(wrap(node1(P.round, n)), out, "round")
+        return cast_into_out(wrap(unary_node(P.round, n)), out, "round")
 
     def build(m: Node) -> Node:
         # torch's kernel: scale by an exact power of ten (dividing for negative decimals,
         # as 10**-d is inexact), round, and undo the scaling — in float32 for float16.
-        scale = lit(10.0 ** builtins.abs(decimals), m)
+        scale = const_like(10.0 ** builtins.abs(decimals), m)
         if decimals > 0:
-            return node2(P.div, node1(P.round, node2(P.mul, m, scale)), scale)
-        return node2(P.mul, node1(P.round, node2(P.div, m, scale)), scale)
+            return binary_node(P.div, unary_node(P.round, binary_node(P.mul, m, scale)), scale)
+        return binary_node(P.mul, unary_node(P.round, binary_node(P.div, m, scale)), scale)
 
-    return _finish(wrap(_in_opmath(build, n)), out, "round")
+    return cast_into_out(wrap(_in_opmath(build, n)), out, "round")
 
 
 def _trunc_node(n: Node) -> Node:
-    negative = node2(P.lt, n, lit(0, n), dt.bool_)
-    return where_node(negative, node1(P.ceil, n), node1(P.floor, n))
+    negative = binary_node(P.lt, n, const_like(0, n), dt.bool_)
+    return where_node(negative, unary_node(P.ceil, n), unary_node(P.floor, n))
 
 
 def trunc(input: Tensor, *, out: Any = None) -> Tensor:
     n = _rounding_input(input, "trunc")
     if not n.dtype.is_floating_point:
-        return _finish(_copy(n), out, "trunc")
-    return _finish(wrap(_trunc_node(n)), out, "trunc")
+        return cast_into_out(_copy(n), out, "trunc")
+    return cast_into_out(wrap(_trunc_node(n)), out, "trunc")
 
 
 fix = trunc
 
 
 def frac(input: Tensor, *, out: Any = None) -> Tensor:
-    n = _tensor_arg(input, "frac")._node
+    n = tensor_arg(input, "frac")._node
     if not n.dtype.is_floating_point:
         raise _not_implemented("frac", "frac_cpu", n.dtype)
-    return _finish_exact(
-        wrap(node2(P.sub, n, _trunc_node(n))), out, "frac", "Found dtype {got} but expected {want}"
+    return _into_out_same_dtype(
+        wrap(binary_node(P.sub, n, _trunc_node(n))),
+        out,
+        "frac",
+        "Found dtype {got} but expected {want}",
     )
 
 
@@ -396,13 +362,13 @@ def _scaled(input: Any, other: Any, alpha: Any, op: str) -> Any:
     n = to_node(other, d, dev)
     if isinstance(alpha, Number):  # torch converts alpha to the dtype with a check
         alpha = checked_scalar(alpha, d, op)
-    return wrap(node2(P.mul, n, to_node(alpha, d, dev)))
+    return wrap(binary_node(P.mul, n, to_node(alpha, d, dev)))
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
     """input + alpha * other, with broadcasting and type promotion."""
     other = _scaled(input, other, alpha, "add")
-    return _finish(binary(P.add, input, other, "add"), out, "add")
+    return cast_into_out(binary(P.add, input, other, "add"), out, "add")
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
@@ -415,7 +381,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
             "trying to invert a mask, use the `~` or `logical_not()` operator instead.",
         )
     other = _scaled(input, other, alpha, "sub")
-    return _finish(binary(P.sub, input, other, "sub"), out, "sub")
+    return cast_into_out(binary(P.sub, input, other, "sub"), out, "sub")
 
 
 subtract = sub
@@ -430,7 +396,7 @@ def _is_bool(x: Any) -> bool:
 
 
 def mul(input: Any, other: Any, *, out: Any = None) -> Tensor:
-    return _finish(binary(P.mul, input, other, "mul"), out, "mul")
+    return cast_into_out(binary(P.mul, input, other, "mul"), out, "mul")
 
 
 multiply = mul
@@ -448,10 +414,12 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = 
         a, b = _operand(input, "div"), _operand(other, "div")
         d = _float_dtype(result_type(a, b))
         dev = device_of(a, b, op="div")
-        return _finish(wrap(node2(P.div, to_node(a, d, dev), to_node(b, d, dev))), out, "div")
+        return cast_into_out(
+            wrap(binary_node(P.div, to_node(a, d, dev), to_node(b, d, dev))), out, "div"
+        )
     if rounding_mode == "floor":
         _no_bool_result(input, other, "div", "div_floor_cpu")
-        return _finish(binary(P.floordiv, input, other, "div"), out, "div")
+        return cast_into_out(binary(P.floordiv, input, other, "div"), out, "div")
     if rounding_mode == "trunc":
         a, b = _operand(input, "div"), _operand(other, "div")
         _no_bool_result(a, b, "div", "div_trunc_cpu")
@@ -459,18 +427,20 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = 
         dev = device_of(a, b, op="div")
         na, nb = to_node(a, d, dev), to_node(b, d, dev)
         if d.is_floating_point:
-            return _finish(wrap(_trunc_node(node2(P.div, na, nb))), out, "div")
-        q = node2(P.floordiv, na, nb)
-        r = node2(P.remainder, na, nb)
-        inexact = node2(P.ne, r, lit(0, r), dt.bool_)
-        signs_differ = node2(
+            return cast_into_out(wrap(_trunc_node(binary_node(P.div, na, nb))), out, "div")
+        q = binary_node(P.floordiv, na, nb)
+        r = binary_node(P.remainder, na, nb)
+        inexact = binary_node(P.ne, r, const_like(0, r), dt.bool_)
+        signs_differ = binary_node(
             P.ne,
-            node2(P.lt, na, lit(0, na), dt.bool_),
-            node2(P.lt, nb, lit(0, nb), dt.bool_),
+            binary_node(P.lt, na, const_like(0, na), dt.bool_),
+            binary_node(P.lt, nb, const_like(0, nb), dt.bool_),
             dt.bool_,
         )
-        fix_up = node2(P.bitwise_and, inexact, signs_differ)
-        return _finish(wrap(where_node(fix_up, node2(P.add, q, lit(1, q)), q)), out, "div")
+        fix_up = binary_node(P.bitwise_and, inexact, signs_differ)
+        return cast_into_out(
+            wrap(where_node(fix_up, binary_node(P.add, q, const_like(1, q)), q)), out, "div"
+        )
     raise op_error(
         RuntimeError,
         "div",
@@ -498,13 +468,13 @@ def floor_divide(input: Any, other: Any, *, out: Any = None) -> Tensor:
 def remainder(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """Python-style modulus: the result has the sign of the divisor."""
     _no_bool_result(input, other, "remainder", "remainder_cpu")
-    return _finish(binary(P.remainder, input, other, "remainder"), out, "remainder")
+    return cast_into_out(binary(P.remainder, input, other, "remainder"), out, "remainder")
 
 
 def fmod(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """C-style modulus: the result has the sign of the dividend."""
     _no_bool_result(input, other, "fmod", "fmod_cpu")
-    return _finish(binary(P.fmod, input, other, "fmod"), out, "fmod")
+    return cast_into_out(binary(P.fmod, input, other, "fmod"), out, "fmod")
 
 
 def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
@@ -522,10 +492,10 @@ def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
             checked_scalar(exponent, d, "pow")
         n = cast(input._node, d)
         if exponent == 0:
-            ones = _zero_gradient(expand_node(lit(1, n), n.shape), n)  # torch: zero gradient
-            return _finish(wrap(ones), out, "pow")
+            ones = _zero_gradient(expand_node(const_like(1, n), n.shape), n)  # torch: zero gradient
+            return cast_into_out(wrap(ones), out, "pow")
         if exponent == 1:
-            return _finish(_copy(n), out, "pow")
+            return cast_into_out(_copy(n), out, "pow")
         if d is dt.bool_:
             raise _not_implemented("pow", "pow", d)
         if not d.is_floating_point and exponent < 0:
@@ -533,59 +503,63 @@ def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
                 RuntimeError, "pow", "Integers to negative integer powers are not allowed."
             )
         if exponent == 2:
-            return _finish(wrap(node2(P.mul, n, n)), out, "pow")
+            return cast_into_out(wrap(binary_node(P.mul, n, n)), out, "pow")
         if d is dt.float32 or d is dt.float64:
             if exponent == 0.5:
-                return _finish(wrap(node1(P.sqrt, n)), out, "pow")
+                return cast_into_out(wrap(unary_node(P.sqrt, n)), out, "pow")
             if exponent == -0.5:
-                return _finish(wrap(node2(P.div, lit(1, n), node1(P.sqrt, n))), out, "pow")
+                return cast_into_out(
+                    wrap(binary_node(P.div, const_like(1, n), unary_node(P.sqrt, n))), out, "pow"
+                )
     _no_bool_result(input, exponent, "pow", "pow")
-    return _finish(binary(P.pow, input, exponent, "pow"), out, "pow")
+    return cast_into_out(binary(P.pow, input, exponent, "pow"), out, "pow")
 
 
 def square(input: Tensor, *, out: Any = None) -> Tensor:
-    return _finish(pow(input, 2), out, "square")
+    return cast_into_out(pow(input, 2), out, "square")
 
 
 def maximum(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Elementwise max of two tensors; NaN propagates."""
-    _tensor_arg(input, "maximum")
-    _tensor_arg(other, "maximum", "other")
-    return _finish(binary(P.maximum, input, other, "maximum"), out, "maximum")
+    tensor_arg(input, "maximum")
+    tensor_arg(other, "maximum", "other")
+    return cast_into_out(binary(P.maximum, input, other, "maximum"), out, "maximum")
 
 
 def minimum(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Elementwise min of two tensors; NaN propagates."""
-    _tensor_arg(input, "minimum")
-    _tensor_arg(other, "minimum", "other")
-    return _finish(binary(P.minimum, input, other, "minimum"), out, "minimum")
+    tensor_arg(input, "minimum")
+    tensor_arg(other, "minimum", "other")
+    return cast_into_out(binary(P.minimum, input, other, "minimum"), out, "minimum")
 
 
 def _fextreme(input: Tensor, other: Tensor, keep_input: Any, op: str) -> Tensor:
     # input where `keep_input(input, other)` holds or other is NaN, else other: torch's value,
     # and its gradient too (all of it to input on a tie, none split).
-    _tensor_arg(input, op)
-    _tensor_arg(other, op, "other")
+    tensor_arg(input, op)
+    tensor_arg(other, op, "other")
     d = result_type(input, other)
     dev = device_of(input, other, op=op)
     a, b = to_node(input, d, dev), to_node(other, d, dev)
-    keep = node2(P.bitwise_or, node2(keep_input, a, b, dt.bool_), node2(P.ne, b, b, dt.bool_))
+    keep = binary_node(
+        P.bitwise_or, binary_node(keep_input, a, b, dt.bool_), binary_node(P.ne, b, b, dt.bool_)
+    )
     return wrap(where_node(keep, a, b))
 
 
 def fmax(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Max that ignores NaN when the other operand is a number."""
-    return _finish(_fextreme(input, other, P.ge, "fmax"), out, "fmax")
+    return cast_into_out(_fextreme(input, other, P.ge, "fmax"), out, "fmax")
 
 
 def fmin(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Min that ignores NaN when the other operand is a number."""
-    return _finish(_fextreme(input, other, P.le, "fmin"), out, "fmin")
+    return cast_into_out(_fextreme(input, other, P.le, "fmin"), out, "fmin")
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -> Tensor:
     """Clamp into [min, max]; NaN stays NaN; when min > max every element becomes max."""
-    x = _tensor_arg(input, "clamp")
+    x = tensor_arg(input, "clamp")
     if min is None and max is None:
         raise op_error(RuntimeError, "clamp", "At least one of 'min' or 'max' must not be None")
     bounds = [a for a in (min, max) if a is not None]
@@ -609,16 +583,16 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -
     lo = bound(min) if min is not None else None
     hi = bound(max) if max is not None else None
     if _tracks_grad(*[b for b in (n, lo, hi) if b is not None]):
-        return _finish(wrap(_clamp_with_grad(n, lo, hi)), out, "clamp")
-    return _finish(wrap(_clamp_value(n, lo, hi)), out, "clamp")
+        return cast_into_out(wrap(_clamp_with_grad(n, lo, hi)), out, "clamp")
+    return cast_into_out(wrap(_clamp_value(n, lo, hi)), out, "clamp")
 
 
 def _clamp_value(n: Node, lo: Node | None, hi: Node | None) -> Node:
     # torch's kernel: max with min, then min with max (so min > max gives max); NaN stays.
     if lo is not None:
-        n = node2(P.maximum, n, lo)
+        n = binary_node(P.maximum, n, lo)
     if hi is not None:
-        n = node2(P.minimum, n, hi)
+        n = binary_node(P.minimum, n, hi)
     return n
 
 
@@ -630,23 +604,23 @@ def _clamp_with_grad(n: Node, lo: Node | None, hi: Node | None) -> Node:
         None if lo is None else _no_grad_copy(lo),
         None if hi is None else _no_grad_copy(hi),
     )
-    inside = [node2(P.ge, n, lo, dt.bool_)] if lo is not None else []
+    inside = [binary_node(P.ge, n, lo, dt.bool_)] if lo is not None else []
     if hi is not None:
-        inside.append(node2(P.le, n, hi, dt.bool_))
-    keep_x = inside[0] if len(inside) == 1 else node2(P.bitwise_and, inside[0], inside[1])
+        inside.append(binary_node(P.le, n, hi, dt.bool_))
+    keep_x = inside[0] if len(inside) == 1 else binary_node(P.bitwise_and, inside[0], inside[1])
     result = where_node(keep_x, n, value)  # inside, the value is x itself
     if lo is not None and lo.ag is not None:
-        take_lo = node2(P.lt, n, lo, dt.bool_)
+        take_lo = binary_node(P.lt, n, lo, dt.bool_)
         if hi is not None:
-            take_lo = node2(P.bitwise_and, take_lo, node2(P.lt, lo, hi, dt.bool_))
+            take_lo = binary_node(P.bitwise_and, take_lo, binary_node(P.lt, lo, hi, dt.bool_))
         result = where_node(take_lo, lo, result)  # x < min < max: the value is min
     if hi is not None and hi.ag is not None:
-        take_hi = node2(P.gt, n, hi, dt.bool_)
+        take_hi = binary_node(P.gt, n, hi, dt.bool_)
         if lo is not None:
-            take_hi = node2(P.bitwise_or, take_hi, node2(P.lt, hi, lo, dt.bool_))
+            take_hi = binary_node(P.bitwise_or, take_hi, binary_node(P.lt, hi, lo, dt.bool_))
         # the value is max, or NaN (a NaN x or min) that still sends its gradient to max
-        nan = node2(P.ne, value, value, dt.bool_)
-        result = where_node(take_hi, where_node(nan, node2(P.add, hi, value), hi), result)
+        nan = binary_node(P.ne, value, value, dt.bool_)
+        result = where_node(take_hi, where_node(nan, binary_node(P.add, hi, value), hi), result)
     return result
 
 
@@ -654,13 +628,13 @@ clip = clamp
 
 
 def clamp_min(input: Tensor, min: Any, *, out: Any = None) -> Tensor:
-    return _finish_exact(
+    return _into_out_same_dtype(
         clamp(input, min=min), out, "clamp_min", "Found dtype {got} but expected {want}"
     )
 
 
 def clamp_max(input: Tensor, max: Any, *, out: Any = None) -> Tensor:
-    return _finish_exact(
+    return _into_out_same_dtype(
         clamp(input, max=max), out, "clamp_max", "Found dtype {got} but expected {want}"
     )
 
@@ -675,8 +649,8 @@ def _check_float_kernel(op: str, kernel: str, *args: Any) -> dt.DType:
 
 def lerp(input: Tensor, end: Tensor, weight: Any, *, out: Any = None) -> Tensor:
     """input + weight * (end - input), computed from the nearer end as torch does."""
-    x = _tensor_arg(input, "lerp")
-    e = _tensor_arg(end, "lerp", "end")
+    x = tensor_arg(input, "lerp")
+    e = tensor_arg(end, "lerp", "end")
     for name, t in (("end", e), ("weight", weight)):
         if isinstance(t, Tensor) and t.dtype is not x.dtype:
             raise op_error(
@@ -696,18 +670,18 @@ def lerp(input: Tensor, end: Tensor, weight: Any, *, out: Any = None) -> Tensor:
     def build(a: Node, b: Node, w: Node) -> Node:
         diff = _sub(b, a)
         low = _add(a, _mul(w, diff)) if side is not False else None
-        high = _sub(b, _mul(diff, _sub(lit(1, w), w))) if side is not True else None
+        high = _sub(b, _mul(diff, _sub(const_like(1, w), w))) if side is not True else None
         if side is None:
-            return where_node(_lt(node1(P.abs, w), lit(0.5, w)), low, high)
+            return where_node(_lt(unary_node(P.abs, w), const_like(0.5, w)), low, high)
         return low if side else high  # type: ignore[return-value]
 
-    return _finish(wrap(_in_opmath(build, a, b, w)), out, "lerp")
+    return cast_into_out(wrap(_in_opmath(build, a, b, w)), out, "lerp")
 
 
 def _addc(name: str, input: Tensor, t1: Tensor, t2: Tensor, value: Any, prim: Primitive) -> Tensor:
     """input + value * (t1 op t2), all in the promoted dtype (value is cast to it)."""
-    args = [_tensor_arg(input, name), _tensor_arg(t1, name, "tensor1")]
-    args.append(_tensor_arg(t2, name, "tensor2"))
+    args = [tensor_arg(input, name), tensor_arg(t1, name, "tensor1")]
+    args.append(tensor_arg(t2, name, "tensor2"))
     d = result_type(*args)
     if d is dt.bool_:
         raise _not_implemented(name, f"{name}_cpu_out", d)
@@ -725,20 +699,20 @@ def _addc(name: str, input: Tensor, t1: Tensor, t2: Tensor, value: Any, prim: Pr
                 f"value cannot be converted to type {d.name} without overflow",
             )
     v = to_node(value, d, dev)  # a program input: a new value does not recompile
-    return wrap(node2(P.add, a, node2(P.mul, v, node2(prim, b, c))))
+    return wrap(binary_node(P.add, a, binary_node(P.mul, v, binary_node(prim, b, c))))
 
 
 def addcmul(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1, out: Any = None
 ) -> Tensor:
-    return _finish(_addc("addcmul", input, tensor1, tensor2, value, P.mul), out, "addcmul")
+    return cast_into_out(_addc("addcmul", input, tensor1, tensor2, value, P.mul), out, "addcmul")
 
 
 def addcdiv(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1, out: Any = None
 ) -> Tensor:
     for t in (tensor1, tensor2):
-        _tensor_arg(t, "addcdiv")
+        tensor_arg(t, "addcdiv")
     if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
         raise op_error(
             RuntimeError,
@@ -747,7 +721,7 @@ def addcdiv(
             "addcdiv will perform a true division of tensor1 and tensor2. Use "
             "(input + value * tensor1 / tensor2) instead.",
         )
-    return _finish(_addc("addcdiv", input, tensor1, tensor2, value, P.div), out, "addcdiv")
+    return cast_into_out(_addc("addcdiv", input, tensor1, tensor2, value, P.div), out, "addcdiv")
 
 
 def hypot(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
@@ -757,18 +731,18 @@ def hypot(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     _, (x, y) = broadcast_nodes([to_node(input, d, dev), to_node(other, d, dev)], "hypot")
 
     def build(x: Node, y: Node) -> Node:
-        a, b = node1(P.abs, x), node1(P.abs, y)
-        big, small = node2(P.maximum, a, b), node2(P.minimum, a, b)
+        a, b = unary_node(P.abs, x), unary_node(P.abs, y)
+        big, small = binary_node(P.maximum, a, b), binary_node(P.minimum, a, b)
         r = _div(small, big)
-        h = _mul(big, node1(P.sqrt, _add(lit(1, r), _mul(r, r))))
-        h = where_node(node2(P.eq, big, lit(0, big), dt.bool_), lit(0, big), h)
-        inf = lit(math.inf, a)
-        either_inf = node2(
-            P.bitwise_or, node2(P.eq, a, inf, dt.bool_), node2(P.eq, b, inf, dt.bool_)
+        h = _mul(big, unary_node(P.sqrt, _add(const_like(1, r), _mul(r, r))))
+        h = where_node(binary_node(P.eq, big, const_like(0, big), dt.bool_), const_like(0, big), h)
+        inf = const_like(math.inf, a)
+        either_inf = binary_node(
+            P.bitwise_or, binary_node(P.eq, a, inf, dt.bool_), binary_node(P.eq, b, inf, dt.bool_)
         )
         return where_node(either_inf, inf, h)
 
-    return _finish(wrap(_in_opmath(build, x, y)), out, "hypot")
+    return cast_into_out(wrap(_in_opmath(build, x, y)), out, "hypot")
 
 
 def logaddexp(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
@@ -781,17 +755,19 @@ def logaddexp(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
         # torch's formula: max + log1p(exp(-|a - b|)), except that equal infinities stay
         # themselves (inf - inf would be NaN). max and -|a - b| take the same side at a tie
         # (a's), so the gradient is the smooth function's: 1/2 each, and its derivative too.
-        first = node2(P.ge, x, y, dt.bool_)
+        first = binary_node(P.ge, x, y, dt.bool_)
         m = where_node(first, x, y)
-        v = _add(m, node1(P.log1p, node1(P.exp, where_node(first, _sub(y, x), _sub(x, y)))))
-        same_inf = node2(
+        v = _add(
+            m, unary_node(P.log1p, unary_node(P.exp, where_node(first, _sub(y, x), _sub(x, y))))
+        )
+        same_inf = binary_node(
             P.bitwise_and,
-            node2(P.eq, node1(P.abs, x), lit(math.inf, x), dt.bool_),
-            node2(P.eq, x, y, dt.bool_),
+            binary_node(P.eq, unary_node(P.abs, x), const_like(math.inf, x), dt.bool_),
+            binary_node(P.eq, x, y, dt.bool_),
         )
         return where_node(same_inf, x, v)
 
-    return _finish(wrap(_in_opmath(build, x, y)), out, "logaddexp")
+    return cast_into_out(wrap(_in_opmath(build, x, y)), out, "logaddexp")
 
 
 def xlogy(input: Any, other: Any, *, out: Any = None) -> Tensor:
@@ -801,23 +777,27 @@ def xlogy(input: Any, other: Any, *, out: Any = None) -> Tensor:
     # x = 0 gives 0; where also 0 < y < inf, x * log(y) is that 0 already and gives torch's
     # gradient log(y) for x. Elsewhere (y <= 0, y = inf) the product would be NaN, and so
     # would its gradient through the branch not taken: it sees y = 1 there.
-    finite_pos = node2(
+    finite_pos = binary_node(
         P.bitwise_and,
-        node2(P.lt, lit(0, y), y, dt.bool_),
-        node2(P.lt, y, lit(math.inf, y), dt.bool_),
+        binary_node(P.lt, const_like(0, y), y, dt.bool_),
+        binary_node(P.lt, y, const_like(math.inf, y), dt.bool_),
     )
-    zero_x = node2(
-        P.bitwise_and, node2(P.eq, x, lit(0, x), dt.bool_), node1(P.bitwise_not, finite_pos)
+    zero_x = binary_node(
+        P.bitwise_and,
+        binary_node(P.eq, x, const_like(0, x), dt.bool_),
+        unary_node(P.bitwise_not, finite_pos),
     )
-    prod = node2(P.mul, x, node1(P.log, where_node(zero_x, lit(1, y), y)))
-    value = where_node(zero_x, lit(0, x), prod)
-    return _finish(wrap(where_node(node2(P.ne, y, y, dt.bool_), y, value)), out, "xlogy")
+    prod = binary_node(P.mul, x, unary_node(P.log, where_node(zero_x, const_like(1, y), y)))
+    value = where_node(zero_x, const_like(0, x), prod)
+    return cast_into_out(
+        wrap(where_node(binary_node(P.ne, y, y, dt.bool_), y, value)), out, "xlogy"
+    )
 
 
 # -- comparisons and logic ------------------------------------------------------------------
 def _compare(prim: Primitive, name: str) -> Any:
     def fn(input: Any, other: Any, *, out: Any = None) -> Tensor:
-        return _finish(binary(prim, input, other, name, out_dtype=dt.bool_), out, name)
+        return cast_into_out(binary(prim, input, other, name, out_dtype=dt.bool_), out, name)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {prim.doc} with promotion and broadcasting."
@@ -838,7 +818,7 @@ def _bitwise(prim: Primitive, name: str) -> Any:
         d = result_type(input, other)
         if d.is_floating_point:
             raise _not_implemented(name, f"{name}_cpu", d)
-        return _finish(binary(prim, input, other, name), out, name)
+        return cast_into_out(binary(prim, input, other, name), out, name)
 
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -850,10 +830,10 @@ bitwise_xor = _bitwise(P.bitwise_xor, "bitwise_xor")
 
 
 def bitwise_not(input: Tensor, *, out: Any = None) -> Tensor:
-    n = _tensor_arg(input, "bitwise_not")._node
+    n = tensor_arg(input, "bitwise_not")._node
     if n.dtype.is_floating_point:
         raise _not_implemented("bitwise_not", "bitwise_not_cpu", n.dtype)
-    return _finish(wrap(node1(P.bitwise_not, n)), out, "bitwise_not")
+    return cast_into_out(wrap(unary_node(P.bitwise_not, n)), out, "bitwise_not")
 
 
 def _truth(x: Any, dev: Any) -> Node:
@@ -861,16 +841,18 @@ def _truth(x: Any, dev: Any) -> Node:
         n = x._node
         if n.dtype is dt.bool_:
             return n
-        return node2(P.ne, n, lit(0, n), dt.bool_)
+        return binary_node(P.ne, n, const_like(0, n), dt.bool_)
     return to_node(bool(x), dt.bool_, dev)
 
 
 def _logical(prim: Primitive, name: str) -> Any:
     def fn(input: Any, other: Any, *, out: Any = None) -> Tensor:
-        _tensor_arg(input, name)
-        _tensor_arg(other, name, "other")  # torch takes no Python scalars here
+        tensor_arg(input, name)
+        tensor_arg(other, name, "other")  # torch takes no Python scalars here
         dev = device_of(input, other, op=name)
-        return _finish(wrap(node2(prim, _truth(input, dev), _truth(other, dev))), out, name)
+        return cast_into_out(
+            wrap(binary_node(prim, _truth(input, dev), _truth(other, dev))), out, name
+        )
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (
@@ -885,50 +867,54 @@ logical_xor = _logical(P.bitwise_xor, "logical_xor")
 
 
 def logical_not(input: Tensor, *, out: Any = None) -> Tensor:
-    x = _tensor_arg(input, "logical_not")
-    return _finish(wrap(node1(P.bitwise_not, _truth(x, x.device))), out, "logical_not")
+    x = tensor_arg(input, "logical_not")
+    return cast_into_out(wrap(unary_node(P.bitwise_not, _truth(x, x.device))), out, "logical_not")
 
 
 def isnan(input: Tensor) -> Tensor:
-    n = _tensor_arg(input, "isnan")._node
+    n = tensor_arg(input, "isnan")._node
     if not n.dtype.is_floating_point:
         return _fill_bool(n, False)
-    return wrap(node2(P.ne, n, n, dt.bool_))
+    return wrap(binary_node(P.ne, n, n, dt.bool_))
 
 
 def isinf(input: Tensor) -> Tensor:
-    n = _tensor_arg(input, "isinf")._node
+    n = tensor_arg(input, "isinf")._node
     if not n.dtype.is_floating_point:
         return _fill_bool(n, False)
-    return wrap(node2(P.eq, node1(P.abs, n), lit(math.inf, n), dt.bool_))
+    return wrap(binary_node(P.eq, unary_node(P.abs, n), const_like(math.inf, n), dt.bool_))
 
 
 def isposinf(input: Tensor, *, out: Any = None) -> Tensor:
-    n = _tensor_arg(input, "isposinf")._node
+    n = tensor_arg(input, "isposinf")._node
     result = (
-        wrap(node2(P.eq, n, lit(math.inf, n), dt.bool_))
+        wrap(binary_node(P.eq, n, const_like(math.inf, n), dt.bool_))
         if n.dtype.is_floating_point
         else isinf(input)
     )
-    return _finish_exact(result, out, "isposinf", "isposinf does not support non-boolean outputs.")
+    return _into_out_same_dtype(
+        result, out, "isposinf", "isposinf does not support non-boolean outputs."
+    )
 
 
 def isneginf(input: Tensor, *, out: Any = None) -> Tensor:
-    n = _tensor_arg(input, "isneginf")._node
+    n = tensor_arg(input, "isneginf")._node
     result = (
-        wrap(node2(P.eq, n, lit(-math.inf, n), dt.bool_))
+        wrap(binary_node(P.eq, n, const_like(-math.inf, n), dt.bool_))
         if n.dtype.is_floating_point
         else isinf(input)
     )
-    return _finish_exact(result, out, "isneginf", "isneginf does not support non-boolean outputs.")
+    return _into_out_same_dtype(
+        result, out, "isneginf", "isneginf does not support non-boolean outputs."
+    )
 
 
 def isfinite(input: Tensor) -> Tensor:
-    n = _tensor_arg(input, "isfinite")._node
+    n = tensor_arg(input, "isfinite")._node
     if not n.dtype.is_floating_point:
         return _fill_bool(n, True)
     # |x| < inf is false for both infinities and NaN.
-    return wrap(node2(P.lt, node1(P.abs, n), lit(math.inf, n), dt.bool_))
+    return wrap(binary_node(P.lt, unary_node(P.abs, n), const_like(math.inf, n), dt.bool_))
 
 
 def _fill_bool(n: Node, value: bool) -> Tensor:
@@ -946,7 +932,7 @@ def _fill_bool(n: Node, value: bool) -> Tensor:
 
 def isreal(input: Tensor) -> Tensor:
     """All True: lazytorch has no complex dtypes."""
-    return _fill_bool(_tensor_arg(input, "isreal")._node, True)
+    return _fill_bool(tensor_arg(input, "isreal")._node, True)
 
 
 _NAN_TO_NUM_OUT = "nan_to_num: dtype of out: {got} should be same as input: {want}"
@@ -960,18 +946,24 @@ def nan_to_num(
     *,
     out: Any = None,
 ) -> Tensor:
-    n = _tensor_arg(input, "nan_to_num")._node
+    n = tensor_arg(input, "nan_to_num")._node
     if not n.dtype.is_floating_point:
-        return _finish_exact(_copy(n), out, "nan_to_num", _NAN_TO_NUM_OUT)
+        return _into_out_same_dtype(_copy(n), out, "nan_to_num", _NAN_TO_NUM_OUT)
     import numpy as np
 
     info = np.finfo(n.dtype.np)
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
-    value = where_node(node2(P.ne, n, n, dt.bool_), lit(0.0 if nan is None else nan, n), n)
-    value = where_node(node2(P.eq, n, lit(math.inf, n), dt.bool_), lit(hi, n), value)
-    value = where_node(node2(P.eq, n, lit(-math.inf, n), dt.bool_), lit(lo, n), value)
-    return _finish_exact(wrap(value), out, "nan_to_num", _NAN_TO_NUM_OUT)
+    value = where_node(
+        binary_node(P.ne, n, n, dt.bool_), const_like(0.0 if nan is None else nan, n), n
+    )
+    value = where_node(
+        binary_node(P.eq, n, const_like(math.inf, n), dt.bool_), const_like(hi, n), value
+    )
+    value = where_node(
+        binary_node(P.eq, n, const_like(-math.inf, n), dt.bool_), const_like(lo, n), value
+    )
+    return _into_out_same_dtype(wrap(value), out, "nan_to_num", _NAN_TO_NUM_OUT)
 
 
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
@@ -983,7 +975,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
         from lazytorch.ops.indexing import nonzero
 
         return nonzero(condition, as_tuple=True)
-    c = _tensor_arg(condition, "where", "condition")
+    c = tensor_arg(condition, "where", "condition")
     if c.dtype is not dt.bool_:
         raise op_error(
             RuntimeError,
@@ -1015,14 +1007,14 @@ def _scalar_pair_dtype(a: Any, b: Any) -> dt.DType:
 # -- activations that are also torch.* functions ------------------------------------------------
 def relu(input: Tensor) -> Tensor:
     """max(x, 0); NaN stays NaN."""
-    n = _tensor_arg(input, "relu")._node
+    n = tensor_arg(input, "relu")._node
     if n.dtype is dt.bool_:
         raise op_error(RuntimeError, "relu", "\"clamp_min_cpu\" not implemented for 'Bool'")
     if not _tracks_grad(n):
-        return wrap(node2(P.maximum, n, lit(0, n)))
+        return wrap(binary_node(P.maximum, n, const_like(0, n)))
     # The same value as 0 where x <= 0, else x (NaN too): torch's gradient is 0 at x = 0,
     # where max(x, 0) would split it with the constant.
-    return wrap(where_node(node2(P.le, n, lit(0, n), dt.bool_), lit(0, n), n))
+    return wrap(where_node(binary_node(P.le, n, const_like(0, n), dt.bool_), const_like(0, n), n))
 
 
 # -- shifts: no primitive; multiplications and floor divisions by powers of two --------------
@@ -1041,19 +1033,19 @@ def _shift_args(input: Any, other: Any, op: str, kernel: str) -> tuple[Node, Nod
 def _halves(nb: Node, bits: int) -> tuple[Node, Node, Node]:
     """(in range, 2**h, 2**(b - h)) with h = b // 2: each factor fits the dtype, even for a
     shift by bits - 1 (the shift itself is masked to 0 outside [0, bits))."""
-    inside = node2(
+    inside = binary_node(
         P.bitwise_and,
-        node2(P.ge, nb, lit(0, nb), dt.bool_),
-        node2(P.lt, nb, lit(bits, nb), dt.bool_),
+        binary_node(P.ge, nb, const_like(0, nb), dt.bool_),
+        binary_node(P.lt, nb, const_like(bits, nb), dt.bool_),
     )
-    b = where_node(inside, nb, lit(0, nb))
-    h = node2(P.floordiv, b, lit(2, b))
+    b = where_node(inside, nb, const_like(0, nb))
+    h = binary_node(P.floordiv, b, const_like(2, b))
     f64 = dt.float64
 
     def pow2(k: Node) -> Node:
-        return cast(node2(P.pow, lit(2.0, cast(k, f64)), cast(k, f64)), nb.dtype)
+        return cast(binary_node(P.pow, const_like(2.0, cast(k, f64)), cast(k, f64)), nb.dtype)
 
-    return inside, pow2(h), pow2(node2(P.sub, b, h))
+    return inside, pow2(h), pow2(binary_node(P.sub, b, h))
 
 
 def bitwise_left_shift(input: Any, other: Any, *, out: Any = None) -> Tensor:
@@ -1066,8 +1058,10 @@ def bitwise_left_shift(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """
     na, nb, bits = _shift_args(input, other, "bitwise_left_shift", "lshift_cpu")
     inside, p1, p2 = _halves(nb, bits)
-    shifted = node2(P.mul, node2(P.mul, na, p1), p2)
-    return _finish(wrap(where_node(inside, shifted, lit(0, na))), out, "bitwise_left_shift")
+    shifted = binary_node(P.mul, binary_node(P.mul, na, p1), p2)
+    return cast_into_out(
+        wrap(where_node(inside, shifted, const_like(0, na))), out, "bitwise_left_shift"
+    )
 
 
 def bitwise_right_shift(input: Any, other: Any, *, out: Any = None) -> Tensor:
@@ -1080,8 +1074,8 @@ def bitwise_right_shift(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """
     na, nb, bits = _shift_args(input, other, "bitwise_right_shift", "rshift_cpu")
     inside, p1, p2 = _halves(nb, bits)
-    shifted = node2(P.floordiv, node2(P.floordiv, na, p1), p2)
-    sign = lit(0, na)
+    shifted = binary_node(P.floordiv, binary_node(P.floordiv, na, p1), p2)
+    sign = const_like(0, na)
     if na.dtype.is_signed:
-        sign = where_node(node2(P.lt, na, sign, dt.bool_), lit(-1, na), sign)
-    return _finish(wrap(where_node(inside, shifted, sign)), out, "bitwise_right_shift")
+        sign = where_node(binary_node(P.lt, na, sign, dt.bool_), const_like(-1, na), sign)
+    return cast_into_out(wrap(where_node(inside, shifted, sign)), out, "bitwise_right_shift")

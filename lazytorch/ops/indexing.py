@@ -25,19 +25,26 @@ from lazytorch.ops import views as V
 from lazytorch.ops._core import (
     P,
     _rt,
+    binary_node,
     broadcast_nodes,
+    broadcast_shapes,
     cast,
+    const_like,
     const_node,
     device_of,
     expand_node,
     normalize_dim,
     numel,
     reshape_node,
+    tensor_arg,
     to_node,
+    where_node,
     wrap,
 )
-from lazytorch.ops.elementwise import _tensor_arg, lit, node2, where_node
+from lazytorch.ops.creation import arange, ones, tensor, zeros
 from lazytorch.ops.reduction import _into_out
+from lazytorch.ops.shape import broadcast_tensors, clone, select, slice_view, unsqueeze
+from lazytorch.runtime import implicit_point
 from lazytorch.tensor import Tensor, _host_value
 
 _BUFFER = P.buffer
@@ -46,8 +53,6 @@ _BUFFER = P.buffer
 # -- parsing an index -----------------------------------------------------------------------
 def _as_index_tensor(item: Any, device: Any) -> Tensor:
     import numpy as np
-
-    from lazytorch.ops.creation import tensor
 
     if isinstance(item, Tensor):
         return item
@@ -123,9 +128,6 @@ def _mask_to_indices(mask: Tensor, cause: str) -> list[Tensor]:
     """Boolean mask -> one int64 index tensor per mask dim (an implicit materialization)."""
     import numpy as np
 
-    from lazytorch.ops.creation import tensor
-    from lazytorch.runtime import implicit_point
-
     implicit_point(mask, cause)
     arr = np.asarray(_host_value(mask._node), dtype=bool)
     return [
@@ -150,8 +152,6 @@ class _Parsed:
 
 
 def _parse(x: Tensor, idx: Any, for_write: bool) -> _Parsed:
-    from lazytorch.ops.shape import select, slice_view, unsqueeze
-
     items = _normalize_items(x, idx)
     v = x
     d = 0  # position in the current view
@@ -232,8 +232,8 @@ def _linear_index(
         if n.dtype is not dt.int64:
             n = cast(n, dt.int64)
         # Negative indices count from the end.
-        neg = node2(P.lt, n, lit(0, n), dt.bool_)
-        n = where_node(neg, node2(P.add, n, const_node(size, dt.int64, n.device)), n)
+        neg = binary_node(P.lt, n, const_like(0, n), dt.bool_)
+        n = where_node(neg, binary_node(P.add, n, const_node(size, dt.int64, n.device)), n)
         nodes.append(n)
     try:
         bshape, nodes = broadcast_nodes(nodes, "index")
@@ -252,16 +252,16 @@ def _linear_index(
         if len(nodes) > 1:
             # An out-of-range index in one dim can fold into an in-range linear position
             # (x[[0], [3]] on 3 columns would read x[1, 0]): flag it for the bounds check.
-            out = node2(
+            out = binary_node(
                 P.bitwise_or,
-                node2(P.lt, n, lit(0, n), dt.bool_),
-                node2(P.ge, n, const_node(size, dt.int64, dev), dt.bool_),
+                binary_node(P.lt, n, const_like(0, n), dt.bool_),
+                binary_node(P.ge, n, const_node(size, dt.int64, dev), dt.bool_),
             )
-            bad = out if bad is None else node2(P.bitwise_or, bad, out)
+            bad = out if bad is None else binary_node(P.bitwise_or, bad, out)
         lin = (
             n
             if lin is None
-            else node2(P.add, node2(P.mul, lin, const_node(size, dt.int64, dev)), n)
+            else binary_node(P.add, binary_node(P.mul, lin, const_node(size, dt.int64, dev)), n)
         )
     assert lin is not None
     if bad is not None:
@@ -381,7 +381,6 @@ def _broadcast_value(value: Node, shape: tuple[Any, ...], op: str) -> Node:
         vs = vs[1:]
     if vs != tuple(value.shape):
         value = reshape_node(value, vs)
-    from lazytorch.ops._core import broadcast_shapes
 
     try:
         out = broadcast_shapes(vs, shape, op)
@@ -425,7 +424,7 @@ def index_put_(
 ) -> Tensor:
     """Write `values` at the positions `indices` (one index tensor per leading dim) select
     (a scatter; += with accumulate, where duplicate positions add up)."""
-    x = _tensor_arg(input, "index_put_")
+    x = tensor_arg(input, "index_put_")
     if not isinstance(values, Tensor):
         raise op_error(
             TypeError,
@@ -498,8 +497,6 @@ def _index_put(x: Tensor, adv: list[tuple[int, Tensor]], value: Node, accumulate
 def index_put(
     input: Tensor, indices: tuple[Tensor, ...], values: Any, accumulate: bool = False
 ) -> Tensor:
-    from lazytorch.ops.shape import clone
-
     return index_put_(clone(input), indices, values, accumulate)
 
 
@@ -538,7 +535,7 @@ def gather(
     input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False, out: Any = None
 ) -> Tensor:
     """out[i][j] = input[index[i][j]][j] (for dim=0), and so on for other dims."""
-    x = _tensor_arg(input, "gather")
+    x = tensor_arg(input, "gather")
     idx0 = _check_index_tensor(index, "gather")
     axis = normalize_dim(dim, x.ndim, "gather")
     n, idx = _as_1d(x._node), _as_1d(idx0)
@@ -555,7 +552,7 @@ def _as_1d(n: Node) -> Node:
 def take_along_dim(
     input: Tensor, indices: Tensor, dim: int | None = None, *, out: Any = None
 ) -> Tensor:
-    x = _tensor_arg(input, "take_along_dim")
+    x = tensor_arg(input, "take_along_dim")
     if not isinstance(indices, Tensor) or indices.dtype is not dt.int64:
         got = indices.dtype.name if isinstance(indices, Tensor) else type(indices).__name__
         raise op_error(
@@ -592,12 +589,12 @@ def take_along_dim(
         # torch 2.13 takes every index modulo the dim's size (Python's sign rule), so -1 is
         # the last element and nothing is out of range.
         n = idx._node
-        idx = wrap(node2(P.remainder, n, const_node(size, dt.int64, n.device)))
+        idx = wrap(binary_node(P.remainder, n, const_node(size, dt.int64, n.device)))
     return _into_out(gather(x.expand(bx), axis, idx), out, "take_along_dim")  # type: ignore[attr-defined]
 
 
 def _scatter(input: Tensor, dim: int, index: Tensor, src: Any, reduce: str, op: str) -> Node:
-    x = _tensor_arg(input, op)
+    x = tensor_arg(input, op)
     idx = _as_1d(_check_index_tensor(index, op))
     axis = normalize_dim(dim, x.ndim, op)
     n0 = x._node
@@ -687,7 +684,7 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 def index_select(input: Tensor, dim: int, index: Tensor, *, out: Any = None) -> Tensor:
     """Entries of `input` along `dim` at the positions in 1-d `index`."""
-    x = _tensor_arg(input, "index_select")
+    x = tensor_arg(input, "index_select")
     if not isinstance(index, Tensor) or index.dtype not in (dt.int64, dt.int32):
         raise op_error(
             RuntimeError, "index_select", "index_select(): Expected dtype int32/int64 for index"
@@ -716,7 +713,7 @@ def cast_index(t: Tensor) -> Tensor:
 
 def take(input: Tensor, index: Tensor, *, out: Any = None) -> Tensor:
     """Entries of the flattened input at `index` (result has index's shape)."""
-    x = _tensor_arg(input, "take")
+    x = tensor_arg(input, "take")
     if not isinstance(index, Tensor) or index.dtype is not dt.int64:
         got = index.dtype.name if isinstance(index, Tensor) else type(index).__name__
         raise op_error(
@@ -726,15 +723,15 @@ def take(input: Tensor, index: Tensor, *, out: Any = None) -> Tensor:
     flat = reshape_node(x._node, (numel(x._node.shape),))
     lin = reshape_node(idx._node, (numel(idx._node.shape),))
     size = flat.shape[0]
-    neg = node2(P.lt, lin, lit(0, lin), dt.bool_)
-    lin = where_node(neg, node2(P.add, lin, const_node(size, dt.int64, lin.device)), lin)
+    neg = binary_node(P.lt, lin, const_like(0, lin), dt.bool_)
+    lin = where_node(neg, binary_node(P.add, lin, const_node(size, dt.int64, lin.device)), lin)
     g = make_node(P.gather, (flat, lin), (0,), lin.shape, flat.dtype, flat.device)
     return _into_out(wrap(reshape_node(g, idx._node.shape)), out, "take")
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """`value` where `mask` is True, else input (mask broadcasts to input)."""
-    x = _tensor_arg(input, "masked_fill")
+    x = tensor_arg(input, "masked_fill")
     if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
         raise op_error(RuntimeError, "masked_fill", "masked_fill_ only supports boolean masks")
     if isinstance(value, Tensor) and value.ndim != 0:
@@ -744,7 +741,6 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
             f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s).",
         )
     n = x._node
-    from lazytorch.ops._core import broadcast_shapes
 
     # Out of place, torch broadcasts input and mask both (masked_fill_ then rejects a
     # result larger than the tensor when it assigns).
@@ -760,8 +756,6 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
 
 def masked_select(input: Tensor, mask: Tensor, *, out: Any = None) -> Tensor:
     """The 1-d tensor of input's entries where mask is True (a data-dependent size)."""
-    from lazytorch.ops.shape import broadcast_tensors
-
     if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
         raise op_error(RuntimeError, "masked_select", "masked_select: expected BoolTensor for mask")
     x, m = broadcast_tensors(input, mask)
@@ -775,10 +769,7 @@ def nonzero(input: Tensor, *, out: Any = None, as_tuple: bool = False) -> Any:
     """
     import numpy as np
 
-    from lazytorch.ops.creation import tensor
-    from lazytorch.runtime import implicit_point
-
-    x = _tensor_arg(input, "nonzero")
+    x = tensor_arg(input, "nonzero")
     implicit_point(x, "nonzero()")
     arr = np.asarray(_host_value(x._node), dtype=x.dtype.np)
     if x.ndim == 0:
@@ -821,7 +812,7 @@ def _index_scatter(
     input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, op: str
 ) -> Node:
     """input with source's slices written (or added) at input's positions `index` along dim."""
-    x = _tensor_arg(input, op)
+    x = tensor_arg(input, op)
     if not isinstance(source, Tensor):
         raise op_error(TypeError, op, f"source must be a Tensor, not {type(source).__name__}")
     idx = _index_vector(index, op)
@@ -899,7 +890,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     tensor([[0., 0., 5.],
             [0., 0., 5.]])
     """
-    x = _tensor_arg(input, "index_fill")
+    x = tensor_arg(input, "index_fill")
     idx = _index_vector(index, "index_fill")
     if isinstance(value, Tensor) and value.ndim != 0:
         raise op_error(
@@ -915,8 +906,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     # which positions along dim are filled: scatter True into a mask (its bounds check
     # reports an index out of range, after negative ones wrap once)
     wrapped = where_node(
-        node2(P.lt, idx, const_node(0, dt.int64, dev), dt.bool_),
-        node2(P.add, idx, const_node(size, dt.int64, dev), dt.int64),
+        binary_node(P.lt, idx, const_node(0, dt.int64, dev), dt.bool_),
+        binary_node(P.add, idx, const_node(size, dt.int64, dev), dt.int64),
         idx,
     )
     empty = expand_node(const_node(False, dt.bool_, dev), (size,))
@@ -952,9 +943,7 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     tensor([[5., 0., 0.],
             [0., 5., 0.]])
     """
-    from lazytorch.ops.creation import arange
-
-    x = _tensor_arg(self, "fill_diagonal_")
+    x = tensor_arg(self, "fill_diagonal_")
     shape = tuple(x.shape)
     if len(shape) < 2:
         raise op_error(RuntimeError, "fill_diagonal_", "dimensions must larger than 1")
@@ -990,10 +979,7 @@ def unique(
     """
     import numpy as np
 
-    from lazytorch.ops.creation import tensor
-    from lazytorch.runtime import implicit_point
-
-    x = _tensor_arg(input, "unique")
+    x = tensor_arg(input, "unique")
     implicit_point(x, "unique()")
     arr = np.asarray(_host_value(x._node), dtype=x.dtype.np)
     axis = None if dim is None else normalize_dim(dim, x.ndim, "unique")
@@ -1017,9 +1003,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     >>> lazytorch.bincount(lazytorch.tensor([0, 2, 2]), minlength=4)
     tensor([1, 0, 2, 0])
     """
-    from lazytorch.ops.creation import ones, zeros
-
-    x = _tensor_arg(input, "bincount")
+    x = tensor_arg(input, "bincount")
     if x.ndim != 1 or x.dtype.is_floating_point or x.dtype is dt.bool_:
         raise op_error(
             RuntimeError, "bincount", "bincount only supports 1-d non-negative integral inputs."

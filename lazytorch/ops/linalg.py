@@ -18,8 +18,10 @@ from lazytorch.ir.primitives import make_node
 from lazytorch.ops import views as V
 from lazytorch.ops._core import (
     P,
+    binary_node,
     broadcast_shapes,
     cast,
+    const_like,
     const_node,
     device_of,
     expand_node,
@@ -27,19 +29,14 @@ from lazytorch.ops._core import (
     normalize_dims,
     numel,
     reshape_node,
+    tensor_arg,
+    unary_node,
+    where_node,
     wrap,
 )
 from lazytorch.ops.creation import resolve_dtype
-from lazytorch.ops.elementwise import (
-    _safe_sqrt,
-    _tensor_arg,
-    _zero_gradient,
-    lit,
-    node1,
-    node2,
-    where_node,
-)
-from lazytorch.ops.reduction import _finish, _into_out, _sum_dtype, reduce_node
+from lazytorch.ops.elementwise import _safe_sqrt, _zero_gradient, add, mul
+from lazytorch.ops.reduction import _into_out, _sum_dtype, reduce_node, squeeze_unless_keepdim
 from lazytorch.tensor import Tensor
 
 
@@ -71,7 +68,7 @@ def matmul(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     >>> (lazytorch.ones(2, 3) @ lazytorch.ones(3)).tolist()
     [3.0, 3.0]
     """
-    a, b = _tensor_arg(input, "matmul"), _tensor_arg(other, "matmul", "other")
+    a, b = tensor_arg(input, "matmul"), tensor_arg(other, "matmul", "other")
     if a.ndim == 0 or b.ndim == 0:
         raise op_error(
             RuntimeError,
@@ -180,10 +177,8 @@ inner_product = dot
 
 
 def outer(input: Tensor, vec2: Tensor, *, out: Any = None) -> Tensor:
-    from lazytorch.ops.elementwise import mul
-
     for name, v in (("self", input), ("vec2", vec2)):
-        if _tensor_arg(v, "outer", name).ndim != 1:
+        if tensor_arg(v, "outer", name).ndim != 1:
             raise op_error(
                 RuntimeError, "outer", f"outer: Expected 1-D argument {name}, but got {v.ndim}-D"
             )
@@ -196,9 +191,7 @@ ger = outer
 def _add_product(input: Tensor, prod: Tensor, beta: Any, alpha: Any, op: str) -> Tensor:
     """beta * input + alpha * prod, with torch's addmm rules: `input` has the product's
     dtype and expands (one way) to its shape; beta=0 ignores input's values (even NaN)."""
-    from lazytorch.ops.elementwise import add, mul
-
-    input = _tensor_arg(input, op)
+    input = tensor_arg(input, op)
     if input.dtype is not prod.dtype:
         raise op_error(
             RuntimeError,
@@ -247,7 +240,7 @@ def baddbmm(
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
     """Contract the last `dims` dims of `a` with the first of `b`, or the dims listed in
     ``dims = (dims_a, dims_b)``."""
-    a, b = _tensor_arg(a, "tensordot", "a"), _tensor_arg(b, "tensordot", "b")
+    a, b = tensor_arg(a, "tensordot", "a"), tensor_arg(b, "tensordot", "b")
     if isinstance(dims, int):
         if dims < 0:
             raise op_error(
@@ -387,7 +380,7 @@ def _sum_out(n: Node, term: str, keep: set[str]) -> tuple[Node, str]:
         return n, term
     # A sum as torch.sum: integers and bools sum as int64 (torch's einsum does the same).
     r = reduce_node(P.reduce_sum, cast(n, _sum_dtype(n.dtype)), axes)
-    r = _finish(r, axes, False)
+    r = squeeze_unless_keepdim(r, axes, False)
     return r, "".join(c for c in term if c in keep)
 
 
@@ -414,7 +407,7 @@ def _contract(a: Node, ta: str, b: Node, tb: str, keep: set[str]) -> tuple[Node,
         B = V.Permute(tuple(tb.index(c) for c in batch + right)).apply(cast(b, d))
         nb = len(batch)
         B = reshape_node(B, (*B.shape[:nb], *(1,) * len(left), *B.shape[nb:]))
-        return node2(P.mul, A, B), "".join(batch + left + right)
+        return binary_node(P.mul, A, B), "".join(batch + left + right)
     if a.dtype is not b.dtype:
         # Only after a sum-out promoted one side to int64; torch's bmm refuses this too.
         raise op_error(
@@ -452,7 +445,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     for o in operands:
-        _tensor_arg(o, "einsum", "operands")
+        tensor_arg(o, "einsum", "operands")
     if not operands:
         raise op_error(ValueError, "einsum", "einsum(): must provide at least one operand")
     terms, rhs = _parse_einsum(equation, operands)
@@ -478,7 +471,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 
 # -- norms ----------------------------------------------------------------------------------
 def _norm_input(x: Tensor, op: str, dtype: Any) -> Node:
-    n = _tensor_arg(x, op)._node
+    n = tensor_arg(x, op)._node
     # torch checks the input's own dtype, then that `dtype` only widens it.
     if not n.dtype.is_floating_point:
         raise op_error(
@@ -539,10 +532,10 @@ def vector_norm(
     # float16 squares and powers overflow early: work in float32 and round once, as torch.
     if n.dtype is dt.float16:
         n = cast(n, dt.float32)
-    a = node1(P.abs, n)
+    a = unary_node(P.abs, n)
 
     def red(prim: Any, m: Node) -> Node:
-        return _finish(reduce_node(prim, m, axes), axes, keepdim) if axes else m
+        return squeeze_unless_keepdim(reduce_node(prim, m, axes), axes, keepdim) if axes else m
 
     if ord == math.inf:
         r = red(P.reduce_max, a)
@@ -550,17 +543,17 @@ def vector_norm(
         r = red(P.reduce_min, a)
     elif ord == 0:
         # a count: torch's result still requires grad, with a zero gradient
-        nonzero = cast(node2(P.ne, n, lit(0, n), dt.bool_), n.dtype)
+        nonzero = cast(binary_node(P.ne, n, const_like(0, n), dt.bool_), n.dtype)
         r = red(P.reduce_sum, _zero_gradient(nonzero, n))
     elif ord == 1:
         r = red(P.reduce_sum, a)
     elif ord == 2:
         # torch's gradient is 0 at a zero norm (not sqrt's inf times 0)
-        r = _safe_sqrt(red(P.reduce_sum, node2(P.mul, a, a)))
+        r = _safe_sqrt(red(P.reduce_sum, binary_node(P.mul, a, a)))
     elif n.ag is None:
         p = const_node(ord, n.dtype, n.device)
-        s = red(P.reduce_sum, node2(P.pow, a, p))
-        r = node2(P.pow, s, const_node(1.0 / ord, n.dtype, n.device))
+        s = red(P.reduce_sum, binary_node(P.pow, a, p))
+        r = binary_node(P.pow, s, const_node(1.0 / ord, n.dtype, n.device))
     else:
         r = _p_norm_with_grad(a, float(ord), red)
     return _into_out(wrap(cast(r, out_dtype)), out, "linalg.vector_norm")
@@ -569,13 +562,15 @@ def vector_norm(
 def _p_norm_with_grad(a: Node, p: float, red: Any) -> Node:
     """(sum |x|**p)**(1/p) with torch's gradient: 0 at elements that are 0 (where |x|**p has
     an infinite slope for p < 1) and everywhere when the norm is 0 (its root's slope)."""
-    zero = node2(P.eq, a, lit(0, a), dt.bool_)
-    at0 = lit(0.0 if p > 0 else math.inf, a)  # 0 ** p
-    powed = where_node(zero, at0, node2(P.pow, where_node(zero, lit(1, a), a), lit(p, a)))
+    zero = binary_node(P.eq, a, const_like(0, a), dt.bool_)
+    at0 = const_like(0.0 if p > 0 else math.inf, a)  # 0 ** p
+    powed = where_node(
+        zero, at0, binary_node(P.pow, where_node(zero, const_like(1, a), a), const_like(p, a))
+    )
     s = red(P.reduce_sum, powed)
-    s0 = node2(P.eq, s, lit(0, s), dt.bool_)
-    root = node2(P.pow, where_node(s0, lit(1, s), s), lit(1.0 / p, s))
-    return where_node(s0, lit(0.0 if p > 0 else math.inf, s), root)
+    s0 = binary_node(P.eq, s, const_like(0, s), dt.bool_)
+    root = binary_node(P.pow, where_node(s0, const_like(1, s), s), const_like(1.0 / p, s))
+    return where_node(s0, const_like(0.0 if p > 0 else math.inf, s), root)
 
 
 def matrix_norm(
@@ -621,7 +616,7 @@ def matrix_norm(
         )
     if ord not in (1, -1, math.inf, -math.inf):
         raise op_error(RuntimeError, "linalg.matrix_norm", f"Order {ord} not supported.")
-    a = node1(P.abs, n)
+    a = unary_node(P.abs, n)
     inner, outer = (r, c) if ord in (1, -1) else (c, r)
     s = reduce_node(P.reduce_sum, a, (inner,))
     if n.shape[outer] == 0:
@@ -639,7 +634,9 @@ def matrix_norm(
         m = make_node(P.expand, (zero,), (shape,), shape, n.dtype, n.device)
     else:
         m = reduce_node(P.reduce_max if ord > 0 else P.reduce_min, s, (outer,))
-    return _into_out(wrap(_finish(m, tuple(sorted((r, c))), keepdim)), out, "linalg.matrix_norm")
+    return _into_out(
+        wrap(squeeze_unless_keepdim(m, tuple(sorted((r, c))), keepdim)), out, "linalg.matrix_norm"
+    )
 
 
 def norm(

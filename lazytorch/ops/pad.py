@@ -14,9 +14,9 @@ from lazytorch.ops._core import (
     P,
     const_node,
     expand_node,
+    tensor_arg,
     wrap,
 )
-from lazytorch.ops.elementwise import _tensor_arg
 from lazytorch.ops.shape import slice_node
 from lazytorch.tensor import Tensor
 
@@ -26,7 +26,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
 
     Modes: 'constant' (with `value`), 'reflect', 'replicate', 'circular'.
     """
-    x = _tensor_arg(input, "pad")
+    x = tensor_arg(input, "pad")
     if len(pad) % 2:
         raise op_error(RuntimeError, "pad", "Padding length must be divisible by 2")
     if len(pad) // 2 > x.ndim:

@@ -24,10 +24,21 @@ from lazytorch.ops._core import (
     numel,
     scalar_node,
     shape_arg,
+    tensor_arg,
     unpack_int64,
     wrap,
 )
-from lazytorch.ops.creation import resolve_device, resolve_dtype, size_args
+from lazytorch.ops.creation import (
+    into_out,
+    resolve_device,
+    resolve_dtype,
+    size_args,
+    tensor,
+    with_requires_grad,
+)
+from lazytorch.ops.shape import broadcast_shapes
+from lazytorch.ops.views import assign
+from lazytorch.runtime import implicit_point
 from lazytorch.tensor import Tensor
 
 __all__ = [
@@ -87,8 +98,6 @@ class Generator:
         return self._seed
 
     def get_state(self) -> Tensor:
-        from lazytorch.ops.creation import tensor
-
         return tensor(
             [self._seed - (1 << 64) if self._seed >= 1 << 63 else self._seed, self._offset]
         )
@@ -350,8 +359,6 @@ def randperm(
 
 
 def _grad_factories() -> None:
-    from lazytorch.ops.creation import with_requires_grad
-
     for name in ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm"):
         globals()[name] = with_requires_grad(globals()[name])
 
@@ -387,11 +394,7 @@ def multinomial(
     >>> s.sort(dim=1).values.tolist()
     [[0, 1, 2, 3, 4], [0, 1, 2, 3, 4]]
     """
-    from lazytorch.ops.creation import into_out
-    from lazytorch.ops.elementwise import _tensor_arg
-    from lazytorch.runtime import implicit_point
-
-    w = _tensor_arg(input, "multinomial")
+    w = tensor_arg(input, "multinomial")
     if w.ndim not in (1, 2):
         raise op_error(RuntimeError, "multinomial", "prob_dist must be 1 or 2 dim")
     if not w.dtype.is_floating_point:
@@ -464,8 +467,6 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None, out: Any =
     >>> lazytorch.bernoulli(lazytorch.tensor([0.0, 1.0]))
     tensor([0., 1.])
     """
-    from lazytorch.ops.creation import into_out
-
     if not isinstance(input, Tensor):
         raise op_error(
             TypeError, "bernoulli", f"input must be a Tensor, not {type(input).__name__}"
@@ -484,8 +485,6 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None, out: Any =
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     """Fill this tensor (in place) with 1 at probability `p` (a number or a tensor), else 0."""
-    from lazytorch.ops.views import assign
-
     u = rand(self.shape, dtype=dt.float64, generator=generator, device=self.device)
     return assign(self, (u < p).to(self.dtype)._node)
 
@@ -510,9 +509,6 @@ def normal(
     >>> lazytorch.normal(lazytorch.zeros(3), 0.0)
     tensor([0., 0., 0.])
     """
-    from lazytorch.ops.creation import into_out
-    from lazytorch.ops.shape import broadcast_shapes
-
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     # (a tensor std is not checked for negative entries: that would cut the graph per call)
     if not isinstance(std, Tensor) and std < 0:
@@ -535,8 +531,6 @@ def normal(
 
 
 def _fill_from(self: Tensor, values: Tensor) -> Tensor:
-    from lazytorch.ops.views import assign
-
     return assign(self, values.to(self.dtype)._node)
 
 

@@ -18,17 +18,21 @@ from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import Primitive, make_node
 from lazytorch.ops._core import (
     P,
+    binary_node,
     cast,
+    const_like,
     const_node,
     normalize_dim,
     normalize_dims,
     numel,
     reshape_node,
+    tensor_arg,
+    unary_node,
+    where_node,
     wrap,
 )
-from lazytorch.ops.creation import _out_dtype, into_out, resolve_dtype
-from lazytorch.ops.elementwise import _finish as _cast_into_out
-from lazytorch.ops.elementwise import _safe_sqrt, _tensor_arg, lit, node1, node2, where_node
+from lazytorch.ops.creation import _out_dtype, cast_into_out, into_out, resolve_dtype
+from lazytorch.ops.elementwise import _safe_sqrt, div, maximum, minimum
 from lazytorch.tensor import Tensor
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -48,7 +52,7 @@ def squeeze_axes(n: Node, axes: tuple[int, ...]) -> Node:
     return reshape_node(n, tuple(d for i, d in enumerate(n.shape) if i not in axes))
 
 
-def _finish(n: Node, axes: tuple[int, ...], keepdim: bool) -> Node:
+def squeeze_unless_keepdim(n: Node, axes: tuple[int, ...], keepdim: bool) -> Node:
     return n if keepdim else squeeze_axes(n, axes)
 
 
@@ -99,14 +103,16 @@ def sum(
     >>> lazytorch.tensor([[1, 2], [3, 4]]).sum(dim=0).tolist()
     [4, 6]
     """
-    n = _tensor_arg(input, "sum")._node
+    n = tensor_arg(input, "sum")._node
     out_dtype = _out_dtype(dtype, out, "sum") or _sum_dtype(n.dtype)
     axes = _dims(dim, n, "sum")
     x = cast(n, out_dtype)
     if not axes:
         return _into_out(wrap(x), out, "sum")
     return _into_out(
-        wrap(_finish(_bool_safe_reduce(P.reduce_sum, x, axes), axes, keepdim)), out, "sum"
+        wrap(squeeze_unless_keepdim(_bool_safe_reduce(P.reduce_sum, x, axes), axes, keepdim)),
+        out,
+        "sum",
     )
 
 
@@ -121,7 +127,7 @@ def _bool_safe_reduce(prim: Primitive, x: Node, axes: tuple[int, ...]) -> Node:
 def nansum(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
-    n = _tensor_arg(input, "nansum")._node
+    n = tensor_arg(input, "nansum")._node
     if isinstance(out, Tensor) and n.dtype.is_floating_point and not out.dtype.is_floating_point:
         # torch sums a float input in out's dtype, but only a floating one
         raise op_error(
@@ -131,7 +137,7 @@ def nansum(
             f"{out.dtype.legacy_name} instead",
         )
     if n.dtype.is_floating_point:
-        n = where_node(node2(P.ne, n, n, dt.bool_), lit(0, n), n)
+        n = where_node(binary_node(P.ne, n, n, dt.bool_), const_like(0, n), n)
     return sum(wrap(n), dim, keepdim, dtype=dtype, out=out)
 
 
@@ -143,7 +149,7 @@ def mean(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
     """Arithmetic mean over `dim`; floating-point inputs only (as torch)."""
-    n = _tensor_arg(input, "mean")._node
+    n = tensor_arg(input, "mean")._node
     out_dtype = resolve_dtype(dtype, "mean") or n.dtype
     if not out_dtype.is_floating_point:
         raise op_error(
@@ -159,15 +165,16 @@ def mean(
     if not axes:
         return _into_out(wrap(cast(x, out_dtype)), out, "mean", floating=True)
     s = reduce_node(P.reduce_sum, x, axes)
-    m = node2(P.div, s, const_node(_count(n, axes), work, n.device))
-    return _into_out(wrap(cast(_finish(m, axes, keepdim), out_dtype)), out, "mean", floating=True)
+    m = binary_node(P.div, s, const_node(_count(n, axes), work, n.device))
+    return _into_out(
+        wrap(cast(squeeze_unless_keepdim(m, axes, keepdim), out_dtype)), out, "mean", floating=True
+    )
 
 
 def nanmean(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
-    n = _tensor_arg(input, "nanmean")._node
-    from lazytorch.ops.elementwise import div
+    n = tensor_arg(input, "nanmean")._node
 
     if not n.dtype.is_floating_point:
         raise op_error(
@@ -177,7 +184,7 @@ def nanmean(
             f"{n.dtype.name.capitalize()}",
         )
 
-    valid = node2(P.eq, n, n, dt.bool_)  # NaN != NaN
+    valid = binary_node(P.eq, n, n, dt.bool_)  # NaN != NaN
     mean = div(nansum(input, dim, keepdim, dtype=dtype), sum(wrap(valid), dim, keepdim))
     return _into_out(mean, out, "nanmean", floating=True)
 
@@ -186,7 +193,7 @@ def prod(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
     """Product over one `dim` (or all elements)."""
-    n = _tensor_arg(input, "prod")._node
+    n = tensor_arg(input, "prod")._node
     out_dtype = _out_dtype(dtype, out, "prod") or _sum_dtype(n.dtype)
     if dim is not None and isinstance(dim, (list, tuple)):
         raise op_error(TypeError, "prod", "prod() takes a single dim, not a list of dims")
@@ -195,7 +202,9 @@ def prod(
     if not axes:
         return _into_out(wrap(x), out, "prod")
     return _into_out(
-        wrap(_finish(_bool_safe_reduce(P.reduce_prod, x, axes), axes, keepdim)), out, "prod"
+        wrap(squeeze_unless_keepdim(_bool_safe_reduce(P.reduce_prod, x, axes), axes, keepdim)),
+        out,
+        "prod",
     )
 
 
@@ -220,14 +229,14 @@ def _no_dim(dim: Any) -> bool:
 
 
 def _extreme_reduce(prim: Primitive, op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
-    n = _tensor_arg(input, op)._node
+    n = tensor_arg(input, op)._node
     axes = _dims(dim, n, op)
     if numel(n.shape) == 0:
         # No dim given: torch's RuntimeError; an empty dim named explicitly: its IndexError.
         _check_nonempty(n, () if _no_dim(dim) else axes, op)
     if not axes:
         return wrap(n)
-    return wrap(_finish(reduce_node(prim, n, axes), axes, keepdim))
+    return wrap(squeeze_unless_keepdim(reduce_node(prim, n, axes), axes, keepdim))
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None) -> Tensor:
@@ -241,7 +250,7 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None
 
 
 def _arg(prim: Primitive, name: str, input: Tensor, dim: Any, keepdim: bool) -> Node:
-    n = _tensor_arg(input, name)._node
+    n = tensor_arg(input, name)._node
     if dim is None:
         flat = reshape_node(n, (numel(n.shape),))
         _check_nonempty(flat, (0,), name)
@@ -254,12 +263,12 @@ def _arg(prim: Primitive, name: str, input: Tensor, dim: Any, keepdim: bool) -> 
     _check_nonempty(n, (axis,), name)
     shape = tuple(1 if i == axis else d for i, d in enumerate(n.shape))
     r = make_node(prim, (n,), (axis,), shape, dt.int64, n.device)
-    return _finish(r, (axis,), keepdim)
+    return squeeze_unless_keepdim(r, (axis,), keepdim)
 
 
 def _no_bool(input: Tensor, op: str) -> None:
     # torch refuses bool in argmax/argmin (max/min with a dim accept it).
-    if _tensor_arg(input, op)._node.dtype is dt.bool_:
+    if tensor_arg(input, op)._node.dtype is dt.bool_:
         raise op_error(RuntimeError, op, f"{op}(): does not support bool input")
 
 
@@ -277,9 +286,9 @@ def argmin(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = 
 def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result: Any) -> Any:
     def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Any:
         if isinstance(dim, Tensor):
-            return _cast_into_out(pairwise(input, dim), out, name)  # elementwise rule
+            return cast_into_out(pairwise(input, dim), out, name)  # elementwise rule
         if dim is None:
-            n = _tensor_arg(input, name)._node
+            n = tensor_arg(input, name)._node
             if numel(n.shape) == 0:
                 raise op_error(
                     RuntimeError,
@@ -287,7 +296,7 @@ def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result
                     f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                     "Specify the reduction dim with the 'dim' argument.",
                 )
-            return _cast_into_out(reducer(input), out, name)  # as torch: a cast is fine
+            return cast_into_out(reducer(input), out, name)  # as torch: a cast is fine
         values = reducer(input, dim, keepdim)
         idx = _arg(arg_prim, name, input, dim, keepdim)
         n = input._node
@@ -309,18 +318,14 @@ def _gather_at(n: Node, idx: Node, axis: int, keepdim: bool) -> Node:
     """n's elements at `idx` (one per slice along `axis`, reduced as keepdim says)."""
     kept = tuple(1 if i == axis else d for i, d in enumerate(n.shape))
     picked = make_node(P.gather, (n, reshape_node(idx, kept)), (axis,), kept, n.dtype, n.device)
-    return _finish(picked, (axis,), keepdim)
+    return squeeze_unless_keepdim(picked, (axis,), keepdim)
 
 
 def _maximum(a: Tensor, b: Tensor) -> Tensor:
-    from lazytorch.ops.elementwise import maximum
-
     return maximum(a, b)
 
 
 def _minimum(a: Tensor, b: Tensor) -> Tensor:
-    from lazytorch.ops.elementwise import minimum
-
     return minimum(a, b)
 
 
@@ -333,7 +338,7 @@ aminmax_result = namedtuple("aminmax", ["min", "max"])
 
 def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False, out: Any = None) -> Any:
     """(min, max) over one `dim` (all elements by default)."""
-    n = _tensor_arg(input, "aminmax")._node
+    n = tensor_arg(input, "aminmax")._node
     if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
         raise op_error(
             TypeError, "aminmax", f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}"
@@ -354,7 +359,7 @@ def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False, out: Any =
 def _var_parts(
     input: Tensor, dim: Any, correction: Any, keepdim: bool, op: str
 ) -> tuple[Node, Node, dt.DType]:
-    n = _tensor_arg(input, op)._node
+    n = tensor_arg(input, op)._node
     if not n.dtype.is_floating_point:
         raise op_error(
             RuntimeError,
@@ -368,14 +373,18 @@ def _var_parts(
     if not axes:
         axes = ()
     s = reduce_node(P.reduce_sum, x, axes) if axes else x
-    mu = node2(P.div, s, const_node(count, work, n.device))
-    centered = node2(P.sub, x, mu)
-    sq = node2(P.mul, centered, centered)
+    mu = binary_node(P.div, s, const_node(count, work, n.device))
+    centered = binary_node(P.sub, x, mu)
+    sq = binary_node(P.mul, centered, centered)
     ss = reduce_node(P.reduce_sum, sq, axes) if axes else sq
     # torch divides by max(0, N - correction): inf (or NaN for 0/0) when too few samples.
     denom = count - correction
-    var = node2(P.div, ss, const_node(denom if denom > 0 else 0, work, n.device))
-    return _finish(var, axes, keepdim), _finish(mu, axes, keepdim), n.dtype
+    var = binary_node(P.div, ss, const_node(denom if denom > 0 else 0, work, n.device))
+    return (
+        squeeze_unless_keepdim(var, axes, keepdim),
+        squeeze_unless_keepdim(mu, axes, keepdim),
+        n.dtype,
+    )
 
 
 def _correction(unbiased: Any, correction: Any, op: str) -> Any:
@@ -464,15 +473,15 @@ def logsumexp_node(n: Node, axes: tuple[int, ...]) -> Node:
         ninf = const_node(-math.inf, n.dtype, n.device)
         return make_node(P.expand, (ninf,), (shape,), shape, n.dtype, n.device)
     m = reduce_node(P.reduce_max, n, axes)
-    finite = node2(P.lt, node1(P.abs, m), lit(math.inf, m), dt.bool_)
+    finite = binary_node(P.lt, unary_node(P.abs, m), const_like(math.inf, m), dt.bool_)
     # The shift cancels out of the result: no gradient flows through it (see softmax).
-    shift = stop_gradient(where_node(finite, m, lit(0, m)))
-    s = reduce_node(P.reduce_sum, node1(P.exp, node2(P.sub, n, shift)), axes)
-    return node2(P.add, node1(P.log, s), shift)
+    shift = stop_gradient(where_node(finite, m, const_like(0, m)))
+    s = reduce_node(P.reduce_sum, unary_node(P.exp, binary_node(P.sub, n, shift)), axes)
+    return binary_node(P.add, unary_node(P.log, s), shift)
 
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None) -> Tensor:
-    n = _tensor_arg(input, "logsumexp")._node
+    n = tensor_arg(input, "logsumexp")._node
     if not n.dtype.is_floating_point:
         from lazytorch import _config
 
@@ -481,7 +490,10 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None
     if not axes:
         return _into_out(wrap(n), out, "logsumexp", floating=True)
     return _into_out(
-        wrap(_finish(logsumexp_node(n, axes), axes, keepdim)), out, "logsumexp", floating=True
+        wrap(squeeze_unless_keepdim(logsumexp_node(n, axes), axes, keepdim)),
+        out,
+        "logsumexp",
+        floating=True,
     )
 
 
@@ -496,8 +508,8 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = Non
 
 
 def _logic_reduce(input: Tensor, dim: Any, keepdim: bool, prim: Primitive, op: str) -> Tensor:
-    n = _tensor_arg(input, op)._node
-    b = n if n.dtype is dt.bool_ else node2(P.ne, n, lit(0, n), dt.bool_)
+    n = tensor_arg(input, op)._node
+    b = n if n.dtype is dt.bool_ else binary_node(P.ne, n, const_like(0, n), dt.bool_)
     # Unlike sum's, an empty dim list here reduces nothing (torch's all/any).
     axes = () if isinstance(dim, (list, tuple)) and not dim else _dims(dim, n, op)
     if numel(n.shape) == 0:
@@ -511,20 +523,20 @@ def _logic_reduce(input: Tensor, dim: Any, keepdim: bool, prim: Primitive, op: s
         r = b
     else:
         r = reduce_node(prim, b, axes)
-    r = _finish(r, axes, keepdim)
+    r = squeeze_unless_keepdim(r, axes, keepdim)
     # torch keeps uint8 for uint8 inputs.
     return wrap(cast(r, dt.uint8) if n.dtype is dt.uint8 else r)
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
-    n = _tensor_arg(input, "count_nonzero")._node
-    nz = cast(node2(P.ne, n, lit(0, n), dt.bool_), dt.int64)
+    n = tensor_arg(input, "count_nonzero")._node
+    nz = cast(binary_node(P.ne, n, const_like(0, n), dt.bool_), dt.int64)
     return sum(wrap(nz), dim)
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Tensor:
     """Inclusive prefix sums along `dim` (integers and bools accumulate as int64)."""
-    n = _tensor_arg(input, "cumsum")._node
+    n = tensor_arg(input, "cumsum")._node
     out_dtype = _out_dtype(dtype, out, "cumsum") or _sum_dtype(n.dtype)
     if out_dtype is dt.bool_:
         raise op_error(
@@ -557,6 +569,7 @@ def norm(
             "norm",
             "the nuclear norm needs an SVD, which lazytorch does not provide",
         )
+
     from lazytorch.ops.linalg import vector_norm
 
     return vector_norm(input, p, dim, keepdim, dtype=dtype, out=out)

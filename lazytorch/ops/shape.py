@@ -21,10 +21,12 @@ from lazytorch.ir.symbolic import SymInt
 from lazytorch.ops import views as V
 from lazytorch.ops._core import (
     P,
+    binary_node,
     cast,
     check_int64_arg,
     check_new_tensor,
     check_numel,
+    const_like,
     const_node,
     device_of,
     expand_node,
@@ -33,10 +35,14 @@ from lazytorch.ops._core import (
     reshape_node,
     result_type,
     shape_arg,
+    tensor_arg,
+    where_node,
     wrap,
 )
-from lazytorch.ops.elementwise import _finish, _tensor_arg, lit, node2, where_node
-from lazytorch.tensor import Tensor
+from lazytorch.ops._core import broadcast_shapes as bs
+from lazytorch.ops.creation import arange, cast_into_out, zeros
+from lazytorch.ops.reduction import _into_out
+from lazytorch.tensor import Size, Tensor
 
 
 def _infer_shape(shape: tuple[Any, ...], total: Any, op: str) -> tuple[Any, ...]:
@@ -71,7 +77,7 @@ def _require_args(args: tuple[Any, ...], op: str, what: str) -> None:
 
 def view(input: Tensor, *size: Any) -> Tensor:
     """A view with a new shape (one dim may be -1). Writes reach the base tensor."""
-    x = _tensor_arg(input, "view")
+    x = tensor_arg(input, "view")
     _require_args(size, "view", "size")
     if len(size) == 1 and isinstance(size[0], dt.DType):
         raise op_error(
@@ -93,7 +99,7 @@ def view(input: Tensor, *size: Any) -> Tensor:
 def reshape(input: Tensor, *shape: Any) -> Tensor:
     """A new shape: a view when torch's strides allow one, else a copy (as in torch, writes
     to the copy do not reach the input)."""
-    x = _tensor_arg(input, "reshape")
+    x = tensor_arg(input, "reshape")
     _require_args(shape, "reshape", "shape")
     sizes = shape_arg_allow_neg(shape, "reshape", "shape")
     new = _infer_shape(sizes, numel(x._node.shape), "reshape")
@@ -116,7 +122,7 @@ def reshape_as(input: Tensor, other: Tensor) -> Tensor:
 
 def permute(input: Tensor, *dims: Any) -> Tensor:
     """A view with dims reordered: ``x.permute(2, 0, 1)``."""
-    x = _tensor_arg(input, "permute")
+    x = tensor_arg(input, "permute")
     _require_args(dims, "permute", "dims")
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
@@ -135,7 +141,7 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """A view with two dims swapped."""
-    x = _tensor_arg(input, "transpose")
+    x = tensor_arg(input, "transpose")
     nd = x.ndim
     a, b = normalize_dim(dim0, nd, "transpose"), normalize_dim(dim1, nd, "transpose")
     perm = list(range(nd))
@@ -159,7 +165,7 @@ def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
 
 def t(input: Tensor) -> Tensor:
     """Transpose of a tensor with at most 2 dims."""
-    x = _tensor_arg(input, "t")
+    x = tensor_arg(input, "t")
     if x.ndim > 2:
         raise op_error(
             RuntimeError, "t", f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D"
@@ -169,13 +175,13 @@ def t(input: Tensor) -> Tensor:
 
 def T(input: Tensor) -> Tensor:
     """All dims reversed (the ``.T`` property)."""
-    x = _tensor_arg(input, "T")
+    x = tensor_arg(input, "T")
     return V.make_view(x, V.Permute(tuple(reversed(range(x.ndim)))))
 
 
 def mT(input: Tensor) -> Tensor:
     """The last two dims swapped (the ``.mT`` property)."""
-    x = _tensor_arg(input, "mT")
+    x = tensor_arg(input, "mT")
     if x.ndim == 0:
         return V.make_view(x, V.Alias())  # torch: the identity on 0-d (deprecated there)
     if x.ndim == 1:
@@ -188,7 +194,7 @@ def mT(input: Tensor) -> Tensor:
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
-    x = _tensor_arg(input, "movedim")
+    x = tensor_arg(input, "movedim")
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
@@ -215,7 +221,7 @@ moveaxis = movedim
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """A view with a size-1 dim inserted at `dim`."""
-    x = _tensor_arg(input, "unsqueeze")
+    x = tensor_arg(input, "unsqueeze")
     d = normalize_dim(dim, x.ndim + 1, "unsqueeze")
     shape = list(x._node.shape)
     shape.insert(d, 1)
@@ -235,7 +241,7 @@ def _dims_arg(dims: Any, ndim: int, op: str) -> tuple[int, ...]:
 
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     """A view without size-1 dims (all of them, or those in `dim`)."""
-    x = _tensor_arg(input, "squeeze")
+    x = tensor_arg(input, "squeeze")
     shape = x._node.shape
     if dim is None:
         axes = {i for i, d in enumerate(shape) if d == 1}
@@ -246,7 +252,7 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """A view with dims start_dim..end_dim merged into one."""
-    x = _tensor_arg(input, "flatten")
+    x = tensor_arg(input, "flatten")
     shape = x._node.shape
     if not shape:
         # 0-d accepts dims 0 and -1 only, and flattens to one element.
@@ -274,7 +280,7 @@ def ravel(input: Tensor) -> Tensor:
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[Any]) -> Tensor:
     """A view with one dim split into `sizes` (one may be -1)."""
-    x = _tensor_arg(input, "unflatten")
+    x = tensor_arg(input, "unflatten")
     shape = x._node.shape
     d = normalize_dim(dim, len(shape), "unflatten")
     inner = _infer_shape(tuple(sizes), shape[d], "unflatten")
@@ -283,7 +289,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[Any]) -> Tensor:
 
 def expand(input: Tensor, *size: Any) -> Tensor:
     """A broadcast view (size-1 dims repeated without copying; -1 keeps a dim)."""
-    x = _tensor_arg(input, "expand")
+    x = tensor_arg(input, "expand")
     _require_args(size, "expand", "size")
     sizes = shape_arg_allow_neg(size, "expand")
     src = x._node.shape
@@ -354,9 +360,6 @@ def broadcast_to(input: Tensor, size: Any) -> Tensor:
 
 
 def broadcast_shapes(*shapes: Any) -> Any:
-    from lazytorch.ops._core import broadcast_shapes as bs
-    from lazytorch.tensor import Size
-
     out: tuple[Any, ...] = ()
     for s in shapes:
         s = (s,) if isinstance(s, int) else tuple(s)
@@ -371,7 +374,7 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 
 def repeat(input: Tensor, *repeats: Any) -> Tensor:
     """Tile the tensor: ``x.repeat(2, 3)`` (a copy, not a view)."""
-    x = _tensor_arg(input, "repeat")
+    x = tensor_arg(input, "repeat")
     _require_args(repeats, "repeat", "repeats")
     reps = shape_arg(repeats, "repeat", "repeats")
     if len(reps) < x.ndim:
@@ -408,24 +411,24 @@ def tile(input: Tensor, *dims: Any) -> Tensor:
 
 def contiguous(input: Tensor, memory_format: Any = contiguous_format) -> Tensor:
     """The tensor itself if it is contiguous, else a copy that is."""
-    x = _tensor_arg(input, "contiguous")
+    x = tensor_arg(input, "contiguous")
     return x if V.is_contiguous(x) else wrap(x._node)
 
 
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     """A new tensor with the same values that does not alias `input`."""
-    return wrap(_tensor_arg(input, "clone")._node)
+    return wrap(tensor_arg(input, "clone")._node)
 
 
 def detach(input: Tensor) -> Tensor:
     """A tensor sharing `input`'s values (and its writes), cut from autograd."""
-    return V.make_view(_tensor_arg(input, "detach"), V.Detach())
+    return V.make_view(tensor_arg(input, "detach"), V.Detach())
 
 
 def flip(input: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
     """Reverse the order of elements along `dims` (a copy): ``flip(x, (0, 1))``,
     ``x.flip(0, 1)``, ``flip(x, dims=(1,))``."""
-    x = _tensor_arg(input, "flip")
+    x = tensor_arg(input, "flip")
     if kwargs:
         if set(kwargs) != {"dims"} or dims:
             raise op_error(TypeError, "flip", f"flip() got unexpected arguments {sorted(kwargs)}")
@@ -461,7 +464,7 @@ def slice_node(n: Node, axis: int, start: Any, stop: Any, step: int = 1) -> Node
 
 def roll(input: Tensor, shifts: Any, dims: Any = ()) -> Tensor:
     """Rotate elements along dims (flattened when dims is empty or None)."""
-    x = _tensor_arg(input, "roll")
+    x = tensor_arg(input, "roll")
     if dims is None or (not isinstance(dims, int) and len(dims) == 0):
         flat = reshape_node(x._node, (numel(x._node.shape),))
         if not isinstance(shifts, int) and len(shifts) != 1:
@@ -499,7 +502,7 @@ def _roll_node(n: Node, shift: int, axis: int) -> Node:
 
 
 def _triangle(input: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
-    x = _tensor_arg(input, op)
+    x = tensor_arg(input, op)
     if x.ndim < 2:
         raise op_error(RuntimeError, op, f"{op}: input tensor must have at least 2 dimensions")
     n = x._node
@@ -507,23 +510,19 @@ def _triangle(input: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
     dev = n.device
     r = make_node(P.iota, (), (tuple(rows_cols), 0, dt.int64, dev), tuple(rows_cols), dt.int64, dev)
     c = make_node(P.iota, (), (tuple(rows_cols), 1, dt.int64, dev), tuple(rows_cols), dt.int64, dev)
-    off = node2(P.sub, c, r)  # column - row: 0 on the main diagonal
+    off = binary_node(P.sub, c, r)  # column - row: 0 on the main diagonal
     k = const_node(diagonal, dt.int64, dev)
-    keep = node2(P.le if lower else P.ge, off, k, dt.bool_)
-    return wrap(where_node(keep, n, lit(0, n)))
+    keep = binary_node(P.le if lower else P.ge, off, k, dt.bool_)
+    return wrap(where_node(keep, n, const_like(0, n)))
 
 
 def tril(input: Tensor, diagonal: int = 0, *, out: Any = None) -> Tensor:
     """Lower triangle (elements with column - row <= diagonal); the rest zero."""
-    from lazytorch.ops.reduction import _into_out
-
     return _into_out(_triangle(input, diagonal, True, "tril"), out, "tril")
 
 
 def triu(input: Tensor, diagonal: int = 0, *, out: Any = None) -> Tensor:
     """Upper triangle (elements with column - row >= diagonal); the rest zero."""
-    from lazytorch.ops.reduction import _into_out
-
     return _into_out(_triangle(input, diagonal, False, "triu"), out, "triu")
 
 
@@ -605,7 +604,7 @@ def _write_out(result: Tensor, out: Any, op: str) -> Tensor:
         # other tensor aliases can simply take the result's shape.
         out._node = cast(result._node, dst)
         return out
-    return _finish(result, out, op)
+    return cast_into_out(result, out, op)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
@@ -644,7 +643,7 @@ def atleast_2d(t: Tensor) -> Tensor:
 
 def narrow(input: Tensor, dim: int, start: Any, length: Any) -> Tensor:
     """A view of `length` elements from `start` along `dim`."""
-    x = _tensor_arg(input, "narrow")
+    x = tensor_arg(input, "narrow")
     if x.ndim == 0:
         raise op_error(RuntimeError, "narrow", "narrow() cannot be applied to a 0-dim tensor.")
     axis = normalize_dim(dim, x.ndim, "narrow")
@@ -672,7 +671,7 @@ def slice_view(x: Tensor, axis: int, start: Any, stop: Any, step: int) -> Tensor
 
 def select(input: Tensor, dim: int, index: Any) -> Tensor:
     """A view of one index along `dim` (that dim removed)."""
-    x = _tensor_arg(input, "select")
+    x = tensor_arg(input, "select")
     if x.ndim == 0:
         raise op_error(IndexError, "select", "select() cannot be applied to a 0-dim tensor.")
     axis = normalize_dim(dim, x.ndim, "select")
@@ -689,7 +688,7 @@ def select(input: Tensor, dim: int, index: Any) -> Tensor:
 
 def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Views of consecutive pieces: equal `split_size` chunks or explicit section sizes."""
-    x = _tensor_arg(tensor, "split")
+    x = tensor_arg(tensor, "split")
     axis = normalize_dim(dim, x.ndim, "split")
     size = x._node.shape[axis]
     if isinstance(split_size_or_sections, int):
@@ -732,7 +731,7 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `chunks` pieces of ceil(size / chunks) (the last may be smaller)."""
-    x = _tensor_arg(input, "chunk")
+    x = tensor_arg(input, "chunk")
     if chunks <= 0:
         raise op_error(
             RuntimeError,
@@ -749,7 +748,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """Views of every index along `dim`."""
-    x = _tensor_arg(input, "unbind")
+    x = tensor_arg(input, "unbind")
     axis = normalize_dim(dim, x.ndim, "unbind")
     return tuple(select(x, axis, i) for i in range(x._node.shape[axis]))
 
@@ -764,9 +763,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     tensor([[0, 1],
             [2, 3]])
     """
-    from lazytorch.ops.creation import arange
-
-    x = _tensor_arg(input, "unfold")
+    x = tensor_arg(input, "unfold")
     axis = normalize_dim(dimension, max(x.ndim, 1), "unfold")
     length = x.shape[axis] if x.ndim else 1
     if size > length:
@@ -788,8 +785,6 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
 
 
 def _diagonal_positions(rows: int, cols: int, k: int, device: Any) -> tuple[Tensor, Tensor]:
-    from lazytorch.ops.creation import arange
-
     n = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
     line = arange(n, device=device)
     return line + max(-k, 0), line + max(k, 0)
@@ -806,13 +801,12 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     >>> lazytorch.diag(lazytorch.arange(6).reshape(2, 3), 1)
     tensor([1, 5])
     """
-    from lazytorch.ops.creation import zeros
-    from lazytorch.ops.indexing import index_put
-
-    x = _tensor_arg(input, "diag")
+    x = tensor_arg(input, "diag")
     if x.ndim == 1:
         n = x.shape[0] + abs(diagonal)
         rows, cols = _diagonal_positions(n, n, diagonal, x.device)
+        from lazytorch.ops.indexing import index_put
+
         return index_put(zeros(n, n, dtype=x.dtype, device=x.device), (rows, cols), x)
     if x.ndim == 2:
         rows, cols = _diagonal_positions(x.shape[0], x.shape[1], diagonal, x.device)
@@ -828,7 +822,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     >>> lazytorch.arange(4).reshape(2, 2).diagonal()
     tensor([0, 3])
     """
-    x = _tensor_arg(input, "diagonal")
+    x = tensor_arg(input, "diagonal")
     a = normalize_dim(dim1, x.ndim, "diagonal")
     b = normalize_dim(dim2, x.ndim, "diagonal")
     if a == b:
@@ -847,7 +841,7 @@ def trace(input: Tensor) -> Tensor:
     >>> lazytorch.trace(lazytorch.arange(9).reshape(3, 3))
     tensor(12)
     """
-    x = _tensor_arg(input, "trace")
+    x = tensor_arg(input, "trace")
     if x.ndim != 2:
         raise op_error(RuntimeError, "trace", "trace: expected a matrix")
     return diag(x).sum()

@@ -9,8 +9,7 @@ from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
-from lazytorch.ops._core import P, const_node, normalize_dim, reshape_node, wrap
-from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops._core import P, const_node, normalize_dim, reshape_node, tensor_arg, wrap
 from lazytorch.ops.reduction import _into_out, _into_outs
 from lazytorch.ops.shape import slice_node
 from lazytorch.tensor import Tensor
@@ -29,7 +28,7 @@ def _gather(n: Node, idx: Node, axis: int) -> Node:
 
 
 def _prep(input: Tensor, dim: int, op: str) -> tuple[Node, int, bool]:
-    n = _tensor_arg(input, op)._node
+    n = tensor_arg(input, op)._node
     if not n.shape:
         normalize_dim(dim, 0, op)
         return reshape_node(n, (1,)), 0, True

@@ -14,32 +14,32 @@ from typing import Any
 from lazytorch.ir.node import Node
 from lazytorch.ops._core import (
     P,
+    binary_node,
+    const_like,
     device_of,
     result_type,
     to_node,
+    unary_node,
+    where_node,
     wrap,
 )
+from lazytorch.ops.creation import cast_into_out
 from lazytorch.ops.elementwise import (
     _add,
     _div,
-    _finish,
     _float_dtype,
     _float_input,
     _in_opmath,
     _lt,
     _mul,
     _sub,
-    lit,
-    node1,
-    node2,
-    where_node,
 )
 from lazytorch.tensor import Tensor
 
 
 def _decomposed_unary(name: str, build: Any, doc: str) -> Any:
     def fn(input: Tensor, *, out: Any = None) -> Tensor:
-        return _finish(wrap(_in_opmath(build, _float_input(input, name))), out, name)
+        return cast_into_out(wrap(_in_opmath(build, _float_input(input, name))), out, name)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
@@ -56,76 +56,85 @@ _LN2 = math.log(2)
 
 def _odd(n: Node, v: Node) -> Node:
     """The odd extension of `v` = f(|n|): -v for negative n, and n itself where |n| is tiny."""
-    signed = where_node(_lt(n, lit(0, n)), node1(P.neg, v), v)
-    return where_node(_lt(node1(P.abs, n), lit(_TINY, n)), n, signed)
+    signed = where_node(_lt(n, const_like(0, n)), unary_node(P.neg, v), v)
+    return where_node(_lt(unary_node(P.abs, n), const_like(_TINY, n)), n, signed)
 
 
 def _sinh(n: Node) -> Node:
-    a = node1(P.abs, n)
-    below1 = _lt(a, lit(1, n))
+    a = unary_node(P.abs, n)
+    below1 = _lt(a, const_like(1, n))
     # Each branch sees only its own arguments (0 or 1 elsewhere): t / (t + 1) at t = inf
     # is NaN, and so would be the gradient through that branch where it is not taken.
-    a_small = where_node(below1, a, lit(0, n))
-    a_large = where_node(below1, lit(1, n), a)
+    a_small = where_node(below1, a, const_like(0, n))
+    a_large = where_node(below1, const_like(1, n), a)
     # Small |x|: expm1 avoids the cancellation of e**x - e**-x (fdlibm's formula).
-    t = node1(P.expm1, a_small)
-    small = _mul(lit(0.5, n), _add(t, _div(t, _add(t, lit(1, n)))))
+    t = unary_node(P.expm1, a_small)
+    small = _mul(const_like(0.5, n), _add(t, _div(t, _add(t, const_like(1, n)))))
     # Otherwise e**(x/2) squared: no overflow before the result itself overflows.
-    h = node1(P.exp, _mul(a_large, lit(0.5, n)))
-    large = _sub(_mul(_mul(lit(0.5, n), h), h), _div(_div(lit(0.5, n), h), h))
+    h = unary_node(P.exp, _mul(a_large, const_like(0.5, n)))
+    large = _sub(_mul(_mul(const_like(0.5, n), h), h), _div(_div(const_like(0.5, n), h), h))
     return _odd(n, where_node(below1, small, large))
 
 
 def _cosh(n: Node) -> Node:
     # |x| with the kink's slope taken as 1, not abs's 0: cosh is even, and the second
     # derivative at 0 is then cosh(0) = 1 rather than 0
-    a = where_node(_lt(n, lit(0, n)), node1(P.neg, n), n)
-    h = node1(P.exp, _mul(a, lit(0.5, n)))
-    return _add(_mul(_mul(lit(0.5, n), h), h), _div(_div(lit(0.5, n), h), h))
+    a = where_node(_lt(n, const_like(0, n)), unary_node(P.neg, n), n)
+    h = unary_node(P.exp, _mul(a, const_like(0.5, n)))
+    return _add(_mul(_mul(const_like(0.5, n), h), h), _div(_div(const_like(0.5, n), h), h))
 
 
 def _sqrt_1m_x2(n: Node) -> Node:
     # sqrt(1 - x) * sqrt(1 + x) rather than sqrt(1 - x*x): no cancellation near |x| = 1,
     # and the gradient at |x| = 1 is torch's infinity, not the inf * 0 = NaN of
     # differentiating the product (1 - x)(1 + x) under a root.
-    return _mul(node1(P.sqrt, _sub(lit(1, n), n)), node1(P.sqrt, _add(lit(1, n), n)))
+    return _mul(
+        unary_node(P.sqrt, _sub(const_like(1, n), n)), unary_node(P.sqrt, _add(const_like(1, n), n))
+    )
 
 
 def _asinh(n: Node) -> Node:
-    a = node1(P.abs, n)
-    huge = _lt(lit(_HUGE, n), a)
+    a = unary_node(P.abs, n)
+    huge = _lt(const_like(_HUGE, n), a)
     # Each branch sees only arguments it is meant for (1 elsewhere), so the branch not
     # taken has a finite gradient: log's at 0 and a**2's at inf would make 0 * inf = NaN.
-    am = where_node(huge, lit(1, n), a)
-    ab = where_node(huge, a, lit(1, n))
+    am = where_node(huge, const_like(1, n), a)
+    ab = where_node(huge, a, const_like(1, n))
     # log1p(a + a**2 / (1 + sqrt(1 + a**2))) = log(a + sqrt(a**2 + 1)), accurate near 0.
     a2 = _mul(am, am)
-    mid = node1(P.log1p, _add(am, _div(a2, _add(lit(1, n), node1(P.sqrt, _add(a2, lit(1, n)))))))
-    big = _add(node1(P.log, ab), lit(_LN2, n))
+    mid = unary_node(
+        P.log1p,
+        _add(am, _div(a2, _add(const_like(1, n), unary_node(P.sqrt, _add(a2, const_like(1, n)))))),
+    )
+    big = _add(unary_node(P.log, ab), const_like(_LN2, n))
     return _odd(n, where_node(huge, big, mid))
 
 
 def _acosh(n: Node) -> Node:
-    huge = _lt(lit(_HUGE, n), n)
+    huge = _lt(const_like(_HUGE, n), n)
     # As in asinh, each branch sees only its own arguments (2 or 1 elsewhere), so the
     # branch not taken has a finite gradient.
-    nm = where_node(huge, lit(2, n), n)
-    nb = where_node(huge, n, lit(1, n))
+    nm = where_node(huge, const_like(2, n), n)
+    nb = where_node(huge, n, const_like(1, n))
     # log1p(t + sqrt(2t + t**2)) with t = x - 1: log(x + sqrt(x**2 - 1)), accurate near 1;
     # sqrt(t) * sqrt(t + 2), so that the gradient at x = 1 is torch's inf (not inf * 0).
-    t = _sub(nm, lit(1, n))
-    mid = node1(P.log1p, _add(t, _mul(node1(P.sqrt, t), node1(P.sqrt, _add(t, lit(2, n))))))
-    big = _add(node1(P.log, nb), lit(_LN2, n))
+    t = _sub(nm, const_like(1, n))
+    mid = unary_node(
+        P.log1p, _add(t, _mul(unary_node(P.sqrt, t), unary_node(P.sqrt, _add(t, const_like(2, n)))))
+    )
+    big = _add(unary_node(P.log, nb), const_like(_LN2, n))
     v = where_node(huge, big, mid)
     # The formula's rounding can land on log1p(-1) = -inf for large negative x; acosh is NaN.
-    return where_node(_lt(n, lit(1, n)), lit(math.nan, n), v)
+    return where_node(_lt(n, const_like(1, n)), const_like(math.nan, n), v)
 
 
 def _atanh(n: Node) -> Node:
     # 0.5 * (log1p(x) - log1p(-x)) = 0.5 * log((1 + x) / (1 - x)): accurate near 0 (the two
     # terms have opposite signs), and at x = +-1 the gradient is torch's inf, where
     # differentiating 2x / (1 - x) would give 0 * inf = NaN.
-    return _mul(lit(0.5, n), _sub(node1(P.log1p, n), node1(P.log1p, node1(P.neg, n))))
+    return _mul(
+        const_like(0.5, n), _sub(unary_node(P.log1p, n), unary_node(P.log1p, unary_node(P.neg, n)))
+    )
 
 
 # W. J. Cody's rational approximations for erfc (Math. Comp. 23, 1969; netlib specfun
@@ -153,53 +162,59 @@ _ERFC_ZERO = 27.0  # erfc underflows to 0 beyond it in float64 (and earlier in n
 
 
 def _erfc(n: Node) -> Node:
-    a = node1(P.abs, n)
+    a = unary_node(P.abs, n)
     # The rational forms divide by y; feed them 1 where the series near 0 is used, and 27 past
     # the underflow, so the branches not taken have finite gradients (0 * inf is NaN).
-    y = where_node(_lt(a, lit(_ERFC_SMALL, n)), lit(1, n), a)
-    y = where_node(_lt(lit(_ERFC_ZERO, n), a), lit(_ERFC_ZERO, n), y)
+    y = where_node(_lt(a, const_like(_ERFC_SMALL, n)), const_like(1, n), a)
+    y = where_node(_lt(const_like(_ERFC_ZERO, n), a), const_like(_ERFC_ZERO, n), y)
     # 0.46875 <= y <= 4: erfc(y) = exp(-y**2) * C(y) / D(y).
-    num, den = _mul(lit(_ERFC_C[8], n), y), y
+    num, den = _mul(const_like(_ERFC_C[8], n), y), y
     for c, d in zip(_ERFC_C[:7], _ERFC_D[:7]):
-        num, den = _mul(_add(num, lit(c, n)), y), _mul(_add(den, lit(d, n)), y)
-    mid = _div(_add(num, lit(_ERFC_C[7], n)), _add(den, lit(_ERFC_D[7], n)))
+        num, den = _mul(_add(num, const_like(c, n)), y), _mul(_add(den, const_like(d, n)), y)
+    mid = _div(_add(num, const_like(_ERFC_C[7], n)), _add(den, const_like(_ERFC_D[7], n)))
     # y > 4: erfc(y) = exp(-y**2) / y * (1/sqrt(pi) - P(1/y**2) / Q(1/y**2) / y**2).
-    z = _div(lit(1, n), _mul(y, y))
-    num, den = _mul(lit(_ERFC_P[5], n), z), z
+    z = _div(const_like(1, n), _mul(y, y))
+    num, den = _mul(const_like(_ERFC_P[5], n), z), z
     for p, q in zip(_ERFC_P[:4], _ERFC_Q[:4]):
-        num, den = _mul(_add(num, lit(p, n)), z), _mul(_add(den, lit(q, n)), z)
-    tail = _div(_mul(z, _add(num, lit(_ERFC_P[4], n))), _add(den, lit(_ERFC_Q[4], n)))
-    big = _div(_sub(lit(1 / math.sqrt(math.pi), n), tail), y)
-    r = where_node(_lt(lit(4, n), y), big, mid)
+        num, den = _mul(_add(num, const_like(p, n)), z), _mul(_add(den, const_like(q, n)), z)
+    tail = _div(_mul(z, _add(num, const_like(_ERFC_P[4], n))), _add(den, const_like(_ERFC_Q[4], n)))
+    big = _div(_sub(const_like(1 / math.sqrt(math.pi), n), tail), y)
+    r = where_node(_lt(const_like(4, n), y), big, mid)
     # exp(-y**2) as exp(-s**2) * exp(-(y - s)(y + s)) with s = y rounded down to 1/16: s**2
     # is exact, so the large exponent carries no rounding error.
-    s = _mul(node1(P.floor, _mul(y, lit(16, n))), lit(1 / 16, n))
+    s = _mul(unary_node(P.floor, _mul(y, const_like(16, n))), const_like(1 / 16, n))
     e = _mul(
-        node1(P.exp, node1(P.neg, _mul(s, s))),
-        node1(P.exp, node1(P.neg, _mul(_sub(y, s), _add(y, s)))),
+        unary_node(P.exp, unary_node(P.neg, _mul(s, s))),
+        unary_node(P.exp, unary_node(P.neg, _mul(_sub(y, s), _add(y, s)))),
     )
-    pos = where_node(_lt(lit(_ERFC_ZERO, n), a), lit(0, n), _mul(e, r))
+    pos = where_node(_lt(const_like(_ERFC_ZERO, n), a), const_like(0, n), _mul(e, r))
     # erfc(-y) = 2 - erfc(y); NaN falls through every comparison into `pos`, which is NaN.
-    full = where_node(_lt(n, lit(0, n)), _sub(lit(2, n), pos), pos)
-    near0 = _sub(lit(1, n), node1(P.erf, n))
-    return where_node(_lt(a, lit(_ERFC_SMALL, n)), near0, full)
+    full = where_node(_lt(n, const_like(0, n)), _sub(const_like(2, n), pos), pos)
+    near0 = _sub(const_like(1, n), unary_node(P.erf, n))
+    return where_node(_lt(a, const_like(_ERFC_SMALL, n)), near0, full)
 
 
-rsqrt = _decomposed_unary("rsqrt", lambda n: _div(lit(1, n), node1(P.sqrt, n)), "1 / sqrt(x)")
-reciprocal = _decomposed_unary("reciprocal", lambda n: _div(lit(1, n), n), "1 / x")
-tan = _decomposed_unary("tan", lambda n: _div(node1(P.sin, n), node1(P.cos, n)), "sin(x) / cos(x)")
+rsqrt = _decomposed_unary(
+    "rsqrt", lambda n: _div(const_like(1, n), unary_node(P.sqrt, n)), "1 / sqrt(x)"
+)
+reciprocal = _decomposed_unary("reciprocal", lambda n: _div(const_like(1, n), n), "1 / x")
+tan = _decomposed_unary(
+    "tan", lambda n: _div(unary_node(P.sin, n), unary_node(P.cos, n)), "sin(x) / cos(x)"
+)
 log2 = _decomposed_unary(
-    "log2", lambda n: _mul(node1(P.log, n), lit(1 / math.log(2), n)), "log base 2"
+    "log2", lambda n: _mul(unary_node(P.log, n), const_like(1 / math.log(2), n)), "log base 2"
 )
 log10 = _decomposed_unary(
-    "log10", lambda n: _mul(node1(P.log, n), lit(1 / math.log(10), n)), "log base 10"
+    "log10", lambda n: _mul(unary_node(P.log, n), const_like(1 / math.log(10), n)), "log base 10"
 )
-exp2 = _decomposed_unary("exp2", lambda n: node2(P.pow, lit(2, n), n), "2 ** x")
+exp2 = _decomposed_unary("exp2", lambda n: binary_node(P.pow, const_like(2, n), n), "2 ** x")
 erfc = _decomposed_unary("erfc", _erfc, "1 - erf(x), accurate where it is tiny")
 sinh = _decomposed_unary("sinh", _sinh, "(e**x - e**-x) / 2")
 cosh = _decomposed_unary("cosh", _cosh, "(e**x + e**-x) / 2")
-asin = _decomposed_unary("asin", lambda n: node2(P.atan2, n, _sqrt_1m_x2(n)), "inverse sine")
-acos = _decomposed_unary("acos", lambda n: node2(P.atan2, _sqrt_1m_x2(n), n), "inverse cosine")
+asin = _decomposed_unary("asin", lambda n: binary_node(P.atan2, n, _sqrt_1m_x2(n)), "inverse sine")
+acos = _decomposed_unary(
+    "acos", lambda n: binary_node(P.atan2, _sqrt_1m_x2(n), n), "inverse cosine"
+)
 arcsin, arccos = asin, acos
 asinh = _decomposed_unary("asinh", _asinh, "inverse hyperbolic sine")
 acosh = _decomposed_unary("acosh", _acosh, "inverse hyperbolic cosine")
@@ -209,8 +224,8 @@ atanh = _decomposed_unary("atanh", _atanh, "inverse hyperbolic tangent")
 def atan2(input: Tensor, other: Any, *, out: Any = None) -> Tensor:
     d = _float_dtype(result_type(input, other))
     dev = device_of(input, other, op="atan2")
-    return _finish(
-        wrap(node2(P.atan2, to_node(input, d, dev), to_node(other, d, dev))), out, "atan2"
+    return cast_into_out(
+        wrap(binary_node(P.atan2, to_node(input, d, dev), to_node(other, d, dev))), out, "atan2"
     )
 
 
