@@ -727,6 +727,7 @@ MATH_MODULES = (
     "lazytorch.ops.reduction",
     "lazytorch.ops.linalg",
     "lazytorch.ops.sorting",
+    "lazytorch.ops.activation",
     "lazytorch.nn.functional.activation",
     "lazytorch.nn.functional.loss",
     "lazytorch.nn.functional.normalization",

@@ -11,8 +11,11 @@ from typing import Any
 
 from lazytorch._dtype_info import preserve_format
 from lazytorch._errors import op_error
+from lazytorch.autograd.grad_mode import is_grad_enabled
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import as_device
+from lazytorch.ops import activation as A
+from lazytorch.ops import composite as CO
 from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import indexing as I
@@ -24,7 +27,9 @@ from lazytorch.ops import sorting as SO
 from lazytorch.ops import transcendental as TR
 from lazytorch.ops import views as V
 from lazytorch.ops._core import cast, const_node, expand_node, scalar_node, wrap
-from lazytorch.tensor import Tensor
+from lazytorch.ops.indexing import _broadcast_value
+from lazytorch.runtime import implicit_point
+from lazytorch.tensor import Tensor, _host_value
 
 # -- out-of-place methods: name -> function(self, ...) -----------------------------------------
 METHODS: dict[str, Any] = {
@@ -223,15 +228,9 @@ METHODS: dict[str, Any] = {
     },
     **{name: getattr(SO, name) for name in ["argsort", "kthvalue", "msort", "sort", "topk"]},
     "where": lambda self, condition, other: E.where(condition, self, other),
-    "softmax": lambda self, dim, dtype=None: _F().softmax(self, dim, dtype=dtype),
-    "log_softmax": lambda self, dim, dtype=None: _F().log_softmax(self, dim, dtype=dtype),
+    "softmax": lambda self, dim, dtype=None: A.softmax(self, dim, dtype=dtype),
+    "log_softmax": lambda self, dim, dtype=None: A.log_softmax(self, dim, dtype=dtype),
 }
-
-
-def _F() -> Any:
-    from lazytorch.nn import functional
-
-    return functional
 
 
 # -- conversions ----------------------------------------------------------------------------------
@@ -280,9 +279,6 @@ def _to_device(t: Tensor, target: Any) -> Tensor:
     uploaded from the host for ``cuda`` (`lazytorch._devices.place`); between devices that
     keep host arrays, the new leaf shares the source's (immutable) array.
     """
-    from lazytorch.runtime import implicit_point
-    from lazytorch.tensor import _host_value
-
     implicit_point(t, "to(device)")
     n = t._node
     # a scalar input holds a Python number: as a 0-d array; device buffers move as they are
@@ -461,8 +457,6 @@ def copy_(self: Tensor, other: Any, non_blocking: bool = False) -> Tensor:
             "copy_",
             f"copy_(): argument 'other' must be Tensor, not {type(other).__name__}",
         )
-    from lazytorch.autograd.grad_mode import is_grad_enabled
-    from lazytorch.ops.indexing import _broadcast_value
 
     if not is_grad_enabled():  # under no_grad the copy carries no history (torch: same)
         other = other.detach()
@@ -777,7 +771,6 @@ def _bind_script_extras() -> None:
         "geometric_": RND.geometric_,
         "random_": RND.random_,
     }
-    from lazytorch.ops import composite as CO
 
     for name in (
         "allclose isclose equal isin repeat_interleave diff cumprod logit sinc signbit "

@@ -9,8 +9,8 @@ from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _float_input, _maybe_inplace, _opmath
 from lazytorch.ops import elementwise as E
-from lazytorch.ops import reduction as R
-from lazytorch.ops._core import normalize_dim
+from lazytorch.ops.activation import log_softmax as log_softmax
+from lazytorch.ops.activation import softmax as softmax
 from lazytorch.ops.elementwise import _tensor_arg
 from lazytorch.tensor import Tensor
 
@@ -172,48 +172,6 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 # -- softmax family -----------------------------------------------------------------------------
-def _softmax_input(input: Tensor, dim: Any, dtype: Any, op: str) -> tuple[Tensor, int]:
-    x = _tensor_arg(input, op)
-    if dim is None:
-        dim = 0 if x.ndim in (0, 1, 3) else 1  # torch's legacy implicit choice
-    if dtype is not None:
-        x = x.to(dtype)  # type: ignore[attr-defined]
-    if not x.dtype.is_floating_point:
-        raise op_error(
-            RuntimeError,
-            op,
-            f"\"{op}_lastdim_kernel_impl\" not implemented for '{x.dtype.legacy_name}'",
-        )
-    return x, normalize_dim(dim, x.ndim, op)
-
-
-def _shift_by_max(x: Tensor, d: int) -> Tensor:
-    """x - max along d, so exp() cannot overflow; an empty dim has no max (nor results)."""
-    if x.shape[d] == 0:
-        return x
-    # The shift cancels out of the result, so it takes no gradient (backward then needs no
-    # pass over the row to find and share the max, as torch's softmax backward needs none).
-    return x - R.amax(x.detach(), d, keepdim=True)  # type: ignore[operator,no-any-return]
-
-
-def softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
-    """exp(x - max) / sum(exp(x - max)) along `dim`."""
-    x, d = _softmax_input(input, dim, dtype, "softmax")
-    if x.ndim == 0:
-        return E.exp(x - x)  # type: ignore[operator]
-    shifted = _shift_by_max(_opmath(x), d)
-    e = E.exp(shifted)
-    return (e / R.sum(e, d, keepdim=True)).to(x.dtype)  # type: ignore[operator,no-any-return]
-
-
+# softmax and log_softmax are `lazytorch.ops.activation`'s (Tensor methods use them too).
 def softmin(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     return softmax(-input, dim, dtype=dtype)  # type: ignore[operator]
-
-
-def log_softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
-    """x - max - log(sum(exp(x - max))) along `dim`."""
-    x, d = _softmax_input(input, dim, dtype, "log_softmax")
-    if x.ndim == 0:
-        return x - x  # type: ignore[operator,no-any-return]
-    shifted = _shift_by_max(_opmath(x), d)
-    return (shifted - E.log(R.sum(E.exp(shifted), d, keepdim=True))).to(x.dtype)  # type: ignore[operator,no-any-return]

@@ -1,0 +1,78 @@
+"""The softmax family: softmax and log_softmax along a dim.
+
+They live among the ops (not in `lazytorch.nn.functional`, which re-exports them) because
+``Tensor.softmax`` and ``Tensor.log_softmax`` are methods: a method must not reach up into
+`nn` for its implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazytorch._errors import op_error
+from lazytorch.ir import dtypes as dt
+from lazytorch.ops import elementwise as E
+from lazytorch.ops import reduction as R
+from lazytorch.ops._core import normalize_dim, tensor_arg
+from lazytorch.tensor import Tensor
+
+__all__ = ["log_softmax", "softmax"]
+
+
+def opmath(x: Tensor) -> Tensor:
+    """float16 math runs in float32 and is rounded once at the end, as in torch's kernels;
+    in float16 itself exp() overflows already at 11.1."""
+    return x.float() if x.dtype is dt.float16 else x  # type: ignore[attr-defined,no-any-return]
+
+
+def _softmax_input(input: Tensor, dim: Any, dtype: Any, op: str) -> tuple[Tensor, int]:
+    x = tensor_arg(input, op)
+    if dim is None:
+        dim = 0 if x.ndim in (0, 1, 3) else 1  # torch's legacy implicit choice
+    if dtype is not None:
+        x = x.to(dtype)  # type: ignore[attr-defined]
+    if not x.dtype.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"\"{op}_lastdim_kernel_impl\" not implemented for '{x.dtype.legacy_name}'",
+        )
+    return x, normalize_dim(dim, x.ndim, op)
+
+
+def _shift_by_max(x: Tensor, d: int) -> Tensor:
+    """x - max along d, so exp() cannot overflow; an empty dim has no max (nor results)."""
+    if x.shape[d] == 0:
+        return x
+    # The shift cancels out of the result, so it takes no gradient (backward then needs no
+    # pass over the row to find and share the max, as torch's softmax backward needs none).
+    return x - R.amax(x.detach(), d, keepdim=True)  # type: ignore[operator,no-any-return]
+
+
+def softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """exp(x - max) / sum(exp(x - max)) along `dim` (`dtype`: convert the input first).
+
+    >>> import lazytorch
+    >>> lazytorch.tensor([0.0, 0.0]).softmax(0)
+    tensor([0.5000, 0.5000])
+    """
+    x, d = _softmax_input(input, dim, dtype, "softmax")
+    if x.ndim == 0:
+        return E.exp(x - x)  # type: ignore[operator]
+    shifted = _shift_by_max(opmath(x), d)
+    e = E.exp(shifted)
+    return (e / R.sum(e, d, keepdim=True)).to(x.dtype)  # type: ignore[operator,no-any-return]
+
+
+def log_softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """x - max - log(sum(exp(x - max))) along `dim` (`dtype`: convert the input first).
+
+    >>> import lazytorch
+    >>> lazytorch.tensor([1.0, 1.0]).log_softmax(0).exp()
+    tensor([0.5000, 0.5000])
+    """
+    x, d = _softmax_input(input, dim, dtype, "log_softmax")
+    if x.ndim == 0:
+        return x - x  # type: ignore[operator,no-any-return]
+    shifted = _shift_by_max(opmath(x), d)
+    return (shifted - E.log(R.sum(E.exp(shifted), d, keepdim=True))).to(x.dtype)  # type: ignore[operator,no-any-return]
