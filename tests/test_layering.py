@@ -119,7 +119,7 @@ UPWARD: dict[tuple[str, str], str] = {
     ("lazytorch.tensor", "lazytorch.ops.views"): "Tensor methods defined in tensor.py",
 }
 
-# Imports of our own modules made inside functions (244 before the first untangling steps).
+# Imports of our own modules made inside functions (245 before the first untangling steps).
 # Only ever lower this (target <= 60).
 FUNCTION_LEVEL_OWN_IMPORTS = 189
 
