@@ -17,6 +17,7 @@ from typing import Any
 
 from lazytorch import _config
 from lazytorch import _dtype_info as _formats
+from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import Device
 from lazytorch.ir.node import Node
@@ -330,8 +331,6 @@ class Tensor:
         """The value of a one-element tensor as a Python number (materializes)."""
         n = self._node
         if self.numel() != 1:
-            from lazytorch._errors import op_error
-
             raise op_error(
                 RuntimeError,
                 "item",
@@ -383,8 +382,6 @@ class Tensor:
 
     def _scalar_value(self, cause: str) -> Any:
         if self.numel() != 1:
-            from lazytorch._errors import op_error
-
             what = (
                 "Boolean value"
                 if cause == "bool()"

@@ -17,6 +17,7 @@ from typing import Any
 
 from lazytorch import _config
 from lazytorch import runtime as _rt
+from lazytorch._devices import place
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import CPU as _CPU
@@ -72,8 +73,6 @@ def leaf_node(array: Any, device: Device) -> Node:
     shape = tuple(array.shape)
     h = hash((_BUFFER, dtype, shape, device))
     if device is not _CPU:
-        from lazytorch._devices import place
-
         array = place(array, device)
     return Node(_BUFFER, (), (), shape, dtype, device, h, user_loc(), array)
 

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from lazytorch import _config
+from lazytorch._devices import check_available, find
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import Device, as_device
@@ -64,8 +65,6 @@ def resolve_device(device: Any, op: str) -> Device:
     """
     dev = _config.get_default_device() if device is None else as_device(device)
     if dev.type != "cpu":
-        from lazytorch._devices import check_available, find
-
         check_available(dev, op)  # loads the device's plugin on first use
         current = getattr(find(dev.type), "current_device", None)
         if dev.index is None and callable(current):

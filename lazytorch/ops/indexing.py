@@ -36,6 +36,7 @@ from lazytorch.ops._core import (
     normalize_dim,
     numel,
     reshape_node,
+    scalar_node,
     tensor_arg,
     to_node,
     where_node,
@@ -353,8 +354,6 @@ def _value_node(value: Any, like: Node, op: str) -> Node:
         # NumPy scalars, as it does arrays and lists.
         value = int(value)
     if isinstance(value, (int, float, bool, SymInt)):
-        from lazytorch.ops._core import scalar_node
-
         return scalar_node(value, like.dtype, like.device)
     raise op_error(
         TypeError, op, f"can't assign a {type(value).__name__} to a {like.dtype.name} tensor"
@@ -612,8 +611,6 @@ def _scatter(input: Tensor, dim: int, index: Tensor, src: Any, reduce: str, op: 
             )
         s = _fit_to_index(_as_1d(src._node), idx, -1, op, "src")
     else:
-        from lazytorch.ops._core import scalar_node
-
         s = expand_node(scalar_node(src, n.dtype, n.device), tuple(idx.shape))
     for d, (a, b) in enumerate(zip(idx.shape, n.shape)):
         if d != axis and a > b:

@@ -14,6 +14,7 @@ from lazytorch.ops._core import (
     P,
     const_node,
     expand_node,
+    scalar_node,
     tensor_arg,
     wrap,
 )
@@ -56,8 +57,6 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
         phi = tuple(max(b, 0) for b in hi)
         if not any(plo) and not any(phi):
             return wrap(n)
-        from lazytorch.ops._core import scalar_node
-
         if value is not None and n.dtype.category == 1:
             _check_int_fill(value, n.dtype)
         v = (

@@ -11,6 +11,7 @@ import math
 from collections import namedtuple
 from typing import Any
 
+from lazytorch import _config
 from lazytorch._errors import op_error
 from lazytorch.autograd.engine import stop_gradient
 from lazytorch.ir import dtypes as dt
@@ -483,8 +484,6 @@ def logsumexp_node(n: Node, axes: tuple[int, ...]) -> Node:
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None) -> Tensor:
     n = tensor_arg(input, "logsumexp")._node
     if not n.dtype.is_floating_point:
-        from lazytorch import _config
-
         n = cast(n, _config.get_default_dtype())
     axes = _dims(dim, n, "logsumexp")
     if not axes:
