@@ -340,6 +340,18 @@ def test_docs_table_is_the_rendering_of_the_settings():
         assert f"| `{name}` |" in doc_table
 
 
+def test_every_variable_the_docs_name_is_declared():
+    # a doc naming a variable the library does not read (a typo, a removed setting) would
+    # send a user to set something that does nothing
+    named = set()
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for name in re.findall(r"LAZYTORCH_[A-Z0-9_]*[A-Z0-9]", path.read_text()):
+            named.add((name, path.name))
+    unknown = sorted((path, name) for name, path in named if name not in SETTINGS)
+    assert not unknown, unknown
+    assert len(named) > 10  # the scan sees the docs' variables
+
+
 # -- doctor ------------------------------------------------------------------------------------
 def test_doctor_flags_bad_values_and_unknown_names(monkeypatch):
     from lazytorch.cli.doctor import _environment
