@@ -9,6 +9,8 @@ from __future__ import annotations
 import warnings
 from types import ModuleType
 
+from lazytorch._settings import env_value
+
 _module: ModuleType | None = None
 _error: str | None = None
 _warned = False
@@ -24,6 +26,9 @@ def load(warn: bool = True) -> ModuleType | None:
     try:
         from lazytorch import _C  # type: ignore[attr-defined]
 
+        # the C++ runtime reads LAZYTORCH_POOL_MB itself (strtoull: a bad value would mean
+        # 0, silently); the settings parser checks it first and names a bad value
+        env_value("LAZYTORCH_POOL_MB")
         _module = _C
     except ImportError as e:
         _error = str(e)

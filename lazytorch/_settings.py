@@ -361,7 +361,7 @@ declare(
     "LAZYTORCH_POOL_MB",
     "count",
     1024,
-    "MiB of freed output blocks kept for reuse (0 turns the pool off; the C++ runtime reads a value that is not a number as 0, `lazytorch doctor` flags it)",
+    "MiB of freed output blocks kept for reuse (0 turns the pool off); checked when the native runtime loads",
     when="native",
 )
 declare(

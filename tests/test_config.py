@@ -377,3 +377,15 @@ def test_version_lives_in_its_own_module_and_matches_pyproject():
     assert lazytorch.__version__ == __version__
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1) == __version__
+
+
+def test_a_bad_pool_size_is_named_when_the_native_runtime_loads(monkeypatch):
+    from lazytorch import _native
+
+    monkeypatch.setattr(_native, "_module", None)
+    monkeypatch.setattr(_native, "_error", None)
+    monkeypatch.setenv("LAZYTORCH_POOL_MB", "lots")
+    with pytest.raises(ValueError, match="LAZYTORCH_POOL_MB must be"):
+        _native.load(warn=False)
+    monkeypatch.setenv("LAZYTORCH_POOL_MB", "64")
+    assert _native.load(warn=False) is not None
