@@ -41,10 +41,6 @@ from lazytorch.ops._core import (
 from lazytorch.ops.creation import cast_into_out, checked_scalar
 from lazytorch.tensor import Tensor
 
-# `lazytorch.nn.functional`'s modules still import the old name from here; new code
-# imports `tensor_arg` from `lazytorch.ops._core`.
-_tensor_arg = tensor_arg
-
 # -- building blocks ------------------------------------------------------------------------
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
-from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops._core import tensor_arg
 from lazytorch.tensor import Tensor
 
 
@@ -20,7 +20,7 @@ def _maybe_inplace(input: Tensor, result: Tensor, inplace: bool) -> Tensor:
 
 def _float_input(input: Any, op: str, kernel: str) -> Tensor:
     """torch has these activation kernels for floating dtypes only."""
-    x = _tensor_arg(input, op)
+    x = tensor_arg(input, op)
     if not x.dtype.is_floating_point:
         raise op_error(
             NotImplementedError, op, f"\"{kernel}\" not implemented for '{x.dtype.legacy_name}'"

@@ -9,9 +9,9 @@ from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _float_input, _maybe_inplace, _opmath
 from lazytorch.ops import elementwise as E
+from lazytorch.ops._core import tensor_arg
 from lazytorch.ops.activation import log_softmax as log_softmax
 from lazytorch.ops.activation import softmax as softmax
-from lazytorch.ops.elementwise import _tensor_arg
 from lazytorch.tensor import Tensor
 
 
@@ -27,7 +27,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def hardtanh(
     input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
-    x = _tensor_arg(input, "hardtanh")
+    x = tensor_arg(input, "hardtanh")
     if x.dtype is dt.bool_:
         raise op_error(RuntimeError, "hardtanh", "Bool inputs not supported for hardtanh")
     if min_val > max_val:

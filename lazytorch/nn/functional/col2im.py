@@ -18,7 +18,7 @@ import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.nn.functional.conv import _batched, _conv_out, _ntuple, _windows
 from lazytorch.ops import shape as S
-from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops._core import tensor_arg
 from lazytorch.ops.pad import pad
 from lazytorch.tensor import Tensor
 
@@ -79,7 +79,7 @@ def unfold(
              [3., 4., 6., 7.],
              [4., 5., 7., 8.]]])
     """
-    x = _tensor_arg(input, "unfold")
+    x = tensor_arg(input, "unfold")
     if x.ndim < 3:  # torch reads size(-3) first
         raise op_error(
             IndexError,
@@ -145,7 +145,7 @@ def fold(
               [2., 4., 2.],
               [1., 2., 1.]]]])
     """
-    x = _tensor_arg(input, "fold")
+    x = tensor_arg(input, "fold")
     if x.ndim not in (2, 3):
         raise op_error(
             RuntimeError,
@@ -197,8 +197,8 @@ def _conv_transpose(
     op: str,
 ) -> Tensor:
     """n-d transposed convolution: one matmul per image and group, then col2im."""
-    x = _tensor_arg(input, op)
-    w = _tensor_arg(weight, op, "weight")
+    x = tensor_arg(input, op)
+    w = tensor_arg(weight, op, "weight")
     if isinstance(padding, str):
         raise op_error(TypeError, op, f"padding must be an int or a tuple, not {padding!r}")
     x, unbatched = _batched(x, w, n, groups, op)

@@ -9,7 +9,7 @@ from typing import Any
 import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.ops import shape as S
-from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops._core import tensor_arg
 from lazytorch.ops.pad import pad
 from lazytorch.tensor import Tensor
 
@@ -110,8 +110,8 @@ def _conv(
     op: str,
 ) -> Tensor:
     """n-d convolution (cross-correlation) by im2col + one matmul per image and group."""
-    x = _tensor_arg(input, op)
-    w = _tensor_arg(weight, op, "weight")
+    x = tensor_arg(input, op)
+    w = tensor_arg(weight, op, "weight")
     x, unbatched = _batched(x, w, n, groups, op)
     b, c = x.shape[:2]
     spatial = tuple(x.shape[2:])

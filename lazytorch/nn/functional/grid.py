@@ -18,7 +18,7 @@ import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ops import shape as S
-from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops._core import tensor_arg
 from lazytorch.tensor import Tensor
 
 _ALIGN_WARNING = (
@@ -49,7 +49,7 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
              [[-1.,  1.],
               [ 1.,  1.]]]])
     """
-    t = _tensor_arg(theta, "affine_grid")
+    t = tensor_arg(theta, "affine_grid")
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
@@ -135,8 +135,8 @@ def grid_sample(
     >>> lazytorch.nn.functional.grid_sample(x, grid, align_corners=True)
     tensor([[[[1.5000, 1.0000]]]])
     """
-    x = _tensor_arg(input, "grid_sample")
-    g = _tensor_arg(grid, "grid_sample", "grid")
+    x = tensor_arg(input, "grid_sample")
+    g = tensor_arg(grid, "grid_sample", "grid")
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(
             f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'"

@@ -12,14 +12,14 @@ from lazytorch.nn.functional._common import _maybe_inplace
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
-from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops._core import tensor_arg
 from lazytorch.tensor import Tensor
 
 
 # -- linear, embedding, dropout -------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias."""
-    x, w = _tensor_arg(input, "linear"), _tensor_arg(weight, "linear", "weight")
+    x, w = tensor_arg(input, "linear"), tensor_arg(weight, "linear", "weight")
     if w.ndim not in (1, 2):
         raise op_error(RuntimeError, "linear", f"weight must be 1-D or 2-D, got {w.ndim}-D")
     if x.ndim == 2 and w.ndim == 1 and bias is not None:
@@ -41,7 +41,7 @@ def embedding(
     sparse: bool = False,
 ) -> Tensor:
     """Rows of `weight` at the (integer) positions in `input`."""
-    idx = _tensor_arg(input, "embedding")
+    idx = tensor_arg(input, "embedding")
     if idx.dtype not in (dt.int64, dt.int32):
         raise op_error(
             RuntimeError,
@@ -87,7 +87,7 @@ def dropout1d(
     True
     """
     _check_p(p, "dropout1d")
-    x = _tensor_arg(input, "dropout1d")
+    x = tensor_arg(input, "dropout1d")
     if x.ndim not in (2, 3):
         raise op_error(
             RuntimeError,
@@ -111,7 +111,7 @@ def dropout2d(
     tensor(8.)
     """
     _check_p(p, "dropout2d")
-    x = _tensor_arg(input, "dropout2d")
+    x = tensor_arg(input, "dropout2d")
     if x.ndim not in (3, 4):
         warnings.warn(
             f"dropout2d: Received a {x.ndim}-D input to dropout2d, which is deprecated and "
@@ -144,7 +144,7 @@ def dropout3d(
     tensor(0.)
     """
     _check_p(p, "dropout3d")
-    x = _tensor_arg(input, "dropout3d")
+    x = tensor_arg(input, "dropout3d")
     if x.ndim not in (4, 5):
         warnings.warn(
             f"dropout3d: Received a {x.ndim}-D input to dropout3d, which is deprecated and "
@@ -212,7 +212,7 @@ def _dropout(
     `feature`, per (sample, channel); dropped units become 0 (or, with `alpha`, SELU's
     saturation) and the result is rescaled (alpha: an affine map keeping mean and variance)."""
     _check_p(p, op)
-    x = _tensor_arg(input, op)
+    x = tensor_arg(input, op)
     if not training or p == 0.0 or x.numel() == 0:
         return x
     if p == 1.0:
@@ -242,7 +242,7 @@ def _dropout(
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot encoding along a new last dim."""
-    t = _tensor_arg(tensor, "one_hot")
+    t = tensor_arg(tensor, "one_hot")
     if t.dtype is not dt.int64:
         raise op_error(
             RuntimeError,

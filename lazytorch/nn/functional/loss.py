@@ -12,7 +12,7 @@ from lazytorch.nn.functional.activation import log_sigmoid_opmath, log_softmax
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
-from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops._core import tensor_arg
 from lazytorch.tensor import Tensor
 
 
@@ -233,7 +233,7 @@ def cross_entropy(
 ) -> Tensor:
     """log_softmax over the class dim (1) then NLL; targets are class indices or
     probabilities; optional class weights, ignore_index and label smoothing."""
-    x = _tensor_arg(input, "cross_entropy")
+    x = tensor_arg(input, "cross_entropy")
     class_dim = 0 if x.ndim == 1 else 1
     # As torch: a negative label_smoothing means none; above 1 is an error.
     if label_smoothing > 1.0:
@@ -296,7 +296,7 @@ def binary_cross_entropy(
     reduction: str = "mean",
 ) -> Tensor:
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch does."""
-    x = _tensor_arg(input, "binary_cross_entropy")
+    x = tensor_arg(input, "binary_cross_entropy")
     if tuple(target.shape) != tuple(x.shape):
         raise op_error(
             ValueError,
@@ -358,7 +358,7 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """Sigmoid + BCE in the numerically stable form torch uses."""
-    x = _tensor_arg(input, "binary_cross_entropy_with_logits")
+    x = tensor_arg(input, "binary_cross_entropy_with_logits")
     if tuple(target.shape) != tuple(x.shape):
         raise op_error(
             ValueError,

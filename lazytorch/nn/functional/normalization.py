@@ -13,7 +13,7 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops import transcendental as TR
-from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops._core import tensor_arg
 from lazytorch.tensor import Tensor
 
 
@@ -41,7 +41,7 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalize over the trailing `normalized_shape` dims, then scale and shift."""
-    x = _tensor_arg(input, "layer_norm")
+    x = tensor_arg(input, "layer_norm")
     if not isinstance(normalized_shape, (list, tuple)):  # torch.Size is a tuple
         raise op_error(
             TypeError,
@@ -98,7 +98,7 @@ def rms_norm(
     >>> lazytorch.nn.functional.rms_norm(lazytorch.tensor([[3.0, 4.0]]), (2,), eps=0.0)
     tensor([[0.8485, 1.1314]])
     """
-    x = _tensor_arg(input, "rms_norm")
+    x = tensor_arg(input, "rms_norm")
     ns = tuple(normalized_shape)
     k = len(ns)
     if x.ndim < k or tuple(x.shape[x.ndim - k :]) != ns:
@@ -136,7 +136,7 @@ def batch_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalize over every dim but the channel dim (1); updates running stats in training."""
-    x = _tensor_arg(input, "batch_norm")
+    x = tensor_arg(input, "batch_norm")
     dims = tuple(d for d in range(x.ndim) if d != 1)
     if training:
         count = 1
@@ -213,7 +213,7 @@ def group_norm(
     >>> bool(y.reshape(2, 2, 6).mean(-1).abs().max() < 1e-6)
     True
     """
-    x = _tensor_arg(input, "group_norm")
+    x = tensor_arg(input, "group_norm")
     if x.ndim < 2:
         raise op_error(
             RuntimeError,
@@ -283,7 +283,7 @@ def instance_norm(
     >>> mean, var
     (tensor([0.1000, 0.1000]), tensor([0.9000, 0.9000]))
     """
-    x = _tensor_arg(input, "instance_norm")
+    x = tensor_arg(input, "instance_norm")
     if use_input_stats:
         spatial = 1
         for d in x.shape[2:]:
@@ -343,7 +343,7 @@ def local_response_norm(
              [0.5946],
              [0.5946]]])
     """
-    x = _tensor_arg(input, "local_response_norm")
+    x = tensor_arg(input, "local_response_norm")
     if x.ndim < 3:
         raise op_error(
             ValueError,

@@ -19,7 +19,7 @@ from lazytorch.nn.functional.conv import _ntuple, _windows
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
-from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops._core import tensor_arg
 from lazytorch.ops.pad import pad
 from lazytorch.tensor import Tensor
 
@@ -130,7 +130,7 @@ def _max_pool(
     n: int,
     op: str,
 ) -> Any:
-    x = _tensor_arg(input, op)
+    x = tensor_arg(input, op)
     k, s, p, d = _pool_args(x, kernel_size, stride, padding, dilation, n, op)
     if x.dtype is dt.bool_:
         raise op_error(NotImplementedError, op, f"\"{op}\" not implemented for 'Bool'")
@@ -211,7 +211,7 @@ def _avg_pool(
     n: int,
     op: str,
 ) -> Tensor:
-    x = _tensor_arg(input, op)
+    x = tensor_arg(input, op)
     k, s, p, _ = _pool_args(x, kernel_size, stride, padding, 1, n, op)
     if not x.dtype.is_floating_point and x.dtype is not dt.int64:
         raise op_error(
@@ -397,7 +397,7 @@ def _lp_pool(
 ) -> Tensor:
     """torch's composition: (sum over the window of x^p)^(1/p), the sum as the average
     times the window size."""
-    x = _tensor_arg(input, op)
+    x = tensor_arg(input, op)
     k = _ntuple(kernel_size, n, op)
     avg = (avg_pool1d, avg_pool2d, avg_pool3d)[n - 1]
     out = avg(x.pow(norm_type), kernel_size, stride, 0, ceil_mode)  # type: ignore[attr-defined]

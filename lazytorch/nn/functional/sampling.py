@@ -21,7 +21,7 @@ from lazytorch.ir import dtypes as dt
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
-from lazytorch.ops.elementwise import _tensor_arg
+from lazytorch.ops._core import tensor_arg
 from lazytorch.tensor import Tensor
 
 
@@ -33,7 +33,7 @@ def _adaptive_bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _adaptive_args(input: Any, output_size: Any, n: int, op: str) -> tuple[Tensor, tuple[int, ...]]:
-    x = _tensor_arg(input, op)
+    x = tensor_arg(input, op)
     if x.ndim not in (n + 1, n + 2) or any(s == 0 for s in x.shape[-n:]):
         raise op_error(
             RuntimeError,
@@ -312,7 +312,7 @@ def interpolate(
     >>> lazytorch.nn.functional.interpolate(x, size=5, mode="linear", align_corners=True)
     tensor([[[1.0000, 1.5000, 2.0000, 3.0000, 4.0000]]])
     """
-    x = _tensor_arg(input, "interpolate")
+    x = tensor_arg(input, "interpolate")
     n = x.ndim - 2
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
@@ -453,7 +453,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     tensor([[[[0., 1.],
               [2., 3.]]]])
     """
-    x = _tensor_arg(input, "pixel_shuffle")
+    x = tensor_arg(input, "pixel_shuffle")
     r = int(upscale_factor)
     _shuffle_check(x, r, "pixel_shuffle", "upscale_factor")
     *lead, c, h, w = x.shape
@@ -477,7 +477,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     >>> lazytorch.nn.functional.pixel_unshuffle(x, 2).flatten()
     tensor([0., 1., 2., 3.])
     """
-    x = _tensor_arg(input, "pixel_unshuffle")
+    x = tensor_arg(input, "pixel_unshuffle")
     r = int(downscale_factor)
     _shuffle_check(x, r, "pixel_unshuffle", "downscale_factor")
     *lead, c, h, w = x.shape
