@@ -235,23 +235,23 @@ class Select(ViewStep):
         self.axis = axis
         self.index = index
 
-    def _window(self, shape: tuple[Any, ...]) -> Slice:
+    def _bounds(self, shape: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """The window's starts and stops: index..index+1 along the axis, all of the rest."""
         a, i = self.axis, self.index
-        starts = tuple(i if k == a else 0 for k in range(len(shape)))
-        stops = tuple(i + 1 if k == a else d for k, d in enumerate(shape))
+        return (0,) * a + (i,) + (0,) * (len(shape) - a - 1), (*shape[:a], i + 1, *shape[a + 1 :])
+
+    def _window(self, shape: tuple[Any, ...]) -> Slice:
+        starts, stops = self._bounds(shape)
         return Slice(starts, stops, (1,) * len(shape))
 
     def apply(self, n: Node) -> Node:
         # the nodes _window(...).apply and a reshape would record, built directly (x[i]
         # in a loop is on this path)
-        shape, a, i = n.shape, self.axis, self.index
+        shape, a = n.shape, self.axis
         if shape[a] == 1:  # the window is all of n (Slice.apply records nothing)
             window = n
         else:
-            rank = len(shape)
-            starts = (0,) * a + (i,) + (0,) * (rank - a - 1)
-            stops = (*shape[:a], i + 1, *shape[a + 1 :])
-            attrs = (starts, stops, (1,) * rank)
+            attrs = (*self._bounds(shape), (1,) * len(shape))
             out = (*shape[:a], 1, *shape[a + 1 :])
             window = make_node(P.slice, (n,), attrs, out, n.dtype, n.device)
         return reshape_node(window, (*shape[:a], *shape[a + 1 :]))

@@ -122,6 +122,7 @@ class TritonExecutable:
         # only when a kernel can report an error, so runs can queue up behind each other.
         self.uses = frozenset(getattr(module, "USES", ("ia", "fa", "err")))
         self._uploaded: dict[str, tuple[bytes, Any]] = {}  # see _slots
+        self._no_error = np.zeros(ERR_SLOTS, dtype=np.int64)  # the error array before a run
         # What run() does per parameter and which buffers it allocates, worked out once:
         # this is on every run's path.
         self._inputs = [
@@ -180,7 +181,7 @@ class TritonExecutable:
             if ref not in bufs:
                 bufs[ref] = carrier.empty(shape, np_dtype)
         # named, not temporaries: a carrier may reuse a dropped buffer's memory at once
-        err = self._slots("err", np.zeros(ERR_SLOTS, dtype=np.int64)) if "err" in uses else None
+        err = self._slots("err", self._no_error) if "err" in uses else None
         ia = self._slots("ia", iargs) if iargs is not None else None
         fa = self._slots("fa", fargs) if fargs is not None else None
         arg = kernel_arg(carrier)
