@@ -17,8 +17,10 @@ from typing import Any
 
 from lazytorch import _config
 from lazytorch import _dtype_info as _formats
+from lazytorch import runtime as _runtime
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
+from lazytorch.ir._lazynp import np as _np
 from lazytorch.ir.device import Device
 from lazytorch.ir.node import Node
 from lazytorch.ir.symbolic import SymInt
@@ -330,6 +332,11 @@ class Tensor:
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number (materializes)."""
         n = self._node
+        b = n.buffer
+        # A computed host value, outside a compile trace: the read in a loop. (What
+        # implicit_point would do for it: nothing.)
+        if b.__class__ is _np.ndarray and b.size == 1 and _runtime._compile_trace is None:
+            return b.item()
         if self.numel() != 1:
             raise op_error(
                 RuntimeError,
@@ -381,6 +388,9 @@ class Tensor:
         return format(repr(self), spec)
 
     def _scalar_value(self, cause: str) -> Any:
+        b = self._node.buffer
+        if b.__class__ is _np.ndarray and b.size == 1 and _runtime._compile_trace is None:
+            return b.item()  # as in item()
         if self.numel() != 1:
             what = (
                 "Boolean value"

@@ -73,6 +73,38 @@ def test_an_integer_index_of_a_computed_value_is_read_when_indexed():
         x[4]
 
 
+def test_a_row_read_records_no_node_yet_differentiates_and_sees_later_writes():
+    """x[i] of a computed host value is a buffer leaf (no slice or reshape node); where
+    autograd needs the window (x requires grad) or a compile trace records it, it stays
+    recorded. Either way it is a view: values computed from it before an in-place write to
+    x keep the old row, reads after it see the new one (the leaf aliases x's memory)."""
+    for backend in ("interpreter", "cpp"):
+        with lt.backend(backend):
+            outs = []
+            for lib in (torch, lt):
+                x = lib.arange(12.0).reshape(4, 3) * 1.0
+                if lib is lt:
+                    lt.materialize(x)
+                    row = x[1]
+                    assert row._node.op.name == "buffer" and not row._node.inputs
+                    assert np.shares_memory(row._node.buffer, x._node.buffer)
+                else:
+                    row = x[1]
+                before = row * 2
+                x.mul_(10)
+                x.add_(1)
+                after = row + 0
+                x[2] = x[1]
+                outs.append([v.tolist() for v in (before, after, row, x)])
+            assert outs[0] == outs[1], backend
+    w = lt.randn(3, 2, requires_grad=True)
+    lt.materialize(w)
+    picked = w[1]
+    assert picked._node.op.name != "buffer"  # the window autograd differentiates
+    picked.sum().backward()
+    assert w.grad.tolist() == [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
+
+
 def test_reading_views_in_a_loop_keeps_the_view_list_short():
     x = _computed(np.arange(10, dtype=np.int64))
     total = sum(x[i % 10].item() for i in range(5000))

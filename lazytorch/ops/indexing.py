@@ -49,6 +49,7 @@ from lazytorch.runtime import implicit_point
 from lazytorch.tensor import Tensor, _host_value
 
 _BUFFER = P.buffer
+_counts = metrics._counts
 
 
 # -- parsing an index -----------------------------------------------------------------------
@@ -315,9 +316,14 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
                     "index",
                     f"index {idx} is out of bounds for dimension 0 with size {size}",
                 )
-            t = V.make_view(x, V.Select(0, idx % size))
-            _read_now(t, x._node.buffer, idx % size)
-            return t
+            i = idx % size
+            n = x._node
+            b = n.buffer
+            if b.__class__ is np.ndarray and not n.ag and _rt._compile_trace is None:
+                leaf = _row_now(n, b, i)
+                if leaf is not None:
+                    return V.make_view(x, V.Select(0, i), leaf)
+            return V.make_view(x, V.Select(0, i))
         if type(idx) is slice:
             from lazytorch.ops.shape import slice_view
 
@@ -328,19 +334,23 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
     return wrap(_gather_advanced(parsed.view, parsed.advanced))
 
 
-def _read_now(t: Tensor, buffer: Any, i: int) -> None:
-    """Give the view ``x[i]`` of a computed, contiguous host value its value now: a NumPy
-    view of row `i`, no copy and no program, so that ``x[i].item()`` in a loop costs a few
+def _row_now(n: Node, buffer: Any, i: int) -> Node | None:
+    """Row `i` of the computed, contiguous host value `buffer` of `n` as a buffer leaf: a
+    NumPy view, no copy and no program, so that ``x[i].item()`` in a loop costs a few
     microseconds (the read `lazytorch.runtime.host_views` would do at the cut, done early
-    because here it is free). Not inside a ``lazytorch.compile`` trace, where the view must
-    stay a movement of its input."""
-    if type(buffer) is not np.ndarray or not buffer.flags.c_contiguous:
-        return
-    if buffer.shape[1:] != t._node.shape:  # (a buffer always has its node's shape)
-        return
-    if _rt._compile_trace is None:
-        t._node.realize(buffer[i, ...], _BUFFER)  # (buffer[i] of a vector is a NumPy scalar)
-        metrics.increment("host_view_reads")
+    because here it is free).
+
+    The caller has checked the conditions that keep the view a movement of its input
+    instead (recorded nodes): inside a ``lazytorch.compile`` trace, and where autograd
+    differentiates through it (``n.ag``: the window's nodes are what backward reads).
+    """
+    if not buffer.flags.c_contiguous or buffer.shape != n.shape:
+        return None
+    shape, dtype, device = n.shape[1:], n.dtype, n.device
+    _counts["host_view_reads"] += 1  # metrics.increment, inlined
+    # buffer[i, ...]: a 0-d array view for a vector (buffer[i] would be a NumPy scalar)
+    h = hash((_BUFFER, dtype, shape, device))
+    return Node(_BUFFER, (), (), shape, dtype, device, h, None, buffer[i, ...])
 
 
 def _value_node(value: Any, like: Node, op: str) -> Node:

@@ -414,9 +414,13 @@ def _overlaps(shape: tuple[Any, ...], strides: Strides) -> bool:
 
 
 # -- making views ---------------------------------------------------------------------------
-def make_view(src: Tensor, step: ViewStep) -> Tensor:
-    """A view of `src` through `step`, linked to src's root for write-through."""
-    t = wrap(step.apply(src._node))
+def make_view(src: Tensor, step: ViewStep, node: Node | None = None) -> Tensor:
+    """A view of `src` through `step`, linked to src's root for write-through.
+
+    `node` is the view's value where the caller has it already (a row of a computed host
+    buffer, `lazytorch.ops.indexing`); by default `step` records it over src's node.
+    """
+    t = wrap(step.apply(src._node) if node is None else node)
     if src._view is None:
         root, steps = src, (step,)
     else:
