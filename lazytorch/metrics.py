@@ -42,6 +42,7 @@ KEYS = (
     "dynamic_hits",
     "dynamic_refused",
     "triton_fallbacks",
+    "triton_direct_launches",
     "interpreter_fallbacks",
     "tier0_runs",
     "background_compiles",

@@ -396,3 +396,22 @@ def test_what_triton_does_not_lower_still_runs():
     v = np.random.default_rng(0).integers(-(1 << 40), 1 << 40, (8, 300))
     got = lt.tensor(v, device="cuda").argsort(1)
     np.testing.assert_array_equal(np.take_along_axis(v, got.cpu().numpy(), 1), np.sort(v, 1))
+
+
+def test_repeated_runs_launch_compiled_kernels_directly_with_fresh_values():
+    """From a program's second run its kernels skip Triton's JIT dispatch
+    (`triton_backend.Launch`); each run must still read its own inputs and write its own
+    outputs (a stale argument would repeat the first run's values)."""
+    lt.metrics.reset()
+    for seed in range(6):
+        a, b = rand(300, 70, seed=seed), rand(70, seed=seed + 50)
+        x, y = on_gpu(a, b)
+        got = (F.gelu(x * y + 1.0) - x.sum(1, keepdim=True)).softmax(-1)
+        want = (
+            (TF.gelu(torch.from_numpy(a) * torch.from_numpy(b) + 1.0))
+            .sub(torch.from_numpy(a).sum(1, keepdim=True))
+            .softmax(-1)
+        )
+        close(got, want, rtol=1e-4, atol=1e-5)
+    c = lt.metrics.counters()
+    assert c["compiles"] == 1 and c["triton_direct_launches"] >= 5 * c["kernels_launched"] // 6

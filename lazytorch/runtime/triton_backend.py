@@ -71,6 +71,7 @@ from lazytorch.runtime.backends import has_empty_value, runtime_error
 
 __all__ = [
     "Carrier",
+    "Launch",
     "OnHost",
     "TritonBackend",
     "TritonExecutable",
@@ -318,6 +319,7 @@ class TritonBackend:
         if self._dir is None:
             self._dir = tempfile.TemporaryDirectory(prefix="lazytorch-triton-")
         module = _import_source(source, Path(self._dir.name))
+        direct_launches(module)
         self._modules[digest] = module
         return module
 
@@ -444,6 +446,88 @@ def precompile(source: str, capability: int = 90) -> dict[str, Any]:
             src = ASTSource(getattr(module, name), spec["signature"], spec["constexprs"])
             out[name] = triton.compile(src, target=target, options=spec["options"])
         return out
+
+
+class Launch:
+    """``kernel[grid](*args, **constants)`` for one generated kernel, past Triton's JIT
+    dispatch after its first launch.
+
+    Triton's ``JITFunction.run`` binds the arguments, works out the specialization key
+    (each pointer's 16-byte alignment, each integer's divisibility) and looks the compiled
+    kernel up on every launch: most of a launch's ~15 µs of Python on an H200's host
+    (`benchmarks.gpu_host`). A generated ``run`` launches each kernel from one line, with
+    the same integers and constants every time, so only the pointers' alignment can change
+    the key. After a launch through the JIT, this keeps the compiled kernel the JIT
+    returned, the constants in signature order (the tail of the arguments the JIT passes
+    to the launcher), and which pointers were 16-byte aligned. A later launch with the
+    same constants whose pointers are still aligned calls the compiled kernel through
+    ``CompiledKernel[grid](*args)`` (Triton's launcher for compiled kernels, which reads
+    the current stream and the launch hooks as the JIT does). Anything else goes through
+    the JIT again, which compiles a new specialization where one is needed, and re-arms
+    the direct path. (A pointer that was unaligned when the kernel was compiled needs no
+    check: that kernel assumes nothing of it.)
+
+    Under ``TRITON_INTERPRET=1`` the JIT returns no compiled kernel, so every launch is
+    the JIT's; `Tuner` launches go through here too and re-arm when the choice changes.
+    """
+
+    __slots__ = ("aligned", "compiled", "constants", "jit", "tail")
+
+    def __init__(self, jit: Any) -> None:
+        self.jit = jit
+        self.compiled: Any = None
+        self.constants: dict[str, Any] = {}
+        self.tail: tuple[Any, ...] = ()
+        self.aligned: tuple[int, ...] = ()  # positions of the pointers aligned at compile
+
+    def __getitem__(self, grid: tuple[int, ...]) -> Callable[..., Any]:
+        def launch(*args: Any, **constants: Any) -> Any:
+            return self.launch(grid, args, constants)
+
+        return launch
+
+    def launch(self, grid: tuple[int, ...], args: tuple[Any, ...], constants: dict) -> Any:
+        compiled = self.compiled
+        if compiled is not None and constants == self.constants:
+            for i in self.aligned:
+                if args[i].data_ptr() & 15:
+                    break
+            else:
+                grid3 = (*grid, 1, 1)[:3] if len(grid) < 3 else grid
+                compiled[grid3](*args, *self.tail)
+                metrics.increment("triton_direct_launches")
+                return compiled
+        compiled = self.jit[grid](*args, **constants)
+        self._arm(compiled, args, constants)
+        return compiled
+
+    def _arm(self, compiled: Any, args: tuple[Any, ...], constants: dict[str, Any]) -> None:
+        self.compiled = None
+        if compiled is not None and not hasattr(compiled, "run"):
+            result = getattr(compiled, "result", None)  # a compile future (newer Triton)
+            compiled = result() if callable(result) else None
+        if compiled is None:  # the interpreter's launch
+            return
+        names = getattr(self.jit, "arg_names", None)
+        if names is None or len(names) < len(args):
+            return
+        rest = names[len(args) :]
+        if any(n not in constants for n in rest):  # a default we would have to look up
+            return
+        self.tail = tuple(constants[n] for n in rest)
+        self.constants = dict(constants)
+        self.aligned = tuple(
+            i for i, a in enumerate(args) if hasattr(a, "data_ptr") and not int(a.data_ptr()) & 15
+        )
+        self.compiled = compiled
+
+
+def direct_launches(module: ModuleType) -> None:
+    """Launch `module`'s kernels (its ``KERNELS``) through `Launch` from now on."""
+    for name in getattr(module, "KERNELS", {}):
+        kernel = getattr(module, name, None)
+        if kernel is not None and not isinstance(kernel, Launch):
+            setattr(module, name, Launch(kernel))
 
 
 def _import_source(source: str, folder: Path) -> ModuleType:
