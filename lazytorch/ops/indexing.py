@@ -350,7 +350,8 @@ def _row_now(n: Node, buffer: Any, i: int) -> Node | None:
     _counts["host_view_reads"] += 1  # metrics.increment, inlined
     # buffer[i, ...]: a 0-d array view for a vector (buffer[i] would be a NumPy scalar)
     h = hash((_BUFFER, dtype, shape, device))
-    return Node(_BUFFER, (), (), shape, dtype, device, h, None, buffer[i, ...])
+    # provenance: the row is x's memory, so it takes x's line (no stack walk per read)
+    return Node(_BUFFER, (), (), shape, dtype, device, h, n.loc, buffer[i, ...])
 
 
 def _value_node(value: Any, like: Node, op: str) -> Node:
