@@ -51,8 +51,8 @@ def test_index_reads_of_a_computed_value_never_compile():
     assert got == [float(a[i, i % 5]) for i in range(12)] + [int(a[-1, j]) for j in range(5)]
     c = lt.metrics.counters()
     assert c["compiles"] == 0 and c["programs_built"] == 0
-    # x[i, j] is read at .item(); x[-1] and its [j] are each read when indexed (a row of a
-    # computed value is a NumPy view: no copy), so 12 + 5 * 2
+    # integer indices of a computed value are read when indexed, a NumPy view each (no
+    # copy): x[i, j] once, x[-1] and then its [j] once each, so 12 + 5 * 2
     assert c["host_view_reads"] == 22
 
 
@@ -73,7 +73,8 @@ def test_an_integer_index_of_a_computed_value_is_read_when_indexed():
         x[4]
 
 
-def test_a_row_read_records_no_node_yet_differentiates_and_sees_later_writes():
+@pytest.mark.parametrize("index", [1, (1,), (1, 2), (-3, -1)], ids=repr)
+def test_a_row_read_records_no_node_yet_differentiates_and_sees_later_writes(index):
     """x[i] of a computed host value is a buffer leaf (no slice or reshape node); where
     autograd needs the window (x requires grad) or a compile trace records it, it stays
     recorded. Either way it is a view: values computed from it before an in-place write to
@@ -85,24 +86,39 @@ def test_a_row_read_records_no_node_yet_differentiates_and_sees_later_writes():
                 x = lib.arange(12.0).reshape(4, 3) * 1.0
                 if lib is lt:
                     lt.materialize(x)
-                    row = x[1]
+                    row = x[index]
                     assert row._node.op.name == "buffer" and not row._node.inputs
                     assert np.shares_memory(row._node.buffer, x._node.buffer)
                 else:
-                    row = x[1]
+                    row = x[index]
                 before = row * 2
                 x.mul_(10)
                 x.add_(1)
                 after = row + 0
                 x[2] = x[1]
+                row += 100  # a write through the view reaches x
                 outs.append([v.tolist() for v in (before, after, row, x)])
             assert outs[0] == outs[1], backend
     w = lt.randn(3, 2, requires_grad=True)
     lt.materialize(w)
     picked = w[1]
     assert picked._node.op.name != "buffer"  # the window autograd differentiates
-    picked.sum().backward()
-    assert w.grad.tolist() == [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
+    (picked.sum() + w[2, 1] * 3).backward()
+    assert w.grad.tolist() == [[0.0, 0.0], [1.0, 1.0], [0.0, 3.0]]
+
+
+def test_an_index_out_of_range_names_its_dimension_as_torch_does():
+    computed = _computed(np.zeros((3, 4, 5), dtype=np.float32))
+    pending = lt.zeros(3, 4, 5)
+    # (with an Ellipsis torch numbers the item of the index instead: x[..., 7] says
+    # "dimension 1"; lazytorch names the tensor's dimension, 2)
+    for bad in [(0, 4), (3, 0), (-4, 1), (1, -5), (None, 0, 9), (0, slice(None), 9)]:
+        with pytest.raises(IndexError) as theirs:
+            torch.zeros(3, 4, 5)[bad]
+        for x in (computed, pending):
+            with pytest.raises(IndexError) as ours:
+                x[bad]
+            assert str(theirs.value) in str(ours.value), bad
 
 
 def test_reading_views_in_a_loop_keeps_the_view_list_short():

@@ -159,6 +159,7 @@ def _parse(x: Tensor, idx: Any, for_write: bool) -> _Parsed:
     d = 0  # position in the current view
     advanced: list[tuple[int, Tensor]] = []
     copy = False
+    selected = 0  # integer indices so far (each drops a dimension)
     for it in items:
         if it is True or it is False:
             copy = True
@@ -173,12 +174,14 @@ def _parse(x: Tensor, idx: Any, for_write: bool) -> _Parsed:
             size = v._node.shape[d]
             i = it if isinstance(it, SymInt) else operator.index(it)
             if not -size <= i < size:
+                # torch counts the dimension in the index (each integer before it too)
                 raise op_error(
                     IndexError,
                     "index",
-                    f"index {i} is out of bounds for dimension {d} with size {size}",
+                    f"index {i} is out of bounds for dimension {d + selected} with size {size}",
                 )
             v = select(v, d, i)
+            selected += 1
         elif isinstance(it, slice):
             size = v._node.shape[d]
             start, stop, step = _slice_bounds(it, size)
@@ -328,6 +331,18 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
             from lazytorch.ops.shape import slice_view
 
             return slice_view(x, 0, *_slice_bounds(idx, x._node.shape[0]))
+        if (
+            type(idx) is tuple
+            and 0 < len(idx) <= len(x._node.shape)
+            and all([type(k) is int for k in idx])
+        ):
+            # x[i, j]: x[i][j], as _parse would select dim 0 once per integer
+            n = x._node
+            b = n.buffer
+            if b.__class__ is np.ndarray and not n.ag and _rt._compile_trace is None:
+                read = _element_now(x, n, b, idx)
+                if read is not None:
+                    return read
     parsed = _parse(x, idx, for_write=False)
     if not parsed.advanced:
         return wrap(parsed.view._node) if parsed.copy else parsed.view
@@ -352,6 +367,39 @@ def _row_now(n: Node, buffer: Any, i: int) -> Node | None:
     h = hash((_BUFFER, dtype, shape, device))
     # provenance: the row is x's memory, so it takes x's line (no stack walk per read)
     return Node(_BUFFER, (), (), shape, dtype, device, h, n.loc, buffer[i, ...])
+
+
+def _element_now(x: Tensor, n: Node, buffer: Any, idx: tuple[int, ...]) -> Tensor | None:
+    """``x[i, j, ...]`` (integers) of a computed, contiguous host value, read now as in
+    `_row_now`: one buffer leaf viewing the element (or sub-array), linked to `x` through
+    one Select step per integer, as x[i][j] would be."""
+    if not buffer.flags.c_contiguous or buffer.shape != n.shape:
+        return None
+    shape = n.shape
+    at = []
+    steps = []
+    outs = []
+    d = 0
+    for i in idx:
+        size = shape[d]
+        if not -size <= i < size:
+            raise op_error(
+                IndexError,
+                "index",
+                f"index {i} is out of bounds for dimension {d} with size {size}",
+            )
+        if i < 0:
+            i += size
+        at.append(i)
+        steps.append(V.Select(0, i))
+        d += 1
+        outs.append(shape[d:])
+    out, dtype, device = shape[d:], n.dtype, n.device
+    _counts["host_view_reads"] += 1
+    at.append(...)
+    h = hash((_BUFFER, dtype, out, device))
+    leaf = Node(_BUFFER, (), (), out, dtype, device, h, n.loc, buffer[tuple(at)])
+    return V.make_view_of_value(x, tuple(steps), tuple(outs), leaf)
 
 
 def _value_node(value: Any, like: Node, op: str) -> Node:

@@ -421,15 +421,30 @@ def make_view(src: Tensor, step: ViewStep, node: Node | None = None) -> Tensor:
     buffer, `lazytorch.ops.indexing`); by default `step` records it over src's node.
     """
     t = wrap(step.apply(src._node) if node is None else node)
+    return _link(src, t, (step,), (t._node.shape,))
+
+
+def make_view_of_value(
+    src: Tensor, steps: tuple[ViewStep, ...], outs: tuple[Any, ...], node: Node
+) -> Tensor:
+    """A view of `src` through several `steps` at once (`outs`: each step's out shape),
+    whose value `node` the caller has already (``x[i, j]`` of a computed host buffer: one
+    tensor, not one per step)."""
+    return _link(src, wrap(node), steps, outs)
+
+
+def _link(src: Tensor, t: Tensor, new: tuple[ViewStep, ...], outs: tuple[Any, ...]) -> Tensor:
+    """Make `t` the view of `src` through `new` (each step's out shape in `outs`)."""
     if src._view is None:
-        root, steps = src, (step,)
+        root, steps, prev = src, new, None
     else:
-        root, prev = src._view
-        steps = (*prev, step)
+        root, before = src._view
+        steps, prev = (*before, *new), before[-1]
     # What layout() needs to work out the strides, if ever asked.
-    step._in = src._node.shape
-    step._out = t._node.shape
-    step._prev = None if src._view is None else src._view[1][-1]
+    shape = src._node.shape
+    for step, out in zip(new, outs):
+        step._in, step._out, step._prev = shape, out, prev
+        shape, prev = out, step
     t._view = (root, steps)
     views = root._views
     if views is None:
