@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--big", action="store_true", help="also the 8192x4096 calls of gpu.py")
     args = ap.parse_args(argv)
     dev = args.device
     sync = lt.cuda.synchronize if dev == "cuda" else (lambda: None)
@@ -95,7 +96,49 @@ def main(argv: list[str] | None = None) -> int:
     pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(30)
     print("by cumulative time (top 25):")
     pstats.Stats(prof, stream=sys.stdout).sort_stats("cumtime").print_stats(25)
+    if args.big:
+        big(dev, sync)
     return 0
+
+
+def big(dev: str, sync: Callable[[], None]) -> None:
+    """benchmarks/gpu.py's 8192x4096 softmax and layer_norm calls split into recording, the
+    call without synchronizing, and the synchronized call (whose kernel alone
+    benchmarks.gpu_sweep times at ~70 us), then a profile of the layer_norm calls."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((8192, 4096)).astype(np.float32)
+    wb = rng.standard_normal((2, 4096)).astype(np.float32)
+    x = lt.tensor(a, device=dev)
+    w, b = lt.tensor(wb[0], device=dev), lt.tensor(wb[1], device=dev)
+    F = lt.nn.functional
+
+    def ln() -> object:
+        return F.layer_norm(x, (4096,), w, b)
+
+    def sm() -> object:
+        return x.softmax(1)
+
+    rows = []
+    for name, fn in (("softmax", sm), ("layer_norm", ln)):
+        rows += [
+            (f"{name}: record", per_call(fn, 100, lambda: None)),
+            (f"{name}: + materialize", per_call(lambda f=fn: lt.materialize(f()), 100, sync)),
+            (
+                f"{name}: + materialize + synchronize",
+                per_call(lambda f=fn: (lt.materialize(f()), sync()), 100, sync),
+            ),
+        ]
+    print("\n| 8192x4096 float32, per call | us |\n|---|---:|")
+    for name, us in rows:
+        print(f"| {name} | {us:.1f} |")
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(100):
+        lt.materialize(ln())
+        sync()
+    prof.disable()
+    print("\ncProfile of 100 synchronized 8192x4096 layer_norm calls (tottime, top 30):")
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(30)
 
 
 if __name__ == "__main__":
