@@ -1035,6 +1035,7 @@ MATMUL_BLOCKS = (64, 64, 32)  # BLOCK_M, BLOCK_N, BLOCK_K of a tl.dot tile (floa
 MATMUL_BLOCKS_BIG = (128, 128, 64)
 # float32 inputs (TF32) take twice the shared memory per K element: half the K block
 MATMUL_BLOCKS_BIG_F32 = (128, 128, 32)
+MATMUL_BLOCKS_BIG_TF32_KMAJOR = (128, 256, 32)  # 3 stages: 144 KiB of shared memory
 MATMUL_BLOCKS_SUM = (32, 32, 8)  # the same for the broadcast-and-sum tile (float64, integers)
 GROUP_M = 8  # rows of tiles visited together, so their columns of B stay in L2
 # What MAX_AUTOTUNE tries besides the defaults.
@@ -1061,6 +1062,10 @@ TUNE_MATMUL_F32 = (
     (256, 128, 32),
 )
 TUNE_MATMUL_SUM = ((16, 16, 16), (32, 32, 16), (64, 32, 8))
+# TF32 GEMMs copy a row-major B K-major first when B has at least this many rows and
+# columns (see _MatmulWriter); the copy's tiles are KMAJOR_TILE square.
+KMAJOR_MIN = 64
+KMAJOR_TILE = 64
 
 
 class _MatmulWriter:
@@ -1095,10 +1100,30 @@ class _MatmulWriter:
             raise TritonLoweringMissing(f"extern matmul of {out.dtype.name} ({e.describe()!r})")
         self.dot = out.dtype in (dt.float32, dt.float16)
         self.cores = self.dot and (out.dtype is dt.float16 or tf32)  # tensor cores
+        # TF32 with B stored row-major ([K, N], N contiguous): Hopper's TF32 tensor-core
+        # instructions take K-major operands only, and Triton's kernel over a row-major B
+        # ran at 82-88 TFLOP/s on an H200 against 268-307 with B as [N, K]
+        # (benchmarks/RESULTS-gpu.md). B is first copied to a K-major workspace by a tiled
+        # transpose kernel (one pass over B), and the GEMM reads it from there.
+        b = self.b
+        self.b_src: StridedView | None = None
+        if (
+            self.cores
+            and out.dtype is dt.float32
+            and all(isinstance(d, int) for d in (self.m, self.n, self.kdim))
+            and self.n >= KMAJOR_MIN
+            and self.kdim >= KMAJOR_MIN
+            and b.strides[-1] == 1
+            and all(st == 0 for st in b.strides[:-2])  # one B for every batch
+        ):
+            self.b_src = b
+            self.b = StridedView(-1, 0, b.shape, (*b.strides[:-2], 1, self.kdim))
         big = self.m >= 128 and self.n >= 128 and self.a.shape[-1] >= 64
         base = MATMUL_BLOCKS if self.dot else MATMUL_BLOCKS_SUM
         if self.cores and big:
             base = MATMUL_BLOCKS_BIG if out.dtype is dt.float16 else MATMUL_BLOCKS_BIG_F32
+            if self.b_src is not None:  # K-major TF32: the sweep's fastest tile (307 TFLOP/s)
+                base = MATMUL_BLOCKS_BIG_TF32_KMAJOR
         low = 16 if self.dot else 1  # tl.dot needs every tile dimension >= 16
         # small products get small tiles (fewer masked lanes), never below tl.dot's minimum
         self.blocks = tuple(
@@ -1150,8 +1175,23 @@ class _MatmulWriter:
 
     @property
     def bufs(self) -> list[int]:
-        own = [self.a.buffer, self.b.buffer] + ([self.e.output] if self.e.store_output else [])
+        b = self.b_src if self.b_src is not None else self.b
+        own = [self.a.buffer, b.buffer] + ([self.e.output] if self.e.store_output else [])
+        if self.b_src is not None:  # B is read from the workspace
+            own = [x for x in own if x != b.buffer]
         return sorted(set(own) | set(self.epi.bufs if self.epi else ()))
+
+    @property
+    def workspace(self) -> str | None:
+        """The key in ``run``'s `bufs` of the K-major copy of B (see __init__), if any."""
+        return None if self.b_src is None else f"ws_{self.e.name}"
+
+    def _params(self) -> list[str]:
+        return [*(f"b{x}" for x in self.bufs), *(["bws"] if self.workspace else [])]
+
+    def _args(self) -> list[str]:
+        ws = [f'bufs["{self.workspace}"]'] if self.workspace else []
+        return [f"bufs[{x}]" for x in self.bufs] + ws + self._arrays()
 
     def _arrays(self) -> list[str]:
         return self.epi._arrays() if self.epi else []
@@ -1188,7 +1228,7 @@ class _MatmulWriter:
             f"{f' in {self.nbatch} batches' if self.nbatch > 1 else ''}; tiles of "
             f"{bm}x{bn}, K blocks of {bk}, {how}",
             "@triton.jit",
-            f"def {e.name}({', '.join([*(f'b{x}' for x in self.bufs), *self._arrays()])}, "
+            f"def {e.name}({', '.join([*self._params(), *self._arrays()])}, "
             "BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):",
         ]
         if self.epi is not None:
@@ -1234,7 +1274,7 @@ class _MatmulWriter:
             f"rn = {tile_n}tl.arange(0, BLOCK_N)",
             "rk = tl.arange(0, BLOCK_K)",
             f"a_ptr = {_plus(f'b{a.buffer}', self._batch_offset(a))}",
-            f"b_ptr = {_plus(f'b{b.buffer}', self._batch_offset(b))}",
+            f"b_ptr = {'bws' if self.workspace else _plus(f'b{b.buffer}', self._batch_offset(b))}",
             f"a_rows = {_times('rm[:, None]', a.strides[-2])}",
             f"b_cols = {_times('rn[None, :]', b.strides[-1])}",
             f"mmask = rm[:, None] < {m}",
@@ -1273,10 +1313,51 @@ class _MatmulWriter:
         return lines + [INDENT + line for line in body]
 
     def launch(self) -> str:
-        args = [f"bufs[{x}]" for x in self.bufs] + self._arrays()
+        args = self._args()
         args += [f"{k}={v}" for k, v in (self.configs()[0] | NO_FP_FUSION).items()]
         grid = self.nbatch * self.tiles_m * self.tiles_n
-        return f"{self.e.name}[({grid},)]({', '.join(args)})"
+        return self._transpose_launch() + f"{self.e.name}[({grid},)]({', '.join(args)})"
+
+    # -- the K-major workspace (see __init__) --
+    def _transpose_name(self) -> str:
+        return f"t{self.e.name}"
+
+    def _transpose_launch(self) -> str:
+        """The launch of the transpose kernel, then ``; `` (or nothing without one)."""
+        b = self.b_src
+        if b is None:
+            return ""
+        grid = -(-self.kdim // KMAJOR_TILE) * -(-self.n // KMAJOR_TILE)
+        args = (
+            f'bufs[{b.buffer}], bufs["{self.workspace}"], TB={KMAJOR_TILE}, enable_fp_fusion=False'
+        )
+        return f"{self._transpose_name()}[({grid},)]({args}); "
+
+    def transpose_function(self) -> list[str]:
+        """The tiled transpose of B into the workspace: ws[n, k] = B[k, n]."""
+        b = self.b_src
+        assert b is not None
+        kd, n = self.kdim, self.n
+        tiles_n = -(-n // KMAJOR_TILE)
+        wide = kd * n >= 2**31 - 1 or b.offset + b.strides[-2] * kd >= 2**31 - 1
+        pid = "tl.program_id(0).to(tl.int64)" if wide else "tl.program_id(0)"
+        src = _plus("bsrc", str(b.offset))
+        return [
+            f"# B of {self.e.name} ({kd}x{n}, rows of {b.strides[-2]}) copied K-major for TF32",
+            "@triton.jit",
+            f"def {self._transpose_name()}(bsrc, bws, TB: tl.constexpr):",
+            f"    pid = {pid}",
+            f"    rk = pid // {tiles_n} * TB + tl.arange(0, TB)",
+            f"    rn = pid % {tiles_n} * TB + tl.arange(0, TB)",
+            f"    tile = tl.load({src} + {_times('rk[:, None]', b.strides[-2])} + rn[None, :], "
+            f"mask=(rk[:, None] < {kd}) & (rn[None, :] < {n}), other=0)",
+            f"    tl.store(bws + {_times('rn[:, None]', kd)} + rk[None, :], tl.trans(tile), "
+            f"mask=(rn[:, None] < {n}) & (rk[None, :] < {kd}))",
+        ]
+
+    def transpose_spec(self) -> dict[str, Any]:
+        sig = {"bsrc": "*fp32", "bws": "*fp32", "TB": "constexpr"}
+        return {"signature": sig, "constexprs": {"TB": KMAJOR_TILE}, "options": dict(NO_FP_FUSION)}
 
     def configs(self) -> list[dict[str, int]]:
         out = []
@@ -1289,11 +1370,13 @@ class _MatmulWriter:
 
     def tuned_launch(self) -> str:
         grid = f"{self.nbatch} * (-(-{self.m} // c['BLOCK_M'])) * (-(-{self.n} // c['BLOCK_N']))"
-        args = [f"bufs[{x}]" for x in self.bufs] + self._arrays()
-        return _tuned_launch(self.e.name, args, grid, self.configs())
+        tuned = _tuned_launch(self.e.name, self._args(), grid, self.configs())
+        return self._transpose_launch() + tuned
 
     def spec(self) -> dict[str, Any]:
         sig = {f"b{b}": _ptr(self.sched.buffers[b].dtype) for b in self.bufs}
+        if self.workspace:
+            sig["bws"] = "*fp32"
         sig.update((a, ARRAY_TYPES[a]) for a in self._arrays())
         config = dict(self.configs()[0])
         options = {k: config.pop(k) for k in ("num_warps", "num_stages") if k in config}
@@ -1485,6 +1568,11 @@ def generate(
         else:
             writers.append(_KernelWriter(sched, step, used, deterministic))
     functions = [w.function() for w in writers]  # fills `used`
+    kmajor = [w for w in writers if isinstance(w, _MatmulWriter) and w.workspace]
+    functions = [w.transpose_function() for w in kmajor] + functions
+    specs = {_writer_name(w): w.spec() for w in writers}
+    specs.update((w._transpose_name(), w.transpose_spec()) for w in kmajor)
+    workspace = {w.workspace: (w.n * w.kdim, "float32") for w in kmajor}  # one B for all batches
     lines = [
         f'"""lazytorch program{": " + title if title else ""} (Triton).',
         "",
@@ -1495,11 +1583,15 @@ def generate(
         "import triton.language as tl",
         "",
         f"NUM_KERNELS = {len(writers)}",
+        f"LAUNCHES = {len(writers) + len(kmajor)}  # with the transposes of TF32 GEMM operands",
         f"USES = {_arrays_used(writers)!r}  # the arrays some kernel reads: others may be None",
+        "# scratch memory run() expects in bufs under these keys: (elements, dtype), reused by",
+        "# every run (a K-major copy of a TF32 GEMM's B)",
+        f"WORKSPACE = {workspace!r}",
         "# each kernel's argument types and constants, as run() launches it (for compiling",
         "# ahead of time with triton.compile: lazytorch.runtime.triton_backend.precompile)",
         "KERNELS = {",
-        *(f"    {_writer_name(w)!r}: {w.spec()!r}," for w in writers),
+        *(f"    {name!r}: {spec!r}," for name, spec in specs.items()),
         "}",
     ]
     for name in _helper_order(used):

@@ -1028,8 +1028,11 @@ def test_float32_products_take_k_blocks_of_32_for_large_tiles():
     from lazytorch.codegen.triton import TUNE_MATMUL_F32, generate
 
     a, b = lt.tensor(rand(200, 64)), lt.tensor(rand(64, 200, seed=1))
-    src = generate(triton_schedule(a @ b), tf32=True)
+    bt = lt.tensor(rand(200, 64, seed=2))
+    src = generate(triton_schedule(a @ bt.T), tf32=True)  # B K-major
     assert "tiles of 128x128, K blocks of 32" in src and 'input_precision="tf32"' in src
+    src = generate(triton_schedule(a @ b), tf32=True)  # B row-major: copied K-major
+    assert "tiles of 128x256, K blocks of 32" in src and "copied K-major" in src
     assert all(bk == 32 for *_, bk in TUNE_MATMUL_F32)  # 3 stages fit in 163 KiB
 
 
@@ -1083,6 +1086,43 @@ def test_float32_matmul_precision_high_allows_tf32():
             (lt.tensor(a) @ lt.tensor(b)).numpy()
         sources = [e.source for e in lt.runtime.executor._programs.values()]
         assert len(sources) == 2 and 'input_precision="ieee"' in sources[1]  # a new program
+    finally:
+        lt.set_float32_matmul_precision("highest")
+
+
+def test_tf32_copies_a_row_major_b_k_major_first():
+    """TF32 tensor cores take K-major operands: a row-major B ([K, N], N contiguous) is
+    copied into a workspace by a transpose kernel, reused by every run; a K-major B
+    (``x @ w.T``, as nn.Linear stores weights) and IEEE float32 products are read as
+    they are. Values: the same product (the interpreter computes tl.dot exactly)."""
+    rng = np.random.default_rng(5)
+    big = rng.standard_normal((3, 100, 150)).astype(np.float32)
+    cases = {
+        # a sliced B: offset, rows of 150, masks on both edges of the 64x64 tiles
+        "sliced B": lambda t, a, w: t.relu(a @ w[1, 3:99, 10:140] + 1.0),
+        "batched A, one B": lambda t, a, w: a.reshape(2, 35, 96) @ w[0, :96, :130],
+        "K-major B": lambda t, a, w: a @ w[2, :130, :96].T,
+    }
+    a = rng.standard_normal((70, 96)).astype(np.float32)
+    try:
+        lt.set_float32_matmul_precision("high")
+        for name, f in cases.items():
+            lt.runtime.clear_cache()
+            with lt.backend("triton"):
+                for run in range(2):  # the second run reuses the workspace
+                    x = a + run
+                    got = f(lt, lt.tensor(x), lt.tensor(big)).numpy()
+                    want = f(torch, torch.from_numpy(x), torch.from_numpy(big)).numpy()
+                    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3, err_msg=name)
+            (exe,) = lt.runtime.executor._programs.values()
+            transposed = "copied K-major for TF32" in exe.source
+            assert transposed == (name != "K-major B"), name
+            assert exe.launches == len(exe.sched.steps) + transposed
+            if transposed:
+                assert len(exe._workspace) == 1
+        lt.set_float32_matmul_precision("highest")
+        src = triton_source(lt.tensor(a) @ lt.tensor(big[0, :96, :130]))
+        assert "copied K-major for TF32" not in src and "WORKSPACE = {}" in src
     finally:
         lt.set_float32_matmul_precision("highest")
 

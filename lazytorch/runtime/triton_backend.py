@@ -111,7 +111,11 @@ class TritonExecutable:
         self.source = source
         self.carrier = carrier
         self.kernels = len(sched.kernels)
-        self.launches = len(sched.steps)  # generated kernels and extern (matmul) kernels
+        # generated kernels and extern (matmul) kernels, and the transposes some GEMMs add
+        self.launches = getattr(module, "LAUNCHES", len(sched.steps))
+        # scratch memory the module's kernels use (its WORKSPACE): allocated at the first
+        # run and reused by every later one (runs are ordered on the device)
+        self._workspace: dict[str, Any] | None = None
         self.info = {}
         self.tuner: Tuner | None = None  # set in MAX_AUTOTUNE mode
         # buffers the steps touch (the schedule also lists values it never materializes)
@@ -181,6 +185,13 @@ class TritonExecutable:
         for ref, shape, np_dtype in self._fresh:
             if ref not in bufs:
                 bufs[ref] = carrier.empty(shape, np_dtype)
+        workspace = self._workspace
+        if workspace is None:
+            spaces = getattr(self.module, "WORKSPACE", {})
+            workspace = self._workspace = {
+                k: carrier.empty((n,), np.dtype(d)) for k, (n, d) in spaces.items()
+            }
+        bufs.update(workspace)  # type: ignore[arg-type]
         # named, not temporaries: a carrier may reuse a dropped buffer's memory at once
         err = self._slots("err", self._no_error) if "err" in uses else None
         ia = self._slots("ia", iargs) if iargs is not None else None
