@@ -84,7 +84,7 @@ if has bench; then
 fi
 if has host; then
     stamp host
-    timeout "${HOST_LIMIT:-60}" $PY -m benchmarks.gpu_host --big 2>&1 | tee "$OUT_DIR/host.log" | head -70
+    timeout "${HOST_LIMIT:-150}" $PY -m benchmarks.gpu_host --big 2>&1 | tee "$OUT_DIR/host.log" | tail -40
 fi
 
 if has sweep; then
