@@ -64,17 +64,22 @@ class Entry:
     variant: the method it is made from (``obj`` is then that method's op).
     """
 
-    __slots__ = ("declared_by", "kind", "name", "namespace", "obj", "of")
+    __slots__ = ("by", "kind", "name", "namespace", "obj", "of")
 
     def __init__(
-        self, name: str, namespace: str, obj: Any, kind: str, declared_by: str, of: str | None
+        self, name: str, namespace: str, obj: Any, kind: str, by: str | None, of: str | None
     ) -> None:
         self.name = name
         self.namespace = namespace
         self.obj = obj
         self.kind = kind
-        self.declared_by = declared_by
+        self.by = by  # None: the object itself (named when asked: import stays cheap)
         self.of = of
+
+    @property
+    def declared_by(self) -> str:
+        """Where the declaration is: the object's module and qualified name, or a table."""
+        return self.by if self.by is not None else _where(self.obj)
 
     def __repr__(self) -> str:
         where = "lazytorch" if self.namespace == "torch" else "Tensor"
@@ -105,13 +110,15 @@ def _where(obj: Any) -> str:
     return f"{module}.{qualname}"
 
 
-def _names(
-    value: bool | str | tuple[str, ...], default: tuple[str, ...], what: str
-) -> tuple[str, ...]:
-    if value is True:
-        return default
-    if value is False:
-        return ()
+def _method_kind(name: str) -> str:
+    """A method whose name ends in one ``_`` (not a dunder) is in-place, as in torch."""
+    return "inplace" if name[-1] == "_" and name[-2:] != "__" else "method"
+
+
+def _names(value: bool | str | tuple[str, ...], what: str) -> bool | tuple[str, ...]:
+    """A `public` argument checked once: True, False, or a tuple of names."""
+    if value is True or value is False:
+        return value
     names = (value,) if isinstance(value, str) else tuple(value)
     if not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise TypeError(f"public: {what} must be True, False, a name or names, got {value!r}")
@@ -141,12 +148,18 @@ class Registry:
         when it has none). `inplace`: also declare ``<method>_`` for every method name.
         """
 
+        torch_arg = _names(torch, "torch")
+        method_arg = _names(method, "method")
+
         def declare(obj: T) -> T:
             own = _name_of(obj)
-            torch_names = _names(torch, (own,) if own else (), "torch")
-            method_names = _names(method, torch_names or ((own,) if own else ()), "method")
-            if (torch is True or method is True) and own is None and not torch_names:
+            if own is None and (torch_arg is True or (method_arg is True and not torch_arg)):
                 raise TypeError(f"public: {obj!r} has no __name__: name it (torch='...')")
+            torch_names = (own,) if torch_arg is True else torch_arg or ()
+            if method_arg is True:
+                method_names = torch_names or (own,)
+            else:
+                method_names = method_arg or ()
             if not torch_names and not method_names:
                 raise TypeError(f"public: {_where(obj)} declares no torch name and no method")
             if inplace and not method_names:
@@ -154,14 +167,14 @@ class Registry:
                     f"public: {_where(obj)} asks for in-place variants of no method "
                     "(inplace=True needs method=...)"
                 )
-            by = _where(obj)
+            add = self._add
             for n in torch_names:
-                self.declare("torch", n, obj, by)
+                add(Entry(n, "torch", obj, "function", None, None))
             for n in method_names:
-                self.declare("Tensor", n, obj, by)
+                add(Entry(n, "Tensor", obj, _method_kind(n), None, None))
             if inplace:
                 for n in method_names:
-                    self._add(Entry(n + "_", "Tensor", obj, "inplace", by, n))
+                    add(Entry(n + "_", "Tensor", obj, "inplace", None, n))
             return obj
 
         return declare
@@ -171,12 +184,7 @@ class Registry:
         declares its entries with this, `by` naming the table)."""
         if namespace not in NAMESPACES:
             raise KeyError(f"no namespace {namespace!r}{suggest(namespace, NAMESPACES)}")
-        if namespace == "torch":
-            kind = "function"
-        elif name.endswith("_") and not name.endswith("__"):
-            kind = "inplace"
-        else:
-            kind = "method"
+        kind = "function" if namespace == "torch" else _method_kind(name)
         self._add(Entry(name, namespace, obj, kind, by, None))
 
     def _add(self, entry: Entry) -> None:

@@ -20,7 +20,6 @@ from typing import Any
 
 from lazytorch import _config
 from lazytorch._errors import op_error
-from lazytorch._format import format_tensor
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import Device
 from lazytorch.ir.node import Node
@@ -202,6 +201,8 @@ class Tensor:
     __array_priority__ = 1000  # NumPy binary ops defer to Tensor's reflected operators
 
     def __repr__(self) -> str:
+        from lazytorch._format import format_tensor  # (on first use: import time)
+
         n = self._materialized("repr()")
         extra: tuple[str, ...] = ()
         if n.ag is not None:  # as torch prints it: the leaf flag, or the op gradient goes to

@@ -556,8 +556,9 @@ def bind(
         for name, value in table.items():
             registry.declare("Tensor", name, value, by=f"{__name__}.{table_name}")
     bound: dict[str, Any] = {}
+    own = vars(cls)
     for e in registry.entries("Tensor"):
-        if e.name in vars(cls):
+        if e.name in own:
             raise ValueError(
                 f"public: {cls.__name__}.{e.name} is declared by {e.declared_by} but the "
                 "class defines it itself"
