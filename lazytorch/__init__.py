@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins as _builtins
 import importlib
 import time as _time
+from types import ModuleType as _ModuleType
 from typing import Any
 
 _t0 = _time.perf_counter()
@@ -143,14 +144,6 @@ def log_softmax(input: Tensor, dim: Any, dtype: Any = None) -> Tensor:
     return functional.log_softmax(input, dim, dtype=dtype)
 
 
-# -- functions: the torch.* names the op modules declare with @public (lazytorch._public) -------
-_FUNCTIONS = _REGISTRY.functions()
-_clash = [n for n in _FUNCTIONS.keys() & globals().keys() if type(globals()[n]) is not type(_time)]
-if _clash:  # a declared name would shadow one this module defines (a submodule gives way:
-    # lazytorch.tensor is the function, as torch.tensor is)
-    raise ImportError(f"lazytorch: {_clash} are declared with @public and defined in the facade")
-globals().update(_FUNCTIONS)
-
 # -- lazily loaded submodules ------------------------------------------------------------------------
 _LAZY_SUBMODULES = (
     "nn",
@@ -205,6 +198,19 @@ _FROM_FUNCTIONAL = (
     "pixel_shuffle",
     "pixel_unshuffle",
 )
+
+
+# -- functions: the torch.* names the op modules declare with @public (lazytorch._public) -------
+_FUNCTIONS = _REGISTRY.functions()
+# A declared name must not shadow (or be shadowed by) a name this module defines or loads
+# lazily; a submodule's attribute gives way (lazytorch.tensor is the function, as in torch).
+_clash = sorted(
+    {n for n in _FUNCTIONS.keys() & globals().keys() if not isinstance(globals()[n], _ModuleType)}
+    | (_FUNCTIONS.keys() & {*_LAZY_SUBMODULES, *_LAZY_FUNCTIONS, *_FROM_FUNCTIONAL})
+)
+if _clash:
+    raise ImportError(f"lazytorch: {_clash} are declared with @public and defined in the facade")
+globals().update(_FUNCTIONS)
 
 
 def __getattr__(name: str) -> Any:
