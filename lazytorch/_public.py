@@ -194,14 +194,12 @@ class Registry:
                 f"public API was built from the registry ({self._sealed_by}): it would never be "
                 "bound. Declare it in a module lazytorch.ops imports."
             )
-        key = (entry.namespace, entry.name)
-        first = self._entries.get(key)
-        if first is not None:
+        first = self._entries.setdefault((entry.namespace, entry.name), entry)
+        if first is not entry:
             raise ValueError(
                 f"public: {entry.namespace}.{entry.name} is declared twice: by "
                 f"{first.declared_by} and by {entry.declared_by}"
             )
-        self._entries[key] = entry
 
     @property
     def sealed(self) -> bool:
