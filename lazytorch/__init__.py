@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins as _builtins
 import importlib
 import time as _time
+from types import ModuleType as _ModuleType
 from typing import Any
 
 _t0 = _time.perf_counter()
@@ -52,6 +53,7 @@ from lazytorch._config import (
 )
 from lazytorch._devices import _register_device_module, get_device_module
 from lazytorch._errors import ImplicitMaterializationError
+from lazytorch._public import REGISTRY as _REGISTRY
 from lazytorch._version import __version__
 from lazytorch.autograd import (
     enable_grad,
@@ -77,16 +79,8 @@ from lazytorch.ir.symbolic import (
     sym_not,
     sym_sum,
 )
-from lazytorch.ops import composite as _composite
-from lazytorch.ops import creation as _creation
-from lazytorch.ops import elementwise as _elementwise
-from lazytorch.ops import indexing as _indexing
-from lazytorch.ops import linalg as _linalg
-from lazytorch.ops import random as _random
-from lazytorch.ops import reduction as _reduction
-from lazytorch.ops import shape as _shape
-from lazytorch.ops import sorting as _sorting
-from lazytorch.ops import transcendental as _transcendental
+from lazytorch.ops import methods as _methods  # importing lazytorch.ops binds the methods
+from lazytorch.ops._core import result_type as _result_type
 from lazytorch.runtime import materialize
 from lazytorch.tensor import Size, Tensor
 
@@ -108,44 +102,6 @@ _DTYPE_NAMES = [
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "bfloat16",
     "half", "float", "double", "short", "int", "long",
 ]  # fmt: skip
-
-# -- functions: torch.* names taken from the op modules ---------------------------------------------
-_EXPORTS: dict[Any, str] = {
-    _creation: "arange as_tensor empty empty_like eye from_numpy full full_like linspace ones "
-    "ones_like scalar_tensor tensor zeros zeros_like",
-    _random: "Generator default_generator get_rng_state initial_seed manual_seed rand rand_like "
-    "bernoulli multinomial normal randint randint_like randn randn_like randperm seed set_rng_state",
-    _elementwise: "abs absolute acos acosh add addcdiv addcmul arccos arcsin arctan arctan2 asin "
-    "asinh atan atan2 atanh bitwise_and bitwise_left_shift bitwise_not bitwise_or "
-    "bitwise_right_shift bitwise_xor ceil clamp clamp_max "
-    "clamp_min clip cos cosh div divide eq erf erfc exp exp2 expm1 fix floor floor_divide fmax "
-    "fmin fmod frac ge greater greater_equal gt hypot isfinite isinf isnan isneginf isposinf "
-    "isreal le lerp less less_equal log log10 log1p log2 logaddexp logical_and logical_not "
-    "logical_or logical_xor lt maximum minimum mul multiply nan_to_num ne neg negative "
-    "not_equal positive pow reciprocal relu remainder round rsqrt rsub sigmoid sign sgn sin "
-    "sinh sqrt square sub subtract tan tanh true_divide trunc where xlogy",
-    _transcendental: "acos acosh arccos arcsin arctan2 asin asinh atan2 atanh cosh erfc exp2 log10 log2 reciprocal rsqrt sinh tan",
-    _reduction: "all amax amin aminmax any argmax argmin count_nonzero cumsum logsumexp max mean "
-    "min nanmean nansum norm prod std std_mean sum var var_mean",
-    _shape: "atleast_1d atleast_2d broadcast_shapes broadcast_tensors broadcast_to cat chunk clone "
-    "concat concatenate detach flatten flip fliplr flipud hstack movedim moveaxis narrow "
-    "permute ravel reshape roll select split split_with_sizes squeeze stack swapaxes swapdims "
-    "t tile trace transpose tril triu unbind unflatten unsqueeze vstack diag diagonal",
-    _indexing: "argwhere bincount unique gather index_add index_copy index_fill index_put index_select masked_fill masked_select nonzero scatter "
-    "scatter_add take take_along_dim",
-    _linalg: "addmm baddbmm bmm dot einsum ger matmul mm mv outer tensordot",
-    _sorting: "argsort kthvalue msort sort topk",
-    _composite: "allclose atleast_3d bucketize cdist column_stack copysign cumprod deg2rad diff "
-    "dist dstack equal float_power heaviside isclose isin logit logspace meshgrid rad2deg "
-    "repeat_interleave row_stack searchsorted signbit sinc tril_indices triu_indices median "
-    "quantile tensor_split cross kron rot90 block_diag cartesian_prod cosine_similarity "
-    "logcumsumexp cummax cummin pairwise_distance diag_embed",
-}
-for _mod, _names in _EXPORTS.items():
-    for _name in _names.split():
-        if hasattr(_mod, _name):
-            globals()[_name] = getattr(_mod, _name)
-
 
 # torch's numeric constants (``float`` here is the dtype: the builtin is _builtins.float)
 inf = _builtins.float("inf")
@@ -169,15 +125,11 @@ def numel(input: Tensor) -> Any:
 
 def result_type(tensor1: Any, tensor2: Any) -> dtype:
     """The dtype torch's promotion gives an operation on the two operands."""
-    from lazytorch.ops._core import result_type as _rt
-
-    return _rt(tensor1, tensor2)
+    return _result_type(tensor1, tensor2)
 
 
 def can_cast(from_: dtype, to: dtype) -> _builtins.bool:
-    from lazytorch.ops.methods import _can_cast
-
-    return _can_cast(from_, to)
+    return _methods._can_cast(from_, to)
 
 
 def softmax(input: Tensor, dim: Any, dtype: Any = None) -> Tensor:
@@ -246,6 +198,19 @@ _FROM_FUNCTIONAL = (
     "pixel_shuffle",
     "pixel_unshuffle",
 )
+
+
+# -- functions: the torch.* names the op modules declare with @public (lazytorch._public) -------
+_FUNCTIONS = _REGISTRY.functions()
+# A declared name must not shadow (or be shadowed by) a name this module defines or loads
+# lazily; a submodule's attribute gives way (lazytorch.tensor is the function, as in torch).
+_clash = sorted(
+    {n for n in _FUNCTIONS.keys() & globals().keys() if not isinstance(globals()[n], _ModuleType)}
+    | (_FUNCTIONS.keys() & {*_LAZY_SUBMODULES, *_LAZY_FUNCTIONS, *_FROM_FUNCTIONAL})
+)
+if _clash:
+    raise ImportError(f"lazytorch: {_clash} are declared with @public and defined in the facade")
+globals().update(_FUNCTIONS)
 
 
 def __getattr__(name: str) -> Any:
@@ -347,7 +312,7 @@ __all__ = [
     "sym_sum",
     "sync_mode",
     *_DTYPE_NAMES,
-    *sorted({n for names in _EXPORTS.values() for n in names.split() if n in globals()}),
+    *sorted(_FUNCTIONS),
     *_LAZY_SUBMODULES,
     *_FROM_FUNCTIONAL,
 ]
@@ -356,6 +321,6 @@ __all__ = [
 _register_device_module("cpu", cpu)
 _register_device_module("cuda", cuda)
 
-del _mod, _name, _names
+del _clash
 # How long `import lazytorch` took (benchmarks/import_time.py reports it).
 import_seconds = _time.perf_counter() - _t0

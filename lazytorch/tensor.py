@@ -7,8 +7,11 @@ its base, which refreshes its other live views — torch's aliasing semantics, e
 functionally. Reading a value (``item``, ``tolist``, ``numpy``, ``repr``, ``bool``, ...)
 is an implicit materialization point.
 
-The op methods (``add``, ``sum``, ``reshape``, ...) are bound onto the class by
-`lazytorch.ops`; this module holds the state, the properties, and the conversions.
+This module holds the tensor's state, its metadata and the reading of values. Every other
+method (``add``, ``sum``, ``reshape``, ``size``, ``to``, the operators, and the autograd API
+of `lazytorch.autograd.tensor_methods`) is declared in the public registry
+(`lazytorch._public`) and bound onto the class by `lazytorch.ops.methods.bind`, so this
+module imports nothing above it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 from lazytorch import _config
-from lazytorch import _dtype_info as _formats
 from lazytorch import runtime as _runtime
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
@@ -24,6 +26,7 @@ from lazytorch.ir._lazynp import np as _np
 from lazytorch.ir.device import Device
 from lazytorch.ir.node import Node
 from lazytorch.ir.symbolic import SymInt
+from lazytorch.runtime import implicit_point
 
 __all__ = ["Size", "Tensor"]
 
@@ -69,9 +72,6 @@ def _host_value(n: Node) -> Any:
     return np.asarray(b, dtype=n.dtype.np)
 
 
-_implicit_point: Any = None  # lazytorch.runtime.implicit_point, once imported
-
-
 class Tensor:
     """A lazily computed n-dimensional array with torch's API.
 
@@ -92,24 +92,10 @@ class Tensor:
     # autograd state (.grad, hooks), set only on tensors that have some; read with getattr.
     _meta: Any
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
-        # lazytorch.Tensor(data) / lazytorch.Tensor(2, 3), like torch.Tensor: float tensors.
-        from lazytorch.ops import creation
-
-        return creation.legacy_tensor_new(*args, **kwargs)
-
     # -- metadata ---------------------------------------------------------------------------
     @property
     def shape(self) -> Size:
         return Size(self._node.shape)
-
-    def size(self, dim: int | None = None) -> Any:
-        """The shape, or the size of one dimension."""
-        if dim is None:
-            return Size(self._node.shape)
-        from lazytorch.ops._core import normalize_dim
-
-        return self._node.shape[normalize_dim(dim, len(self._node.shape), "size")]
 
     @property
     def dtype(self) -> dt.DType:
@@ -171,162 +157,14 @@ class Tensor:
     def layout(self) -> str:
         return "strided"
 
-    # -- autograd (the engine is lazytorch.autograd.engine) -----------------------------------
-    @property
-    def requires_grad(self) -> bool:
-        """Whether gradient flows into this tensor's value (a leaf asked for it, or a
-        computation from one recorded in grad mode)."""
-        return self._node.ag is not None
-
-    @requires_grad.setter
-    def requires_grad(self, flag: bool) -> None:
-        from lazytorch.autograd.engine import set_requires_grad
-
-        set_requires_grad(self, bool(flag))
-
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Make this leaf tensor track gradients (in place); returns self.
-
-        >>> import lazytorch
-        >>> w = lazytorch.ones(2).requires_grad_()
-        >>> w.requires_grad, w.is_leaf
-        (True, True)
-        """
-        from lazytorch.autograd.engine import set_requires_grad
-
-        set_requires_grad(self, bool(requires_grad))
-        return self
-
-    @property
-    def is_leaf(self) -> bool:
-        """True unless this tensor was computed, in grad mode, from one requiring grad."""
-        from lazytorch.autograd.engine import TensorMeta
-
-        a = self._node.ag
-        return a is None or isinstance(a, TensorMeta)
-
-    @property
-    def grad(self) -> Tensor | None:
-        """The gradient accumulated by ``backward()`` (a lazy tensor), or None."""
-        m = getattr(self, "_meta", None)
-        if m is None:
-            return None
-        return m.grad
-
-    @grad.setter
-    def grad(self, value: Tensor | None) -> None:
-        from lazytorch.autograd.engine import meta_of
-
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(
-                    f"assigned grad expected to be a Tensor or None but got grad of type "
-                    f"{type(value).__name__}"
-                )
-            if tuple(value.shape) != tuple(self.shape):
-                raise RuntimeError(
-                    f"assigned grad has data of a different size: {list(value.shape)} vs "
-                    f"{list(self.shape)}"
-                )
-            if value.dtype is not self.dtype:
-                raise RuntimeError(
-                    f"assigned grad has data of a different type: {value.dtype} vs {self.dtype}"
-                )
-        if value is None and getattr(self, "_meta", None) is None:
-            return
-        meta_of(self, create=True).grad = value
-
-    @grad.deleter
-    def grad(self) -> None:
-        self.grad = None
-
-    @property
-    def grad_fn(self) -> Any:
-        """The recorded op gradient flows back through (None for leaves and non-grad values)."""
-        from lazytorch.autograd.engine import GradFn
-
-        return GradFn.of(self._node)
-
-    @property
-    def retains_grad(self) -> bool:
-        m = getattr(self, "_meta", None)
-        return bool(m is not None and m.retains_grad and not self.is_leaf)
-
-    def retain_grad(self) -> None:
-        """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
-        from lazytorch.autograd.engine import register_interior
-
-        if self._node.ag is None:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.is_leaf:
-            return
-        register_interior(self).retains_grad = True
-
-    def register_hook(self, hook: Any) -> Any:
-        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
-        replaces the gradient. Returns a handle whose ``remove()`` unregisters it.
-
-        >>> import lazytorch
-        >>> x = lazytorch.tensor([1.0, 2.0], requires_grad=True)
-        >>> h = x.register_hook(lambda g: g * 10)
-        >>> x.sum().backward()
-        >>> x.grad
-        tensor([10., 10.])
-        """
-        from lazytorch.autograd.engine import RemovableHandle, meta_of, register_interior
-
-        if self._node.ag is None:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        m = meta_of(self, create=True) if self.is_leaf else register_interior(self)
-        return RemovableHandle(m.hooks, hook)
-
-    def backward(
-        self,
-        gradient: Tensor | None = None,
-        retain_graph: bool | None = None,
-        create_graph: bool = False,
-        inputs: Any = None,
-    ) -> None:
-        """Accumulate this tensor's gradient into the ``.grad`` of the leaves it uses.
-
-        Gradients are recorded lazily and computed with the next materialization, so
-        forward, backward and the optimizer update of a training step run as one program.
-
-        >>> import lazytorch
-        >>> w = lazytorch.tensor([1.0, -1.0], requires_grad=True)
-        >>> (w * 3).sum().backward()
-        >>> w.grad
-        tensor([3., 3.])
-        """
-        from lazytorch.autograd.engine import backward
-
-        backward(
-            self,
-            None if gradient is None else (gradient,),
-            retain_graph=retain_graph,
-            create_graph=create_graph,
-            inputs=inputs,
-        )
-
     @property
     def is_materialized(self) -> bool:
         """Whether this tensor's value is computed (no pending graph behind it)."""
         return self._node.buffer is not None
 
-    def is_contiguous(self, memory_format: Any = _formats.contiguous_format) -> bool:
-        """Whether the elements are in row-major order (torch's rule, from the view's strides)."""
-        if self._view is None:
-            return True
-        from lazytorch.ops.views import is_contiguous
-
-        return is_contiguous(self)
-
     # -- reading values (implicit materialization points) -----------------------------------
     def _materialized(self, cause: str) -> Node:
-        global _implicit_point
-        if _implicit_point is None:  # (the runtime imports this module: bound on first use)
-            from lazytorch.runtime import implicit_point as _implicit_point
-        _implicit_point(self, cause)
+        implicit_point(self, cause)
         return self._node
 
     def item(self) -> Any:
@@ -370,12 +208,12 @@ class Tensor:
     __array_priority__ = 1000  # NumPy binary ops defer to Tensor's reflected operators
 
     def __repr__(self) -> str:
-        from lazytorch._format import format_tensor
+        from lazytorch._format import format_tensor  # (on first use: import time)
 
         n = self._materialized("repr()")
         extra: tuple[str, ...] = ()
         if n.ag is not None:  # as torch prints it: the leaf flag, or the op gradient goes to
-            g = self.grad_fn
+            g = self.grad_fn  # type: ignore[attr-defined]
             extra = (f"grad_fn=<{g.name()}>",) if g is not None else ("requires_grad=True",)
         device = None if n.device.type == "cpu" else str(n.device)
         return format_tensor(_host_value(n), n.dtype, _config.get_default_dtype(), extra, device)
@@ -435,16 +273,5 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        import numpy as np
-
-        return (_rebuild, (np.array(self.numpy()), str(self.device)))
-
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         return self.clone()  # type: ignore[attr-defined,no-any-return]
-
-
-def _rebuild(array: Any, device: str) -> Tensor:
-    from lazytorch.ops.creation import tensor
-
-    return tensor(array, device=device)

@@ -41,7 +41,10 @@ PACKAGES = {
 
 # Bottom first; a module belongs to the layer of its longest matching prefix.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("lazytorch._settings", "lazytorch._version", "lazytorch._as_torch")),
+    (
+        "base",
+        ("lazytorch._settings", "lazytorch._version", "lazytorch._as_torch", "lazytorch._public"),
+    ),
     ("ir", ("lazytorch.ir",)),
     (
         "support",
@@ -111,17 +114,11 @@ UPWARD: dict[tuple[str, str], str] = {
     ("lazytorch.amp", "lazytorch.cuda"): "autocast asks the cuda module for device support",
     ("lazytorch.ops.composite", "lazytorch.nn.functional"): "torch.cosine_similarity is "
     "nn.functional's cosine_similarity",
-    ("lazytorch.tensor", "lazytorch.autograd.engine"): "Tensor's autograd methods "
-    "(requires_grad, grad_fn, backward, register_hook...) live on the class in tensor.py; "
-    "they go when ops/methods.py binds them (issue 20 item 2)",
-    ("lazytorch.tensor", "lazytorch.ops._core"): "Tensor methods defined in tensor.py",
-    ("lazytorch.tensor", "lazytorch.ops.creation"): "Tensor methods defined in tensor.py",
-    ("lazytorch.tensor", "lazytorch.ops.views"): "Tensor methods defined in tensor.py",
 }
 
 # Imports of our own modules made inside functions (245 before the first untangling steps).
 # Only ever lower this (target <= 60).
-FUNCTION_LEVEL_OWN_IMPORTS = 181
+FUNCTION_LEVEL_OWN_IMPORTS = 165
 
 
 def _module_name(path: Path) -> str:

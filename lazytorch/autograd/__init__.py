@@ -15,6 +15,7 @@ tensor([1., 4.])
 
 from lazytorch.autograd import function
 from lazytorch.autograd import saved as saved  # registers the runtime's before-cut hook
+from lazytorch.autograd import tensor_methods as tensor_methods  # declares Tensor.backward & co
 from lazytorch.autograd.engine import backward, grad
 from lazytorch.autograd.function import Function
 from lazytorch.autograd.grad_mode import (

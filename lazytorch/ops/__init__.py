@@ -1,7 +1,11 @@
 """Public ops: what users call. Each checks and promotes its arguments, then records
-primitives; the Tensor methods and operators are bound from these functions."""
+primitives. Each module declares its ``torch.*`` functions and Tensor methods with
+``@public`` (`lazytorch._public`); importing this package imports them all and binds the
+methods (`methods.bind`), and the facade takes its functions from the same registry."""
 
 from lazytorch.ops import (
+    activation,
+    composite,
     creation,
     elementwise,
     indexing,
@@ -19,6 +23,8 @@ from lazytorch.ops import (
 methods.bind()
 
 __all__ = [
+    "activation",
+    "composite",
     "creation",
     "elementwise",
     "indexing",

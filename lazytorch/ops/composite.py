@@ -19,6 +19,7 @@ from typing import Any
 
 from lazytorch import _config
 from lazytorch._errors import op_error
+from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
 from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
@@ -70,6 +71,7 @@ __all__ = [
 
 
 # -- comparing whole tensors ------------------------------------------------------------------
+@public(method=True)
 def isclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> Tensor:
@@ -99,6 +101,7 @@ def isclose(
     return close
 
 
+@public(method=True)
 def allclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> bool:
@@ -106,6 +109,7 @@ def allclose(
     return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
+@public(method=True)
 def equal(input: Tensor, other: Tensor) -> bool:
     """Whether both tensors have the same shape and values (a Python bool).
 
@@ -119,6 +123,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return bool((a == b).all().item())
 
 
+@public(method=True)
 def isin(
     elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False
 ) -> Tensor:
@@ -135,6 +140,7 @@ def isin(
 
 
 # -- index grids -----------------------------------------------------------------------------
+@public()
 def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-d tensors (``indexing="ij"``, torch's default, or "xy").
 
@@ -185,6 +191,7 @@ def _triangle_indices(
     return C.tensor(np.stack([r, c]).astype(np.int64), dtype=dtype or dt.int64, device=device)
 
 
+@public()
 def tril_indices(
     row: int,
     col: int,
@@ -206,6 +213,7 @@ def tril_indices(
     return _triangle_indices(row, col, offset, True, dtype, device)
 
 
+@public()
 def triu_indices(
     row: int,
     col: int,
@@ -221,6 +229,7 @@ def triu_indices(
     return _triangle_indices(row, col, offset, False, dtype, device)
 
 
+@public()
 def searchsorted(
     sorted_sequence: Tensor,
     input: Any,
@@ -255,6 +264,7 @@ def searchsorted(
     return into_out(idx, out, "searchsorted")
 
 
+@public()
 def bucketize(
     input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out: Any = None
 ) -> Tensor:
@@ -274,6 +284,7 @@ def bucketize(
 
 
 # -- arranging tensors ------------------------------------------------------------------------
+@public()
 def repeat_interleave(
     input: Any, repeats: Any = None, dim: int | None = None, *, output_size: int | None = None
 ) -> Tensor:
@@ -320,6 +331,7 @@ def repeat_interleave(
     return wide.reshape(*shape[:axis], size * k, *shape[axis + 1 :])
 
 
+@public()
 def atleast_3d(*tensors: Any) -> Any:
     """Each tensor viewed with at least three dims (as numpy: (N,) -> (1, N, 1)).
 
@@ -342,6 +354,7 @@ def atleast_3d(*tensors: Any) -> Any:
     return out[0] if len(out) == 1 and not isinstance(tensors[0], (list, tuple)) else out
 
 
+@public()
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     """1-d (and 0-d) tensors as columns, side by side with 2-d ones.
 
@@ -353,6 +366,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     return S.cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in tensors], 1)
 
 
+@public()
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
     """Stack along a third dim (after `atleast_3d`).
 
@@ -363,11 +377,13 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
     return S.cat(list(atleast_3d(list(tensors))), 2)
 
 
+@public()
 def row_stack(tensors: Sequence[Tensor]) -> Tensor:
     """`vstack` under numpy's other name."""
     return S.vstack(tensors)
 
 
+@public(method=True)
 def diff(
     input: Tensor,
     n: int = 1,
@@ -396,6 +412,7 @@ def diff(
 
 
 # -- small numeric identities -----------------------------------------------------------------
+@public(method=True)
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Tensor:
     """Running product along `dim`: the product over a lower-triangular mask (n² work along
     the dim; exact with zeros and negative values, unlike ``exp(cumsum(log))``).
@@ -419,6 +436,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> T
     return into_out(R.prod(rows, -1).movedim(-1, axis), out, "cumprod")
 
 
+@public()
 def logspace(
     start: float,
     end: float,
@@ -442,16 +460,19 @@ def logspace(
     return result
 
 
+@public(method=True)
 def deg2rad(input: Tensor) -> Tensor:
     x = tensor_arg(input, "deg2rad")
     return (x if x.dtype.is_floating_point else x.float()) * (math.pi / 180.0)
 
 
+@public(method=True)
 def rad2deg(input: Tensor) -> Tensor:
     x = tensor_arg(input, "rad2deg")
     return (x if x.dtype.is_floating_point else x.float()) * (180.0 / math.pi)
 
 
+@public(method=True)
 def signbit(input: Tensor) -> Tensor:
     """Whether the sign bit is set (True for -0.0 too).
 
@@ -466,6 +487,7 @@ def signbit(input: Tensor) -> Tensor:
     return (x < 0) | ((x == 0) & (1.0 / x < 0))
 
 
+@public(method=True)
 def copysign(input: Any, other: Any) -> Tensor:
     """|input| with the sign (bit) of `other`.
 
@@ -479,6 +501,7 @@ def copysign(input: Any, other: Any) -> Tensor:
     return E.where(signbit(o), -mag, mag)
 
 
+@public(method=True)
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """0 below zero, 1 above, `values` at zero.
 
@@ -498,6 +521,7 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
     return E.where(x == 0, values, E.where(x > 0, one, zero))
 
 
+@public(method=True)
 def float_power(input: Any, exponent: Any) -> Tensor:
     """`pow` computed in float64."""
     a = input.double() if isinstance(input, Tensor) else float(input)
@@ -505,6 +529,7 @@ def float_power(input: Any, exponent: Any) -> Tensor:
     return E.pow(a, b) if isinstance(a, Tensor) or isinstance(b, Tensor) else C.tensor(a**b)
 
 
+@public(method=True)
 def sinc(input: Tensor) -> Tensor:
     """``sin(pi x) / (pi x)``, 1 at 0.
 
@@ -519,6 +544,7 @@ def sinc(input: Tensor) -> Tensor:
     return E.where(x == 0, C.ones((), dtype=x.dtype, device=x.device), safe.sin() / safe)
 
 
+@public(method=True)
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(p / (1 - p))``, p clamped to [eps, 1 - eps] when eps is given.
 
@@ -533,6 +559,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     return (x / (1 - x)).log()
 
 
+@public(method=True)
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The p-norm of ``input - other``.
 
@@ -543,6 +570,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     return R.norm(input - other, p)
 
 
+@public()
 def cdist(
     x1: Tensor,
     x2: Tensor,
@@ -579,6 +607,7 @@ def cdist(
 
 
 # -- order statistics -------------------------------------------------------------------------
+@public(method=True)
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median (of all entries, or ``(values, indices)`` along `dim`); NaN if any
     entry considered is NaN, as torch.
@@ -610,6 +639,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     return kthvalue_result(values, indices)
 
 
+@public(method=True)
 def quantile(
     input: Tensor,
     q: Any,
@@ -676,6 +706,7 @@ def quantile(
 
 
 # -- splitting and combining -------------------------------------------------------------------
+@public(method=True)
 def tensor_split(input: Tensor, sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `n` near-equal parts (the first ``size % n`` one longer) or at the given
     indices, along `dim` (views).
@@ -713,6 +744,7 @@ def tensor_split(input: Tensor, sections: Any, dim: int = 0) -> tuple[Tensor, ..
     return tuple(out)
 
 
+@public(method=True)
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """The cross product of 3-vectors along `dim` (None: the first dim of size 3).
 
@@ -746,6 +778,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     return S.cat(parts, axis)
 
 
+@public(method=True)
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """The Kronecker product (inputs of fewer dims gain leading size-1 dims).
 
@@ -762,6 +795,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     return (wide_a * wide_b).reshape([x * y for x, y in zip(a.shape, b.shape)])
 
 
+@public(method=True)
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """Rotate by 90 degrees `k` times in the plane of `dims` (from the first towards the
     second).
@@ -797,6 +831,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     return x.clone()
 
 
+@public()
 def block_diag(*tensors: Tensor) -> Tensor:
     """The tensors (0-d, 1-d as a row, or 2-d) along the diagonal of one matrix.
 
@@ -830,6 +865,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
     return S.cat(rows, 0)
 
 
+@public()
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """Every combination of one entry from each 1-d tensor, one per row.
 
@@ -843,6 +879,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return S.stack([g.reshape(-1) for g in grids], 1)
 
 
+@public()
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``torch.cosine_similarity``: `lazytorch.nn.functional.cosine_similarity`."""
     from lazytorch.nn import functional as F
@@ -850,6 +887,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return F.cosine_similarity(x1, x2, dim, eps)
 
 
+@public(torch=False, method="repeat_interleave")
 def _repeat_interleave_method(
     self: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None
 ) -> Tensor:
@@ -865,6 +903,7 @@ def _prefixes(x: Tensor, axis: int, fill: float) -> Tensor:
     return E.where(keep, m.unsqueeze(-2), C.full((), fill, dtype=m.dtype, device=x.device))
 
 
+@public(method=True)
 def logcumsumexp(input: Tensor, dim: int, *, out: Any = None) -> Tensor:
     """``log(cumsum(exp(input)))`` along `dim`, computed stably.
 
@@ -919,6 +958,7 @@ def _into_pair(result: Any, out: Any, op: str) -> Any:
     return type(result)(into_out(result.values, values, op), into_out(result.indices, indices, op))
 
 
+@public(method=True)
 def cummax(input: Tensor, dim: int, *, out: Any = None) -> Any:
     """Running maximum along `dim` and where it was taken (the latest of ties).
 
@@ -929,11 +969,13 @@ def cummax(input: Tensor, dim: int, *, out: Any = None) -> Any:
     return _into_pair(_cumulative_extreme(input, dim, True, "cummax"), out, "cummax")
 
 
+@public(method=True)
 def cummin(input: Tensor, dim: int, *, out: Any = None) -> Any:
     """Running minimum along `dim` and where it was taken (the latest of ties)."""
     return _into_pair(_cumulative_extreme(input, dim, False, "cummin"), out, "cummin")
 
 
+@public()
 def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
@@ -946,6 +988,7 @@ def pairwise_distance(
     return R.norm(x1 - x2 + eps, p, dim=-1, keepdim=keepdim)
 
 
+@public(method=True)
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Matrices whose `offset`-th diagonal (over the new dims `dim1`, `dim2`) holds the last
     dim of `input`.

@@ -15,6 +15,7 @@ from typing import Any
 from lazytorch import _config
 from lazytorch._devices import check_available, find
 from lazytorch._errors import op_error
+from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import Device, as_device
 from lazytorch.ir.node import Node
@@ -269,6 +270,8 @@ def _from_python(data: Any, dtype: dt.DType | None) -> tuple[Any, dt.DType]:
     return values.reshape(shape), d
 
 
+@public()
+@with_requires_grad
 def tensor(
     data: Any,
     *,
@@ -316,6 +319,7 @@ def _from_array(arr: Any, dtype: dt.DType, device: Device) -> Tensor:
     return wrap(leaf_node(buf, device))
 
 
+@public()
 def from_numpy(ndarray: Any) -> Tensor:
     """A tensor with a copy of a NumPy array's values (dtype kept).
 
@@ -332,6 +336,7 @@ def from_numpy(ndarray: Any) -> Tensor:
     return _from_array(ndarray, d, _config.get_default_device())
 
 
+@public()
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """`data` as a tensor: the same tensor if it already matches, else a copy."""
     dtype = resolve_dtype(dtype, "as_tensor")
@@ -343,6 +348,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
+@public()
+@with_requires_grad
 def scalar_tensor(
     s: Any,
     *,
@@ -446,6 +453,8 @@ def _literal_fill(
     return into_out(_fill(shape, const_node(value, d, resolve_device(device, op))), out, op)
 
 
+@public()
+@with_requires_grad
 def zeros(
     *size: Any,
     dtype: Any = None,
@@ -459,6 +468,8 @@ def zeros(
     return _literal_fill(size, kwargs, 0, dtype, device, requires_grad, out, "zeros")
 
 
+@public()
+@with_requires_grad
 def ones(
     *size: Any,
     dtype: Any = None,
@@ -472,6 +483,8 @@ def ones(
     return _literal_fill(size, kwargs, 1, dtype, device, requires_grad, out, "ones")
 
 
+@public()
+@with_requires_grad
 def empty(
     *size: Any,
     dtype: Any = None,
@@ -486,6 +499,8 @@ def empty(
     return _literal_fill(size, kwargs, 0, dtype, device, requires_grad, out, "empty")
 
 
+@public()
+@with_requires_grad
 def full(
     size: Any,
     fill_value: Any,
@@ -523,6 +538,8 @@ def _like(t: Tensor, dtype: Any, device: Any, op: str) -> tuple[tuple[Any, ...],
     return t._node.shape, d, dev
 
 
+@public()
+@with_requires_grad
 def zeros_like(
     input: Tensor,
     *,
@@ -536,6 +553,8 @@ def zeros_like(
     return _fill(shape, const_node(0, d, dev))
 
 
+@public()
+@with_requires_grad
 def ones_like(
     input: Tensor,
     *,
@@ -549,9 +568,12 @@ def ones_like(
     return _fill(shape, const_node(1, d, dev))
 
 
-empty_like = zeros_like
+empty_like = public(torch="empty_like")(with_requires_grad(zeros_like.__wrapped__))
+"""torch.empty_like: an uninitialized tensor, which zeros are a valid value of."""
 
 
+@public()
+@with_requires_grad
 def full_like(
     input: Tensor,
     fill_value: Any,
@@ -585,6 +607,8 @@ def _number(x: Any, op: str, what: str) -> Any:
     return x
 
 
+@public()
+@with_requires_grad
 def arange(
     start: Any = 0,
     end: Any = None,
@@ -686,6 +710,8 @@ def _c_div(a: int, b: int) -> int:
     return q if (a < 0) == (b < 0) else -q
 
 
+@public()
+@with_requires_grad
 def linspace(
     start: Any,
     end: Any,
@@ -742,6 +768,8 @@ def linspace(
     return into_out(wrap(cast(vals, d)), out, "linspace")
 
 
+@public()
+@with_requires_grad
 def eye(
     n: int,
     m: int | None = None,
@@ -779,12 +807,3 @@ def legacy_tensor_new(*args: Any, **kwargs: Any) -> Tensor:
     if len(args) == 1 and not isinstance(args[0], int):
         return tensor(args[0], dtype=_config.get_default_dtype(), device=device)
     return zeros(*(args or (0,)), device=device)  # Tensor() is an empty 1-d tensor
-
-
-# Every factory taking requires_grad= (the wrapped functions ignore the flag themselves).
-for _name in (
-    "tensor zeros ones empty full zeros_like ones_like empty_like full_like arange linspace "
-    "logspace eye scalar_tensor".split()
-):
-    if _name in globals():
-        globals()[_name] = with_requires_grad(globals()[_name])

@@ -14,6 +14,7 @@ from typing import Any
 
 from lazytorch import _config
 from lazytorch._errors import op_error
+from lazytorch._public import public
 from lazytorch.autograd.engine import stop_gradient
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
@@ -115,18 +116,17 @@ def _into_out_same_dtype(result: Tensor, out: Any, op: str, message: str) -> Ten
     return cast_into_out(result, out, op)
 
 
-exp = _float_unary(P.exp, "exp")
-log = _float_unary(P.log, "log")
-sqrt = _float_unary(P.sqrt, "sqrt")
-sin = _float_unary(P.sin, "sin")
-cos = _float_unary(P.cos, "cos")
-tanh = _float_unary(P.tanh, "tanh")
-sigmoid = _float_unary(P.sigmoid, "sigmoid")
-erf = _float_unary(P.erf, "erf")
-atan = _float_unary(P.atan, "atan")
-log1p = _float_unary(P.log1p, "log1p")
-expm1 = _float_unary(P.expm1, "expm1")
-arctan = atan
+exp = public(method=True, inplace=True)(_float_unary(P.exp, "exp"))
+log = public(method=True, inplace=True)(_float_unary(P.log, "log"))
+sqrt = public(method=True, inplace=True)(_float_unary(P.sqrt, "sqrt"))
+sin = public(method=True, inplace=True)(_float_unary(P.sin, "sin"))
+cos = public(method=True, inplace=True)(_float_unary(P.cos, "cos"))
+tanh = public(method=True, inplace=True)(_float_unary(P.tanh, "tanh"))
+sigmoid = public(method=True, inplace=True)(_float_unary(P.sigmoid, "sigmoid"))
+erf = public(method=True, inplace=True)(_float_unary(P.erf, "erf"))
+atan = public(torch=("atan", "arctan"), method=True, inplace=True)(_float_unary(P.atan, "atan"))
+log1p = public(method=True, inplace=True)(_float_unary(P.log1p, "log1p"))
+expm1 = public(method=True, inplace=True)(_float_unary(P.expm1, "expm1"))
 
 
 def _float_input(x: Any, op: str) -> Node:
@@ -213,6 +213,7 @@ def _safe_sqrt(n: Node) -> Node:
 
 
 # -- sign-preserving unary --------------------------------------------------------------------
+@public(torch=("neg", "negative"), method=True, inplace=True)
 def neg(input: Tensor, *, out: Any = None) -> Tensor:
     n = tensor_arg(input, "neg")._node
     if n.dtype is dt.bool_:
@@ -225,9 +226,7 @@ def neg(input: Tensor, *, out: Any = None) -> Tensor:
     return cast_into_out(wrap(unary_node(P.neg, n)), out, "neg")
 
 
-negative = neg
-
-
+@public(method=True)
 def positive(input: Tensor) -> Tensor:
     if tensor_arg(input, "positive").dtype is dt.bool_:
         raise op_error(
@@ -236,6 +235,7 @@ def positive(input: Tensor) -> Tensor:
     return input
 
 
+@public(torch=("abs", "absolute"), method=True, inplace=True)
 def abs(input: Tensor, *, out: Any = None) -> Tensor:
     n = tensor_arg(input, "abs")._node
     if n.dtype is dt.bool_:
@@ -243,13 +243,11 @@ def abs(input: Tensor, *, out: Any = None) -> Tensor:
     return cast_into_out(wrap(unary_node(P.abs, n)), out, "abs")
 
 
-absolute = abs
-
-
 def _copy(n: Node) -> Tensor:
     return wrap(n)
 
 
+@public(torch=("sign", "sgn"), method=True, inplace=True)
 def sign(input: Tensor, *, out: Any = None) -> Tensor:
     """-1, 0 or 1 by sign (0 for NaN, as in torch)."""
     n = tensor_arg(input, "sign")._node
@@ -261,9 +259,6 @@ def sign(input: Tensor, *, out: Any = None) -> Tensor:
         else cast(binary_node(P.gt, n, const_like(0, n), dt.bool_), n.dtype)
     )
     return cast_into_out(wrap(_zero_gradient(s, n)), out, "sign")
-
-
-sgn = sign
 
 
 def _rounding_input(input: Any, name: str) -> Node:
@@ -285,10 +280,11 @@ def _rounding(prim: Primitive, name: str) -> Any:
     return fn
 
 
-floor = _rounding(P.floor, "floor")
-ceil = _rounding(P.ceil, "ceil")
+floor = public(method=True, inplace=True)(_rounding(P.floor, "floor"))
+ceil = public(method=True, inplace=True)(_rounding(P.ceil, "ceil"))
 
 
+@public(method=True, inplace=True)
 def round(input: Tensor, *, decimals: int | None = None, out: Any = None) -> Tensor:
     """Round half to even; with `decimals`, round(x * 10**d) / 10**d like torch.
 
@@ -318,6 +314,7 @@ def _trunc_node(n: Node) -> Node:
     return where_node(negative, unary_node(P.ceil, n), unary_node(P.floor, n))
 
 
+@public(torch=("trunc", "fix"), method=True, inplace=True)
 def trunc(input: Tensor, *, out: Any = None) -> Tensor:
     n = _rounding_input(input, "trunc")
     if not n.dtype.is_floating_point:
@@ -325,9 +322,7 @@ def trunc(input: Tensor, *, out: Any = None) -> Tensor:
     return cast_into_out(wrap(_trunc_node(n)), out, "trunc")
 
 
-fix = trunc
-
-
+@public(method=True, inplace=True)
 def frac(input: Tensor, *, out: Any = None) -> Tensor:
     n = tensor_arg(input, "frac")._node
     if not n.dtype.is_floating_point:
@@ -361,12 +356,14 @@ def _scaled(input: Any, other: Any, alpha: Any, op: str) -> Any:
     return wrap(binary_node(P.mul, n, to_node(alpha, d, dev)))
 
 
+@public(method=True, inplace=True)
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
     """input + alpha * other, with broadcasting and type promotion."""
     other = _scaled(input, other, alpha, "add")
     return cast_into_out(binary(P.add, input, other, "add"), out, "add")
 
 
+@public(torch=("sub", "subtract"), method=True, inplace=True)
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
     """input - alpha * other."""
     if _is_bool(input) or _is_bool(other):
@@ -380,9 +377,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
     return cast_into_out(binary(P.sub, input, other, "sub"), out, "sub")
 
 
-subtract = sub
-
-
+@public()
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     return sub(other, input, alpha=alpha)
 
@@ -391,11 +386,9 @@ def _is_bool(x: Any) -> bool:
     return isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype is dt.bool_)
 
 
+@public(torch=("mul", "multiply"), method=True, inplace=True)
 def mul(input: Any, other: Any, *, out: Any = None) -> Tensor:
     return cast_into_out(binary(P.mul, input, other, "mul"), out, "mul")
-
-
-multiply = mul
 
 
 def _no_bool_result(a: Any, b: Any, op: str, kernel: str) -> None:
@@ -404,6 +397,7 @@ def _no_bool_result(a: Any, b: Any, op: str, kernel: str) -> None:
         raise _not_implemented(op, kernel, d)
 
 
+@public(torch=("div", "divide"), method=True, inplace=True)
 def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = None) -> Tensor:
     """input / other. rounding_mode: None (true division), 'trunc' or 'floor'."""
     if rounding_mode is None:
@@ -444,9 +438,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = 
     )
 
 
-divide = div
-
-
+@public(method=True, inplace=True)
 def true_divide(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """`div` without rounding, under its older name.
 
@@ -457,22 +449,26 @@ def true_divide(input: Any, other: Any, *, out: Any = None) -> Tensor:
     return div(input, other, out=out)
 
 
+@public(method=True, inplace=True)
 def floor_divide(input: Any, other: Any, *, out: Any = None) -> Tensor:
     return div(input, other, rounding_mode="floor", out=out)
 
 
+@public(method=True, inplace=True)
 def remainder(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """Python-style modulus: the result has the sign of the divisor."""
     _no_bool_result(input, other, "remainder", "remainder_cpu")
     return cast_into_out(binary(P.remainder, input, other, "remainder"), out, "remainder")
 
 
+@public(method=True, inplace=True)
 def fmod(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """C-style modulus: the result has the sign of the dividend."""
     _no_bool_result(input, other, "fmod", "fmod_cpu")
     return cast_into_out(binary(P.fmod, input, other, "fmod"), out, "fmod")
 
 
+@public(method=True, inplace=True)
 def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
     """input ** exponent, with torch's special cases for a scalar exponent.
 
@@ -511,10 +507,12 @@ def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
     return cast_into_out(binary(P.pow, input, exponent, "pow"), out, "pow")
 
 
+@public(method=True, inplace=True)
 def square(input: Tensor, *, out: Any = None) -> Tensor:
     return cast_into_out(pow(input, 2), out, "square")
 
 
+@public(method=True)
 def maximum(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Elementwise max of two tensors; NaN propagates."""
     tensor_arg(input, "maximum")
@@ -522,6 +520,7 @@ def maximum(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     return cast_into_out(binary(P.maximum, input, other, "maximum"), out, "maximum")
 
 
+@public(method=True)
 def minimum(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Elementwise min of two tensors; NaN propagates."""
     tensor_arg(input, "minimum")
@@ -543,16 +542,19 @@ def _fextreme(input: Tensor, other: Tensor, keep_input: Any, op: str) -> Tensor:
     return wrap(where_node(keep, a, b))
 
 
+@public(method=True)
 def fmax(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Max that ignores NaN when the other operand is a number."""
     return cast_into_out(_fextreme(input, other, P.ge, "fmax"), out, "fmax")
 
 
+@public(method=True)
 def fmin(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Min that ignores NaN when the other operand is a number."""
     return cast_into_out(_fextreme(input, other, P.le, "fmin"), out, "fmin")
 
 
+@public(torch=("clamp", "clip"), method=True, inplace=True)
 def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -> Tensor:
     """Clamp into [min, max]; NaN stays NaN; when min > max every element becomes max."""
     x = tensor_arg(input, "clamp")
@@ -620,15 +622,14 @@ def _clamp_with_grad(n: Node, lo: Node | None, hi: Node | None) -> Node:
     return result
 
 
-clip = clamp
-
-
+@public(method=True, inplace=True)
 def clamp_min(input: Tensor, min: Any, *, out: Any = None) -> Tensor:
     return _into_out_same_dtype(
         clamp(input, min=min), out, "clamp_min", "Found dtype {got} but expected {want}"
     )
 
 
+@public(method=True, inplace=True)
 def clamp_max(input: Tensor, max: Any, *, out: Any = None) -> Tensor:
     return _into_out_same_dtype(
         clamp(input, max=max), out, "clamp_max", "Found dtype {got} but expected {want}"
@@ -643,6 +644,7 @@ def _check_float_kernel(op: str, kernel: str, *args: Any) -> dt.DType:
     return d
 
 
+@public(method=True, inplace=True)
 def lerp(input: Tensor, end: Tensor, weight: Any, *, out: Any = None) -> Tensor:
     """input + weight * (end - input), computed from the nearer end as torch does."""
     x = tensor_arg(input, "lerp")
@@ -698,12 +700,14 @@ def _addc(name: str, input: Tensor, t1: Tensor, t2: Tensor, value: Any, prim: Pr
     return wrap(binary_node(P.add, a, binary_node(P.mul, v, binary_node(prim, b, c))))
 
 
+@public(method=True, inplace=True)
 def addcmul(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1, out: Any = None
 ) -> Tensor:
     return cast_into_out(_addc("addcmul", input, tensor1, tensor2, value, P.mul), out, "addcmul")
 
 
+@public(method=True, inplace=True)
 def addcdiv(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1, out: Any = None
 ) -> Tensor:
@@ -720,6 +724,7 @@ def addcdiv(
     return cast_into_out(_addc("addcdiv", input, tensor1, tensor2, value, P.div), out, "addcdiv")
 
 
+@public(method=True, inplace=True)
 def hypot(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """sqrt(a**2 + b**2) without overflow or underflow; inf wins over NaN (C's hypot)."""
     d = _check_float_kernel("hypot", "hypot_cpu", input, other)
@@ -741,6 +746,7 @@ def hypot(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     return cast_into_out(wrap(_in_opmath(build, x, y)), out, "hypot")
 
 
+@public(method=True)
 def logaddexp(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """log(exp(a) + exp(b)) without overflow."""
     d = _check_float_kernel("logaddexp", "logaddexp_cpu", input, other)
@@ -766,6 +772,7 @@ def logaddexp(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     return cast_into_out(wrap(_in_opmath(build, x, y)), out, "logaddexp")
 
 
+@public(method=True, inplace=True)
 def xlogy(input: Any, other: Any, *, out: Any = None) -> Tensor:
     d = _float_dtype(result_type(input, other))
     dev = device_of(input, other, op="xlogy")
@@ -800,12 +807,12 @@ def _compare(prim: Primitive, name: str) -> Any:
     return fn
 
 
-eq = _compare(P.eq, "eq")
-ne = _compare(P.ne, "ne")
-lt = _compare(P.lt, "lt")
-le = _compare(P.le, "le")
-gt = _compare(P.gt, "gt")
-ge = _compare(P.ge, "ge")
+eq = public(method=True, inplace=True)(_compare(P.eq, "eq"))
+ne = public(torch=("ne", "not_equal"), method=True, inplace=True)(_compare(P.ne, "ne"))
+lt = public(torch=("lt", "less"), method=True, inplace=True)(_compare(P.lt, "lt"))
+le = public(torch=("le", "less_equal"), method=True, inplace=True)(_compare(P.le, "le"))
+gt = public(torch=("gt", "greater"), method=True, inplace=True)(_compare(P.gt, "gt"))
+ge = public(torch=("ge", "greater_equal"), method=True, inplace=True)(_compare(P.ge, "ge"))
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
 
@@ -820,11 +827,12 @@ def _bitwise(prim: Primitive, name: str) -> Any:
     return fn
 
 
-bitwise_and = _bitwise(P.bitwise_and, "bitwise_and")
-bitwise_or = _bitwise(P.bitwise_or, "bitwise_or")
-bitwise_xor = _bitwise(P.bitwise_xor, "bitwise_xor")
+bitwise_and = public(method=True, inplace=True)(_bitwise(P.bitwise_and, "bitwise_and"))
+bitwise_or = public(method=True, inplace=True)(_bitwise(P.bitwise_or, "bitwise_or"))
+bitwise_xor = public(method=True, inplace=True)(_bitwise(P.bitwise_xor, "bitwise_xor"))
 
 
+@public(method=True, inplace=True)
 def bitwise_not(input: Tensor, *, out: Any = None) -> Tensor:
     n = tensor_arg(input, "bitwise_not")._node
     if n.dtype.is_floating_point:
@@ -857,16 +865,18 @@ def _logical(prim: Primitive, name: str) -> Any:
     return fn
 
 
-logical_and = _logical(P.bitwise_and, "logical_and")
-logical_or = _logical(P.bitwise_or, "logical_or")
-logical_xor = _logical(P.bitwise_xor, "logical_xor")
+logical_and = public(method=True, inplace=True)(_logical(P.bitwise_and, "logical_and"))
+logical_or = public(method=True, inplace=True)(_logical(P.bitwise_or, "logical_or"))
+logical_xor = public(method=True, inplace=True)(_logical(P.bitwise_xor, "logical_xor"))
 
 
+@public(method=True, inplace=True)
 def logical_not(input: Tensor, *, out: Any = None) -> Tensor:
     x = tensor_arg(input, "logical_not")
     return cast_into_out(wrap(unary_node(P.bitwise_not, _truth(x, x.device))), out, "logical_not")
 
 
+@public(method=True)
 def isnan(input: Tensor) -> Tensor:
     n = tensor_arg(input, "isnan")._node
     if not n.dtype.is_floating_point:
@@ -874,6 +884,7 @@ def isnan(input: Tensor) -> Tensor:
     return wrap(binary_node(P.ne, n, n, dt.bool_))
 
 
+@public(method=True)
 def isinf(input: Tensor) -> Tensor:
     n = tensor_arg(input, "isinf")._node
     if not n.dtype.is_floating_point:
@@ -881,6 +892,7 @@ def isinf(input: Tensor) -> Tensor:
     return wrap(binary_node(P.eq, unary_node(P.abs, n), const_like(math.inf, n), dt.bool_))
 
 
+@public(method=True)
 def isposinf(input: Tensor, *, out: Any = None) -> Tensor:
     n = tensor_arg(input, "isposinf")._node
     result = (
@@ -893,6 +905,7 @@ def isposinf(input: Tensor, *, out: Any = None) -> Tensor:
     )
 
 
+@public(method=True)
 def isneginf(input: Tensor, *, out: Any = None) -> Tensor:
     n = tensor_arg(input, "isneginf")._node
     result = (
@@ -905,6 +918,7 @@ def isneginf(input: Tensor, *, out: Any = None) -> Tensor:
     )
 
 
+@public(method=True)
 def isfinite(input: Tensor) -> Tensor:
     n = tensor_arg(input, "isfinite")._node
     if not n.dtype.is_floating_point:
@@ -926,6 +940,7 @@ def _fill_bool(n: Node, value: bool) -> Tensor:
     )
 
 
+@public(method=True)
 def isreal(input: Tensor) -> Tensor:
     """All True: lazytorch has no complex dtypes."""
     return _fill_bool(tensor_arg(input, "isreal")._node, True)
@@ -934,6 +949,7 @@ def isreal(input: Tensor) -> Tensor:
 _NAN_TO_NUM_OUT = "nan_to_num: dtype of out: {got} should be same as input: {want}"
 
 
+@public(method=True, inplace=True)
 def nan_to_num(
     input: Tensor,
     nan: float | None = None,
@@ -962,6 +978,7 @@ def nan_to_num(
     return _into_out_same_dtype(wrap(value), out, "nan_to_num", _NAN_TO_NUM_OUT)
 
 
+@public()
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     """Elements of `input` where `condition` holds, else of `other` (scalars allowed).
 
@@ -1001,6 +1018,7 @@ def _scalar_pair_dtype(a: Any, b: Any) -> dt.DType:
 
 
 # -- activations that are also torch.* functions ------------------------------------------------
+@public(method=True, inplace=True)
 def relu(input: Tensor) -> Tensor:
     """max(x, 0); NaN stays NaN."""
     n = tensor_arg(input, "relu")._node
@@ -1044,6 +1062,7 @@ def _halves(nb: Node, bits: int) -> tuple[Node, Node, Node]:
     return inside, pow2(h), pow2(binary_node(P.sub, b, h))
 
 
+@public(method=True)
 def bitwise_left_shift(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """input shifted left by `other` bits, wrapping in input's integer dtype; a shift
     outside [0, bits) gives 0 (as torch).
@@ -1060,6 +1079,7 @@ def bitwise_left_shift(input: Any, other: Any, *, out: Any = None) -> Tensor:
     )
 
 
+@public(method=True)
 def bitwise_right_shift(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """input shifted right by `other` bits (arithmetic: the sign fills in); a shift outside
     [0, bits) gives -1 for negative values and 0 otherwise (as torch).

@@ -16,6 +16,7 @@ from typing import Any
 
 from lazytorch import metrics
 from lazytorch._errors import op_error
+from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir._lazynp import np
 from lazytorch.ir.node import Node
@@ -477,6 +478,7 @@ def setitem(x: Tensor, idx: Any, value: Any) -> None:
     _index_put(target, parsed.advanced, _value_node(value, target._node, "index_put_"), False)
 
 
+@public(torch=False, method=True)
 def index_put_(
     input: Tensor, indices: tuple[Tensor, ...], values: Tensor, accumulate: bool = False
 ) -> Tensor:
@@ -552,6 +554,7 @@ def _index_put(x: Tensor, adv: list[tuple[int, Tensor]], value: Node, accumulate
     return x
 
 
+@public(method=True)
 def index_put(
     input: Tensor, indices: tuple[Tensor, ...], values: Any, accumulate: bool = False
 ) -> Tensor:
@@ -589,6 +592,7 @@ def _fit_to_index(n: Node, idx: Node, axis: int, op: str, what: str) -> Node:
     return V.Slice((0,) * len(n.shape), tuple(stops), (1,) * len(n.shape)).apply(n)
 
 
+@public(method=True)
 def gather(
     input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False, out: Any = None
 ) -> Tensor:
@@ -607,6 +611,7 @@ def _as_1d(n: Node) -> Node:
     return reshape_node(n, (1,)) if not n.shape else n
 
 
+@public(method=True)
 def take_along_dim(
     input: Tensor, indices: Tensor, dim: int | None = None, *, out: Any = None
 ) -> Tensor:
@@ -694,6 +699,7 @@ def _scatter(input: Tensor, dim: int, index: Tensor, src: Any, reduce: str, op: 
     return reshape_node(out, n0.shape)
 
 
+@public(method=True)
 def scatter(
     input: Tensor,
     dim: int,
@@ -715,6 +721,7 @@ def scatter(
     )
 
 
+@public(method=True)
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out: Any = None) -> Tensor:
     """input with src added at the positions index selects (duplicates accumulate)."""
     return _into_out(
@@ -722,6 +729,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out: Any
     )
 
 
+@public(torch=False, method=True)
 def scatter_(
     self: Tensor,
     dim: int,
@@ -734,10 +742,12 @@ def scatter_(
     return V.assign(self, scatter(self, dim, index, src, value=value, reduce=reduce)._node)
 
 
+@public(torch=False, method=True)
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return V.assign(self, scatter_add(self, dim, index, src)._node)
 
 
+@public(method=True)
 def index_select(input: Tensor, dim: int, index: Tensor, *, out: Any = None) -> Tensor:
     """Entries of `input` along `dim` at the positions in 1-d `index`."""
     x = tensor_arg(input, "index_select")
@@ -767,6 +777,7 @@ def cast_index(t: Tensor) -> Tensor:
     return t if t.dtype is dt.int64 else wrap(cast(t._node, dt.int64))
 
 
+@public(method=True)
 def take(input: Tensor, index: Tensor, *, out: Any = None) -> Tensor:
     """Entries of the flattened input at `index` (result has index's shape)."""
     x = tensor_arg(input, "take")
@@ -785,6 +796,7 @@ def take(input: Tensor, index: Tensor, *, out: Any = None) -> Tensor:
     return _into_out(wrap(reshape_node(g, idx._node.shape)), out, "take")
 
 
+@public(method=True, inplace=True)
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """`value` where `mask` is True, else input (mask broadcasts to input)."""
     x = tensor_arg(input, "masked_fill")
@@ -810,6 +822,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     return wrap(where_node(expand_node(mask._node, shape), v, expand_node(n, shape)))
 
 
+@public(method=True)
 def masked_select(input: Tensor, mask: Tensor, *, out: Any = None) -> Tensor:
     """The 1-d tensor of input's entries where mask is True (a data-dependent size)."""
     if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
@@ -818,6 +831,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Any = None) -> Tensor:
     return _into_out(getitem(x, m), out, "masked_select")
 
 
+@public(method=True)
 def nonzero(input: Tensor, *, out: Any = None, as_tuple: bool = False) -> Any:
     """Indices of nonzero entries: an (n, ndim) int64 tensor, or a tuple of 1-d tensors.
 
@@ -842,6 +856,7 @@ def nonzero(input: Tensor, *, out: Any = None, as_tuple: bool = False) -> Any:
     return _into_out(result, out, "nonzero")
 
 
+@public(method=True)
 def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)
 
@@ -904,6 +919,7 @@ def _index_scatter(
     return reshape_node(out, n0.shape)
 
 
+@public(method=True)
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """input with ``alpha * source`` added at the positions `index` selects along `dim`
     (repeated indices accumulate).
@@ -920,6 +936,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     return wrap(_index_scatter(input, dim, index, source, "add", "index_add"))
 
 
+@public(method=True)
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """input with its slices at `index` along `dim` replaced by source's, in order.
 
@@ -937,6 +954,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     return wrap(_index_scatter(input, dim, index, source, "none", "index_copy"))
 
 
+@public(method=True)
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """input with every slice at `index` along `dim` set to `value` (a number or a 0-d
     tensor; negative indices count from the end).
@@ -978,18 +996,22 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     return wrap(where_node(expand_node(line, n.shape), v, n))
 
 
+@public(torch=False, method=True)
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     return V.assign(self, index_add(self, dim, index, source, alpha=alpha)._node)
 
 
+@public(torch=False, method=True)
 def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     return V.assign(self, index_copy(self, dim, index, source)._node)
 
 
+@public(torch=False, method=True)
 def index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     return V.assign(self, index_fill(self, dim, index, value)._node)
 
 
+@public(torch=False, method=True)
 def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """Set the main diagonal (all indices equal) to `fill_value`, in place; a tall matrix's
     diagonal restarts below the square part with ``wrap=True`` (numpy's rule).
@@ -1018,6 +1040,7 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     return V.assign(self, filled._node)
 
 
+@public(method=True)
 def unique(
     input: Tensor,
     sorted: bool = True,
@@ -1050,6 +1073,7 @@ def unique(
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@public(method=True)
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How often each value 0..max occurs in a 1-d non-negative integer tensor (or the sum
     of `weights` at each); the length depends on the data: an implicit materialization of

@@ -12,6 +12,7 @@ import string
 from typing import Any
 
 from lazytorch._errors import op_error
+from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
@@ -61,6 +62,7 @@ def _check_mm_dtypes(a: Tensor, b: Tensor, op: str) -> None:
     device_of(a, b, op=op)
 
 
+@public(method=True)
 def matmul(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Matrix product with torch's rules for 1-d operands and broadcast batch dims.
 
@@ -127,6 +129,7 @@ def matmul(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     return result
 
 
+@public(method=True)
 def mm(input: Tensor, mat2: Tensor, *, out: Any = None) -> Tensor:
     if input.ndim != 2 or mat2.ndim != 2:
         raise op_error(
@@ -135,6 +138,7 @@ def mm(input: Tensor, mat2: Tensor, *, out: Any = None) -> Tensor:
     return matmul(input, mat2, out=out)
 
 
+@public(method=True)
 def bmm(input: Tensor, mat2: Tensor, *, out: Any = None) -> Tensor:
     if input.ndim != 3 or mat2.ndim != 3:
         raise op_error(
@@ -149,6 +153,7 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Any = None) -> Tensor:
     return matmul(input, mat2, out=out)
 
 
+@public(method=True)
 def mv(input: Tensor, vec: Tensor, *, out: Any = None) -> Tensor:
     if input.ndim != 2 or vec.ndim != 1:
         raise op_error(
@@ -157,6 +162,7 @@ def mv(input: Tensor, vec: Tensor, *, out: Any = None) -> Tensor:
     return _into_out(matmul(input, vec), out, "mv")
 
 
+@public(method=True)
 def dot(input: Tensor, tensor: Tensor, *, out: Any = None) -> Tensor:
     if input.ndim != 1 or tensor.ndim != 1:
         raise op_error(
@@ -176,6 +182,7 @@ def dot(input: Tensor, tensor: Tensor, *, out: Any = None) -> Tensor:
 inner_product = dot
 
 
+@public(torch=("outer", "ger"), method="outer")
 def outer(input: Tensor, vec2: Tensor, *, out: Any = None) -> Tensor:
     for name, v in (("self", input), ("vec2", vec2)):
         if tensor_arg(v, "outer", name).ndim != 1:
@@ -183,9 +190,6 @@ def outer(input: Tensor, vec2: Tensor, *, out: Any = None) -> Tensor:
                 RuntimeError, "outer", f"outer: Expected 1-D argument {name}, but got {v.ndim}-D"
             )
     return mul(input.reshape(-1, 1), vec2.reshape(1, -1), out=out)  # type: ignore[attr-defined]
-
-
-ger = outer
 
 
 def _add_product(input: Tensor, prod: Tensor, beta: Any, alpha: Any, op: str) -> Tensor:
@@ -215,6 +219,7 @@ def _add_product(input: Tensor, prod: Tensor, beta: Any, alpha: Any, op: str) ->
     return add(mul(input, beta) if beta != 1 else input, prod)
 
 
+@public(method=True, inplace=True)
 def addmm(
     input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1, out: Any = None
 ) -> Tensor:
@@ -222,6 +227,7 @@ def addmm(
     return _into_out(_add_product(input, mm(mat1, mat2), beta, alpha, "addmm"), out, "addmm")
 
 
+@public(method=True, inplace=True)
 def baddbmm(
     input: Tensor,
     batch1: Tensor,
@@ -237,6 +243,7 @@ def baddbmm(
     )
 
 
+@public()
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
     """Contract the last `dims` dims of `a` with the first of `b`, or the dims listed in
     ``dims = (dims_a, dims_b)``."""
@@ -434,6 +441,7 @@ def _contract(a: Node, ta: str, b: Node, tb: str, keep: set[str]) -> tuple[Node,
     return reshape_node(r, tuple(sizes[c] for c in out_term)), out_term
 
 
+@public()
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Einstein summation for the common contraction forms (no repeated subscripts).
 

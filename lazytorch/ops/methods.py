@@ -1,21 +1,32 @@
-"""Tensor methods, operators and in-place variants, bound from the op functions.
+"""Tensor methods, operators and in-place variants, bound from the public registry.
 
-The method table is data: most methods are the public op itself (its first parameter is
-the tensor). In-place variants run the op and `assign` the result back (functionalized), after
-torch's check that the result's dtype can be cast to the tensor's own.
+Most methods are the public op itself (its first parameter is the tensor), declared beside
+it with ``@public(method=True)`` (`lazytorch._public`); the autograd API is declared by
+`lazytorch.autograd.tensor_methods`. What is not an op function stays here as small tables
+(operators, conversions, ``new_*`` factories, adapters, properties, Python protocols), and
+`bind` declares them into the same registry before binding everything once, so a name
+declared twice, or named here but declared nowhere, is an error at import. In-place
+variants run the op and `assign` the result back (functionalized), after torch's check that
+the result's dtype can be cast to the tensor's own.
+
+>>> import lazytorch
+>>> x = lazytorch.tensor([1.0, -2.0])
+>>> x.abs_() is x, x.tolist()
+(True, [1.0, 2.0])
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from lazytorch._dtype_info import preserve_format
+from lazytorch._dtype_info import contiguous_format, preserve_format
 from lazytorch._errors import op_error
+from lazytorch._public import REGISTRY, Registry, public
+from lazytorch.autograd.engine import leaf_alias, stop_gradient
 from lazytorch.autograd.grad_mode import is_grad_enabled
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import as_device
 from lazytorch.ops import activation as A
-from lazytorch.ops import composite as CO
 from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import indexing as I
@@ -23,210 +34,15 @@ from lazytorch.ops import linalg as L
 from lazytorch.ops import random as RND
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
-from lazytorch.ops import sorting as SO
-from lazytorch.ops import transcendental as TR
 from lazytorch.ops import views as V
-from lazytorch.ops._core import cast, const_node, expand_node, scalar_node, wrap
+from lazytorch.ops._core import cast, const_node, expand_node, normalize_dim, scalar_node, wrap
 from lazytorch.ops.indexing import _broadcast_value
 from lazytorch.runtime import implicit_point
-from lazytorch.tensor import Tensor, _host_value
+from lazytorch.tensor import Size, Tensor, _host_value
 
-# -- out-of-place methods: name -> function(self, ...) -----------------------------------------
-METHODS: dict[str, Any] = {
-    # elementwise
-    **{
-        name: getattr(E, name) if hasattr(E, name) else getattr(TR, name)
-        for name in [
-            "abs",
-            "absolute",
-            "acos",
-            "arccos",
-            "acosh",
-            "add",
-            "addcdiv",
-            "addcmul",
-            "asin",
-            "arcsin",
-            "asinh",
-            "atan",
-            "arctan",
-            "atan2",
-            "arctan2",
-            "atanh",
-            "bitwise_and",
-            "bitwise_not",
-            "bitwise_or",
-            "bitwise_xor",
-            "ceil",
-            "clamp",
-            "clamp_max",
-            "clamp_min",
-            "clip",
-            "cos",
-            "cosh",
-            "div",
-            "divide",
-            "eq",
-            "erf",
-            "erfc",
-            "exp",
-            "exp2",
-            "expm1",
-            "fix",
-            "floor",
-            "floor_divide",
-            "fmax",
-            "fmin",
-            "fmod",
-            "frac",
-            "ge",
-            "greater",
-            "greater_equal",
-            "gt",
-            "hypot",
-            "isfinite",
-            "isinf",
-            "isnan",
-            "isneginf",
-            "isposinf",
-            "isreal",
-            "le",
-            "lerp",
-            "less",
-            "less_equal",
-            "log",
-            "log10",
-            "log1p",
-            "log2",
-            "logaddexp",
-            "logical_and",
-            "logical_not",
-            "logical_or",
-            "logical_xor",
-            "lt",
-            "maximum",
-            "minimum",
-            "mul",
-            "multiply",
-            "nan_to_num",
-            "ne",
-            "neg",
-            "negative",
-            "not_equal",
-            "positive",
-            "pow",
-            "reciprocal",
-            "relu",
-            "remainder",
-            "round",
-            "rsqrt",
-            "sigmoid",
-            "sign",
-            "sgn",
-            "sin",
-            "sinh",
-            "sqrt",
-            "square",
-            "sub",
-            "subtract",
-            "tan",
-            "tanh",
-            "true_divide",
-            "trunc",
-            "xlogy",
-        ]
-    },
-    # reductions
-    **{
-        name: getattr(R, name)
-        for name in [
-            "all",
-            "amax",
-            "amin",
-            "aminmax",
-            "any",
-            "argmax",
-            "argmin",
-            "count_nonzero",
-            "cumsum",
-            "logsumexp",
-            "max",
-            "mean",
-            "min",
-            "nanmean",
-            "nansum",
-            "norm",
-            "prod",
-            "std",
-            "sum",
-            "var",
-        ]
-    },
-    # shape and views
-    **{
-        name: getattr(S, name)
-        for name in [
-            "broadcast_to",
-            "chunk",
-            "clone",
-            "contiguous",
-            "detach",
-            "expand",
-            "expand_as",
-            "flatten",
-            "flip",
-            "fliplr",
-            "flipud",
-            "movedim",
-            "moveaxis",
-            "narrow",
-            "permute",
-            "ravel",
-            "repeat",
-            "reshape",
-            "reshape_as",
-            "roll",
-            "select",
-            "split",
-            "split_with_sizes",
-            "squeeze",
-            "swapaxes",
-            "swapdims",
-            "t",
-            "tile",
-            "transpose",
-            "tril",
-            "triu",
-            "unbind",
-            "unflatten",
-            "unsqueeze",
-            "view",
-            "view_as",
-        ]
-    },
-    # indexing
-    **{
-        name: getattr(I, name)
-        for name in [
-            "gather",
-            "index_put",
-            "index_select",
-            "masked_fill",
-            "masked_select",
-            "nonzero",
-            "scatter",
-            "scatter_add",
-            "take",
-        ]
-    },
-    "argwhere": I.argwhere,
-    "take_along_dim": I.take_along_dim,
-    # linear algebra and sorting
-    **{
-        name: getattr(L, name)
-        for name in ["addmm", "baddbmm", "bmm", "dot", "matmul", "mm", "mv", "outer"]
-    },
-    **{name: getattr(SO, name) for name in ["argsort", "kthvalue", "msort", "sort", "topk"]},
+# Methods whose op takes its arguments in another order, or whose function has parameters
+# the method lacks: small adapters.
+ADAPTERS: dict[str, Any] = {
     "where": lambda self, condition, other: E.where(condition, self, other),
     "softmax": lambda self, dim, dtype=None: A.softmax(self, dim, dtype=dtype),
     "log_softmax": lambda self, dim, dtype=None: A.log_softmax(self, dim, dtype=dtype),
@@ -241,6 +57,7 @@ def _can_cast(src: dt.DType, dst: dt.DType) -> bool:
     return not (src is not dt.bool_ and dst is dt.bool_)
 
 
+@public(torch=False, method=True)
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """Convert dtype and/or device: ``to(dtype)``, ``to(device)``, ``to(other)``,
     ``to(device, dtype)``. Returns self when nothing changes (unless copy=True)."""
@@ -307,14 +124,17 @@ CONVERSIONS = {
 }
 
 
+@public(torch=False, method=True)
 def type_as(self: Tensor, other: Tensor) -> Tensor:
     return to(self, other.dtype)
 
 
+@public(torch=False, method=True)
 def cpu(self: Tensor, memory_format: Any = preserve_format) -> Tensor:
     return to(self, "cpu")
 
 
+@public(torch=False, method=True)
 def cuda(
     self: Tensor,
     device: Any = None,
@@ -359,75 +179,7 @@ def _inplace(fn: Any, name: str) -> Any:
     return method
 
 
-INPLACE = [
-    *"absolute acosh arccos arcsin arctan arctan2 asinh atanh fix sgn hypot xlogy eq ne lt le "
-    "gt ge not_equal less less_equal greater greater_equal addmm baddbmm cumsum tril triu".split(),
-    "abs",
-    "acos",
-    "add",
-    "addcdiv",
-    "addcmul",
-    "asin",
-    "atan",
-    "atan2",
-    "bitwise_and",
-    "bitwise_not",
-    "bitwise_or",
-    "bitwise_xor",
-    "ceil",
-    "clamp",
-    "clamp_max",
-    "clamp_min",
-    "clip",
-    "cos",
-    "cosh",
-    "div",
-    "divide",
-    "erf",
-    "erfc",
-    "exp",
-    "exp2",
-    "expm1",
-    "floor",
-    "floor_divide",
-    "fmod",
-    "frac",
-    "lerp",
-    "log",
-    "log10",
-    "log1p",
-    "log2",
-    "logical_and",
-    "logical_not",
-    "logical_or",
-    "logical_xor",
-    "masked_fill",
-    "mul",
-    "multiply",
-    "nan_to_num",
-    "neg",
-    "negative",
-    "pow",
-    "reciprocal",
-    "relu",
-    "remainder",
-    "round",
-    "rsqrt",
-    "sigmoid",
-    "sign",
-    "sin",
-    "sinh",
-    "sqrt",
-    "square",
-    "sub",
-    "subtract",
-    "tan",
-    "tanh",
-    "true_divide",
-    "trunc",
-]
-
-
+@public(torch=False, method=True)
 def fill_(self: Tensor, value: Any) -> Tensor:
     """Set every element to `value` (a number or a 0-d tensor)."""
     n = self._node
@@ -444,11 +196,13 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     return V.assign(self, expand_node(v, n.shape))
 
 
+@public(torch=False, method=True)
 def zero_(self: Tensor) -> Tensor:
     n = self._node
     return V.assign(self, expand_node(const_node(0, n.dtype, n.device), n.shape))
 
 
+@public(torch=False, method=True)
 def copy_(self: Tensor, other: Any, non_blocking: bool = False) -> Tensor:
     """Copy `other`'s values (broadcast, converted to this dtype) into this tensor."""
     if not isinstance(other, Tensor):
@@ -468,6 +222,7 @@ def copy_(self: Tensor, other: Any, non_blocking: bool = False) -> Tensor:
     )
 
 
+@public(torch=False, method=True)
 def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with samples uniform in [from_, to) (torch's parser spells it `from`, a Python
     keyword: positionally, as here)."""
@@ -475,6 +230,7 @@ def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator: An
     return V.assign(self, E.add(E.mul(u, to - from_), from_)._node)
 
 
+@public(torch=False, method=True)
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     z = RND.randn(self.shape, dtype=self.dtype, device=self.device, generator=generator)
     return V.assign(self, E.add(E.mul(z, std), mean)._node)
@@ -499,6 +255,7 @@ def _new(factory: Any) -> Any:
     return method
 
 
+@public(torch=False, method=True)
 def new_full(
     self: Tensor,
     size: Any,
@@ -518,6 +275,7 @@ def new_full(
     )
 
 
+@public(torch=False, method=True)
 def new_tensor(
     self: Tensor,
     data: Any,
@@ -532,6 +290,7 @@ def new_tensor(
     )
 
 
+@public(torch=False, method=True)
 def split(self: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """torch.split with the method's parameter name (``split_size`` takes sections too).
 
@@ -542,6 +301,7 @@ def split(self: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
     return S.split(self, split_size, dim)
 
 
+@public(torch=False, method=True)
 def norm(
     self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None
 ) -> Tensor:
@@ -578,8 +338,6 @@ def _set_data(self: Tensor, value: Tensor) -> None:
     node = value._node
     if getattr(self, "_meta", None) is not None and self._node.ag is self._meta:
         # .data = v keeps a leaf that requires grad a leaf, with v's value
-        from lazytorch.autograd.engine import leaf_alias, stop_gradient
-
         node = leaf_alias(stop_gradient(node), self._meta)
     self._node, self._view, self._views = node, None, None
 
@@ -650,10 +408,15 @@ OPERATORS = {
     "__le__": E.le,
     "__gt__": E.gt,
     "__ge__": E.ge,
+    "__lshift__": E.bitwise_left_shift,
+    "__rlshift__": _reversed(E.bitwise_left_shift),
+    "__rshift__": E.bitwise_right_shift,
+    "__rrshift__": _reversed(E.bitwise_right_shift),
     "__getitem__": I.getitem,
     "__setitem__": I.setitem,
 }
 
+# in-place operators: dunder -> the in-place method it is (resolved when bound)
 INPLACE_OPERATORS = {
     "__iadd__": "add_",
     "__isub__": "sub_",
@@ -665,49 +428,12 @@ INPLACE_OPERATORS = {
     "__iand__": "bitwise_and_",
     "__ior__": "bitwise_or_",
     "__ixor__": "bitwise_xor_",
+    "__ilshift__": "bitwise_left_shift_",
+    "__irshift__": "bitwise_right_shift_",
 }
 
 
-def bind() -> None:
-    for name, fn in METHODS.items():
-        setattr(Tensor, name, fn)
-    for name, fn in CONVERSIONS.items():
-        setattr(Tensor, name, fn)
-    for name in INPLACE:
-        setattr(Tensor, name + "_", _inplace(METHODS[name], name + "_"))
-    for name, fn in OPERATORS.items():
-        setattr(Tensor, name, fn)
-    for dunder, name in INPLACE_OPERATORS.items():
-        setattr(Tensor, dunder, getattr(Tensor, name))
-    extras = {
-        "to": to,
-        "type_as": type_as,
-        "cpu": cpu,
-        "cuda": cuda,
-        "fill_": fill_,
-        "zero_": zero_,
-        "copy_": copy_,
-        "uniform_": uniform_,
-        "normal_": normal_,
-        "index_put_": I.index_put_,
-        "scatter_": I.scatter_,
-        "scatter_add_": I.scatter_add_,
-        "new_zeros": _new(C.zeros),
-        "new_ones": _new(C.ones),
-        "new_empty": _new(C.empty),
-        "new_full": new_full,
-        "new_tensor": new_tensor,
-        "split": split,
-        "norm": norm,
-    }
-    for name, fn in extras.items():
-        setattr(Tensor, name, fn)
-    Tensor.T = property(S.T)  # type: ignore[attr-defined]
-    Tensor.mT = property(S.mT)  # type: ignore[attr-defined]
-    Tensor.data = property(_get_data, _set_data)  # type: ignore[attr-defined]
-    _bind_script_extras()
-
-
+@public(torch=False, method="type")
 def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
     """With no dtype, torch's type string (``'torch.FloatTensor'``); else ``to(dtype)``
     (a dtype, or such a string)."""
@@ -724,64 +450,123 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
     return to(self, dtype)
 
 
+@public(torch=False, method="get_device")
 def _get_device(self: Tensor) -> int:
     """The device index: -1 on the CPU (as torch)."""
     d = self.device
     return -1 if d.type == "cpu" else (d.index or 0)
 
 
+@public(torch=False, method="bitwise_left_shift_")
 def _ilshift(self: Tensor, other: Any) -> Tensor:
     return V.assign(self, E.bitwise_left_shift(self, other)._node)
 
 
+@public(torch=False, method="bitwise_right_shift_")
 def _irshift(self: Tensor, other: Any) -> Tensor:
     return V.assign(self, E.bitwise_right_shift(self, other)._node)
 
 
-def _bind_script_extras() -> None:
-    # Ops real scripts call that came after the tables above (index_add, shifts, ...).
-    extras = {
-        "type": _type,
-        "multinomial": RND.multinomial,
-        "bernoulli": RND.bernoulli,
-        "bernoulli_": RND.bernoulli_,
-        "index_add": I.index_add,
-        "index_add_": I.index_add_,
-        "index_copy": I.index_copy,
-        "index_copy_": I.index_copy_,
-        "index_fill": I.index_fill,
-        "index_fill_": I.index_fill_,
-        "bitwise_left_shift": E.bitwise_left_shift,
-        "bitwise_right_shift": E.bitwise_right_shift,
-        "bitwise_left_shift_": _ilshift,
-        "bitwise_right_shift_": _irshift,
-        "__lshift__": E.bitwise_left_shift,
-        "__rlshift__": _reversed(E.bitwise_left_shift),
-        "__rshift__": E.bitwise_right_shift,
-        "__rrshift__": _reversed(E.bitwise_right_shift),
-        "__ilshift__": _ilshift,
-        "__irshift__": _irshift,
-        "unfold": S.unfold,
-        "diag": S.diag,
-        "diagonal": S.diagonal,
-        "trace": S.trace,
-        "exponential_": RND.exponential_,
-        "log_normal_": RND.log_normal_,
-        "cauchy_": RND.cauchy_,
-        "geometric_": RND.geometric_,
-        "random_": RND.random_,
-    }
+# -- what tensor.py would otherwise import upward for ------------------------------------------
+def _tensor_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
+    # lazytorch.Tensor(data) / lazytorch.Tensor(2, 3), like torch.Tensor: float tensors.
+    return C.legacy_tensor_new(*args, **kwargs)
 
-    for name in (
-        "allclose isclose equal isin repeat_interleave diff cumprod logit sinc signbit "
-        "copysign heaviside float_power deg2rad rad2deg dist median quantile tensor_split "
-        "cross kron rot90 logcumsumexp cummax cummin diag_embed"
-    ).split():
-        extras[name] = getattr(CO, name)
-    extras["repeat_interleave"] = CO._repeat_interleave_method
-    extras["fill_diagonal_"] = I.fill_diagonal_
-    extras["unique"] = I.unique
-    extras["bincount"] = I.bincount
-    extras["get_device"] = _get_device
-    for name, fn in extras.items():
-        setattr(Tensor, name, fn)
+
+@public(torch=False, method=True)
+def size(self: Tensor, dim: int | None = None) -> Any:
+    """The shape, or the size of one dimension.
+
+    >>> import lazytorch
+    >>> lazytorch.zeros(2, 3).size(), lazytorch.zeros(2, 3).size(-1)
+    (lazytorch.Size([2, 3]), 3)
+    """
+    shape = self._node.shape
+    if dim is None:
+        return Size(shape)
+    return shape[normalize_dim(dim, len(shape), "size")]
+
+
+@public(torch=False, method=True)
+def is_contiguous(self: Tensor, memory_format: Any = contiguous_format) -> bool:
+    """Whether the elements are in row-major order (torch's rule, from the view's strides)."""
+    if self._view is None:
+        return True
+    return V.is_contiguous(self)
+
+
+def _reduce_ex(self: Tensor, protocol: Any) -> Any:
+    import numpy as np
+
+    return (_rebuild, (np.array(self.numpy()), str(self.device)))
+
+
+def _rebuild(array: Any, device: str) -> Tensor:
+    """Unpickle a tensor (`_reduce_ex` names this function)."""
+    return C.tensor(array, device=device)  # type: ignore[no-any-return]
+
+
+# Python's protocols that are not operators.
+PROTOCOL: dict[str, Any] = {
+    "__new__": staticmethod(_tensor_new),
+    "__reduce_ex__": _reduce_ex,
+}
+
+PROPERTIES: dict[str, property] = {
+    "T": property(S.T),
+    "mT": property(S.mT),
+    "data": property(_get_data, _set_data),
+}
+
+FACTORIES: dict[str, Any] = {
+    "new_zeros": _new(C.zeros),
+    "new_ones": _new(C.ones),
+    "new_empty": _new(C.empty),
+}
+
+# The tables above, declared into the registry when the methods are bound.
+TABLES: dict[str, dict[str, Any]] = {
+    "ADAPTERS": ADAPTERS,
+    "CONVERSIONS": CONVERSIONS,
+    "FACTORIES": FACTORIES,
+    "OPERATORS": OPERATORS,
+    "PROPERTIES": PROPERTIES,
+    "PROTOCOL": PROTOCOL,
+}
+
+
+def bind(
+    cls: type = Tensor,
+    registry: Registry = REGISTRY,
+    tables: dict[str, dict[str, Any]] = TABLES,
+    inplace_operators: dict[str, str] = INPLACE_OPERATORS,
+) -> None:
+    """Bind every method the registry declares onto `cls`, then seal the registry.
+
+    `tables` are declared first (a name declared twice anywhere raises, naming both
+    declarations); an in-place variant ``n_`` declared with ``inplace=True`` is generated
+    here from its op (`_inplace`); `inplace_operators` resolve to the in-place methods they
+    name (a name that is not declared raises, with the close names). A name the class body
+    defines itself cannot be declared: `lazytorch.tensor` keeps the state methods. Runs
+    once, when `lazytorch.ops` is imported (the parameters are for tests).
+    """
+    if registry.sealed:
+        raise RuntimeError(f"{__name__}.bind: the registry is sealed (the methods are bound)")
+    for table_name, table in tables.items():
+        for name, value in table.items():
+            registry.declare("Tensor", name, value, by=f"{__name__}.{table_name}")
+    bound: dict[str, Any] = {}
+    own = vars(cls)
+    for e in registry.entries("Tensor"):
+        if e.name in own:
+            raise ValueError(
+                f"public: {cls.__name__}.{e.name} is declared by {e.declared_by} but the "
+                "class defines it itself"
+            )
+        bound[e.name] = _inplace(e.obj, e.name) if e.of else e.obj
+    for dunder, name in inplace_operators.items():
+        bound[dunder] = bound[registry.get("Tensor", name).name]
+        registry.declare("Tensor", dunder, bound[dunder], by=f"{__name__}.INPLACE_OPERATORS")
+    for name, value in bound.items():
+        setattr(cls, name, value)
+    registry.seal(f"{__name__}.bind")

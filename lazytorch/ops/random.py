@@ -15,6 +15,7 @@ from typing import Any
 
 from lazytorch import _config
 from lazytorch._errors import op_error
+from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import (
@@ -59,6 +60,7 @@ __all__ = [
 _DEFAULT_SEED = 67280421310721  # torch's default, for familiarity
 
 
+@public()
 class Generator:
     """Random state: a 64-bit seed and a counter offset.
 
@@ -115,27 +117,32 @@ class Generator:
         return self._seed, off
 
 
-default_generator = Generator()
+default_generator = public(torch="default_generator")(Generator())
 
 
+@public()
 def manual_seed(seed: Any) -> Generator:
     """Seed the default generator; returns it. Like torch, anything `int()` takes is a seed."""
     return default_generator.manual_seed(int(seed))
 
 
+@public()
 def seed() -> int:
     """Seed the default generator from OS entropy; returns the seed."""
     return default_generator.seed()
 
 
+@public()
 def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
+@public()
 def get_rng_state() -> Tensor:
     return default_generator.get_state()
 
 
+@public()
 def set_rng_state(new_state: Tensor) -> None:
     default_generator.set_state(new_state)
 
@@ -169,6 +176,8 @@ def _draw(
     return make_node(P.rand, (seed_n, off_n), (shape, dtype, dist), shape, dtype, dev)
 
 
+@public()
+@with_requires_grad
 def rand(
     *size: Any,
     generator: Any = None,
@@ -185,6 +194,8 @@ def rand(
     return wrap(_draw(shape, d, "uniform", generator, device, "rand"))
 
 
+@public()
+@with_requires_grad
 def randn(
     *size: Any,
     generator: Any = None,
@@ -220,6 +231,8 @@ def _int_arg(x: Any, name: str) -> int:
     return x
 
 
+@public()
+@with_requires_grad
 def randint(
     *args: Any,
     generator: Any = None,
@@ -275,6 +288,8 @@ def randint(
     return wrap(cast(shifted, d))
 
 
+@public()
+@with_requires_grad
 def rand_like(
     input: Tensor,
     *,
@@ -290,6 +305,8 @@ def rand_like(
     )
 
 
+@public()
+@with_requires_grad
 def randn_like(
     input: Tensor,
     *,
@@ -305,6 +322,8 @@ def randn_like(
     )
 
 
+@public()
+@with_requires_grad
 def randint_like(
     input: Tensor,
     low: int = 0,
@@ -329,6 +348,8 @@ def randint_like(
     )
 
 
+@public()
+@with_requires_grad
 def randperm(
     n: int,
     *,
@@ -358,14 +379,7 @@ def randperm(
     return wrap(cast(order, d))
 
 
-def _grad_factories() -> None:
-    for name in ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm"):
-        globals()[name] = with_requires_grad(globals()[name])
-
-
-_grad_factories()
-
-
+@public(method=True)
 def multinomial(
     input: Tensor,
     num_samples: int,
@@ -460,6 +474,7 @@ def multinomial(
     return into_out(picks, out, "multinomial")
 
 
+@public(method=True)
 def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None, out: Any = None) -> Tensor:
     """1 with probability `input` (or the number `p`), else 0, in input's dtype.
 
@@ -483,6 +498,7 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None, out: Any =
     return into_out((u < prob).to(d), out, "bernoulli")
 
 
+@public(torch=False, method=True)
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     """Fill this tensor (in place) with 1 at probability `p` (a number or a tensor), else 0."""
     u = rand(self.shape, dtype=dt.float64, generator=generator, device=self.device)
@@ -490,6 +506,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
 
 
 # -- more distributions: transforms of uniform and normal draws -------------------------------
+@public()
 def normal(
     mean: Any,
     std: Any = 1.0,
@@ -538,6 +555,7 @@ def _uniform64(self: Tensor, generator: Any) -> Tensor:
     return rand(self.shape, dtype=dt.float64, generator=generator, device=self.device)
 
 
+@public(torch=False, method=True)
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with exponential samples of rate `lambd` (in place)."""
     if lambd <= 0:
@@ -549,6 +567,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
     return _fill_from(self, -(-_uniform64(self, generator)).log1p() / lambd)
 
 
+@public(torch=False, method=True)
 def log_normal_(
     self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None
 ) -> Tensor:
@@ -557,6 +576,7 @@ def log_normal_(
     return _fill_from(self, (z * std + mean).exp())
 
 
+@public(torch=False, method=True)
 def cauchy_(
     self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None
 ) -> Tensor:
@@ -565,6 +585,7 @@ def cauchy_(
     return _fill_from(self, median + sigma * (math.pi * (u - 0.5)).tan())
 
 
+@public(torch=False, method=True)
 def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     """Fill with the number of Bernoulli(p) trials up to the first success (in place)."""
     if not 0 < p < 1:
@@ -575,6 +596,7 @@ def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     return _fill_from(self, (tail / math.log1p(-p)).ceil().clamp(min=1))
 
 
+@public(torch=False, method=True)
 def random_(
     self: Tensor, from_: int | None = None, to: int | None = None, *, generator: Any = None
 ) -> Tensor:

@@ -13,6 +13,7 @@ from typing import Any
 
 from lazytorch import _config
 from lazytorch._errors import op_error
+from lazytorch._public import public
 from lazytorch.autograd.engine import stop_gradient
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
@@ -95,6 +96,7 @@ def _sum_dtype(d: dt.DType) -> dt.DType:
     return d if d.is_floating_point else dt.int64
 
 
+@public(method=True)
 def sum(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
@@ -125,6 +127,7 @@ def _bool_safe_reduce(prim: Primitive, x: Node, axes: tuple[int, ...]) -> Node:
     return cast(reduce_node(prim, cast(x, dt.int64), axes), dt.bool_)
 
 
+@public(method=True)
 def nansum(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
@@ -146,6 +149,7 @@ def _count(n: Node, axes: tuple[int, ...]) -> Any:
     return numel([n.shape[a] for a in axes])
 
 
+@public(method=True)
 def mean(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
@@ -172,6 +176,7 @@ def mean(
     )
 
 
+@public(method=True)
 def nanmean(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
@@ -190,6 +195,7 @@ def nanmean(
     return _into_out(mean, out, "nanmean", floating=True)
 
 
+@public(method=True)
 def prod(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
@@ -240,11 +246,13 @@ def _extreme_reduce(prim: Primitive, op: str, input: Tensor, dim: Any, keepdim: 
     return wrap(squeeze_unless_keepdim(reduce_node(prim, n, axes), axes, keepdim))
 
 
+@public(method=True)
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None) -> Tensor:
     """Max over `dim` (all dims by default); NaN propagates."""
     return _into_out(_extreme_reduce(P.reduce_max, "amax", input, dim, keepdim), out, "amax")
 
 
+@public(method=True)
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None) -> Tensor:
     """Min over `dim` (all dims by default); NaN propagates."""
     return _into_out(_extreme_reduce(P.reduce_min, "amin", input, dim, keepdim), out, "amin")
@@ -273,12 +281,14 @@ def _no_bool(input: Tensor, op: str) -> None:
         raise op_error(RuntimeError, op, f"{op}(): does not support bool input")
 
 
+@public(method=True)
 def argmax(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Tensor:
     """Index of the first maximum (over the flattened tensor when dim is None)."""
     _no_bool(input, "argmax")
     return _into_out(wrap(_arg(P.argmax, "argmax", input, dim, keepdim)), out, "argmax")
 
 
+@public(method=True)
 def argmin(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Tensor:
     _no_bool(input, "argmin")
     return _into_out(wrap(_arg(P.argmin, "argmin", input, dim, keepdim)), out, "argmin")
@@ -330,13 +340,14 @@ def _minimum(a: Tensor, b: Tensor) -> Tensor:
     return minimum(a, b)
 
 
-max = _extreme("max", amax, P.argmax, _maximum, max_result)
-min = _extreme("min", amin, P.argmin, _minimum, min_result)
+max = public(method=True)(_extreme("max", amax, P.argmax, _maximum, max_result))
+min = public(method=True)(_extreme("min", amin, P.argmin, _minimum, min_result))
 
 
 aminmax_result = namedtuple("aminmax", ["min", "max"])
 
 
+@public(method=True)
 def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False, out: Any = None) -> Any:
     """(min, max) over one `dim` (all elements by default)."""
     n = tensor_arg(input, "aminmax")._node
@@ -406,6 +417,7 @@ def _var_args(dim: Any, unbiased: Any) -> tuple[Any, Any]:
     return dim, unbiased
 
 
+@public(method=True)
 def var(
     input: Tensor,
     dim: Any = None,
@@ -421,6 +433,7 @@ def var(
     return _into_out(wrap(cast(v, d)), out, "var", floating=True)
 
 
+@public(method=True)
 def std(
     input: Tensor,
     dim: Any = None,
@@ -436,6 +449,7 @@ def std(
     return _into_out(wrap(cast(_safe_sqrt(v), d)), out, "std", floating=True)
 
 
+@public()
 def var_mean(
     input: Tensor,
     dim: Any = None,
@@ -451,6 +465,7 @@ def var_mean(
     return wrap(cast(v, d)), wrap(cast(m, d))
 
 
+@public()
 def std_mean(
     input: Tensor,
     dim: Any = None,
@@ -481,6 +496,7 @@ def logsumexp_node(n: Node, axes: tuple[int, ...]) -> Node:
     return binary_node(P.add, unary_node(P.log, s), shift)
 
 
+@public(method=True)
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None) -> Tensor:
     n = tensor_arg(input, "logsumexp")._node
     if not n.dtype.is_floating_point:
@@ -496,11 +512,13 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None
     )
 
 
+@public(method=True)
 def all(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Tensor:
     """True where every element along `dim` is nonzero."""
     return _into_out(_logic_reduce(input, dim, keepdim, P.reduce_min, "all"), out, "all")
 
 
+@public(method=True)
 def any(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Tensor:
     """True where some element along `dim` is nonzero."""
     return _into_out(_logic_reduce(input, dim, keepdim, P.reduce_max, "any"), out, "any")
@@ -527,12 +545,14 @@ def _logic_reduce(input: Tensor, dim: Any, keepdim: bool, prim: Primitive, op: s
     return wrap(cast(r, dt.uint8) if n.dtype is dt.uint8 else r)
 
 
+@public(method=True)
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     n = tensor_arg(input, "count_nonzero")._node
     nz = cast(binary_node(P.ne, n, const_like(0, n), dt.bool_), dt.int64)
     return sum(wrap(nz), dim)
 
 
+@public(method=True, inplace=True)
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Tensor:
     """Inclusive prefix sums along `dim` (integers and bools accumulate as int64)."""
     n = tensor_arg(input, "cumsum")._node
@@ -551,6 +571,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Te
     )
 
 
+@public()
 def norm(
     input: Tensor,
     p: Any = "fro",

@@ -14,6 +14,7 @@ from typing import Any
 
 from lazytorch._dtype_info import contiguous_format
 from lazytorch._errors import op_error
+from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
@@ -75,6 +76,7 @@ def _require_args(args: tuple[Any, ...], op: str, what: str) -> None:
         raise op_error(TypeError, op, f'{op}() missing 1 required positional arguments: "{what}"')
 
 
+@public(torch=False, method=True)
 def view(input: Tensor, *size: Any) -> Tensor:
     """A view with a new shape (one dim may be -1). Writes reach the base tensor."""
     x = tensor_arg(input, "view")
@@ -96,6 +98,7 @@ def view(input: Tensor, *size: Any) -> Tensor:
     return V.make_view(x, V.Reshape(new))
 
 
+@public(method=True)
 def reshape(input: Tensor, *shape: Any) -> Tensor:
     """A new shape: a view when torch's strides allow one, else a copy (as in torch, writes
     to the copy do not reach the input)."""
@@ -112,14 +115,17 @@ def _reshape_to(x: Tensor, new: tuple[Any, ...]) -> Tensor:
     return wrap(reshape_node(x._node, new))
 
 
+@public(torch=False, method=True)
 def view_as(input: Tensor, other: Tensor) -> Tensor:
     return view(input, other.shape)
 
 
+@public(torch=False, method=True)
 def reshape_as(input: Tensor, other: Tensor) -> Tensor:
     return reshape(input, other.shape)
 
 
+@public(method=True)
 def permute(input: Tensor, *dims: Any) -> Tensor:
     """A view with dims reordered: ``x.permute(2, 0, 1)``."""
     x = tensor_arg(input, "permute")
@@ -139,6 +145,7 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     return V.make_view(x, V.Permute(perm))
 
 
+@public(torch=("transpose", "swapdims"), method=True)
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """A view with two dims swapped."""
     x = tensor_arg(input, "transpose")
@@ -150,9 +157,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return V.make_view(x, V.Permute(tuple(perm)))
 
 
-swapdims = transpose
-
-
+@public(method=True)
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
     """NumPy's name for `transpose`, with NumPy's parameter names as torch has them.
 
@@ -163,6 +168,7 @@ def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
     return transpose(input, axis0, axis1)
 
 
+@public(method=True)
 def t(input: Tensor) -> Tensor:
     """Transpose of a tensor with at most 2 dims."""
     x = tensor_arg(input, "t")
@@ -193,6 +199,7 @@ def mT(input: Tensor) -> Tensor:
     return transpose(x, -2, -1)
 
 
+@public(torch=("movedim", "moveaxis"), method=True)
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     x = tensor_arg(input, "movedim")
     src = [source] if isinstance(source, int) else list(source)
@@ -216,9 +223,7 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     return V.make_view(x, V.Permute(tuple(order)))
 
 
-moveaxis = movedim
-
-
+@public(method=True)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """A view with a size-1 dim inserted at `dim`."""
     x = tensor_arg(input, "unsqueeze")
@@ -239,6 +244,7 @@ def _dims_arg(dims: Any, ndim: int, op: str) -> tuple[int, ...]:
     return tuple(sorted(axes)) if ndim else ()
 
 
+@public(method=True)
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     """A view without size-1 dims (all of them, or those in `dim`)."""
     x = tensor_arg(input, "squeeze")
@@ -250,6 +256,7 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     return V.make_view(x, V.Reshape(tuple(d for i, d in enumerate(shape) if i not in axes)))
 
 
+@public(method=True)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """A view with dims start_dim..end_dim merged into one."""
     x = tensor_arg(input, "flatten")
@@ -273,11 +280,13 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return _reshape_to(x, tuple(new))  # reshape semantics: a copy when no view is possible
 
 
+@public(method=True)
 def ravel(input: Tensor) -> Tensor:
     """The flattened tensor: a view of a contiguous input, else a copy."""
     return flatten(contiguous(input))
 
 
+@public(method=True)
 def unflatten(input: Tensor, dim: int, sizes: Sequence[Any]) -> Tensor:
     """A view with one dim split into `sizes` (one may be -1)."""
     x = tensor_arg(input, "unflatten")
@@ -287,6 +296,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[Any]) -> Tensor:
     return V.make_view(x, V.Reshape((*shape[:d], *inner, *shape[d + 1 :])))
 
 
+@public(torch=False, method=True)
 def expand(input: Tensor, *size: Any) -> Tensor:
     """A broadcast view (size-1 dims repeated without copying; -1 keeps a dim)."""
     x = tensor_arg(input, "expand")
@@ -351,14 +361,17 @@ def shape_arg_allow_neg(size: Any, op: str, arg: str = "size") -> tuple[Any, ...
     return tuple(out)
 
 
+@public(torch=False, method=True)
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
     return expand(input, other.shape)
 
 
+@public(method=True)
 def broadcast_to(input: Tensor, size: Any) -> Tensor:
     return expand(input, size)
 
 
+@public()
 def broadcast_shapes(*shapes: Any) -> Any:
     out: tuple[Any, ...] = ()
     for s in shapes:
@@ -367,11 +380,13 @@ def broadcast_shapes(*shapes: Any) -> Any:
     return Size(out)
 
 
+@public()
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     shape = broadcast_shapes(*[t.shape for t in tensors])
     return tuple(expand(t, shape) for t in tensors)
 
 
+@public(torch=False, method=True)
 def repeat(input: Tensor, *repeats: Any) -> Tensor:
     """Tile the tensor: ``x.repeat(2, 3)`` (a copy, not a view)."""
     x = tensor_arg(input, "repeat")
@@ -400,6 +415,7 @@ def repeat(input: Tensor, *repeats: Any) -> Tensor:
     return wrap(reshape_node(n, out))
 
 
+@public(method=True)
 def tile(input: Tensor, *dims: Any) -> Tensor:
     """repeat() with `dims` padded by leading 1s: ``x.tile((2,))``, ``x.tile(2, 2)``."""
     _require_args(dims, "tile", "dims")
@@ -409,22 +425,26 @@ def tile(input: Tensor, *dims: Any) -> Tensor:
     return repeat(input, dims)
 
 
+@public(torch=False, method=True)
 def contiguous(input: Tensor, memory_format: Any = contiguous_format) -> Tensor:
     """The tensor itself if it is contiguous, else a copy that is."""
     x = tensor_arg(input, "contiguous")
     return x if V.is_contiguous(x) else wrap(x._node)
 
 
+@public(method=True)
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     """A new tensor with the same values that does not alias `input`."""
     return wrap(tensor_arg(input, "clone")._node)
 
 
+@public(method=True)
 def detach(input: Tensor) -> Tensor:
     """A tensor sharing `input`'s values (and its writes), cut from autograd."""
     return V.make_view(tensor_arg(input, "detach"), V.Detach())
 
 
+@public(method=True)
 def flip(input: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
     """Reverse the order of elements along `dims` (a copy): ``flip(x, (0, 1))``,
     ``x.flip(0, 1)``, ``flip(x, dims=(1,))``."""
@@ -443,12 +463,14 @@ def flip(input: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
     return wrap(make_node(P.flip, (n,), (axes,), n.shape, n.dtype, n.device))
 
 
+@public(method=True)
 def fliplr(input: Tensor) -> Tensor:
     if input.ndim < 2:
         raise op_error(RuntimeError, "fliplr", "Input must be >= 2-d.")
     return flip(input, 1)
 
 
+@public(method=True)
 def flipud(input: Tensor) -> Tensor:
     if input.ndim < 1:
         raise op_error(RuntimeError, "flipud", "Input must be >= 1-d.")
@@ -462,6 +484,7 @@ def slice_node(n: Node, axis: int, start: Any, stop: Any, step: int = 1) -> Node
     return V.Slice(starts, stops, steps).apply(n)
 
 
+@public(method=True)
 def roll(input: Tensor, shifts: Any, dims: Any = ()) -> Tensor:
     """Rotate elements along dims (flattened when dims is empty or None)."""
     x = tensor_arg(input, "roll")
@@ -516,16 +539,19 @@ def _triangle(input: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
     return wrap(where_node(keep, n, const_like(0, n)))
 
 
+@public(method=True, inplace=True)
 def tril(input: Tensor, diagonal: int = 0, *, out: Any = None) -> Tensor:
     """Lower triangle (elements with column - row <= diagonal); the rest zero."""
     return _into_out(_triangle(input, diagonal, True, "tril"), out, "tril")
 
 
+@public(method=True, inplace=True)
 def triu(input: Tensor, diagonal: int = 0, *, out: Any = None) -> Tensor:
     """Upper triangle (elements with column - row >= diagonal); the rest zero."""
     return _into_out(_triangle(input, diagonal, False, "triu"), out, "triu")
 
 
+@public(torch=("cat", "concat", "concatenate"))
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
     """Concatenate along an existing dim, with type promotion.
 
@@ -581,9 +607,6 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
     return _write_out(result, out, "cat")
 
 
-concat = concatenate = cat
-
-
 def _write_out(result: Tensor, out: Any, op: str) -> Tensor:
     """Honour ``out=``: write the result into `out` (converting its dtype) and return it."""
     if out is None:
@@ -607,6 +630,7 @@ def _write_out(result: Tensor, out: Any, op: str) -> Tensor:
     return cast_into_out(result, out, op)
 
 
+@public()
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
     """Join tensors of the same shape along a new dim."""
     if not isinstance(tensors, (list, tuple)) or not tensors:
@@ -624,23 +648,28 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor
     return cat([unsqueeze(t, d) for t in tensors], d, out=out)
 
 
+@public()
 def hstack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
     ts = [atleast_1d(t) for t in tensors]
     return cat(ts, 0 if ts[0].ndim == 1 else 1, out=out)
 
 
+@public()
 def vstack(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
     return cat([atleast_2d(t) for t in tensors], 0, out=out)
 
 
+@public()
 def atleast_1d(t: Tensor) -> Tensor:
     return reshape(t, (1,)) if t.ndim == 0 else t
 
 
+@public()
 def atleast_2d(t: Tensor) -> Tensor:
     return reshape(t, (1, -1)) if t.ndim < 2 else t
 
 
+@public(method=True)
 def narrow(input: Tensor, dim: int, start: Any, length: Any) -> Tensor:
     """A view of `length` elements from `start` along `dim`."""
     x = tensor_arg(input, "narrow")
@@ -669,6 +698,7 @@ def slice_view(x: Tensor, axis: int, start: Any, stop: Any, step: int) -> Tensor
     return V.make_view(x, V.Slice(starts, stops, steps))
 
 
+@public(method=True)
 def select(input: Tensor, dim: int, index: Any) -> Tensor:
     """A view of one index along `dim` (that dim removed)."""
     x = tensor_arg(input, "select")
@@ -686,6 +716,7 @@ def select(input: Tensor, dim: int, index: Any) -> Tensor:
     return V.make_view(x, V.Select(axis, i % size))
 
 
+@public()
 def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Views of consecutive pieces: equal `split_size` chunks or explicit section sizes."""
     x = tensor_arg(tensor, "split")
@@ -725,10 +756,12 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
     return tuple(slice_view(x, axis, a, b, 1) for a, b in bounds)
 
 
+@public(method=True)
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     return split(input, list(split_sizes), dim)
 
 
+@public(method=True)
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `chunks` pieces of ceil(size / chunks) (the last may be smaller)."""
     x = tensor_arg(input, "chunk")
@@ -746,6 +779,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(x, -(-size // chunks), axis)
 
 
+@public(method=True)
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """Views of every index along `dim`."""
     x = tensor_arg(input, "unbind")
@@ -754,6 +788,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 # -- sliding windows and diagonals: index arithmetic over the public ops --------------------
+@public(torch=False, method=True)
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Every window of `size` entries along `dimension`, `step` apart: that dim becomes the
     window count and the window is a new last dim (``Tensor.unfold``).
@@ -790,6 +825,7 @@ def _diagonal_positions(rows: int, cols: int, k: int, device: Any) -> tuple[Tens
     return line + max(-k, 0), line + max(k, 0)
 
 
+@public(method=True)
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A 1-d input as the `diagonal`-th diagonal of a square matrix, or a 2-d input's
     `diagonal`-th diagonal as a vector.
@@ -814,6 +850,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     raise op_error(RuntimeError, "diag", "diag(): Supports 1D or 2D tensors. Got " + f"{x.ndim}D")
 
 
+@public(method=True)
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The `offset`-th diagonal over dims `dim1`, `dim2`, as a last dim (a copy here, a view
     in torch).
@@ -834,6 +871,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     return moved[..., rows, cols]
 
 
+@public(method=True)
 def trace(input: Tensor) -> Tensor:
     """The sum of a matrix's main diagonal.
 

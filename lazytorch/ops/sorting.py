@@ -6,6 +6,7 @@ from collections import namedtuple
 from typing import Any
 
 from lazytorch._errors import op_error
+from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
@@ -35,6 +36,7 @@ def _prep(input: Tensor, dim: int, op: str) -> tuple[Node, int, bool]:
     return n, normalize_dim(dim, len(n.shape), op), False
 
 
+@public(method=True)
 def sort(
     input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False, out: Any = None
 ) -> Any:
@@ -49,6 +51,7 @@ def sort(
     return _into_outs(sort_result(wrap(vals), wrap(idx)), out, "sort")
 
 
+@public(method=True)
 def argsort(
     input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False, out: Any = None
 ) -> Tensor:
@@ -57,10 +60,12 @@ def argsort(
     return _into_out(wrap(reshape_node(idx, ()) if scalar else idx), out, "argsort")
 
 
+@public(method=True)
 def msort(input: Tensor, *, out: Any = None) -> Tensor:
     return _into_out(sort(input, 0).values, out, "msort")
 
 
+@public(method=True)
 def topk(
     input: Tensor,
     k: int,
@@ -86,6 +91,7 @@ def topk(
     return _into_outs(topk_result(wrap(_gather(n, idx, axis)), wrap(idx)), out, "topk")
 
 
+@public(method=True)
 def kthvalue(
     input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out: Any = None
 ) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from lazytorch._public import public
 from lazytorch.ir.node import Node
 from lazytorch.ops._core import (
     P,
@@ -194,39 +195,61 @@ def _erfc(n: Node) -> Node:
     return where_node(_lt(a, const_like(_ERFC_SMALL, n)), near0, full)
 
 
-rsqrt = _decomposed_unary(
-    "rsqrt", lambda n: _div(const_like(1, n), unary_node(P.sqrt, n)), "1 / sqrt(x)"
+rsqrt = public(method=True, inplace=True)(
+    _decomposed_unary(
+        "rsqrt", lambda n: _div(const_like(1, n), unary_node(P.sqrt, n)), "1 / sqrt(x)"
+    )
 )
-reciprocal = _decomposed_unary("reciprocal", lambda n: _div(const_like(1, n), n), "1 / x")
-tan = _decomposed_unary(
-    "tan", lambda n: _div(unary_node(P.sin, n), unary_node(P.cos, n)), "sin(x) / cos(x)"
+reciprocal = public(method=True, inplace=True)(
+    _decomposed_unary("reciprocal", lambda n: _div(const_like(1, n), n), "1 / x")
 )
-log2 = _decomposed_unary(
-    "log2", lambda n: _mul(unary_node(P.log, n), const_like(1 / math.log(2), n)), "log base 2"
+tan = public(method=True, inplace=True)(
+    _decomposed_unary(
+        "tan", lambda n: _div(unary_node(P.sin, n), unary_node(P.cos, n)), "sin(x) / cos(x)"
+    )
 )
-log10 = _decomposed_unary(
-    "log10", lambda n: _mul(unary_node(P.log, n), const_like(1 / math.log(10), n)), "log base 10"
+log2 = public(method=True, inplace=True)(
+    _decomposed_unary(
+        "log2", lambda n: _mul(unary_node(P.log, n), const_like(1 / math.log(2), n)), "log base 2"
+    )
 )
-exp2 = _decomposed_unary("exp2", lambda n: binary_node(P.pow, const_like(2, n), n), "2 ** x")
-erfc = _decomposed_unary("erfc", _erfc, "1 - erf(x), accurate where it is tiny")
-sinh = _decomposed_unary("sinh", _sinh, "(e**x - e**-x) / 2")
-cosh = _decomposed_unary("cosh", _cosh, "(e**x + e**-x) / 2")
-asin = _decomposed_unary("asin", lambda n: binary_node(P.atan2, n, _sqrt_1m_x2(n)), "inverse sine")
-acos = _decomposed_unary(
-    "acos", lambda n: binary_node(P.atan2, _sqrt_1m_x2(n), n), "inverse cosine"
+log10 = public(method=True, inplace=True)(
+    _decomposed_unary(
+        "log10",
+        lambda n: _mul(unary_node(P.log, n), const_like(1 / math.log(10), n)),
+        "log base 10",
+    )
+)
+exp2 = public(method=True, inplace=True)(
+    _decomposed_unary("exp2", lambda n: binary_node(P.pow, const_like(2, n), n), "2 ** x")
+)
+erfc = public(method=True, inplace=True)(
+    _decomposed_unary("erfc", _erfc, "1 - erf(x), accurate where it is tiny")
+)
+sinh = public(method=True, inplace=True)(_decomposed_unary("sinh", _sinh, "(e**x - e**-x) / 2"))
+cosh = public(method=True, inplace=True)(_decomposed_unary("cosh", _cosh, "(e**x + e**-x) / 2"))
+asin = public(torch=("asin", "arcsin"), method=True, inplace=True)(
+    _decomposed_unary("asin", lambda n: binary_node(P.atan2, n, _sqrt_1m_x2(n)), "inverse sine")
+)
+acos = public(torch=("acos", "arccos"), method=True, inplace=True)(
+    _decomposed_unary("acos", lambda n: binary_node(P.atan2, _sqrt_1m_x2(n), n), "inverse cosine")
 )
 arcsin, arccos = asin, acos
-asinh = _decomposed_unary("asinh", _asinh, "inverse hyperbolic sine")
-acosh = _decomposed_unary("acosh", _acosh, "inverse hyperbolic cosine")
-atanh = _decomposed_unary("atanh", _atanh, "inverse hyperbolic tangent")
+asinh = public(method=True, inplace=True)(
+    _decomposed_unary("asinh", _asinh, "inverse hyperbolic sine")
+)
+acosh = public(method=True, inplace=True)(
+    _decomposed_unary("acosh", _acosh, "inverse hyperbolic cosine")
+)
+atanh = public(method=True, inplace=True)(
+    _decomposed_unary("atanh", _atanh, "inverse hyperbolic tangent")
+)
 
 
+@public(torch=("atan2", "arctan2"), method=True, inplace=True)
 def atan2(input: Tensor, other: Any, *, out: Any = None) -> Tensor:
     d = _float_dtype(result_type(input, other))
     dev = device_of(input, other, op="atan2")
     return cast_into_out(
         wrap(binary_node(P.atan2, to_node(input, d, dev), to_node(other, d, dev))), out, "atan2"
     )
-
-
-arctan2 = atan2
