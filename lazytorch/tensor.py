@@ -275,3 +275,13 @@ class Tensor:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         return self.clone()  # type: ignore[attr-defined,no-any-return]
+
+
+def _rebuild(array: Any, device: str) -> Tensor:
+    """Unpickle a tensor pickled before Tensor's methods moved to `lazytorch.ops.methods`
+    (those pickles name this function): what that module's ``_rebuild`` does, which it
+    registers here (`_rebuild_with`; the ops layer sits above this module)."""
+    return _rebuild_with(array, device)  # type: ignore[no-any-return]
+
+
+_rebuild_with: Any = None  # lazytorch.ops.methods._rebuild, set when the methods are bound

@@ -17,6 +17,7 @@ the result's dtype can be cast to the tensor's own.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from lazytorch._dtype_info import contiguous_format, preserve_format
@@ -504,6 +505,10 @@ def _reduce_ex(self: Tensor, protocol: Any) -> Any:
 def _rebuild(array: Any, device: str) -> Tensor:
     """Unpickle a tensor (`_reduce_ex` names this function)."""
     return C.tensor(array, device=device)  # type: ignore[no-any-return]
+
+
+# pickles written before this module held the methods name lazytorch.tensor._rebuild
+sys.modules[Tensor.__module__]._rebuild_with = _rebuild  # type: ignore[attr-defined]
 
 
 # Python's protocols that are not operators.
