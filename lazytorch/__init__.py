@@ -26,7 +26,7 @@ from typing import Any
 
 _t0 = _time.perf_counter()
 
-from lazytorch import cpu, cuda, metrics
+from lazytorch import _devices, cpu, cuda, metrics
 from lazytorch._config import (
     are_deterministic_algorithms_enabled,
     backend,
@@ -352,10 +352,24 @@ __all__ = [
     *_FROM_FUNCTIONAL,
 ]
 
+
+def _publish_device_module(device_type: str, module: Any) -> None:
+    """A registered device module becomes ``lazytorch.<device_type>`` (`lazytorch._devices`
+    calls this hook); RuntimeError if that would shadow another attribute."""
+    existing = globals().get(device_type)
+    if existing is not None and existing is not module:
+        raise RuntimeError(
+            f"cannot register a device module named '{device_type}': it would shadow "
+            f"lazytorch.{device_type}"
+        )
+    globals()[device_type] = module
+
+
+_devices.publish = _publish_device_module
 # The built-in devices register exactly as out-of-tree backends do (lazytorch._devices).
 _register_device_module("cpu", cpu)
 _register_device_module("cuda", cuda)
 
 del _mod, _name, _names
 # How long `import lazytorch` took (benchmarks/import_time.py reports it).
-import_seconds = _time.perf_counter() - _t0
+import_seconds = metrics.import_seconds = _time.perf_counter() - _t0

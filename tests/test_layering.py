@@ -39,6 +39,9 @@ PACKAGES = {
     "codegen": "lazytorch.codegen",
 }
 
+# Compiled extension modules: no Python source, and they import nothing of ours.
+EXTENSIONS = {"lazytorch._C"}
+
 # Bottom first; a module belongs to the layer of its longest matching prefix.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("lazytorch._settings", "lazytorch._version", "lazytorch._as_torch")),
@@ -50,7 +53,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "lazytorch._dtype_info",
             "lazytorch._errors",
             "lazytorch._format",
-            "lazytorch._shapes",
             "lazytorch.metrics",
         ),
     ),
@@ -72,45 +74,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 MODULE_CIRCLES: dict[frozenset[str], str] = {}
 
 # Circles between layers (module-level imports), each with its reason.
-LAYER_CIRCLES: dict[frozenset[str], str] = {
-    frozenset({"nn/optim", "api"}): "nn.functional, nn.modules and utils.data use the facade "
-    "(`import lazytorch` then `lazytorch.zeros(...)`) instead of the ops modules",
-}
+LAYER_CIRCLES: dict[frozenset[str], str] = {}
 
-_FACADE = "uses the facade (`import lazytorch`) instead of the module that defines the name"
 # Imports running back up the layers: (importer, imported) -> reason.
 UPWARD: dict[tuple[str, str], str] = {
-    **{
-        (m, "lazytorch"): _FACADE
-        for m in (
-            "lazytorch.nn.functional.attention",
-            "lazytorch.nn.functional.col2im",
-            "lazytorch.nn.functional.conv",
-            "lazytorch.nn.functional.grid",
-            "lazytorch.nn.functional.layers",
-            "lazytorch.nn.functional.loss",
-            "lazytorch.nn.functional.normalization",
-            "lazytorch.nn.functional.pooling",
-            "lazytorch.nn.functional.sampling",
-            "lazytorch.nn.modules.rnn",
-            "lazytorch.nn.modules.transformer",
-            "lazytorch.nn.utils.rnn",
-            "lazytorch.utils.data._utils.collate",
-            "lazytorch.utils.data.dataloader",
-            "lazytorch.utils.data.sampler",
-            "lazytorch._devices",
-            "lazytorch._native",
-            "lazytorch.autograd.variable",
-            "lazytorch.metrics",
-            "lazytorch.optim.optimizer",
-        )
-    },
-    ("lazytorch._config", "lazytorch.runtime.backends"): "backend names are validated "
-    "against the runtime's registry (issue 20 item 4: backends register into settings)",
-    ("lazytorch._shapes", "lazytorch.tensor"): "torch.Size helpers convert tensor sizes",
-    ("lazytorch.amp", "lazytorch.cuda"): "autocast asks the cuda module for device support",
-    ("lazytorch.ops.composite", "lazytorch.nn.functional"): "torch.cosine_similarity is "
-    "nn.functional's cosine_similarity",
     ("lazytorch.tensor", "lazytorch.autograd.engine"): "Tensor's autograd methods "
     "(requires_grad, grad_fn, backward, register_hook...) live on the class in tensor.py; "
     "they go when ops/methods.py binds them (issue 20 item 2)",
@@ -121,7 +88,7 @@ UPWARD: dict[tuple[str, str], str] = {
 
 # Imports of our own modules made inside functions (245 before the first untangling steps).
 # Only ever lower this (target <= 60).
-FUNCTION_LEVEL_OWN_IMPORTS = 181
+FUNCTION_LEVEL_OWN_IMPORTS = 168
 
 
 def _module_name(path: Path) -> str:
@@ -140,7 +107,7 @@ def _targets(mods: dict[str, Path], cur: str, node: ast.Import | ast.ImportFrom)
     """Our modules an import statement depends on (see the module docstring)."""
 
     def ours(name: str) -> str:
-        while name and name not in mods:
+        while name and name not in mods and name not in EXTENSIONS:
             name = name.rpartition(".")[0]
         return name
 
@@ -156,7 +123,8 @@ def _targets(mods: dict[str, Path], cur: str, node: ast.Import | ast.ImportFrom)
         else:
             name = node.module or ""
         found = {
-            f"{name}.{a.name}" if f"{name}.{a.name}" in mods else ours(name) for a in node.names
+            f"{name}.{a.name}" if f"{name}.{a.name}" in {*mods, *EXTENSIONS} else ours(name)
+            for a in node.names
         }
     return found - {"", cur}
 
@@ -224,6 +192,8 @@ def _circles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
 
 
 def _layer(module: str) -> int:
+    if module in EXTENSIONS:
+        return 0
     best, rank = -1, -1
     for i, (_name, prefixes) in enumerate(LAYERS):
         for p in prefixes:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lazytorch import _config, metrics
 from lazytorch._errors import ImplicitMaterializationError
 from lazytorch.ir.node import Node, format_loc, user_loc
+from lazytorch.runtime import backends as _backends  # noqa: F401 (installs _config.resolve_backend)
 from lazytorch.runtime.host_views import read_on_host
 
 if TYPE_CHECKING:

@@ -160,5 +160,6 @@ def _cpp() -> Backend:
     return CppBackend()
 
 
+_config.resolve_backend = resolve
 register_backend("interpreter", _interpreter)
 register_backend("cpp", _cpp)

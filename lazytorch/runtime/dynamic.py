@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import random
+import weakref
 from typing import Any
 
 from lazytorch import metrics
@@ -35,7 +36,7 @@ from lazytorch.ir.generalize import (
 from lazytorch.ir.poly import determines, monomials
 from lazytorch.ir.program import Program
 
-__all__ = ["enabled", "generalize_and_compile", "lookup", "sample_points"]
+__all__ = ["enabled", "generalize_and_compile", "lookup", "marks", "marks_for", "sample_points"]
 
 _log = logging.getLogger("lazytorch.recompiles")
 _log_cache = logging.getLogger("lazytorch.cache")
@@ -46,6 +47,22 @@ _compiled: dict[tuple[Any, ...], list[Any]] = {}
 _last_at: dict[tuple[Any, ...], SizePattern] = {}
 # (backend, deterministic, pattern key, symbol positions) -> why that did not compile
 _refused: dict[tuple[Any, ...], str] = {}
+# What `lazytorch.mark_dynamic` / `mark_static` said, by node: {dim: ("dynamic", min, max) |
+# ("static",)}; nodes of dead tensors drop out.
+marks: weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, ...]]] = weakref.WeakKeyDictionary()
+
+
+def marks_for(params: list[Any]) -> dict[tuple[int, int], tuple[Any, ...]]:
+    """The marks of a program's parameters, by (parameter, dim)."""
+    if not marks:
+        return {}
+    out = {}
+    for i, node in enumerate(params):
+        m = marks.get(node)
+        if m:
+            for d, entry in m.items():
+                out[(i, d)] = entry
+    return out
 
 
 def enabled() -> bool:

@@ -9,7 +9,6 @@ from typing import Any
 from cachetools import LRUCache
 
 from lazytorch import _config, metrics
-from lazytorch._shapes import marks_for
 from lazytorch.ir.device import CPU
 from lazytorch.ir.generalize import SizePattern
 from lazytorch.ir.node import Node, format_loc, user_loc
@@ -151,7 +150,7 @@ def _build(
     marks = None
     if hasattr(backend, "compile_dynamic") and dynamic.enabled():
         pattern = SizePattern.of(program)
-        marks = marks_for(params)
+        marks = dynamic.marks_for(params)
         bound, reason = dynamic.lookup((backend.name, deterministic), pattern, backend, marks)
         if bound is not None:
             _programs[key] = bound
