@@ -27,6 +27,7 @@ from typing import Any
 _t0 = _time.perf_counter()
 
 from lazytorch import _devices, cpu, cuda, metrics
+from lazytorch._as_torch import attribute_error as _attribute_error
 from lazytorch._config import (
     are_deterministic_algorithms_enabled,
     backend,
@@ -77,6 +78,7 @@ from lazytorch.ir.symbolic import (
     sym_not,
     sym_sum,
 )
+from lazytorch.ops import activation as _activation
 from lazytorch.ops import composite as _composite
 from lazytorch.ops import creation as _creation
 from lazytorch.ops import elementwise as _elementwise
@@ -87,6 +89,8 @@ from lazytorch.ops import reduction as _reduction
 from lazytorch.ops import shape as _shape
 from lazytorch.ops import sorting as _sorting
 from lazytorch.ops import transcendental as _transcendental
+from lazytorch.ops._core import result_type as _rt
+from lazytorch.ops.methods import _can_cast
 from lazytorch.runtime import materialize
 from lazytorch.tensor import Size, Tensor
 
@@ -169,27 +173,19 @@ def numel(input: Tensor) -> Any:
 
 def result_type(tensor1: Any, tensor2: Any) -> dtype:
     """The dtype torch's promotion gives an operation on the two operands."""
-    from lazytorch.ops._core import result_type as _rt
-
     return _rt(tensor1, tensor2)
 
 
 def can_cast(from_: dtype, to: dtype) -> _builtins.bool:
-    from lazytorch.ops.methods import _can_cast
-
     return _can_cast(from_, to)
 
 
 def softmax(input: Tensor, dim: Any, dtype: Any = None) -> Tensor:
-    from lazytorch.nn import functional
-
-    return functional.softmax(input, dim, dtype=dtype)
+    return _activation.softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input: Tensor, dim: Any, dtype: Any = None) -> Tensor:
-    from lazytorch.nn import functional
-
-    return functional.log_softmax(input, dim, dtype=dtype)
+    return _activation.log_softmax(input, dim, dtype=dtype)
 
 
 # -- lazily loaded submodules ------------------------------------------------------------------------
@@ -254,7 +250,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = fn
         return fn
     if name.endswith("Tensor") and name != "Tensor":
-        from lazytorch._legacy_types import LEGACY_TYPES
+        from lazytorch._legacy_types import LEGACY_TYPES  # lazy: import time (on first use)
 
         if name in LEGACY_TYPES:
             globals()[name] = LEGACY_TYPES[name]
@@ -269,9 +265,7 @@ def __getattr__(name: str) -> Any:
         return fn
     if name.startswith("__"):  # protocol probes (__wrapped__, __path__...): plain and cheap
         raise AttributeError(f"module 'lazytorch' has no attribute {name!r}")
-    from lazytorch._as_torch import attribute_error
-
-    raise attribute_error(importlib.import_module(__name__), name)
+    raise _attribute_error(importlib.import_module(__name__), name)
 
 
 def __dir__() -> list[str]:

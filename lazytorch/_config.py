@@ -386,15 +386,15 @@ def set_backend(name: str) -> None:
     DEFAULTS.backend = _check_backend(name)
 
 
-# Resolves ``auto`` to the backend that runs here; `lazytorch.runtime.backends` installs it
-# when it loads (it imports this module, never the reverse; the runtime package imports it).
+# Resolves ``auto`` to the backend that runs here: `lazytorch.runtime` installs it when it
+# loads (the runtime imports this module, never the reverse).
 resolve_backend: Callable[[str], str] | None = None
 
 
 def get_backend() -> str:
     """The backend programs run on now (``auto`` resolved)."""
     if resolve_backend is None:
-        raise RuntimeError("get_backend(): lazytorch.runtime.backends is not loaded")
+        raise RuntimeError("get_backend(): lazytorch.runtime is not loaded")
     return resolve_backend(backend_name())
 
 

@@ -154,8 +154,6 @@ def generalize_and_compile(
     key = (*scope, pattern.key)
     if not enabled() or not hasattr(backend, "compile_dynamic"):
         return None
-    from lazytorch.codegen.symbolic_source import NotSymbolic
-
     marked = bool(marks) and any(m[0] == "dynamic" for m in marks.values())
     if marked and (prev is None or prev.key != pattern.key):
         try:
@@ -190,6 +188,9 @@ def generalize_and_compile(
     try:
         sym = backend.compile_dynamic(gen, options)
     except Exception as e:  # any failure here has the static compile to fall back to
+        # lazy: import time (compiling only)
+        from lazytorch.codegen.symbolic_source import NotSymbolic
+
         # NotSymbolic says why the code does not generalize; anything else (a sample the
         # scheduler rejects, a compile error in the merged source) is a bug of this path,
         # never the user's: the program is compiled for its sizes, as without dynamic shapes.

@@ -9,6 +9,7 @@ from lazytorch._dtype_info import finfo
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _opmath
+from lazytorch.nn.functional.pooling import avg_pool2d, avg_pool3d
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import linalg as LA
 from lazytorch.ops import reduction as R
@@ -16,6 +17,7 @@ from lazytorch.ops import shape as S
 from lazytorch.ops import transcendental as TR
 from lazytorch.ops._core import tensor_arg
 from lazytorch.ops.linalg import cosine_similarity as cosine_similarity
+from lazytorch.ops.pad import pad
 from lazytorch.tensor import Tensor
 
 
@@ -354,9 +356,6 @@ def local_response_norm(
         )
     if x.numel() == 0:
         return x
-    from lazytorch.nn.functional.pooling import avg_pool2d, avg_pool3d
-    from lazytorch.ops.pad import pad
-
     # The channel window is an average pool of the squares along a new pooled dim.
     div = x * x  # type: ignore[operator]
     if x.ndim == 3:
