@@ -27,7 +27,8 @@ from typing import Any
 
 _t0 = _time.perf_counter()
 
-from lazytorch import cpu, cuda, metrics
+from lazytorch import _devices, cpu, cuda, metrics
+from lazytorch._as_torch import attribute_error as _attribute_error
 from lazytorch._config import (
     are_deterministic_algorithms_enabled,
     backend,
@@ -79,6 +80,7 @@ from lazytorch.ir.symbolic import (
     sym_not,
     sym_sum,
 )
+from lazytorch.ops import activation as _activation
 from lazytorch.ops import methods as _methods  # importing lazytorch.ops binds the methods
 from lazytorch.ops._core import result_type as _result_type
 from lazytorch.runtime import materialize
@@ -133,15 +135,11 @@ def can_cast(from_: dtype, to: dtype) -> _builtins.bool:
 
 
 def softmax(input: Tensor, dim: Any, dtype: Any = None) -> Tensor:
-    from lazytorch.nn import functional
-
-    return functional.softmax(input, dim, dtype=dtype)
+    return _activation.softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input: Tensor, dim: Any, dtype: Any = None) -> Tensor:
-    from lazytorch.nn import functional
-
-    return functional.log_softmax(input, dim, dtype=dtype)
+    return _activation.log_softmax(input, dim, dtype=dtype)
 
 
 # -- lazily loaded submodules ------------------------------------------------------------------------
@@ -219,7 +217,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = fn
         return fn
     if name.endswith("Tensor") and name != "Tensor":
-        from lazytorch._legacy_types import LEGACY_TYPES
+        from lazytorch._legacy_types import LEGACY_TYPES  # lazy: import time (on first use)
 
         if name in LEGACY_TYPES:
             globals()[name] = LEGACY_TYPES[name]
@@ -234,9 +232,7 @@ def __getattr__(name: str) -> Any:
         return fn
     if name.startswith("__"):  # protocol probes (__wrapped__, __path__...): plain and cheap
         raise AttributeError(f"module 'lazytorch' has no attribute {name!r}")
-    from lazytorch._as_torch import attribute_error
-
-    raise attribute_error(importlib.import_module(__name__), name)
+    raise _attribute_error(importlib.import_module(__name__), name)
 
 
 def __dir__() -> list[str]:
@@ -317,10 +313,24 @@ __all__ = [
     *_FROM_FUNCTIONAL,
 ]
 
+
+def _publish_device_module(device_type: str, module: Any) -> None:
+    """A registered device module becomes ``lazytorch.<device_type>`` (`lazytorch._devices`
+    calls this hook); RuntimeError if that would shadow another attribute."""
+    existing = globals().get(device_type)
+    if existing is not None and existing is not module:
+        raise RuntimeError(
+            f"cannot register a device module named '{device_type}': it would shadow "
+            f"lazytorch.{device_type}"
+        )
+    globals()[device_type] = module
+
+
+_devices.publish = _publish_device_module
 # The built-in devices register exactly as out-of-tree backends do (lazytorch._devices).
 _register_device_module("cpu", cpu)
 _register_device_module("cuda", cuda)
 
 del _clash
 # How long `import lazytorch` took (benchmarks/import_time.py reports it).
-import_seconds = _time.perf_counter() - _t0
+import_seconds = metrics.import_seconds = _time.perf_counter() - _t0

@@ -42,6 +42,7 @@ from typing import IO, Any
 import numpy as np
 
 import lazytorch
+from lazytorch import cuda
 from lazytorch._checkpoint_save import (
     LEGACY_MAGIC,
     LEGACY_PROTOCOL,
@@ -243,16 +244,13 @@ def restore_device(map_location: Any, location: str, nbytes: int) -> Device:
     else:
         target = map_location
     device = _as_device(target)
-    if device.type == "cuda":
-        from lazytorch import cuda
-
-        if not cuda.is_available():
-            raise DeviceUnavailableError(
-                "Attempting to deserialize object on a CUDA device but "
-                "lazytorch.cuda.is_available() is False. If you are running on a CPU-only "
-                "machine, please use lazytorch.load with map_location='cpu' to map your "
-                "storages to the CPU."
-            )
+    if device.type == "cuda" and not cuda.is_available():
+        raise DeviceUnavailableError(
+            "Attempting to deserialize object on a CUDA device but "
+            "lazytorch.cuda.is_available() is False. If you are running on a CPU-only "
+            "machine, please use lazytorch.load with map_location='cpu' to map your "
+            "storages to the CPU."
+        )
     return device
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 # The settings table lives in a module that imports nothing of ours (the IR reads it too);
@@ -386,11 +386,16 @@ def set_backend(name: str) -> None:
     DEFAULTS.backend = _check_backend(name)
 
 
+# Resolves ``auto`` to the backend that runs here: `lazytorch.runtime` installs it when it
+# loads (the runtime imports this module, never the reverse).
+resolve_backend: Callable[[str], str] | None = None
+
+
 def get_backend() -> str:
     """The backend programs run on now (``auto`` resolved)."""
-    from lazytorch.runtime.backends import resolve
-
-    return resolve(backend_name())
+    if resolve_backend is None:
+        raise RuntimeError("get_backend(): lazytorch.runtime is not loaded")
+    return resolve_backend(backend_name())
 
 
 @contextlib.contextmanager

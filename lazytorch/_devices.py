@@ -51,10 +51,12 @@ True
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from lazytorch import metrics
+from lazytorch import _config, metrics
+from lazytorch._errors import op_error
 from lazytorch._settings import env_value
 from lazytorch.ir.device import Device, as_device
 
@@ -75,6 +77,10 @@ AUTOLOAD_ENV = "LAZYTORCH_DEVICE_BACKEND_AUTOLOAD"
 _modules: dict[str, Any] = {}
 _failed: dict[str, RuntimeError] = {}  # device type -> the error its plugin raised
 _looked_up: set[str] = set()  # device types whose entry points were searched already
+# Makes a registered module reachable as ``lazytorch.<type>``, raising RuntimeError if the
+# name would shadow another attribute. The facade installs it when it loads: this registry
+# sits below the facade and does not import it.
+publish: Callable[[str, Any], None] | None = None
 
 
 def _register_device_module(device_type: str, module: Any) -> None:
@@ -89,22 +95,15 @@ def _register_device_module(device_type: str, module: Any) -> None:
       ...
     RuntimeError: the device module 'cpu' is already registered (as lazytorch.cpu)
     """
-    import lazytorch
-
     if not isinstance(device_type, str) or not device_type.isidentifier():
         raise ValueError(f"device type must be an identifier string, got {device_type!r}")
     if device_type in _modules:
         raise RuntimeError(
             f"the device module '{device_type}' is already registered (as lazytorch.{device_type})"
         )
-    existing = lazytorch.__dict__.get(device_type)
-    if existing is not None and existing is not module:
-        raise RuntimeError(
-            f"cannot register a device module named '{device_type}': it would shadow "
-            f"lazytorch.{device_type}"
-        )
+    if publish is not None:
+        publish(device_type, module)
     _modules[device_type] = module
-    setattr(lazytorch, device_type, module)
     if isinstance(module, ModuleType):
         sys.modules.setdefault(f"lazytorch.{device_type}", module)
 
@@ -117,8 +116,6 @@ def get_device_module(device: Any = None) -> Any:
     >>> lazytorch.get_device_module("cuda:0").__name__
     'lazytorch.cuda'
     """
-    from lazytorch import _config
-
     dev = _config.get_default_device() if device is None else as_device(device)
     module = find(dev.type)
     if module is None:
@@ -235,8 +232,6 @@ def _missing_message(device_type: str) -> str:
 
 def check_available(device: Device, op: str) -> None:
     """Raise the user-facing error unless tensors can live on `device` (cpu: no check)."""
-    from lazytorch._errors import op_error
-
     module = find(device.type)
     if module is None:
         raise op_error(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch import _config
 from lazytorch.ir import dtypes as dt
 
 __all__ = [
@@ -29,8 +30,6 @@ class finfo:
 
     def __init__(self, type: Any = None) -> None:
         import numpy as np
-
-        from lazytorch import _config
 
         d = type if type is not None else _config.get_default_dtype()
         if not isinstance(d, dt.DType) or not d.is_floating_point:

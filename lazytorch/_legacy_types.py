@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from lazytorch.ir import dtypes as dt
+from lazytorch.ops import creation as C
+from lazytorch.tensor import Size, Tensor
 
 __all__ = ["LEGACY_TYPES", "legacy_type"]
 
@@ -30,8 +32,6 @@ class _LegacyMeta(type):
     device_type: str
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        from lazytorch.tensor import Tensor
-
         return (
             isinstance(obj, Tensor)
             and obj.dtype is cls.dtype
@@ -39,17 +39,15 @@ class _LegacyMeta(type):
         )
 
     def __call__(cls, *args: Any, device: Any = None) -> Any:
-        import lazytorch
-
         dev = device if device is not None else cls.device_type
         if len(args) == 1 and not isinstance(args[0], int):
             data = args[0]
-            if isinstance(data, lazytorch.Size):  # a Size is a shape; a list is data, as torch
-                return lazytorch.zeros(*data, dtype=cls.dtype, device=dev)
-            if isinstance(data, lazytorch.Tensor):
+            if isinstance(data, Size):  # a Size is a shape; a list is data, as torch
+                return C.zeros(*data, dtype=cls.dtype, device=dev)
+            if isinstance(data, Tensor):
                 return data.to(cls.dtype)
-            return lazytorch.tensor(data, dtype=cls.dtype, device=dev)
-        return lazytorch.zeros(*args, dtype=cls.dtype, device=dev)
+            return C.tensor(data, dtype=cls.dtype, device=dev)
+        return C.zeros(*args, dtype=cls.dtype, device=dev)
 
     def __repr__(cls) -> str:
         prefix = "torch.cuda." if cls.device_type == "cuda" else "torch."

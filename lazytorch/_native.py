@@ -24,6 +24,7 @@ def load(warn: bool = True) -> ModuleType | None:
             _warn()
         return _module
     try:
+        # lazy: optional dependency (the extension may not be built)
         from lazytorch import _C  # type: ignore[attr-defined]
 
         # the C++ runtime reads LAZYTORCH_POOL_MB itself (strtoull: a bad value would mean

@@ -3,23 +3,21 @@
 Without marks, lazytorch makes a size dynamic when it sees a second value for it at the same
 cut (see `lazytorch.runtime.dynamic`). A mark says so before the first compile, or forbids
 it, for the tensor it is put on: the mark belongs to that tensor's value, so mark each new
-input (each batch) as it is made, as with ``torch._dynamo.mark_dynamic``.
+input (each batch) as it is made, as with ``torch._dynamo.mark_dynamic``. The marks are kept
+by the runtime (`lazytorch.runtime.dynamic.marks`), which reads them when it compiles.
 """
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
+
+from lazytorch.runtime.dynamic import marks
+from lazytorch.tensor import Tensor
 
 __all__ = ["mark_dynamic", "mark_static"]
 
-# node -> {dim: ("dynamic", min, max) | ("static",)}; nodes of dead tensors drop out.
-_marks: weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, ...]]] = weakref.WeakKeyDictionary()
-
 
 def _dim(t: Any, dim: int, fn: str) -> int:
-    from lazytorch.tensor import Tensor
-
     if not isinstance(t, Tensor):
         raise TypeError(f"{fn}() takes a lazytorch Tensor, got {type(t).__name__}")
     nd = len(t.shape)
@@ -52,7 +50,7 @@ def mark_dynamic(t: Any, dim: int, min: int | None = None, max: int | None = Non
         raise ValueError(f"mark_dynamic(): max {max} is below min {lo}")
     # A size outside the range is no error (a serving loop marks every batch): the program
     # for it is compiled for its own sizes, and the failed bound is logged as the reason.
-    _marks.setdefault(t._node, {})[d] = ("dynamic", lo, None if max is None else int(max))
+    marks.setdefault(t._node, {})[d] = ("dynamic", lo, None if max is None else int(max))
 
 
 def mark_static(t: Any, dim: int) -> None:
@@ -63,17 +61,4 @@ def mark_static(t: Any, dim: int) -> None:
     >>> lt.mark_static(x, 0)
     """
     d = _dim(t, dim, "mark_static")
-    _marks.setdefault(t._node, {})[d] = ("static",)
-
-
-def marks_for(params: list[Any]) -> dict[tuple[int, int], tuple[Any, ...]]:
-    """The marks of a program's parameters, by (parameter, dim)."""
-    if not _marks:
-        return {}
-    out = {}
-    for i, node in enumerate(params):
-        m = _marks.get(node)
-        if m:
-            for d, entry in m.items():
-                out[(i, d)] = entry
-    return out
+    marks.setdefault(t._node, {})[d] = ("static",)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from lazytorch import cuda
+from lazytorch.ir.device import Device
 
 __all__ = [
     "current_accelerator",
@@ -33,8 +34,6 @@ def current_accelerator(check_available: bool = False) -> Any:
     """The accelerator's device type as a ``device("cuda")``, or None without one."""
     if not cuda.is_available():
         return None
-    from lazytorch.ir.device import Device
-
     return Device("cuda")
 
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lazytorch.ir.program import Program
+from lazytorch._config import are_deterministic_algorithms_enabled
+from lazytorch.autograd.saved import saved_report
+from lazytorch.ir.program import Program, canonicalize, capture
 from lazytorch.ir.verify import verify_graph
 from lazytorch.tensor import Tensor
 
@@ -25,7 +27,7 @@ __all__ = ["program", "schedule", "source", "verify"]
 
 def program(*tensors: Tensor) -> Program:
     """The canonical program ``materialize(*tensors)`` would run now (printable)."""
-    from lazytorch.runtime.executor import build_program
+    from lazytorch.runtime.executor import build_program  # lazy: import time (first materialize)
 
     roots = [t._node for t in tensors if t._node.buffer is None]
     return build_program(roots)
@@ -39,9 +41,7 @@ def schedule(*tensors: Tensor) -> Any:
     >>> print(lazytorch.debug.schedule((x * 2).exp().sum(1)).kernels[0].describe())
     k0 [reduction 4 | 8]: fused[mul, exp, reduce_sum]
     """
-    from lazytorch.autograd.saved import saved_report
-    from lazytorch.ir.program import Program, canonicalize, capture
-    from lazytorch.scheduler import schedule as _schedule
+    from lazytorch.scheduler import schedule as _schedule  # lazy: import time (compiling only)
 
     cap = capture([t._node for t in tensors if t._node.buffer is None])
     prog = canonicalize(Program.from_capture(cap))
@@ -59,8 +59,7 @@ def source(*tensors: Tensor, deterministic: bool | None = None) -> str:
     >>> print(lazytorch.debug.source(lazytorch.ones(3) + 1).splitlines()[0])
     // lazytorch program
     """
-    from lazytorch._config import are_deterministic_algorithms_enabled
-    from lazytorch.codegen.cpp import generate
+    from lazytorch.codegen.cpp import generate  # lazy: import time (compiling only)
 
     if deterministic is None:
         deterministic = are_deterministic_algorithms_enabled()

@@ -23,6 +23,7 @@ from typing import Any
 
 from lazytorch.autograd import engine
 from lazytorch.autograd.grad_mode import enable_grad
+from lazytorch.ops.creation import zeros_like
 from lazytorch.tensor import Tensor
 
 __all__ = ["grad", "value_and_grad", "vjp"]
@@ -74,8 +75,6 @@ def _prepare(x: Any, what: str) -> Tensor:
 
 
 def _zeros_like(t: Tensor) -> Tensor:
-    from lazytorch.ops.creation import zeros_like
-
     return zeros_like(t)  # type: ignore[no-any-return]
 
 

@@ -84,7 +84,7 @@ def load_state_dict_from_url(
     weights_only: bool = False,
 ) -> Any:
     """Download a checkpoint (once; cached in `model_dir`) and `lazytorch.load` it."""
-    from lazytorch.serialization import load as _load
+    from lazytorch.serialization import load as _load  # lazy: import time (loads nn)
 
     model_dir = model_dir or os.path.join(get_dir(), "checkpoints")
     name = file_name or os.path.basename(urllib.parse.urlparse(url).path)

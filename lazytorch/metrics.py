@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from lazytorch import _config
 from lazytorch.ir import node as _node
 
 __all__ = ["counters", "increment", "prometheus", "report", "reset", "timed"]
@@ -69,6 +70,8 @@ _observed: dict[str, collections.deque[float]] = collections.defaultdict(
 )
 # Seconds the process's first materialization took (None until there was one); not reset.
 first_materialize_seconds: float | None = None
+# Seconds `import lazytorch` took (the facade records it when its import finishes).
+import_seconds = float("nan")
 _base_id = 0
 _peeks_since_base = 0
 
@@ -252,9 +255,6 @@ def prometheus() -> str:
     >>> "lazytorch_compile_invocations_total" in text
     True
     """
-    import lazytorch
-    from lazytorch import _config
-
     c = counters()
     out: list[str] = []
 
@@ -267,7 +267,7 @@ def prometheus() -> str:
         "lazytorch_import_time_seconds",
         "gauge",
         "How long `import lazytorch` took in this process.",
-        [("", getattr(lazytorch, "import_seconds", float("nan")))],
+        [("", import_seconds)],
     )
     first = first_materialize_seconds
     metric(

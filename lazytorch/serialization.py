@@ -139,6 +139,7 @@ def save(
     >>> sd["a"] is sd["b"], sd["a"].tolist()
     (True, [0.0, 1.0, 2.0])
     """
+    # lazy: import time (loads nn)
     from lazytorch._checkpoint_save import write_torch_legacy, write_torch_zip
 
     if pickle_module not in (None, pickle):
@@ -296,7 +297,7 @@ def _load_zip(
     reader_args: dict[str, Any],
     pickle_args: dict[str, Any],
 ) -> Any:
-    from lazytorch import _checkpoint_v1
+    from lazytorch import _checkpoint_v1  # lazy: import time (loads nn)
 
     names = zf.namelist()
     if _checkpoint_v1.MANIFEST in names:  # lazytorch's first format: data only, no code

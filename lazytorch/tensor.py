@@ -208,7 +208,7 @@ class Tensor:
     __array_priority__ = 1000  # NumPy binary ops defer to Tensor's reflected operators
 
     def __repr__(self) -> str:
-        from lazytorch._format import format_tensor  # (on first use: import time)
+        from lazytorch._format import format_tensor  # lazy: import time (first repr)
 
         n = self._materialized("repr()")
         extra: tuple[str, ...] = ()

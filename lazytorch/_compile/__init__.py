@@ -71,6 +71,7 @@ from lazytorch._compile.graph import (
 )
 from lazytorch._compile.hooks import _Trace, _tracing
 from lazytorch._compile.options import CompileMode, CompileOptions
+from lazytorch._shapes import mark_dynamic, mark_static
 from lazytorch.ir.node import Node, grad_mode
 from lazytorch.tensor import Tensor
 
@@ -557,8 +558,6 @@ def compile(
 
 def _mark_inputs(args: tuple[Any, ...], kwargs: dict[str, Any], dynamic: bool) -> None:
     """`compile(dynamic=True|False)`: mark every dim of the tensor arguments."""
-    from lazytorch._shapes import mark_dynamic, mark_static
-
     for a in (*args, *kwargs.values()):
         if isinstance(a, Tensor):
             for d, n in enumerate(a.shape):

@@ -9,6 +9,7 @@ from typing import Any
 
 from lazytorch import _config
 from lazytorch._compile.graph import Runner, TracedGraph
+from lazytorch.runtime.backends import get_backend
 from lazytorch.tensor import Tensor
 
 # -- backends (strategies) ------------------------------------------------------------------
@@ -42,8 +43,6 @@ class LazyBackend(CompileBackend):
     def __init__(self, name: str) -> None:
         self.name = name
         if name != "auto":
-            from lazytorch.runtime.backends import get_backend
-
             try:
                 get_backend(name)
             except Exception as e:

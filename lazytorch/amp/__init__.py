@@ -24,6 +24,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from lazytorch._devices import find as find_device_module
+
 __all__ = ["GradScaler", "autocast", "is_autocast_available"]
 
 _NOT_YET = (
@@ -95,9 +97,8 @@ class GradScaler:
         self._device = device
         self._enabled = bool(enabled)
         if self._enabled and device == "cuda":
-            from lazytorch import cuda
-
-            if not cuda.is_available():
+            cuda = find_device_module("cuda")
+            if cuda is None or not cuda.is_available():
                 warnings.warn(
                     "lazytorch.cuda.amp.GradScaler is enabled, but CUDA is not available. "
                     "Disabling.",

@@ -132,6 +132,7 @@ def _park_rule(
 def _backward_rule(
     ct: Node, out: Node, inputs: tuple[Node, ...], attrs: tuple[Any, ...], needs: Any
 ) -> tuple[Node | None, ...]:
+    # lazy: circle (ops/__init__ -> autograd)
     from lazytorch.ops._core import const_node, expand_node, wrap
 
     app, positions = attrs
@@ -310,7 +311,7 @@ def _attach(
     outs: tuple[Any, ...],
     out: Any,
 ) -> Any:
-    from lazytorch.ops._core import wrap
+    from lazytorch.ops._core import wrap  # lazy: circle (ops/__init__ -> autograd)
 
     positions = tuple(k for k, a in enumerate(args) if isinstance(a, Tensor))
     inputs = tuple(arg_nodes[k] for k in positions)

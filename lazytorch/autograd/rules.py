@@ -59,7 +59,7 @@ def emit(name: str, inputs: tuple[Node, ...], attrs: tuple[Any, ...] = ()) -> No
 
 
 def const(value: Any, like: Node) -> Node:
-    from lazytorch.ops._core import const_node
+    from lazytorch.ops._core import const_node  # lazy: circle (ops/__init__ -> autograd)
 
     return const_node(value, like.dtype, like.device)
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch._config import get_default_device, get_default_dtype
+from lazytorch.ops._core import const_node, expand_node, wrap
 from lazytorch.tensor import Tensor
 
 __all__ = ["Variable"]
@@ -27,11 +29,9 @@ class _VariableMeta(type):
 
 class Variable(metaclass=_VariableMeta):
     def __new__(cls, data: Any = None, requires_grad: bool = False, volatile: bool = False) -> Any:  # type: ignore[misc]
-        import lazytorch
-
-        if data is None:
-            data = lazytorch.empty(0)
-        if not isinstance(data, lazytorch.Tensor):
+        if data is None:  # torch.empty(0)
+            data = wrap(expand_node(const_node(0, get_default_dtype(), get_default_device()), (0,)))
+        if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         out = data.detach()
         if requires_grad:

@@ -6,6 +6,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from lazytorch import _config, cuda
+
 __all__ = [
     "cuBLASModule",
     "enable_cudnn_sdp",
@@ -30,14 +32,10 @@ class cuBLASModule:
 
     @property
     def allow_tf32(self) -> bool:
-        from lazytorch import _config
-
         return _config.get_float32_matmul_precision() != "highest"
 
     @allow_tf32.setter
     def allow_tf32(self, value: bool) -> None:
-        from lazytorch import _config
-
         _config.set_float32_matmul_precision("high" if value else "highest")
 
 
@@ -46,8 +44,6 @@ matmul = cuBLASModule()
 
 def is_built() -> bool:
     """Whether lazytorch can run on CUDA here (the cuda extra and a GPU)."""
-    from lazytorch import cuda
-
     return cuda.is_available()
 
 

@@ -18,6 +18,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from lazytorch._version import __version__
+
 __all__ = ["CliError", "main"]
 
 # Subcommand name -> module under lazytorch.cli (imported only when that command runs).
@@ -36,8 +38,6 @@ class CliError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from lazytorch._version import __version__
-
     parser = argparse.ArgumentParser(
         prog="lazytorch",
         description="Run, inspect, dump and warm up lazytorch programs.",

@@ -41,6 +41,7 @@ import tempfile
 import time
 from typing import TYPE_CHECKING, Any
 
+from lazytorch._version import __version__
 from lazytorch.cli import CliError
 from lazytorch.runtime.cache_archive import (
     ARCHIVE_FORMAT,
@@ -53,6 +54,7 @@ from lazytorch.runtime.cache_archive import (
     read_archive,
     write_archive,
 )
+from lazytorch.runtime.disk_cache import KEY_FILE, CacheDirError, DiskCache, default_cache_dir
 
 if TYPE_CHECKING:
     from lazytorch.codegen.compiler import Toolchain
@@ -167,8 +169,6 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def _default_dir_text() -> str:
     """The default cache directory as it resolves now, for --help."""
-    from lazytorch.runtime.disk_cache import default_cache_dir
-
     # argparse %-formats help strings, so a '%' in the path must be escaped.
     return str(default_cache_dir()).replace("%", "%%")
 
@@ -176,8 +176,6 @@ def _default_dir_text() -> str:
 # -- opening the cache -------------------------------------------------------------------------
 def _root(args: argparse.Namespace) -> pathlib.Path:
     """The cache directory the command works on: --cache-dir, else the default."""
-    from lazytorch.runtime.disk_cache import default_cache_dir
-
     root = args.cache_dir if args.cache_dir is not None else default_cache_dir()
     return pathlib.Path(root).expanduser().absolute()
 
@@ -187,8 +185,6 @@ def _open(root: pathlib.Path, *, create: bool) -> DiskCache | None:
 
     Read-only commands do not create a directory just to report that it is empty.
     """
-    from lazytorch.runtime.disk_cache import CacheDirError, DiskCache
-
     if not create and not os.path.lexists(root):
         return None
     try:
@@ -199,6 +195,7 @@ def _open(root: pathlib.Path, *, create: bool) -> DiskCache | None:
 
 def _toolchain(root: pathlib.Path) -> tuple[Toolchain | None, str | None]:
     """This machine's `Toolchain` (None if there is no compiler) and the reason if not."""
+    # lazy: import time (cli --help)
     from lazytorch.codegen.compiler import ToolchainError, toolchain
 
     try:
@@ -461,8 +458,7 @@ def _clear(args: argparse.Namespace) -> int:
 # -- export ------------------------------------------------------------------------------------
 def _export(args: argparse.Namespace) -> int:
     """``lazytorch cache export FILE``: the intact entries and a manifest, as one tar.gz."""
-    from lazytorch._version import __version__
-    from lazytorch.runtime.cpp_backend import isa_summary
+    from lazytorch.runtime.cpp_backend import isa_summary  # lazy: import time (cli --help)
 
     root = _root(args)
     cache = _open(root, create=False)
@@ -520,8 +516,7 @@ def _umask() -> int:
 # -- import ------------------------------------------------------------------------------------
 def _foreign_reason(meta: dict[str, Any], tc: Toolchain) -> str | None:
     """Why an intact entry cannot be used on this machine, or None if it can."""
-    from lazytorch._version import __version__
-    from lazytorch.runtime.cpp_backend import isa_summary
+    from lazytorch.runtime.cpp_backend import isa_summary  # lazy: import time (cli --help)
 
     theirs = meta.get("toolchain")
     if not isinstance(theirs, str):
@@ -553,9 +548,7 @@ def _foreign_reason(meta: dict[str, Any], tc: Toolchain) -> str | None:
 def _key_reason(entry: ArchivedEntry, tc: Toolchain) -> str | None:
     """Why an entry's key, recomputed from its key source, is not one this machine computes
     (another lazytorch or toolchain), or None."""
-    from lazytorch._version import __version__
-    from lazytorch.runtime.cpp_backend import key_source_fields
-    from lazytorch.runtime.disk_cache import KEY_FILE
+    from lazytorch.runtime.cpp_backend import key_source_fields  # lazy: import time (cli --help)
 
     fields = key_source_fields(entry.files[KEY_FILE].head)
     if fields is None:

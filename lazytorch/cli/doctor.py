@@ -36,7 +36,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import lazytorch
+from lazytorch import _config
 from lazytorch._settings import SETTINGS, env_value, environment, raw_value, unknown_names
+from lazytorch.cli.cache import format_size
+from lazytorch.runtime.disk_cache import CacheDirError, DiskCache, default_cache_dir
 
 __all__ = ["Check", "add_parser", "run_checks"]
 
@@ -178,8 +182,6 @@ def _python() -> Check:
 
 def _lazytorch() -> Check:
     """The lazytorch version and where it is imported from."""
-    import lazytorch
-
     where = str(pathlib.Path(lazytorch.__file__).parent)
     return Check(
         "lazytorch",
@@ -191,7 +193,7 @@ def _lazytorch() -> Check:
 
 def _native_ext() -> Check:
     """Whether the runtime extension lazytorch._C loads, or why not."""
-    from lazytorch import _native
+    from lazytorch import _native  # lazy: import time (cli --help)
 
     mod = _native.load(warn=False)
     if mod is None:
@@ -210,6 +212,7 @@ def _native_ext() -> Check:
 
 def _compiler(state: dict[str, Any]) -> Check:
     """The C++ compiler lazytorch would use (kept in `state` for the OpenMP check)."""
+    # lazy: import time (cli --help)
     from lazytorch.codegen.compiler import ToolchainError, toolchain
 
     try:
@@ -301,7 +304,7 @@ _OPENMP_FIX = (
 
 def _cpu() -> Check:
     """The CPU's model, core count and the vector extensions generated code can use."""
-    from lazytorch.runtime.cpp_backend import isa_summary
+    from lazytorch.runtime.cpp_backend import isa_summary  # lazy: import time (cli --help)
 
     model = _cpu_model()
     cores = os.cpu_count() or 1
@@ -375,9 +378,6 @@ def _blas() -> Check:
 
 def _backend() -> Check:
     """The backend programs run on by default, with ``auto`` resolved."""
-    import lazytorch
-    from lazytorch import _config
-
     configured = _config.backend_name()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -437,8 +437,6 @@ def _gpu() -> Check:
                 details.append(f"nvidia-smi failed: {(res.stderr or res.stdout).strip()[:300]}")
         except (OSError, subprocess.TimeoutExpired) as e:
             details.append(f"nvidia-smi failed: {e}")
-    import lazytorch
-
     reason = lazytorch.cuda.unavailable_reason()
     usable = reason is None
     if usable:
@@ -465,9 +463,6 @@ def _gpu() -> Check:
 
 def _cache(cache_dir: pathlib.Path | None, state: dict[str, Any]) -> Check:
     """The compile cache: safe or not, entries, size, corrupt entries (all files hashed)."""
-    from lazytorch.cli.cache import format_size
-    from lazytorch.runtime.disk_cache import CacheDirError, DiskCache, default_cache_dir
-
     root = pathlib.Path(cache_dir if cache_dir is not None else default_cache_dir())
     root = root.expanduser().absolute()
     data: dict[str, Any] = {"path": str(root)}

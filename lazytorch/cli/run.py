@@ -18,6 +18,8 @@ import sys
 import traceback
 from typing import Any
 
+import lazytorch
+from lazytorch import _config
 from lazytorch.cli import CliError
 
 __all__ = ["add_parser"]
@@ -84,9 +86,7 @@ def _dump(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import lazytorch
-    from lazytorch import _config
-    from lazytorch.runtime import observe
+    from lazytorch.runtime import observe  # lazy: import time (cli --help)
 
     if args.module is None and args.script is None:
         raise CliError("give a SCRIPT to run (or -m MODULE)")

@@ -38,8 +38,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import lazytorch
+from lazytorch import _config, metrics
 from lazytorch._settings import env_value, raw_value
+from lazytorch._version import __version__
 from lazytorch.cli import CliError
+from lazytorch.ir.dtypes import BY_NAME
+from lazytorch.tensor import Tensor
 
 __all__ = ["add_parser", "parse_spec"]
 
@@ -115,9 +120,9 @@ def _read_manifest(path: str) -> list[dict[str, Any]]:
 
 
 def _from_manifest(args: argparse.Namespace) -> int:
-    from lazytorch._version import __version__
+    # lazy: import time (cli --help)
     from lazytorch.ir.serialize import ProgramFormatError, program_from_json
-    from lazytorch.runtime.backends import get_backend
+    from lazytorch.runtime.backends import get_backend  # lazy: import time (cli --help)
 
     records = _read_manifest(args.manifest)
     backend = get_backend("cpp")  # CompilerMissing names the fix
@@ -136,6 +141,7 @@ def _from_manifest(args: argparse.Namespace) -> int:
             continue
         options = {"deterministic": bool(rec.get("options", {}).get("deterministic"))}
         if "dynamic" in rec:  # a program over symbolic sizes: one instance plus the fit
+            # lazy: import time (cli --help)
             from lazytorch.ir.generalize import Generalized, SizePattern
 
             try:
@@ -210,8 +216,6 @@ def parse_spec(spec: str) -> tuple[Any, list[list[int]]]:
     >>> d.name, dims
     ('int64', [[2, 8], [3, 4, 5]])
     """
-    from lazytorch.ir.dtypes import BY_NAME
-
     m = _SPEC.match(spec)
     if m is None:
         raise CliError(f"bad input spec {spec!r}: expected dtype[dims], e.g. float32[1..64,784]")
@@ -261,8 +265,6 @@ def _load_target(target: str) -> Any:
 
 
 def _tensors(out: Any) -> list[Any]:
-    from lazytorch.tensor import Tensor
-
     if isinstance(out, Tensor):
         return [out]
     if isinstance(out, dict):
@@ -273,8 +275,6 @@ def _tensors(out: Any) -> list[Any]:
 
 
 def _from_function(args: argparse.Namespace) -> int:
-    from lazytorch import _config
-
     # Warming compiles: a first-seen program must not run on the interpreter instead
     # (tiered execution), or the cache would be as cold after the warmup as before it.
     tiered, _config.DEFAULTS.tiered = _config.DEFAULTS.tiered, False
@@ -286,9 +286,6 @@ def _from_function(args: argparse.Namespace) -> int:
 
 def _warm_function(args: argparse.Namespace) -> int:
     import numpy as np
-
-    import lazytorch
-    from lazytorch import metrics
 
     if not args.input:
         raise CliError("give one --input SPEC per argument of the function")

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch.ops import random as _random
+
 __all__ = [
     "BACKEND",
     "current_device",
@@ -50,10 +52,15 @@ __all__ = [
 BACKEND = "triton-cuda"
 
 
-def _runtime() -> Any:
-    from lazytorch.runtime.cuda_memory import runtime
+def _memory() -> Any:
+    """`lazytorch.runtime.cuda_memory`, loaded on first use (not by ``import lazytorch``)."""
+    from lazytorch.runtime import cuda_memory  # lazy: import time (import lazytorch)
 
-    return runtime()
+    return cuda_memory
+
+
+def _runtime() -> Any:
+    return _memory().runtime()
 
 
 def is_available() -> bool:
@@ -153,9 +160,7 @@ def manual_seed(seed: int) -> None:
     one generator for every device (Philox draws are device-independent), so with CUDA this
     reseeds the CPU's draws too, where torch keeps a generator per device."""
     if is_available():
-        from lazytorch.ops.random import manual_seed as _seed
-
-        _seed(seed)
+        _random.manual_seed(seed)
 
 
 manual_seed_all = manual_seed
@@ -164,9 +169,7 @@ manual_seed_all = manual_seed
 def seed() -> None:
     """Seed the generator cuda draws use from OS entropy (a no-op without CUDA)."""
     if is_available():
-        from lazytorch.ops.random import seed as _seed
-
-        _seed()
+        _random.seed()
 
 
 seed_all = seed
@@ -174,9 +177,7 @@ seed_all = seed
 
 def initial_seed() -> int:
     """The seed of the generator cuda draws use."""
-    from lazytorch.ops.random import initial_seed as _initial
-
-    return _initial()
+    return _random.initial_seed()
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
@@ -190,7 +191,7 @@ def __getattr__(name: str) -> Any:
 
         return importlib.import_module("lazytorch.cuda.amp")
     if name.endswith("Tensor"):  # torch.cuda.FloatTensor & co (lazytorch._legacy_types)
-        from lazytorch._legacy_types import CUDA_LEGACY_TYPES
+        from lazytorch._legacy_types import CUDA_LEGACY_TYPES  # lazy: import time (on first use)
 
         if name in CUDA_LEGACY_TYPES:
             return CUDA_LEGACY_TYPES[name]
@@ -206,16 +207,16 @@ def to_device_buffer(value: Any, device: Any) -> Any:
 
 def _register_backend() -> None:
     """Make `BACKEND` a runtime backend name (once): Triton over a `CudaCarrier`."""
+    # lazy: import time (import lazytorch)
     from lazytorch.runtime.backends import available_backends, register_backend
 
     if BACKEND in available_backends():
         return
 
     def make() -> Any:
-        from lazytorch.runtime.cuda_memory import CudaCarrier
-        from lazytorch.runtime.triton_backend import TritonBackend
+        from lazytorch.runtime.triton_backend import TritonBackend  # lazy: import time (cuda only)
 
-        return TritonBackend(CudaCarrier(), name=BACKEND)
+        return TritonBackend(_memory().CudaCarrier(), name=BACKEND)
 
     register_backend(BACKEND, make)
 
@@ -224,6 +225,4 @@ def _use_driver(driver: Any = None) -> None:
     """Run the cuda device over `driver`, an object with `lazytorch.runtime.cuda_driver`'s
     functions (None: the real driver again). For tests: a fake backed by host memory runs
     the whole cuda path without a GPU. Availability is probed again on the next call."""
-    from lazytorch.runtime.cuda_memory import use_driver
-
-    use_driver(driver)
+    _memory().use_driver(driver)

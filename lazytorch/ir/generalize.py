@@ -42,8 +42,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lazytorch.ir.node import format_loc
-from lazytorch.ir.poly import Poly
-from lazytorch.ir.program import Instr, Param, Program
+from lazytorch.ir.poly import Poly, determines, fit, monomials
+from lazytorch.ir.program import Instr, Param, Program, format_shape
 
 __all__ = [
     "MAX_SYMBOLS",
@@ -263,8 +263,6 @@ class Generalized:
     def guards(self) -> list[str]:
         """The conditions under which the program is reused, one readable line each: the
         inputs (symbolic shapes), then `symbolic_guards`, then the check of every size."""
-        from lazytorch.ir.program import format_shape
-
         sym = self.symbolic_program()
         out = [
             f"input {i}: {p.kind} {p.dtype.name}{format_shape(p.shape)} on {p.device}"
@@ -323,8 +321,6 @@ class _Value:
 def _probes(point0: tuple[int, ...]) -> list[tuple[int, ...]]:
     """The program's own sizes, then probe sizes (far from any size a program holds,
     different per symbol) that determine every polynomial of degree 2, plus one to check."""
-    from lazytorch.ir.poly import determines, monomials
-
     nsym = len(point0)
     need = len(monomials(nsym))
     shift = 0
@@ -368,8 +364,6 @@ def generalize_marked(b: SizePattern, marks: Marks) -> Generalized:
     what it is. The guess is checked like any fit: a later program is an instance only if
     every integer matches, and the compile checks the shape rules at its sample sizes.
     """
-    from lazytorch.ir.poly import fit
-
     by_pos = _param_pos(b, marks)
     sources = [(pos, b.where[pos]) for pos, m in sorted(by_pos.items()) if m[0] == "dynamic"]
     if not sources:

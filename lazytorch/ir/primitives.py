@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lazytorch.ir.device import Device
+from lazytorch.ir.device import CPU, Device
 from lazytorch.ir.dtypes import DType
 from lazytorch.ir.node import Node, _next_id, grad_mode, stamp, user_loc
 
@@ -171,8 +171,6 @@ def attrs_device(attrs: tuple[Any, ...]) -> Device:
     for a in attrs:
         if isinstance(a, Device):
             return a
-    from lazytorch.ir.device import CPU
-
     return CPU
 
 

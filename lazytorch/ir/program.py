@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from lazytorch.ir._lazynp import np
 from lazytorch.ir.device import Device
 from lazytorch.ir.dtypes import DType
 from lazytorch.ir.node import Node, format_loc
-from lazytorch.ir.primitives import Primitive
+from lazytorch.ir.primitives import Primitive, get
 
 __all__ = ["Capture", "Instr", "Param", "Program", "capture", "format_shape"]
 
@@ -341,8 +342,6 @@ _FOLDABLE = ("elementwise",)
 
 def fold_constants(prog: Program) -> Program:
     """Evaluate elementwise instructions whose inputs are all literals into one literal."""
-    from lazytorch.ir.primitives import get
-
     const = get("const")
     base = len(prog.params)
     literal: dict[int, Any] = {}
@@ -358,8 +357,6 @@ def fold_constants(prog: Program) -> Program:
             and all(a in literal for a in ins.inputs)
             and ins.shape == ()
         ):
-            from lazytorch.ir._lazynp import np
-
             args = [np.asarray(literal[a], dtype=prog.value(a).dtype.np) for a in ins.inputs]
             try:
                 value = ins.op.ref(*args, **ins.params)
@@ -385,7 +382,7 @@ def fold_constants(prog: Program) -> Program:
 
 def canonicalize(prog: Program, verify: bool | None = None) -> Program:
     """The standard pipeline: CSE, constant folding, DCE — verified after each pass if asked."""
-    from lazytorch.ir.verify import verify_enabled, verify_program
+    from lazytorch.ir.verify import verify_enabled, verify_program  # lazy: import time (tests)
 
     if verify is None:
         verify = verify_enabled()

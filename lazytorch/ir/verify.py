@@ -8,11 +8,14 @@ for its inputs and attrs, and outputs name existing values.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from lazytorch._settings import env_value
 from lazytorch.ir.node import Node, format_loc
 from lazytorch.ir.primitives import PRIMITIVES
-from lazytorch.ir.program import Program
+
+if TYPE_CHECKING:
+    from lazytorch.ir.program import Program
 
 __all__ = ["IRVerificationError", "verify_enabled", "verify_graph", "verify_program"]
 

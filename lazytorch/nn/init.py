@@ -22,6 +22,7 @@ from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.ir import dtypes as dt
 from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
+from lazytorch.ops import random as RND
 from lazytorch.tensor import Tensor
 
 __all__ = [
@@ -191,8 +192,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    from lazytorch.ops import random as RND
-
     flat = RND.randn(rows, cols, dtype=dt.float64, generator=generator).numpy()
     if rows < cols:
         flat = flat.T
@@ -244,8 +243,6 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any =
     """
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from lazytorch.ops import random as RND
-
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
     with no_grad():

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch.ops.creation import empty, tensor
+from lazytorch.runtime import register
 from lazytorch.tensor import Tensor
 
 __all__ = ["Parameter"]
@@ -35,8 +37,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:
-            from lazytorch.ops.creation import empty
-
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter data must be a lazytorch.Tensor, not {type(data).__name__}")
@@ -44,8 +44,6 @@ class Parameter(Tensor):
         obj._node = data.detach()._node  # type: ignore[attr-defined]
         obj._view = None
         obj._views = None
-        from lazytorch.runtime import register
-
         register(obj)  # so that materialize() with no arguments computes it
         if requires_grad:
             obj.requires_grad_(True)
@@ -68,6 +66,4 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(array: Any, device: str, requires_grad: bool) -> Parameter:
-    from lazytorch.ops.creation import tensor
-
     return Parameter(tensor(array, device=device), requires_grad)

@@ -27,6 +27,7 @@ from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import normalize_dim, result_type, tensor_arg
 from lazytorch.ops.creation import into_out
+from lazytorch.ops.linalg import cosine_similarity as cosine_similarity
 from lazytorch.ops.sorting import kthvalue, kthvalue_result
 from lazytorch.tensor import Tensor
 
@@ -877,14 +878,6 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
     return S.stack([g.reshape(-1) for g in grids], 1)
-
-
-@public()
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``torch.cosine_similarity``: `lazytorch.nn.functional.cosine_similarity`."""
-    from lazytorch.nn import functional as F
-
-    return F.cosine_similarity(x1, x2, dim, eps)
 
 
 @public(torch=False, method="repeat_interleave")

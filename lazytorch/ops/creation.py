@@ -387,7 +387,7 @@ def into_out(result: Tensor, out: Any, op: str) -> Tensor:
         return result
     if not isinstance(out, Tensor):
         raise op_error(TypeError, op, f"out must be a Tensor, not {type(out).__name__}")
-    from lazytorch.ops.views import assign
+    from lazytorch.ops.views import assign  # lazy: circle (views -> elementwise -> creation)
 
     n = cast(result._node, out.dtype)
     if tuple(out.shape) != tuple(n.shape):

@@ -985,7 +985,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
     """
     if input is None and other is None:
-        from lazytorch.ops.indexing import nonzero
+        from lazytorch.ops.indexing import nonzero  # lazy: circle (indexing -> elementwise)
 
         return nonzero(condition, as_tuple=True)
     c = tensor_arg(condition, "where", "condition")

@@ -43,7 +43,7 @@ from lazytorch.ops._core import (
     where_node,
     wrap,
 )
-from lazytorch.ops.creation import arange, ones, tensor, zeros
+from lazytorch.ops.creation import arange, checked_scalar, ones, tensor, zeros
 from lazytorch.ops.reduction import _into_out
 from lazytorch.ops.shape import broadcast_tensors, clone, select, slice_view, unsqueeze
 from lazytorch.runtime import implicit_point
@@ -329,8 +329,6 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
                     return V.make_view(x, V.Select(0, i), leaf)
             return V.make_view(x, V.Select(0, i))
         if type(idx) is slice:
-            from lazytorch.ops.shape import slice_view
-
             return slice_view(x, 0, *_slice_bounds(idx, x._node.shape[0]))
         if (
             type(idx) is tuple
@@ -626,8 +624,6 @@ def take_along_dim(
     if dim is None:
         # Both are flattened (a 1-d result whatever the index's shape), then gathered.
         return _into_out(gather(x.reshape(-1), 0, indices.reshape(-1)), out, "take_along_dim")  # type: ignore[attr-defined]
-    from lazytorch.ops.shape import broadcast_shapes
-
     if x.ndim != indices.ndim:
         raise op_error(
             RuntimeError,
@@ -640,7 +636,7 @@ def take_along_dim(
     xs, ixs = list(x.shape), list(indices.shape)
     xs[axis] = 1
     ixs[axis] = 1
-    b = list(broadcast_shapes(xs, ixs))
+    b = list(broadcast_shapes(tuple(xs), tuple(ixs), "broadcast_shapes"))
     bx, bi = list(b), list(b)
     bx[axis] = x.shape[axis]
     bi[axis] = indices.shape[axis]
@@ -814,8 +810,6 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     # result larger than the tensor when it assigns).
     shape = tuple(broadcast_shapes(mask._node.shape, n.shape, "masked_fill"))
     if not isinstance(value, Tensor):  # converted with torch's check (int8 takes no 300)
-        from lazytorch.ops.creation import checked_scalar
-
         value = checked_scalar(value, n.dtype, "masked_fill")
     v = to_node(value, n.dtype, n.device)
     device_of(x, mask, op="masked_fill")
@@ -989,8 +983,6 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     hit = make_node(P.scatter, (empty, wrapped, trues), (0, "none"), (size,), dt.bool_, dev)
     line = reshape_node(hit, tuple(size if d == axis else 1 for d in range(len(n.shape))))
     if not isinstance(value, Tensor):
-        from lazytorch.ops.creation import checked_scalar
-
         value = checked_scalar(value, n.dtype, "index_fill")
     v = to_node(value, n.dtype, dev)
     return wrap(where_node(expand_node(line, n.shape), v, n))

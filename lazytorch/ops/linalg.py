@@ -16,6 +16,9 @@ from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
+from lazytorch.ops import elementwise as E
+from lazytorch.ops import reduction as R
+from lazytorch.ops import shape as S
 from lazytorch.ops import views as V
 from lazytorch.ops._core import (
     P,
@@ -30,6 +33,7 @@ from lazytorch.ops._core import (
     normalize_dims,
     numel,
     reshape_node,
+    result_type,
     tensor_arg,
     unary_node,
     where_node,
@@ -677,3 +681,22 @@ def norm(
         # A pair of dims or a named (matrix-only) ord: a matrix norm.
         return matrix_norm(input, "fro" if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
     return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+
+
+@public()
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """sum((x1 / max(||x1||, eps)) * (x2 / max(||x2||, eps))) along `dim`, as torch computes
+    it: each norm is clamped on its own (not their product), so tiny vectors whose norms'
+    product is below eps still get their true cosine, and the result stays in [-1, 1].
+    Also ``lazytorch.nn.functional.cosine_similarity``."""
+    d = result_type(x1, x2)
+    if not d.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            "cosine_similarity",
+            f"expected common dtype to be floating point, yet common dtype is {d.legacy_name}",
+        )
+    a, b = S.broadcast_tensors(x1.to(d), x2.to(d))  # type: ignore[attr-defined]
+    na = E.clamp(vector_norm(a, 2, dim, keepdim=True), min=eps)
+    nb = E.clamp(vector_norm(b, 2, dim, keepdim=True), min=eps)
+    return R.sum((a / na) * (b / nb), dim)  # type: ignore[operator]

@@ -590,6 +590,6 @@ def norm(
             "the nuclear norm needs an SVD, which lazytorch does not provide",
         )
 
-    from lazytorch.ops.linalg import vector_norm
+    from lazytorch.ops.linalg import vector_norm  # lazy: circle (linalg -> reduction)
 
     return vector_norm(input, p, dim, keepdim, dtype=dtype, out=out)

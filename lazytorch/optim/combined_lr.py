@@ -8,14 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from lazytorch.optim.optimizer import Optimizer
+from lazytorch.optim.plateau_lr import ReduceLROnPlateau
 from lazytorch.optim.scheduler_base import LRScheduler, group_values
 
 __all__ = ["ChainedScheduler", "SequentialLR"]
 
 
 def _check_schedulers(owner: str, schedulers: Sequence[Any], optimizer: Optimizer) -> None:
-    from lazytorch.optim.plateau_lr import ReduceLROnPlateau
-
     for i, scheduler in enumerate(schedulers):
         if not hasattr(scheduler, "optimizer"):
             raise TypeError(f"{owner} at index {i} should have `optimizer` as its attribute.")

@@ -19,7 +19,11 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
+from lazytorch._config import get_default_dtype
+from lazytorch.autograd.engine import stop_gradient
 from lazytorch.autograd.grad_mode import enable_grad, no_grad
+from lazytorch.ir.dtypes import float16, float32
+from lazytorch.ops._core import wrap
 from lazytorch.runtime import materialize
 from lazytorch.tensor import Tensor
 
@@ -58,9 +62,6 @@ def same_value(t: Tensor) -> Tensor:
     The functional ``t.detach().clone()``: nodes are immutable, so sharing one is a copy
     that costs nothing, and later in-place writes to either tensor rebind only that tensor.
     """
-    from lazytorch.autograd.engine import stop_gradient
-    from lazytorch.ops._core import wrap
-
     return wrap(stop_gradient(t._node))
 
 
@@ -101,8 +102,6 @@ def as_scalar_dtype(value: float, dtype: Any = None) -> float:
     """`value` rounded to `dtype` (by default the default dtype), as torch's 0-d float
     state tensors hold it (``mu_product`` of NAdam, ``eta`` and ``mu`` of ASGD), so host
     formulas match torch."""
-    from lazytorch import float16, float32, get_default_dtype
-
     dtype = get_default_dtype() if dtype is None else dtype
     if dtype is float32:
         return struct.unpack("f", struct.pack("f", value))[0]

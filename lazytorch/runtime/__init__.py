@@ -158,7 +158,7 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
             return
     for hook in before_cut:
         roots += hook(roots)
-    from lazytorch.runtime.executor import run
+    from lazytorch.runtime.executor import run  # lazy: import time (first materialize)
 
     metrics.increment("materializations")
     last_cut_id = max(n.id for n in roots)
@@ -323,7 +323,7 @@ def empty_pool() -> int:
     >>> lazytorch.runtime.empty_pool() >= 0
     True
     """
-    from lazytorch import _native
+    from lazytorch import _native  # lazy: import time (import lazytorch)
 
     mod = _native.load(warn=False)
     return int(mod.empty_pool()) if mod is not None else 0
@@ -342,3 +342,13 @@ def auto_cut(newest_id: int) -> None:
         format_loc(user_loc()),
     )
     materialize_nodes(live_pending(), cause="auto cut (graph size)", loc=user_loc())
+
+
+def _resolve_backend(name: str) -> str:
+    """What backend name `name` means here (``auto`` resolved): `_config.get_backend`'s hook."""
+    from lazytorch.runtime.backends import resolve  # lazy: import time (import lazytorch)
+
+    return resolve(name)
+
+
+_config.resolve_backend = _resolve_backend

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from lazytorch import _config
+from lazytorch.ir.prims.other import IndexOutOfRangeError
 from lazytorch.ir.program import Program
 
 __all__ = [
@@ -70,8 +71,6 @@ def runtime_error(program: Program, err: tuple[int, ...]) -> ProgramError:
     ``err`` is ``(instruction origin + 1, kind, a, b, c)``: kind 1 is an index ``a`` out of
     bounds for dimension ``c`` of size ``b``, kind 2 an integer division by zero.
     """
-    from lazytorch.ir.prims.other import IndexOutOfRangeError
-
     origin = err[0] - 1
     index = next((j for j, ins in enumerate(program.instrs) if ins.origin == origin), 0)
     op = program.instrs[index].op.name
@@ -149,13 +148,14 @@ def get_backend(name: str) -> Backend:
 
 
 def _interpreter() -> Backend:
+    # lazy: circle (backend -> registry)
     from lazytorch.runtime.interpreter import InterpreterBackend
 
     return InterpreterBackend()
 
 
 def _cpp() -> Backend:
-    from lazytorch.runtime.cpp_backend import CppBackend
+    from lazytorch.runtime.cpp_backend import CppBackend  # lazy: circle (backend -> registry)
 
     return CppBackend()
 

@@ -25,12 +25,22 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from lazytorch import metrics
+from lazytorch import _native, metrics
 from lazytorch._settings import env_value
 from lazytorch._version import __version__
-from lazytorch.ir.program import Program
-from lazytorch.runtime.backends import has_empty_value, runtime_error
-from lazytorch.runtime.disk_cache import KEY_FILE, CacheDirError, CacheLockTimeout
+from lazytorch.codegen.compiler import CompilerMissing, cpu_features, toolchain
+from lazytorch.ir.generalize import Generalized
+from lazytorch.ir.node import format_loc
+from lazytorch.ir.poly import Poly
+from lazytorch.ir.program import Program, format_shape
+from lazytorch.runtime.backends import get_backend, has_empty_value, runtime_error
+from lazytorch.runtime.disk_cache import (
+    KEY_FILE,
+    CacheDirError,
+    CacheLockTimeout,
+    DiskCache,
+    default_cache_dir,
+)
 
 __all__ = [
     "CppBackend",
@@ -108,7 +118,7 @@ def _is_int(x: Any) -> bool:
 
 
 def _poly_problem(terms: Any, nsym: int) -> bool:
-    """Whether `terms` is not a polynomial as `_symbolic_manifest` writes it."""
+    """Whether `terms` is not a polynomial as `cpp_build.symbolic_manifest` writes it."""
     return (
         not isinstance(terms, list)
         or not terms
@@ -235,42 +245,7 @@ class CppExecutable:
         return [outs[p] for p in self.out_positions]
 
 
-def _symbolic_manifest(manifests: list[dict[str, Any]], points: list[Any]) -> dict[str, Any]:
-    """One manifest from the manifests of the samples: sizes become polynomials (as
-    ``[[exponents..., coefficient], ...]`` lists, JSON data)."""
-    from lazytorch.codegen.symbolic_source import NotSymbolic
-    from lazytorch.ir.poly import fit
-
-    first = manifests[0]
-    for key in ("params", "int_slots", "out_positions", "kernels"):
-        if any(m[key] != first[key] for m in manifests[1:]):
-            raise NotSymbolic(f"the samples' programs differ in {key}")
-
-    def poly(values: list[int], what: str) -> list[list[int]]:
-        p = fit(points, values)
-        if p is None:
-            raise NotSymbolic(f"{what} ({values}) is no polynomial of the sizes")
-        return [[*m, c] for m, c in p.terms.items()] or [[0] * len(points[0]) + [0]]
-
-    specs = []
-    for j, (dtype, shape) in enumerate(first["out_specs"]):
-        dims = []
-        for d in range(len(shape)):
-            dims.append(poly([m["out_specs"][j][1][d] for m in manifests], f"output {j} dim {d}"))
-        specs.append([dtype, dims])
-    return {
-        "params": first["params"],
-        "int_slots": first["int_slots"],
-        "out_positions": first["out_positions"],
-        "out_specs": specs,
-        "arena": poly([m["arena"] for m in manifests], "the arena size"),
-        "kernels": first["kernels"],
-    }
-
-
 def _poly_of(terms: list[list[int]]) -> Any:
-    from lazytorch.ir.poly import Poly
-
     nsym = len(terms[0]) - 1
     return Poly({tuple(t[:-1]): t[-1] for t in terms}, nsym)
 
@@ -312,8 +287,6 @@ def isa_summary() -> str:
     """The machine and the vector extensions that matter to generated code (for people)."""
     import platform
 
-    from lazytorch.codegen.compiler import cpu_features
-
     wanted = (
         "sse4_2",
         "avx",
@@ -334,14 +307,10 @@ def isa_summary() -> str:
 
 def _summary(program: Program, options: dict[str, Any]) -> dict[str, Any]:
     """What ``lazytorch cache ls`` shows about an entry without loading it."""
-    from lazytorch.ir.program import format_shape
-
     ops: dict[str, int] = {}
     for ins in program.instrs:
         ops[ins.op.name] = ops.get(ins.op.name, 0) + 1
     first = next((ins.loc for ins in program.instrs if ins.loc is not None), None)
-    from lazytorch.ir.node import format_loc
-
     return {
         "nodes": len(program.instrs),
         "inputs": [f"{p.dtype.short}{format_shape(p.shape)}" for p in program.params],
@@ -378,13 +347,18 @@ def _take_lock(disk: Any, key: str, held: contextlib.ExitStack) -> None:
         )
 
 
+def _builder() -> Any:
+    """`lazytorch.runtime.cpp_build`, loaded by the first compile: a run served from the
+    disk cache never loads the scheduler and code generators."""
+    from lazytorch.runtime import cpp_build  # lazy: import time (compiling only)
+
+    return cpp_build
+
+
 class CppBackend:
     name = "cpp"
 
     def __init__(self) -> None:
-        from lazytorch import _native
-        from lazytorch.codegen.compiler import CompilerMissing, toolchain
-
         self._disk: Any = None
         self._scratch: Path | None = None
         self.toolchain = toolchain(self._memo_dir())  # raises CompilerMissing with the fix
@@ -398,8 +372,6 @@ class CppBackend:
 
     def _memo_dir(self) -> Path | None:
         """The disk cache's directory, where the compiler's version is remembered, if usable."""
-        from lazytorch.runtime.disk_cache import CacheDirError
-
         try:
             disk = self.disk
         except (CacheDirError, OSError):
@@ -411,8 +383,6 @@ class CppBackend:
         """The disk cache, or None when LAZYTORCH_DISK_CACHE=0."""
         if not env_value("LAZYTORCH_DISK_CACHE"):
             return None
-        from lazytorch.runtime.disk_cache import DiskCache, default_cache_dir
-
         root = default_cache_dir().absolute()
         if self._disk is None or self._disk.root != root:  # LAZYTORCH_CACHE_DIR may change
             self._disk = DiskCache(root)  # CacheDirError names an unsafe directory and the fix
@@ -422,6 +392,7 @@ class CppBackend:
         """The disk-cache key of `program` compiled for its concrete sizes (of the part
         that is compiled: without its empty values, see `_compile_with_empty`)."""
         if has_empty_value(program):
+            # lazy: import time (programs with empty values only)
             from lazytorch.runtime.empty_values import KeepsEmpty, strip_empty
 
             with contextlib.suppress(KeepsEmpty):  # that program runs on the interpreter
@@ -453,7 +424,12 @@ class CppBackend:
         # What observers (dumps, the warm-up record, logs) learn about this compile.
         info: dict[str, Any] = {"key": key, "deterministic": bool(options.get("deterministic"))}
         manifest, path, source = self._cached(
-            key, key_src, program, options, info, lambda: self._build(program, options, info)
+            key,
+            key_src,
+            program,
+            options,
+            info,
+            lambda: _builder().build(program, options, info, self.toolchain),
         )
         return self._executable(program, manifest, path, source, info)
 
@@ -466,12 +442,12 @@ class CppBackend:
         without a rule for an empty operand, runs on the reference interpreter: counted in
         the ``interpreter_fallbacks`` metric and logged (``LAZYTORCH_LOG=compile``).
         """
-        from lazytorch.runtime.backends import get_backend
-        from lazytorch.runtime.empty_values import KeepsEmpty, WithEmptyValues, strip_empty
-
         symbolic = any(
             not isinstance(d, int) for v in (*program.params, *program.instrs) for d in v.shape
         )
+        # lazy: import time (programs with empty values only)
+        from lazytorch.runtime.empty_values import KeepsEmpty, WithEmptyValues, strip_empty
+
         why = "symbolic sizes"
         if not symbolic:
             try:
@@ -508,7 +484,7 @@ class CppBackend:
             program,
             options,
             info,
-            lambda: self._build_dynamic(gen, options, info),
+            lambda: _builder().build_dynamic(gen, options, info, self.toolchain),
             symbols=gen.nsym,
         )
         if info.get("cache") == "compiled":
@@ -518,8 +494,6 @@ class CppBackend:
 
     def load_dynamic(self, pattern: Any, options: dict[str, Any] | None = None) -> list[Any]:
         """Programs over symbolic sizes on disk for `pattern`'s pattern key (none compiled)."""
-        from lazytorch.ir.generalize import Generalized
-
         options = options or {}
         disk = self.disk
         if disk is None:
@@ -698,102 +672,6 @@ class CppBackend:
         exe = CppExecutable(program, manifest, self._C.Program(str(so)), source)
         exe.info = info
         return exe
-
-    def _build(
-        self, program: Program, options: dict[str, Any], info: dict[str, Any]
-    ) -> tuple[dict[str, Any], bytes, str]:
-        from lazytorch.codegen.compiler import compile_shared
-        from lazytorch.codegen.cpp import generate, uses_blas
-        from lazytorch.scheduler import schedule
-
-        t0 = time.perf_counter()
-        sched = schedule(program)
-        t1 = time.perf_counter()
-        source = generate(sched, deterministic=bool(options.get("deterministic")))
-        t2 = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="lazytorch-so-") as tmp:
-            out = Path(tmp) / "program.so"
-            seconds = compile_shared(source, out, tc=self.toolchain, blas=uses_blas(sched))
-            so = out.read_bytes()
-        metrics.increment("compiles")
-        metrics.increment("compile_seconds", seconds)
-        metrics.timed("schedule+codegen", t2 - t0)
-        metrics.timed("compile", seconds)
-        info.update(cache="compiled", schedule_s=t1 - t0, codegen_s=t2 - t1, compile_s=seconds)
-        manifest = manifest_of(sched)
-        log.debug(
-            "compiled %d kernels, %d extern calls: schedule %.3f s, codegen %.3f s, g++ %.3f s",
-            manifest["kernels"],
-            len(sched.steps) - manifest["kernels"],
-            t1 - t0,
-            t2 - t1,
-            seconds,
-        )
-        return manifest, so, source
-
-    def _build_dynamic(
-        self, gen: Any, options: dict[str, Any], info: dict[str, Any]
-    ) -> tuple[dict[str, Any], bytes, str]:
-        from lazytorch.codegen.compiler import compile_shared
-        from lazytorch.codegen.cpp import generate, uses_blas
-        from lazytorch.codegen.symbolic_source import NotSymbolic, symbolize
-        from lazytorch.ir.verify import IRVerificationError, verify_program
-        from lazytorch.runtime.dynamic import sample_points
-        from lazytorch.scheduler import schedule
-
-        t0 = time.perf_counter()
-        points = sample_points(gen.nsym)
-        scheds = []
-        for point in points:
-            # A size that falls as its symbol grows is negative at large samples: such a
-            # program only exists for small sizes, so it is not compiled over symbols.
-            for where, poly in zip(gen.pattern.where, gen.polys):
-                if not poly.is_const() and poly(point) < 0:
-                    raise NotSymbolic(f"{where} = {poly} is negative at large sizes")
-            prog = gen.instantiate(point)
-            try:  # the fitted sizes must satisfy every shape rule at every sample
-                verify_program(prog, "generalization")
-            except IRVerificationError as e:
-                raise NotSymbolic(f"the sizes do not generalize: {e}") from None
-            scheds.append(schedule(prog, symbolic=True))
-        t1 = time.perf_counter()
-        det = bool(options.get("deterministic"))
-        names = [f"LT_S{k}" for k in range(gen.nsym)]
-        body = symbolize([generate(sc, deterministic=det) for sc in scheds], points, names)
-        nint = len(scheds[0].scalar_dtypes)
-        defines = [
-            f"// over symbolic sizes: {', '.join(f'{n} = {w}' for n, (_, w) in zip(gen.names, gen.sources))}"
-        ]
-        defines += [f"#define {n} (ia[{nint + k}])" for k, n in enumerate(names)]
-        source = "\n".join(defines) + "\n" + body
-        manifest = _symbolic_manifest([manifest_of(sc) for sc in scheds], points)
-        manifest["symbols"] = gen.nsym
-        t2 = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="lazytorch-so-") as tmp:
-            out = Path(tmp) / "program.so"
-            seconds = compile_shared(source, out, tc=self.toolchain, blas=uses_blas(scheds[0]))
-            so = out.read_bytes()
-        metrics.increment("compiles")
-        metrics.increment("compile_seconds", seconds)
-        metrics.timed("schedule+codegen", t2 - t0)
-        metrics.timed("compile", seconds)
-        info.update(
-            cache="compiled",
-            schedule_s=t1 - t0,
-            codegen_s=t2 - t1,
-            compile_s=seconds,
-            samples=len(points),
-        )
-        log.debug(
-            "compiled a program over %d symbolic sizes from %d samples: schedule %.3f s, "
-            "codegen %.3f s, g++ %.3f s",
-            gen.nsym,
-            len(points),
-            t1 - t0,
-            t2 - t1,
-            seconds,
-        )
-        return manifest, so, source
 
     def _scratch_file(self, key: str, so: bytes) -> Path:
         if self._scratch is None:

@@ -39,6 +39,8 @@ from typing import Any
 
 from lazytorch import metrics
 from lazytorch.ir._lazynp import np
+from lazytorch.ir.device import as_device
+from lazytorch.runtime import cuda_driver
 
 __all__ = [
     "CachingAllocator",
@@ -282,8 +284,6 @@ class CudaRuntime:
         if isinstance(device, int) and not isinstance(device, bool):
             i = device
         else:
-            from lazytorch.ir.device import as_device
-
             d = as_device(device)
             if d.type != "cuda":
                 raise ValueError(f"expected a cuda device, got '{d}'")
@@ -410,8 +410,6 @@ def runtime() -> CudaRuntime:
     """The cuda device's state (over `lazytorch.runtime.cuda_driver` unless replaced)."""
     global _runtime
     if _runtime is None:
-        from lazytorch.runtime import cuda_driver
-
         _runtime = CudaRuntime(cuda_driver)
     return _runtime
 
@@ -424,8 +422,6 @@ def use_driver(driver: Any = None) -> CudaRuntime:
     """
     global _runtime
     if driver is None:
-        from lazytorch.runtime import cuda_driver
-
         driver = cuda_driver
     _runtime = CudaRuntime(driver)
     return _runtime

@@ -92,6 +92,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lazytorch import metrics
 from lazytorch._settings import SETTINGS, env_value
 from lazytorch.runtime.cache_dirs import (
     DIR_MODE,
@@ -315,8 +316,6 @@ class DiskCache:
                 fate = "deleted it"
             except OSError as exc:
                 fate = f"could not delete it ({exc})"
-        from lazytorch import metrics
-
         metrics.increment("cache_corrupt")
         message = (
             f"lazytorch disk cache: entry {key} at {path} {reason}; {fate}, it will be recompiled"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import random
+import weakref
 from typing import Any
 
 from lazytorch import metrics
@@ -35,7 +36,7 @@ from lazytorch.ir.generalize import (
 from lazytorch.ir.poly import determines, monomials
 from lazytorch.ir.program import Program
 
-__all__ = ["enabled", "generalize_and_compile", "lookup", "sample_points"]
+__all__ = ["enabled", "generalize_and_compile", "lookup", "marks", "marks_for", "sample_points"]
 
 _log = logging.getLogger("lazytorch.recompiles")
 _log_cache = logging.getLogger("lazytorch.cache")
@@ -46,6 +47,22 @@ _compiled: dict[tuple[Any, ...], list[Any]] = {}
 _last_at: dict[tuple[Any, ...], SizePattern] = {}
 # (backend, deterministic, pattern key, symbol positions) -> why that did not compile
 _refused: dict[tuple[Any, ...], str] = {}
+# What `lazytorch.mark_dynamic` / `mark_static` said, by node: {dim: ("dynamic", min, max) |
+# ("static",)}; nodes of dead tensors drop out.
+marks: weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, ...]]] = weakref.WeakKeyDictionary()
+
+
+def marks_for(params: list[Any]) -> dict[tuple[int, int], tuple[Any, ...]]:
+    """The marks of a program's parameters, by (parameter, dim)."""
+    if not marks:
+        return {}
+    out = {}
+    for i, node in enumerate(params):
+        m = marks.get(node)
+        if m:
+            for d, entry in m.items():
+                out[(i, d)] = entry
+    return out
 
 
 def enabled() -> bool:
@@ -137,8 +154,6 @@ def generalize_and_compile(
     key = (*scope, pattern.key)
     if not enabled() or not hasattr(backend, "compile_dynamic"):
         return None
-    from lazytorch.codegen.symbolic_source import NotSymbolic
-
     marked = bool(marks) and any(m[0] == "dynamic" for m in marks.values())
     if marked and (prev is None or prev.key != pattern.key):
         try:
@@ -173,6 +188,9 @@ def generalize_and_compile(
     try:
         sym = backend.compile_dynamic(gen, options)
     except Exception as e:  # any failure here has the static compile to fall back to
+        # lazy: import time (compiling only)
+        from lazytorch.codegen.symbolic_source import NotSymbolic
+
         # NotSymbolic says why the code does not generalize; anything else (a sample the
         # scheduler rejects, a compile error in the merged source) is a bug of this path,
         # never the user's: the program is compiled for its sizes, as without dynamic shapes.

@@ -225,7 +225,7 @@ class WithEmptyValues:
     @property
     def sched(self) -> Any:
         """The schedule of the compiled part (for dumps)."""
-        from lazytorch.scheduler import schedule
+        from lazytorch.scheduler import schedule  # lazy: import time (compiling only)
 
         return schedule(self.program)
 

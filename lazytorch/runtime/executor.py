@@ -8,8 +8,8 @@ from typing import Any
 
 from cachetools import LRUCache
 
-from lazytorch import _config, metrics
-from lazytorch._shapes import marks_for
+from lazytorch import _config, _native, metrics
+from lazytorch._devices import backend_for, device_scope, place
 from lazytorch.ir.device import CPU
 from lazytorch.ir.generalize import SizePattern
 from lazytorch.ir.node import Node, format_loc, user_loc
@@ -45,8 +45,6 @@ def _walk(roots: list[Node]) -> Capture:
     """
     global _capture_key
     if _capture_key is None:
-        from lazytorch import _native
-
         mod = _native.load(warn=False)
         _capture_key = mod.capture_key if mod is not None else False
     if _capture_key is False:
@@ -72,8 +70,6 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     if device is CPU:
         backend: Backend = get_backend(_config.backend_name())
     else:  # a device module names the backend that runs its programs (lazytorch._devices)
-        from lazytorch._devices import backend_for, device_scope
-
         backend = get_backend(backend_for(device) or _config.backend_name())
         scope = device_scope(device)
     deterministic = _config.are_deterministic_algorithms_enabled()
@@ -125,8 +121,6 @@ def _by_device(roots: list[Node]) -> list[list[Node]]:
 
 def _moved(p: Node, device: Any) -> Any:
     """The value of parameter `p`, recorded on another device, where `device` keeps values."""
-    from lazytorch._devices import place
-
     return place(p.buffer, device)
 
 
@@ -151,7 +145,7 @@ def _build(
     marks = None
     if hasattr(backend, "compile_dynamic") and dynamic.enabled():
         pattern = SizePattern.of(program)
-        marks = marks_for(params)
+        marks = dynamic.marks_for(params)
         bound, reason = dynamic.lookup((backend.name, deterministic), pattern, backend, marks)
         if bound is not None:
             _programs[key] = bound
@@ -256,6 +250,7 @@ def _compiled(backend: Backend, program: Program, options: dict[str, Any]) -> Ex
     try:
         return backend.compile(program, options)
     except OSError as e:
+        # lazy: import time (compiling only)
         from lazytorch.codegen.compiler import environment_error
 
         err = environment_error(e)

@@ -36,7 +36,8 @@ from cachetools import LRUCache
 from lazytorch import metrics
 from lazytorch._errors import SettingError, path_problem
 from lazytorch._settings import env_value
-from lazytorch.ir.node import format_loc
+from lazytorch._version import __version__
+from lazytorch.ir.node import _is_internal, format_loc
 from lazytorch.ir.program import Program, format_shape
 
 __all__ = ["active", "built", "dump_dir", "ran", "set_dump_dir", "set_record_file"]
@@ -347,8 +348,6 @@ def _warn_limit(where: str, n: int, reason: str) -> None:
 
 def _user_stacklevel() -> int:
     """The `warnings.warn` stacklevel of the innermost frame outside lazytorch."""
-    from lazytorch.ir.node import _is_internal
-
     f, level = sys._getframe(2), 2  # 1 is our caller (_warn_limit), warn counts from it
     while f is not None and _is_internal(f.f_code.co_filename):
         f, level = f.f_back, level + 1
@@ -388,8 +387,7 @@ def _explain(prev: _Signature, new: _Signature) -> str:
 
 # -- the warm-up record ------------------------------------------------------------------------
 def _record(program: Program, info: dict[str, Any], s: _Seen) -> None:
-    from lazytorch._version import __version__
-    from lazytorch.ir.serialize import program_to_json
+    from lazytorch.ir.serialize import program_to_json  # lazy: import time (only for dumps)
 
     if s.key in _recorded or record_file is None:
         return
@@ -455,7 +453,7 @@ def write_dump(s: _Seen, program: Program, exe: Any) -> None:
     folder = dump_dir / f"{s.number:03d}"
     folder.mkdir(parents=True, exist_ok=True)
     s.folder = folder
-    from lazytorch.ir.serialize import program_to_json
+    from lazytorch.ir.serialize import program_to_json  # lazy: import time (only for dumps)
 
     (folder / "ir.txt").write_text(str(program) + "\n")
     gen = (getattr(exe, "info", None) or {}).get("generalized")
@@ -523,7 +521,7 @@ def _schedule_text(s: _Seen, program: Program, exe: Any = None) -> str:
     sched = getattr(exe, "sched", None)  # the backend's own (Triton's fuses epilogues)
     if sched is None:
         try:
-            from lazytorch.scheduler import schedule
+            from lazytorch.scheduler import schedule  # lazy: import time (compiling only)
 
             sched = schedule(program, symbolic=gen is not None)
         except Exception as e:  # a program the cpp backend does not take

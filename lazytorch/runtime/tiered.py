@@ -181,6 +181,7 @@ def _stop() -> None:
     global _stopping
     _stopping = True
     try:
+        # lazy: import time (compiling only)
         from lazytorch.codegen.compiler import stop_running_compilers
     except ImportError:  # pragma: no cover - the package layout always has it
         return

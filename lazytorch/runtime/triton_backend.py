@@ -65,9 +65,11 @@ from typing import Any, Protocol
 
 from lazytorch import metrics
 from lazytorch._settings import env_value
+from lazytorch._version import __version__
 from lazytorch.ir._lazynp import np
 from lazytorch.ir.program import Program
-from lazytorch.runtime.backends import has_empty_value, runtime_error
+from lazytorch.runtime.backends import get_backend, has_empty_value, register_backend, runtime_error
+from lazytorch.runtime.disk_cache import DiskCache, default_cache_dir
 
 __all__ = [
     "Carrier",
@@ -268,12 +270,11 @@ class TritonBackend:
         options = options or {}
         if has_empty_value(program):
             # nothing to launch for empty values; symbolic sizes are not arguments yet
-            from lazytorch.runtime.backends import get_backend
-
             exe = get_backend("interpreter").compile(program, options)
             return OnHost(exe, self.carrier) if is_resident(self.carrier) else exe
+        # lazy: import time (compiling only)
         from lazytorch.codegen.triton import TritonLoweringMissing, generate
-        from lazytorch.scheduler import schedule
+        from lazytorch.scheduler import schedule  # lazy: import time (compiling only)
 
         t0 = time.perf_counter()
         sched = schedule(program, fuse_epilogues=True)  # the GEMM is generated code
@@ -310,8 +311,6 @@ class TritonBackend:
         compile. A resident carrier's values are copied to the host and back (`OnHost`).
         Counted in the ``triton_fallbacks`` metric and logged on ``LAZYTORCH_LOG=compile``.
         """
-        from lazytorch.runtime.backends import get_backend
-
         try:
             exe, used = get_backend("cpp").compile(program, options), "cpp"
         except Exception:  # no C++ toolchain (or it refused): the interpreter runs anything
@@ -409,8 +408,6 @@ class Tuner:
         metrics.increment("autotune_benchmarks")
         best = configs[min(range(len(configs)), key=timings.__getitem__)]
         if disk is not None:
-            from lazytorch._version import __version__
-
             meta = {
                 "config": best,
                 # (None: the candidate failed to launch)
@@ -561,8 +558,6 @@ def _disk() -> Any:
 
     if not env_value("LAZYTORCH_DISK_CACHE"):
         return None
-    from lazytorch.runtime.disk_cache import DiskCache, default_cache_dir
-
     return DiskCache(default_cache_dir().absolute())
 
 
@@ -571,6 +566,4 @@ def register(carrier: Carrier, name: str = "triton") -> None:
 
     Raises ValueError if a backend of that name is already registered.
     """
-    from lazytorch.runtime.backends import register_backend
-
     register_backend(name, lambda: TritonBackend(carrier, name=name))

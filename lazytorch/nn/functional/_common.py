@@ -7,13 +7,12 @@ from typing import Any
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ops._core import tensor_arg
+from lazytorch.ops.views import assign
 from lazytorch.tensor import Tensor
 
 
 def _maybe_inplace(input: Tensor, result: Tensor, inplace: bool) -> Tensor:
     if inplace:
-        from lazytorch.ops.views import assign
-
         return assign(input, result._node)
     return result
 

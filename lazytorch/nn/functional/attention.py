@@ -7,12 +7,14 @@ import math
 import warnings
 from typing import Any
 
-import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional.activation import softmax
 from lazytorch.nn.functional.layers import dropout, linear
+from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
+from lazytorch.ops import indexing as IX
+from lazytorch.ops import linalg as LA
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops.pad import pad
@@ -59,19 +61,19 @@ def scaled_dot_product_attention(
         k, v = _repeat_heads(k, hq // hk), _repeat_heads(v, hq // hv)
     L, Skv = q.shape[-2], k.shape[-2]
     s = (1.0 / math.sqrt(q.shape[-1])) if scale is None else scale
-    scores = lt.matmul(q, S.transpose(k, -2, -1)) * s  # type: ignore[operator]
+    scores = LA.matmul(q, S.transpose(k, -2, -1)) * s  # type: ignore[operator]
     if is_causal:
-        causal = S.tril(lt.ones(L, Skv, dtype=dt.bool_, device=q.device))
-        scores = lt.masked_fill(scores, ~causal, -math.inf)  # type: ignore[operator]
+        causal = S.tril(C.ones(L, Skv, dtype=dt.bool_, device=q.device))
+        scores = IX.masked_fill(scores, ~causal, -math.inf)  # type: ignore[operator]
     if attn_mask is not None:
         if attn_mask.dtype is dt.bool_:
-            scores = lt.masked_fill(scores, ~attn_mask, -math.inf)  # type: ignore[operator]
+            scores = IX.masked_fill(scores, ~attn_mask, -math.inf)  # type: ignore[operator]
         else:
             scores = scores + attn_mask  # type: ignore[operator]
     p = _safe_softmax(scores)
     if dropout_p > 0.0:
         p = dropout(p, dropout_p)
-    return lt.matmul(p, v)
+    return LA.matmul(p, v)
 
 
 # -- multi-head attention ------------------------------------------------------------------
@@ -105,7 +107,7 @@ def _canonical_mask(
         )
     if mask.dtype.is_floating_point:
         return mask
-    return lt.masked_fill(lt.zeros_like(mask, dtype=target_type), mask, -math.inf)
+    return IX.masked_fill(C.zeros_like(mask, dtype=target_type), mask, -math.inf)
 
 
 def _mha_shape_check(
@@ -347,8 +349,8 @@ def multi_head_attention_forward(
             raise AssertionError("bias cannot be added to static key.")
         if static_v is not None:
             raise AssertionError("bias cannot be added to static value.")
-        k = lt.cat([k, bias_k.repeat(1, bsz, 1)])
-        v = lt.cat([v, bias_v.repeat(1, bsz, 1)])
+        k = S.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = S.cat([v, bias_v.repeat(1, bsz, 1)])
         if attn_mask is not None:
             attn_mask = pad(attn_mask, (0, 1))
         if key_padding_mask is not None:
@@ -364,9 +366,9 @@ def multi_head_attention_forward(
     v = _static_or_heads(v, static_v, "static_v", bsz * num_heads, head_dim)
 
     if add_zero_attn:
-        zeros = lt.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
-        k = lt.cat([k, zeros], 1)
-        v = lt.cat([v, zeros.to(v.dtype)], 1)
+        zeros = C.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
+        k = S.cat([k, zeros], 1)
+        v = S.cat([v, zeros.to(v.dtype)], 1)
         if attn_mask is not None:
             attn_mask = pad(attn_mask, (0, 1))
         if key_padding_mask is not None:
@@ -395,13 +397,13 @@ def multi_head_attention_forward(
         # scores and weights by hand, in torch's order (q scaled first, mask added by baddbmm)
         q_scaled = q * math.sqrt(1.0 / float(head_dim))  # type: ignore[operator]
         if attn_mask is not None:
-            weights = lt.baddbmm(attn_mask, q_scaled, S.transpose(k, -2, -1))
+            weights = LA.baddbmm(attn_mask, q_scaled, S.transpose(k, -2, -1))
         else:
-            weights = lt.bmm(q_scaled, S.transpose(k, -2, -1))
+            weights = LA.bmm(q_scaled, S.transpose(k, -2, -1))
         weights = softmax(weights, -1)
         if dropout_p > 0.0:
             weights = dropout(weights, dropout_p)
-        out = lt.bmm(weights, v)
+        out = LA.bmm(weights, v)
         out = S.transpose(out, 0, 1).reshape(tgt_len * bsz, embed_dim)
         out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
         weights = weights.reshape(bsz, num_heads, tgt_len, src_len)

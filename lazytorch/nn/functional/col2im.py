@@ -14,11 +14,11 @@ import itertools
 import math
 from typing import Any
 
-import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.nn.functional.conv import _batched, _conv_out, _ntuple, _windows
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import tensor_arg
+from lazytorch.ops.linalg import matmul
 from lazytorch.ops.pad import pad
 from lazytorch.tensor import Tensor
 
@@ -242,7 +242,7 @@ def _conv_transpose(
     # (g, C/g, O/g*K) -> (g, O/g*K, C/g): each group's kernels as rows of W^T.
     wt = S.transpose(S.reshape(w, (1, groups, c // groups, og * kk)), 2, 3)
     xs = S.reshape(x, (b, groups, c // groups, math.prod(spatial)))
-    cols = lt.matmul(wt, xs)  # (N, g, O/g*K, L)
+    cols = matmul(wt, xs)  # (N, g, O/g*K, L)
     cols = S.reshape(cols, (b, groups * og, kk, *spatial))
     y = _col2im(cols, kernel, s, d, full)
     widths = [v for i in reversed(range(n)) for v in (-p[i], op_[i] - p[i])]

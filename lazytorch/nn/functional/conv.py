@@ -6,10 +6,10 @@ import itertools
 import math
 from typing import Any
 
-import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import tensor_arg
+from lazytorch.ops.linalg import matmul
 from lazytorch.ops.pad import pad
 from lazytorch.tensor import Tensor
 
@@ -157,7 +157,7 @@ def _conv(
     k = cg * math.prod(kernel)
     cols = S.reshape(cols, (b, groups, k, math.prod(out)))
     wm = S.reshape(w, (1, groups, o // groups, k))
-    y = lt.matmul(wm, cols)  # (N, g, O/g, L)
+    y = matmul(wm, cols)  # (N, g, O/g, L)
     y = S.reshape(y, (b, o, *out))
     if bias is not None:
         y = y + S.reshape(bias, (1, o) + (1,) * n)  # type: ignore[operator]

@@ -14,9 +14,12 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
+from lazytorch.ops import creation as C
+from lazytorch.ops import elementwise as E
+from lazytorch.ops import indexing as IX
+from lazytorch.ops import linalg as LA
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import tensor_arg
 from lazytorch.tensor import Tensor
@@ -31,8 +34,8 @@ _ALIGN_WARNING = (
 def _base_coordinates(steps: int, align_corners: bool, like: Tensor) -> Tensor:
     """torch's _linspace_from_neg_one: pixel centres (or corners) in [-1, 1]."""
     if steps <= 1:
-        return lt.zeros(steps, dtype=like.dtype, device=like.device)
-    line = lt.linspace(-1.0, 1.0, steps, dtype=like.dtype, device=like.device)
+        return C.zeros(steps, dtype=like.dtype, device=like.device)
+    line = C.linspace(-1.0, 1.0, steps, dtype=like.dtype, device=like.device)
     return line if align_corners else line * ((steps - 1) / steps)  # type: ignore[no-any-return]
 
 
@@ -80,9 +83,9 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
         )
     xs = S.expand(S.reshape(_base_coordinates(w, align_corners, t), (1, w, 1)), h, w, 1)
     ys = S.expand(S.reshape(_base_coordinates(h, align_corners, t), (h, 1, 1)), h, w, 1)
-    ones = lt.ones((h, w, 1), dtype=t.dtype, device=t.device)
+    ones = C.ones((h, w, 1), dtype=t.dtype, device=t.device)
     base = S.reshape(S.cat([xs, ys, ones], -1), (1, h * w, 3))
-    grid = lt.matmul(base, S.transpose(t, 1, 2))  # (N, H*W, 2)
+    grid = LA.matmul(base, S.transpose(t, 1, 2))  # (N, H*W, 2)
     return S.reshape(grid, (n, h, w, 2))
 
 
@@ -95,27 +98,27 @@ def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
 def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
     """torch's reflect_coordinates: fold `coord` into [low, high] by mirror reflection."""
     if twice_low == twice_high:
-        return lt.zeros_like(coord)
+        return C.zeros_like(coord)
     low = twice_low / 2
     span = (twice_high - twice_low) / 2
-    coord = lt.abs(coord - low)  # type: ignore[operator]
-    extra = lt.fmod(coord, span)
-    flips = lt.floor(coord / span)  # type: ignore[operator]
-    even = lt.fmod(flips, 2) == 0
-    return lt.where(even, extra + low, span - extra + low)  # type: ignore[no-any-return,operator]
+    coord = E.abs(coord - low)  # type: ignore[operator]
+    extra = E.fmod(coord, span)
+    flips = E.floor(coord / span)  # type: ignore[operator]
+    even = E.fmod(flips, 2) == 0
+    return E.where(even, extra + low, span - extra + low)  # type: ignore[no-any-return,operator]
 
 
 def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
     """Grid coordinates in [-1, 1] as input pixel coordinates, clipped or reflected."""
     coord = _unnormalize(coord, size, align_corners)
     if padding_mode == "border":
-        coord = lt.clamp(coord, 0, size - 1)
+        coord = E.clamp(coord, 0, size - 1)
     elif padding_mode == "reflection":
         if align_corners:
             coord = _reflect(coord, 0, 2 * (size - 1))
         else:
             coord = _reflect(coord, -1, 2 * size - 1)
-        coord = lt.clamp(coord, 0, size - 1)
+        coord = E.clamp(coord, 0, size - 1)
     return coord
 
 
@@ -182,16 +185,16 @@ def grid_sample(
     def tap(col: Tensor, row: Tensor) -> tuple[Tensor, Tensor]:
         """Input values at integer (col, row) (0 outside) and whether each is inside."""
         inside = (col >= 0) & (col <= w - 1) & (row >= 0) & (row <= h - 1)  # type: ignore[operator]
-        index = lt.clamp(row, 0, h - 1) * w + lt.clamp(col, 0, w - 1)  # type: ignore[operator]
+        index = E.clamp(row, 0, h - 1) * w + E.clamp(col, 0, w - 1)  # type: ignore[operator]
         index = S.expand(S.reshape(index, (n, 1, ho * wo)), n, c, ho * wo)
-        values = S.reshape(lt.gather(flat, 2, index), (n, c, ho, wo))
+        values = S.reshape(IX.gather(flat, 2, index), (n, c, ho, wo))
         return values, S.unsqueeze(inside, 1)
 
     if mode == "nearest":
         # torch rounds half to even (nearbyint), as lazytorch.round does
-        values, inside = tap(lt.round(ix).to(dt.int64), lt.round(iy).to(dt.int64))  # type: ignore[attr-defined]
-        return lt.where(inside, values, 0)  # type: ignore[no-any-return]
-    x0, y0 = lt.floor(ix), lt.floor(iy)
+        values, inside = tap(E.round(ix).to(dt.int64), E.round(iy).to(dt.int64))  # type: ignore[attr-defined]
+        return E.where(inside, values, 0)  # type: ignore[no-any-return]
+    x0, y0 = E.floor(ix), E.floor(iy)
     tx, ty = ix - x0, iy - y0  # type: ignore[operator]
     c0, r0 = x0.to(dt.int64), y0.to(dt.int64)  # type: ignore[attr-defined]
     out: Any = 0
@@ -202,5 +205,5 @@ def grid_sample(
         (1, 1, tx * ty),
     ):
         values, inside = tap(c0 + dc, r0 + dr)  # type: ignore[operator]
-        out = out + lt.where(inside, values * S.unsqueeze(weight, 1), 0)  # type: ignore[operator]
+        out = out + E.where(inside, values * S.unsqueeze(weight, 1), 0)  # type: ignore[operator]
     return out  # type: ignore[no-any-return]

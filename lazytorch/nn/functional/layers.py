@@ -5,14 +5,18 @@ from __future__ import annotations
 import math
 import warnings
 
-import lazytorch as lt
 from lazytorch._errors import op_error
+from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _maybe_inplace
+from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
+from lazytorch.ops import indexing as IX
+from lazytorch.ops import linalg as LA
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import tensor_arg
+from lazytorch.ops.random import rand
 from lazytorch.tensor import Tensor
 
 
@@ -25,7 +29,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if x.ndim == 2 and w.ndim == 1 and bias is not None:
         # torch routes a 2-d input with a bias through addmm, which wants a matrix weight
         raise op_error(RuntimeError, "linear", "mat2 must be a matrix, got 1-D tensor")
-    y = lt.matmul(x, S.t(w) if w.ndim == 2 else w)
+    y = LA.matmul(x, S.t(w) if w.ndim == 2 else w)
     if bias is not None:
         y = y + bias  # type: ignore[operator]
     return y
@@ -57,12 +61,12 @@ def embedding(
         # `weight` that `input` looks up and whose norm exceeds max_norm; the lookup below
         # then reads them, so the gradient does not see the rescale. Repeated indices write
         # the same row value, so their order is moot.
-        with lt.no_grad():
-            rows = lt.index_select(weight, 0, flat)
-            norms = lt.linalg.vector_norm(rows, norm_type, 1, keepdim=True)
+        with no_grad():
+            rows = IX.index_select(weight, 0, flat)
+            norms = LA.vector_norm(rows, norm_type, 1, keepdim=True)
             scale = E.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)  # type: ignore[operator]
             weight.index_put_((flat,), (rows * scale).to(weight.dtype))  # type: ignore[attr-defined,operator]
-    rows = lt.index_select(weight, 0, flat)
+    rows = IX.index_select(weight, 0, flat)
     if padding_idx is not None and rows.requires_grad:
         # torch's backward skips the padding row: the rows looked up there take no gradient
         keep = S.unsqueeze(flat != padding_idx % weight.shape[0], -1)  # type: ignore[operator]
@@ -217,7 +221,7 @@ def _dropout(
         return x
     if p == 1.0:
         # times a zero of x's own dtype: integers stay integers, NaN and inf become NaN
-        zero = lt.zeros((), dtype=x.dtype, device=x.device)
+        zero = C.zeros((), dtype=x.dtype, device=x.device)
         return _maybe_inplace(x, x * zero, inplace)  # type: ignore[operator]
     if feature and x.ndim < 2:
         raise op_error(
@@ -230,7 +234,7 @@ def _dropout(
             f"result type Float can't be cast to the desired output type {x.dtype.legacy_name}",
         )
     shape = (x.shape[0], x.shape[1], *[1] * (x.ndim - 2)) if feature else tuple(x.shape)
-    keep = (lt.rand(shape, dtype=x.dtype, device=x.device) >= p).to(x.dtype)  # type: ignore[operator,attr-defined]
+    keep = (rand(shape, dtype=x.dtype, device=x.device) >= p).to(x.dtype)  # type: ignore[operator,attr-defined]
     if alpha:
         a = 1.0 / math.sqrt((_SELU_SATURATION**2 * p + 1) * (1 - p))
         shift = (keep - 1) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p
@@ -259,5 +263,5 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise op_error(RuntimeError, "one_hot", "num_classes should be positive")
     # A scatter (not t == arange) so that a class outside [0, num_classes) raises when the
     # values are computed, as torch's check does; the values are unknown while recording.
-    zeros = lt.zeros((*t.shape, num_classes), dtype=dt.int64, device=t.device)
-    return lt.scatter(zeros, -1, S.unsqueeze(t, -1), 1)  # type: ignore[no-any-return]
+    zeros = C.zeros((*t.shape, num_classes), dtype=dt.int64, device=t.device)
+    return IX.scatter(zeros, -1, S.unsqueeze(t, -1), 1)  # type: ignore[no-any-return]

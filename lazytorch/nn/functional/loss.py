@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _opmath
@@ -12,7 +11,9 @@ from lazytorch.nn.functional.activation import log_sigmoid_opmath, log_softmax
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
-from lazytorch.ops._core import tensor_arg
+from lazytorch.ops._core import result_type, tensor_arg
+from lazytorch.ops.creation import ones_like
+from lazytorch.ops.indexing import gather, index_select
 from lazytorch.tensor import Tensor
 
 
@@ -29,7 +30,7 @@ def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
 
 def _float_loss_inputs(input: Tensor, target: Tensor, op: str, kernel: str) -> None:
     """torch's pointwise loss kernels exist for floating dtypes only."""
-    d = lt.result_type(input, target)
+    d = result_type(input, target)
     if not d.is_floating_point:
         raise op_error(
             NotImplementedError, op, f"\"{kernel}\" not implemented for '{d.legacy_name}'"
@@ -203,8 +204,8 @@ def _nll(
     t = S.reshape(target, -1).long()  # type: ignore[attr-defined]
     valid = t != ignore_index  # type: ignore[operator]
     safe_t = E.where(valid, t, 0)
-    picked = S.squeeze(lt.gather(lp, 1, S.unsqueeze(safe_t, 1)), 1)
-    w_t = lt.index_select(weight, 0, safe_t) if weight is not None else lt.ones_like(picked)
+    picked = S.squeeze(gather(lp, 1, S.unsqueeze(safe_t, 1)), 1)
+    w_t = index_select(weight, 0, safe_t) if weight is not None else ones_like(picked)
     w_t = E.where(valid, w_t, 0.0)
     loss = -picked * w_t  # type: ignore[operator]
     if smoothing:

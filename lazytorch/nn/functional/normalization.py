@@ -1,19 +1,23 @@
 """layer_norm, rms_norm, batch_norm, group_norm, instance_norm, local_response_norm, normalize,
-cosine_similarity."""
+and cosine_similarity (torch.cosine_similarity, defined in `lazytorch.ops.linalg`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import lazytorch as lt
+from lazytorch._dtype_info import finfo
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _opmath
+from lazytorch.nn.functional.pooling import avg_pool2d, avg_pool3d
 from lazytorch.ops import elementwise as E
+from lazytorch.ops import linalg as LA
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops import transcendental as TR
 from lazytorch.ops._core import tensor_arg
+from lazytorch.ops.linalg import cosine_similarity as cosine_similarity
+from lazytorch.ops.pad import pad
 from lazytorch.tensor import Tensor
 
 
@@ -117,7 +121,7 @@ def rms_norm(
         )
     work = _opmath(x)
     if eps is None:
-        eps = float(lt.finfo(work.dtype).eps)
+        eps = float(finfo(work.dtype).eps)
     dims = tuple(range(x.ndim - k, x.ndim))
     y = work * TR.rsqrt(R.mean(work * work, dims, keepdim=True) + eps)  # type: ignore[operator]
     if weight is not None:
@@ -352,9 +356,6 @@ def local_response_norm(
         )
     if x.numel() == 0:
         return x
-    from lazytorch.nn.functional.pooling import avg_pool2d, avg_pool3d
-    from lazytorch.ops.pad import pad
-
     # The channel window is an average pool of the squares along a new pooled dim.
     div = x * x  # type: ignore[operator]
     if x.ndim == 3:
@@ -370,22 +371,5 @@ def local_response_norm(
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """x / max(||x||_p, eps) along `dim`."""
-    n = lt.linalg.vector_norm(input, p, dim, keepdim=True)
+    n = LA.vector_norm(input, p, dim, keepdim=True)
     return input / E.clamp(n, min=eps)  # type: ignore[operator,no-any-return]
-
-
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """sum((x1 / max(||x1||, eps)) * (x2 / max(||x2||, eps))) along `dim`, as torch computes
-    it: each norm is clamped on its own (not their product), so tiny vectors whose norms'
-    product is below eps still get their true cosine, and the result stays in [-1, 1]."""
-    d = lt.result_type(x1, x2)
-    if not d.is_floating_point:
-        raise op_error(
-            RuntimeError,
-            "cosine_similarity",
-            f"expected common dtype to be floating point, yet common dtype is {d.legacy_name}",
-        )
-    a, b = lt.broadcast_tensors(x1.to(d), x2.to(d))  # type: ignore[attr-defined]
-    na = E.clamp(lt.linalg.vector_norm(a, 2, dim, keepdim=True), min=eps)
-    nb = E.clamp(lt.linalg.vector_norm(b, 2, dim, keepdim=True), min=eps)
-    return R.sum((a / na) * (b / nb), dim)  # type: ignore[operator]

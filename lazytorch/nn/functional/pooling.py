@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional.conv import _ntuple, _windows
+from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
+from lazytorch.ops import indexing as IX
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import tensor_arg
@@ -150,7 +151,7 @@ def _max_pool(
     if x.requires_grad:
         # torch's gradient goes to the one element its index names, not shared between
         # tied maxima: take the values as those elements (the same values as the max).
-        values = S.squeeze(lt.gather(win, 2, S.unsqueeze(winner, 2)), 2)
+        values = S.squeeze(IX.gather(win, 2, S.unsqueeze(winner, 2)), 2)
     if not return_indices:
         return S.squeeze(values, 0) if unbatched else values
     assert winner is not None
@@ -162,7 +163,7 @@ def _max_pool(
         offset = E.remainder(E.div(winner, inner, rounding_mode="floor"), k[i])
         shape = [1] * (n + 2)
         shape[2 + i] = out[i]
-        start = lt.arange(out[i], device=x.device).reshape(shape) * s[i] - p[i]  # type: ignore[attr-defined]
+        start = C.arange(out[i], device=x.device).reshape(shape) * s[i] - p[i]  # type: ignore[attr-defined]
         idx = idx + (start + offset * d[i]) * math.prod(spatial[i + 1 :])
     if unbatched:
         return S.squeeze(values, 0), S.squeeze(idx, 0)
@@ -182,7 +183,7 @@ def _max_pool_winner(
     element equal to the max (padding never wins, even when a real value equals the fill,
     e.g. 0 in uint8), or, when the max is NaN, the last NaN (its kernel lets every NaN win)."""
     out = tuple(values.shape[2:])
-    inside = lt.ones((1, 1, *spatial), dtype=dt.bool_, device=win.device)
+    inside = C.ones((1, 1, *spatial), dtype=dt.bool_, device=win.device)
     inside = pad(inside, widths, value=False)
     inside = _windows(inside, kernel, stride, dilation, out)  # (1, 1, K, *out)
     hit = (win == S.unsqueeze(values, 2)) & inside  # type: ignore[operator]
@@ -235,7 +236,7 @@ def _avg_pool(
     else:
         # Count what each window covers: real elements only, or the zero padding too
         # (but never the extra ceil_mode padding past it), exactly as torch divides.
-        ones = lt.ones((1, 1, *spatial), dtype=x.dtype, device=x.device)
+        ones = C.ones((1, 1, *spatial), dtype=x.dtype, device=x.device)
         if count_include_pad:
             ones = pad(ones, _widths(p, p), value=1)
             ones = pad(ones, _widths((0,) * n, extra))
@@ -401,7 +402,7 @@ def _lp_pool(
     k = _ntuple(kernel_size, n, op)
     avg = (avg_pool1d, avg_pool2d, avg_pool3d)[n - 1]
     out = avg(x.pow(norm_type), kernel_size, stride, 0, ceil_mode)  # type: ignore[attr-defined]
-    out = lt.sign(out) * lt.relu(lt.abs(out))  # type: ignore[attr-defined]
+    out = E.sign(out) * E.relu(E.abs(out))  # type: ignore[attr-defined]
     return (out * math.prod(k)).pow(1.0 / norm_type)  # type: ignore[no-any-return]
 
 

@@ -15,13 +15,14 @@ from typing import Any
 
 import numpy as np
 
-import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import tensor_arg
+from lazytorch.ops.creation import tensor
+from lazytorch.ops.indexing import gather, index_select
 from lazytorch.tensor import Tensor
 
 
@@ -92,7 +93,7 @@ def _adaptive_max(input: Any, output_size: Any, return_indices: bool, n: int, op
         pos = np.minimum(starts[:, None] + np.arange(taps), ends[:, None] - 1)  # (o, taps)
         positions.append(pos)
         dim = lead + 2 * i
-        win = lt.index_select(win, dim, lt.tensor(pos.reshape(-1), device=x.device))
+        win = index_select(win, dim, tensor(pos.reshape(-1), device=x.device))
         win = S.unflatten(win, dim, (o, taps))
     # (..., o1, t1, o2, t2, ...) -> (..., o1, o2, ..., t1 * t2 * ...)
     order = (
@@ -108,7 +109,7 @@ def _adaptive_max(input: Any, output_size: Any, return_indices: bool, n: int, op
     k = E.where(E.isnan(values), last_nan, first)
     if x.requires_grad:
         # torch's gradient goes to the one element its index names, never split among ties.
-        values = S.squeeze(lt.gather(win, -1, S.unsqueeze(k, -1)), -1)
+        values = S.squeeze(gather(win, -1, S.unsqueeze(k, -1)), -1)
     if not return_indices:
         return values
     # The flat index within the input plane of every (output position, tap): a constant.
@@ -117,9 +118,9 @@ def _adaptive_max(input: Any, output_size: Any, return_indices: bool, n: int, op
         shape = [1] * (2 * n)
         shape[i], shape[n + i] = pos.shape
         flat = flat + pos.reshape(shape) * math.prod(spatial[i + 1 :])
-    table = lt.tensor(flat.reshape(*out, -1), device=x.device)
+    table = tensor(flat.reshape(*out, -1), device=x.device)
     table = S.expand(table, *win.shape)
-    return values, S.squeeze(lt.gather(table, -1, S.unsqueeze(k, -1)), -1)
+    return values, S.squeeze(gather(table, -1, S.unsqueeze(k, -1)), -1)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
@@ -197,11 +198,11 @@ def _resample(x: Tensor, dim: int, index: np.ndarray, weight: np.ndarray | None)
     out, taps = index.shape
     if taps == 1 and weight is None and np.array_equal(index[:, 0], np.arange(x.shape[dim])):
         return x
-    y = lt.index_select(x, dim, lt.tensor(index.reshape(-1), device=x.device))
+    y = index_select(x, dim, tensor(index.reshape(-1), device=x.device))
     if weight is None:
         return y
     y = S.unflatten(y, dim, (out, taps))
-    w = lt.tensor(
+    w = tensor(
         weight.reshape((out, taps) + (1,) * (x.ndim - dim - 1)), dtype=x.dtype, device=x.device
     )
     return R.sum(y * w, dim + 1)  # type: ignore[operator]

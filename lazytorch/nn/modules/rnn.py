@@ -29,7 +29,6 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, NamedTuple
 
-import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.nn import functional as F
 from lazytorch.nn import init
@@ -37,6 +36,8 @@ from lazytorch.nn.modules.module import Module
 from lazytorch.nn.parameter import Parameter
 from lazytorch.nn.utils.rnn import PackedSequence
 from lazytorch.ops import creation as C
+from lazytorch.ops.elementwise import relu, sigmoid, tanh
+from lazytorch.ops.shape import cat, stack
 from lazytorch.tensor import Tensor
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -56,18 +57,18 @@ class _Weights(NamedTuple):
 
 # -- one time step per cell kind: (input projection with b_ih, state, weights) -> state ------
 def _rnn_tanh_step(gi: Tensor, state: State, w: _Weights) -> State:
-    return (lt.tanh(gi + F.linear(state[0], w.hh, w.b_hh)),)
+    return (tanh(gi + F.linear(state[0], w.hh, w.b_hh)),)
 
 
 def _rnn_relu_step(gi: Tensor, state: State, w: _Weights) -> State:
-    return (lt.relu(gi + F.linear(state[0], w.hh, w.b_hh)),)
+    return (relu(gi + F.linear(state[0], w.hh, w.b_hh)),)
 
 
 def _lstm_step(gi: Tensor, state: State, w: _Weights) -> State:
     h, c = state
     i, f, g, o = (gi + F.linear(h, w.hh, w.b_hh)).chunk(4, -1)
-    c = lt.sigmoid(f) * c + lt.sigmoid(i) * lt.tanh(g)
-    h = lt.sigmoid(o) * lt.tanh(c)
+    c = sigmoid(f) * c + sigmoid(i) * tanh(g)
+    h = sigmoid(o) * tanh(c)
     if w.hr is not None:
         h = F.linear(h, w.hr)
     return h, c
@@ -77,9 +78,9 @@ def _gru_step(gi: Tensor, state: State, w: _Weights) -> State:
     (h,) = state
     i_r, i_z, i_n = gi.chunk(3, -1)
     h_r, h_z, h_n = F.linear(h, w.hh, w.b_hh).chunk(3, -1)
-    r = lt.sigmoid(i_r + h_r)
-    z = lt.sigmoid(i_z + h_z)
-    n = lt.tanh(i_n + r * h_n)  # b_hn stays inside r * (...), as torch
+    r = sigmoid(i_r + h_r)
+    z = sigmoid(i_z + h_z)
+    n = tanh(i_n + r * h_n)  # b_hn stays inside r * (...), as torch
     return (n + z * (h - n),)  # (1 - z) * n + z * h
 
 
@@ -115,7 +116,7 @@ def _run_direction(
             outputs.append(state[0])
         if ended:
             ended.append(state)
-            state = tuple(lt.cat(parts) for parts in zip(*reversed(ended)))
+            state = tuple(cat(parts) for parts in zip(*reversed(ended)))
     else:
         # Backwards in time sequences start at the bottom: their initial state joins.
         state = state0
@@ -124,11 +125,11 @@ def _run_direction(
         for t in reversed(range(len(batch_sizes))):
             bs, running = batch_sizes[t], state[0].shape[0]
             if bs > running:
-                state = tuple(lt.cat([s, s0[running:bs]]) for s, s0 in zip(state, state0))
+                state = tuple(cat([s, s0[running:bs]]) for s, s0 in zip(state, state0))
             state = step(gi[starts[t] : starts[t + 1]], state, w)
             outputs.append(state[0])
         outputs.reverse()
-    return lt.cat(outputs) if len(outputs) > 1 else outputs[0], state
+    return cat(outputs) if len(outputs) > 1 else outputs[0], state
 
 
 class RNNBase(Module):
@@ -371,10 +372,10 @@ class RNNBase(Module):
                 out, final = _run_direction(step, gi, batch_sizes, first, w, direction == 1)
                 outputs.append(out)
                 finals.append(final)
-            x = outputs[0] if directions == 1 else lt.cat(outputs, -1)
+            x = outputs[0] if directions == 1 else cat(outputs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
-        return x, tuple(lt.stack(parts) for parts in zip(*finals))
+        return x, tuple(stack(parts) for parts in zip(*finals))
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import lazytorch as lt
+from lazytorch.autograd.grad_mode import is_grad_enabled
 from lazytorch.nn import functional as F
 from lazytorch.nn import init
 from lazytorch.nn.modules.activation import GELU, MultiheadAttention, ReLU
@@ -26,6 +26,9 @@ from lazytorch.nn.modules.module import Module
 from lazytorch.nn.modules.normalization import LayerNorm
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
+from lazytorch.ops.creation import full, zeros
+from lazytorch.ops.elementwise import where
+from lazytorch.ops.shape import triu
 from lazytorch.tensor import Tensor
 
 __all__ = [
@@ -42,7 +45,7 @@ Activation = str | Callable[[Tensor], Tensor]
 def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
     """(sz, sz) float mask: 0 on and below the diagonal, -inf above (position i attends to
     positions <= i)."""
-    return lt.triu(lt.full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)
+    return triu(full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)
 
 
 def _get_clones(module: Module, n: int) -> ModuleList:
@@ -421,7 +424,7 @@ class TransformerEncoder(Module):
             first.linear2.weight,
             first.linear2.bias,
         )
-        return not (lt.is_grad_enabled() and any(w.requires_grad for w in weights))
+        return not (is_grad_enabled() and any(w.requires_grad for w in weights))
 
     def _zero_padded(self, output: Tensor, key_padding_mask: Tensor) -> Tensor:
         """Zeros where `key_padding_mask` marks padding, as torch's nested-tensor round trip
@@ -431,8 +434,8 @@ class TransformerEncoder(Module):
         padded = S.unsqueeze(~not_padding, -1)  # type: ignore[operator]
         if getattr(self, "mask_check", True):
             padded = padded & _left_aligned(not_padding)  # type: ignore[operator]
-        zero = lt.zeros((), dtype=output.dtype, device=output.device)
-        return lt.where(padded, zero, output)
+        zero = zeros((), dtype=output.dtype, device=output.device)
+        return where(padded, zero, output)
 
 
 class TransformerDecoder(Module):

@@ -25,9 +25,11 @@ from collections.abc import Iterable, Sequence
 from itertools import accumulate, pairwise
 from typing import Any, NamedTuple
 
-import lazytorch as lt
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
+from lazytorch.ops.creation import arange, full, tensor, zeros_like
+from lazytorch.ops.indexing import index_select
+from lazytorch.ops.shape import cat
 from lazytorch.tensor import Tensor
 
 __all__ = [
@@ -154,8 +156,8 @@ def invert_permutation(permutation: Tensor | None) -> Tensor | None:
     if permutation is None:
         return None
     n = permutation.numel()
-    positions = lt.arange(n, dtype=permutation.dtype, device=permutation.device)
-    return lt.zeros_like(permutation).scatter(0, permutation, positions)
+    positions = arange(n, dtype=permutation.dtype, device=permutation.device)
+    return zeros_like(permutation).scatter(0, permutation, positions)
 
 
 # -- the host-side bookkeeping ------------------------------------------------------------------
@@ -184,16 +186,16 @@ def _padding_row(value: float, like: Tensor) -> Tensor:
         value = bool(value)
     elif not d.is_floating_point:
         value = int(value)
-    return lt.full((1, *like.shape[1:]), value, dtype=d, device=like.device)
+    return full((1, *like.shape[1:]), value, dtype=d, device=like.device)
 
 
 def _arrange_rows(rows: Tensor, index: list[int], shape: tuple[int, ...], value: float) -> Tensor:
     """A tensor of `shape` whose leading two dims, flattened, take row ``index[k]`` of
     `rows`, or a row of `value` where ``index[k]`` is -1: one gather."""
     if -1 in index:
-        rows = lt.cat([rows, _padding_row(value, rows)])
+        rows = cat([rows, _padding_row(value, rows)])
         index = [len(rows) - 1 if i == -1 else i for i in index]
-    picked = lt.index_select(rows, 0, lt.tensor(index, dtype=dt.int64, device=rows.device))
+    picked = index_select(rows, 0, tensor(index, dtype=dt.int64, device=rows.device))
     return picked.reshape(shape)
 
 
@@ -264,11 +266,9 @@ def pack_padded_sequence(
         for j in range(bs)
     ]
     rows = input.reshape(steps * batch, *input.shape[2:])
-    data = lt.index_select(rows, 0, lt.tensor(flat, dtype=dt.int64, device=input.device))
-    sorted_indices = (
-        None if enforce_sorted else lt.tensor(order, dtype=dt.int64, device=input.device)
-    )
-    return PackedSequence(data, lt.tensor(batch_sizes, dtype=dt.int64), sorted_indices, None)
+    data = index_select(rows, 0, tensor(flat, dtype=dt.int64, device=input.device))
+    sorted_indices = None if enforce_sorted else tensor(order, dtype=dt.int64, device=input.device)
+    return PackedSequence(data, tensor(batch_sizes, dtype=dt.int64), sorted_indices, None)
 
 
 def pack_sequence(sequences: Sequence[Tensor], enforce_sorted: bool = True) -> PackedSequence:
@@ -331,7 +331,7 @@ def pad_packed_sequence(
         shape = (steps, batch, *data.shape[1:])
     padded = _arrange_rows(data, index, shape, padding_value)
     sorted_lengths = _lengths_of(batch_sizes)
-    lengths = lt.tensor([sorted_lengths[position[b]] for b in range(batch)], dtype=dt.int64)
+    lengths = tensor([sorted_lengths[position[b]] for b in range(batch)], dtype=dt.int64)
     return padded, lengths
 
 
@@ -395,7 +395,7 @@ def pad_sequence(
     else:
         index = [row(t, b) for t in range(steps) for b in range(batch)]
         shape = (steps, batch, *first.shape[1:])
-    return _arrange_rows(lt.cat(seqs), index, shape, padding_value)
+    return _arrange_rows(cat(seqs), index, shape, padding_value)
 
 
 # -- unpad ---------------------------------------------------------------------------------------

@@ -10,7 +10,10 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-import lazytorch
+from lazytorch._config import backend, sync_mode
+from lazytorch.ir.dtypes import int64
+from lazytorch.ops.creation import tensor
+from lazytorch.runtime import materialize
 from lazytorch.tensor import Tensor
 from lazytorch.utils.data._utils.collate import default_collate, default_convert
 from lazytorch.utils.data.dataset import IterableDataset, Subset, TensorDataset
@@ -40,7 +43,7 @@ def _gathered_batch(dataset: Any, indices: list[Any]) -> list[Tensor] | None:
         if not -n <= i < n:
             raise IndexError(f"index {i} is out of bounds for dimension 0 with size {n}")
         rows.append(i + n if i < 0 else i)
-    index = lazytorch.tensor(rows, dtype=lazytorch.int64)
+    index = tensor(rows, dtype=int64)
     return [t[index] for t in dataset.tensors]
 
 
@@ -163,7 +166,7 @@ class DataLoader:
             # Values the dataset holds are computed once here, on the default backend, not
             # again inside every batch that reads them.
             held = [t for t in getattr(self.dataset, "tensors", ()) if isinstance(t, Tensor)]
-            lazytorch.materialize(*held)
+            materialize(*held)
         if self._iterable:
             yield from self._stream()
             return
@@ -190,7 +193,7 @@ class DataLoader:
         """A batch as the loader hands it out: computed now (see the module doc)."""
         if self.lazy_batches:
             return fetch()
-        with lazytorch.sync_mode(), lazytorch.backend("interpreter"):
+        with sync_mode(), backend("interpreter"):
             return fetch()
 
     def _fetch(self, indices: list[Any]) -> Any:

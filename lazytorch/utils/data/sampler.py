@@ -11,7 +11,10 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import lazytorch
+from lazytorch.ir.dtypes import float64
+from lazytorch.ops.creation import as_tensor
+from lazytorch.ops.random import rand, randint, randperm
+from lazytorch.runtime import materialize
 
 __all__ = [
     "BatchSampler",
@@ -101,8 +104,8 @@ class RandomSampler(Sampler):
             left = self.num_samples
             while left > 0:
                 chunk = min(left, _REPLACEMENT_CHUNK)
-                draws = lazytorch.randint(n, (chunk,), generator=self.generator)
-                lazytorch.materialize(draws)  # explicit, so strict mode does not object
+                draws = randint(n, (chunk,), generator=self.generator)
+                materialize(draws)  # explicit, so strict mode does not object
                 yield from draws.tolist()
                 left -= chunk
             return
@@ -152,8 +155,8 @@ class BatchSampler(Sampler):
 
 
 def _permutation(n: int, generator: Any) -> list[int]:
-    perm = lazytorch.randperm(n, generator=generator)
-    lazytorch.materialize(perm)  # explicit, so strict mode does not object
+    perm = randperm(n, generator=generator)
+    materialize(perm)  # explicit, so strict mode does not object
     return perm.tolist()  # type: ignore[no-any-return]
 
 
@@ -190,7 +193,7 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(
                 f"replacement should be a boolean value, but got replacement={replacement}"
             )
-        w = lazytorch.as_tensor(weights, dtype=lazytorch.float64)
+        w = as_tensor(weights, dtype=float64)
         if w.dim() != 1:
             raise ValueError(
                 f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}"
@@ -214,8 +217,8 @@ class WeightedRandomSampler(Sampler):
                 "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
             )
         while len(chosen) < self.num_samples:
-            u = lazytorch.rand(self.num_samples, dtype=lazytorch.float64, generator=self.generator)
-            lazytorch.materialize(u)
+            u = rand(self.num_samples, dtype=float64, generator=self.generator)
+            materialize(u)
             for x in u.tolist():
                 i = min(int(np.searchsorted(p, x * p[-1], side="right")), len(w) - 1)
                 if not self.replacement:

@@ -15,7 +15,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import lazytorch
+from lazytorch.ir.dtypes import float64
+from lazytorch.ops.creation import as_tensor, from_numpy, tensor
+from lazytorch.ops.shape import stack
 from lazytorch.tensor import Tensor
 
 __all__ = ["default_collate", "default_convert"]
@@ -34,21 +36,21 @@ def _is_text_array(a: Any) -> bool:
 def _collate_arrays(batch: list[Any]) -> Any:
     if _is_text_array(batch[0]):
         raise TypeError(_COLLATE_ERROR.format(batch[0].dtype))
-    return lazytorch.stack([lazytorch.as_tensor(a) for a in batch])
+    return stack([as_tensor(a) for a in batch])
 
 
 def _collate_numpy_scalars(batch: list[Any]) -> Any:
     import numpy as np
 
-    return lazytorch.from_numpy(np.asarray(batch))
+    return from_numpy(np.asarray(batch))
 
 
 # Rules for leaf samples: the first entry whose type the batch's first sample is an instance
 # of decides. Containers (dicts, namedtuples, sequences) are handled recursively below.
 _COLLATE_RULES: dict[type | tuple[type, ...], Callable[[list[Any]], Any]] = {
-    Tensor: lambda batch: lazytorch.stack(batch, 0),
-    float: lambda batch: lazytorch.tensor(batch, dtype=lazytorch.float64),
-    int: lambda batch: lazytorch.tensor(batch),  # bools too: a bool tensor, as in torch
+    Tensor: lambda batch: stack(batch, 0),
+    float: lambda batch: tensor(batch, dtype=float64),
+    int: lambda batch: tensor(batch),  # bools too: a bool tensor, as in torch
     str: lambda batch: batch,
     bytes: lambda batch: batch,
 }
@@ -121,7 +123,7 @@ def default_convert(data: Any) -> Any:
     if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "bytes_"):
         if elem_type.__name__ == "ndarray" and _is_text_array(data):
             return data
-        return lazytorch.as_tensor(data)
+        return as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
         return _same_mapping_type(data, {key: default_convert(data[key]) for key in data})
     if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
