@@ -25,6 +25,7 @@ from lazytorch import metrics
 from lazytorch.autograd import rules
 from lazytorch.ir.node import Node, format_loc, grad_mode, stamp
 from lazytorch.ir.primitives import PRIMITIVES, make_node
+from lazytorch.ops._core import cast, const_node, expand_node, wrap
 from lazytorch.runtime import register
 from lazytorch.tensor import Tensor
 
@@ -267,7 +268,6 @@ def _run_backward(
 
 
 def _run_hooks(m: TensorMeta, g: Node, retain: bool) -> Node:
-    from lazytorch.ops._core import wrap  # lazy: circle (ops/__init__ -> autograd)
 
     for hook in list(m.hooks.values()):
         r = hook(wrap(g))
@@ -283,7 +283,6 @@ def _accumulate(meta: Any, g: Node) -> None:
         return
     if meta.hooks:
         g = _run_hooks(meta, g, retain=False)
-    from lazytorch.ops._core import wrap  # lazy: circle (ops/__init__ -> autograd)
 
     if meta.grad is None:
         meta.grad = wrap(g)
@@ -292,8 +291,6 @@ def _accumulate(meta: Any, g: Node) -> None:
 
 
 def _ones_like(n: Node) -> Node:
-    # lazy: circle (ops/__init__ -> autograd)
-    from lazytorch.ops._core import const_node, expand_node
 
     return expand_node(const_node(1, n.dtype, n.device), n.shape)
 
@@ -314,7 +311,6 @@ def _check_outputs(outs: Sequence[Tensor]) -> None:
 
 
 def _root_grads(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], op: str) -> list[Node]:
-    from lazytorch.ops._core import cast  # lazy: circle (ops/__init__ -> autograd)
 
     if grad_outputs and len(grad_outputs) != len(outputs):
         raise RuntimeError(f"{op}: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
@@ -385,7 +381,6 @@ def backward(
 
 def _accumulate_into(t: Tensor, g: Node) -> None:
     m = meta_of(t, create=True)
-    from lazytorch.ops._core import wrap  # lazy: circle (ops/__init__ -> autograd)
 
     m.grad = wrap(g) if m.grad is None else wrap(_add(m.grad._node, g))
 
@@ -411,8 +406,6 @@ def grad(
     >>> g.item(), g2.item()
     (27.0, 18.0)
     """
-    # lazy: circle (ops/__init__ -> autograd)
-    from lazytorch.ops._core import const_node, expand_node, wrap
 
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)

@@ -50,6 +50,7 @@ from lazytorch.autograd.rules import VJP
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node, grad_mode
 from lazytorch.ir.primitives import PRIMITIVES, Primitive, make_node
+from lazytorch.ops._core import const_node, expand_node, wrap
 from lazytorch.tensor import Tensor
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -132,8 +133,6 @@ def _park_rule(
 def _backward_rule(
     ct: Node, out: Node, inputs: tuple[Node, ...], attrs: tuple[Any, ...], needs: Any
 ) -> tuple[Node | None, ...]:
-    # lazy: circle (ops/__init__ -> autograd)
-    from lazytorch.ops._core import const_node, expand_node, wrap
 
     app, positions = attrs
     ctx = app.ctx
@@ -311,7 +310,6 @@ def _attach(
     outs: tuple[Any, ...],
     out: Any,
 ) -> Any:
-    from lazytorch.ops._core import wrap  # lazy: circle (ops/__init__ -> autograd)
 
     positions = tuple(k for k, a in enumerate(args) if isinstance(a, Tensor))
     inputs = tuple(arg_nodes[k] for k in positions)

@@ -24,6 +24,7 @@ from typing import Any
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import PRIMITIVES, Primitive, make_node
+from lazytorch.ops._core import const_node
 
 __all__ = ["VJP", "install"]
 
@@ -59,7 +60,6 @@ def emit(name: str, inputs: tuple[Node, ...], attrs: tuple[Any, ...] = ()) -> No
 
 
 def const(value: Any, like: Node) -> Node:
-    from lazytorch.ops._core import const_node  # lazy: circle (ops/__init__ -> autograd)
 
     return const_node(value, like.dtype, like.device)
 

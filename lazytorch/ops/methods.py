@@ -23,18 +23,23 @@ from typing import Any
 from lazytorch._dtype_info import contiguous_format, preserve_format
 from lazytorch._errors import op_error
 from lazytorch._public import REGISTRY, Registry, public
+from lazytorch.autograd import tensor_methods as _tensor_methods  # declares Tensor.backward
 from lazytorch.autograd.engine import leaf_alias, stop_gradient
 from lazytorch.autograd.grad_mode import is_grad_enabled
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import as_device
 from lazytorch.ops import activation as A
+from lazytorch.ops import composite as _composite  # (each op module declares its names)
 from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import indexing as I
 from lazytorch.ops import linalg as L
+from lazytorch.ops import pad as _pad
 from lazytorch.ops import random as RND
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
+from lazytorch.ops import sorting as _sorting
+from lazytorch.ops import transcendental as _transcendental
 from lazytorch.ops import views as V
 from lazytorch.ops._core import cast, const_node, expand_node, normalize_dim, scalar_node, wrap
 from lazytorch.ops.indexing import _broadcast_value
@@ -553,7 +558,7 @@ def bind(
     here from its op (`_inplace`); `inplace_operators` resolve to the in-place methods they
     name (a name that is not declared raises, with the close names). A name the class body
     defines itself cannot be declared: `lazytorch.tensor` keeps the state methods. Runs
-    once, when `lazytorch.ops` is imported (the parameters are for tests).
+    once, when this module is imported (the parameters are for tests).
     """
     if registry.sealed:
         raise RuntimeError(f"{__name__}.bind: the registry is sealed (the methods are bound)")
@@ -575,3 +580,9 @@ def bind(
     for name, value in bound.items():
         setattr(cls, name, value)
     registry.seal(f"{__name__}.bind")
+
+
+# Every op module is imported above, each declaring its names (these only declare, from here
+# on nothing reads them): bind them all, once.
+_DECLARING = (_tensor_methods, _composite, _pad, _sorting, _transcendental)
+bind()
