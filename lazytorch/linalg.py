@@ -1,6 +1,7 @@
 """lazytorch.linalg: torch.linalg's names for the norms and products lazytorch provides."""
 
-from lazytorch.ops.linalg import matmul, matrix_norm, norm, vector_norm
+from lazytorch.ops.linalg import linalg_norm as norm
+from lazytorch.ops.linalg import matmul, matrix_norm, vector_norm
 
 __all__ = ["matmul", "matrix_norm", "norm", "vector_norm"]
 

@@ -28,6 +28,7 @@ from lazytorch.ops import shape as S
 from lazytorch.ops._core import normalize_dim, result_type, tensor_arg
 from lazytorch.ops.creation import into_out
 from lazytorch.ops.linalg import cosine_similarity as cosine_similarity
+from lazytorch.ops.linalg import norm
 from lazytorch.ops.sorting import kthvalue, kthvalue_result
 from lazytorch.tensor import Tensor
 
@@ -568,7 +569,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     >>> lazytorch.dist(lazytorch.tensor([0.0, 0.0]), lazytorch.tensor([3.0, 4.0]))
     tensor(5.)
     """
-    return R.norm(input - other, p)
+    return norm(input - other, p)
 
 
 @public()
@@ -978,7 +979,7 @@ def pairwise_distance(
     >>> lazytorch.pairwise_distance(lazytorch.tensor([[0.0, 0.0]]), lazytorch.tensor([[3.0, 4.0]]), eps=0.0)
     tensor([5.])
     """
-    return R.norm(x1 - x2 + eps, p, dim=-1, keepdim=keepdim)
+    return norm(x1 - x2 + eps, p, dim=-1, keepdim=keepdim)
 
 
 @public(method=True)

@@ -985,9 +985,8 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
     """
     if input is None and other is None:
-        from lazytorch.ops.indexing import nonzero  # lazy: circle (indexing -> elementwise)
-
-        return nonzero(condition, as_tuple=True)
+        # (the method, bound from lazytorch.ops.indexing, which imports this module)
+        return tensor_arg(condition, "where", "condition").nonzero(as_tuple=True)
     c = tensor_arg(condition, "where", "condition")
     if c.dtype is not dt.bool_:
         raise op_error(

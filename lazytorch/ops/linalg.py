@@ -651,7 +651,7 @@ def matrix_norm(
     )
 
 
-def norm(
+def linalg_norm(
     input: Tensor,
     ord: Any = None,
     dim: Any = None,
@@ -681,6 +681,27 @@ def norm(
         # A pair of dims or a named (matrix-only) ord: a matrix norm.
         return matrix_norm(input, "fro" if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
     return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+
+
+@public()
+def norm(
+    input: Tensor,
+    p: Any = "fro",
+    dim: Any = None,
+    keepdim: bool = False,
+    out: Any = None,
+    dtype: Any = None,
+) -> Tensor:
+    """Vector p-norm over `dim` (torch.norm): p = 'fro', 2, 1, inf, -inf, 0, or any float."""
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        raise op_error(
+            NotImplementedError,
+            "norm",
+            "the nuclear norm needs an SVD, which lazytorch does not provide",
+        )
+    return vector_norm(input, p, dim, keepdim, dtype=dtype, out=out)
 
 
 @public()

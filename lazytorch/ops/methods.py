@@ -36,7 +36,6 @@ from lazytorch.ops import indexing as I
 from lazytorch.ops import linalg as L
 from lazytorch.ops import pad as _pad
 from lazytorch.ops import random as RND
-from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops import sorting as _sorting
 from lazytorch.ops import transcendental as _transcendental
@@ -317,7 +316,7 @@ def norm(
     >>> lazytorch.tensor([[3.0, 4.0]]).norm(2, 1).tolist()
     [5.0]
     """
-    return R.norm(self, p, dim, keepdim, dtype=dtype)
+    return L.norm(self, p, dim, keepdim, dtype=dtype)
 
 
 def _get_data(self: Tensor) -> Tensor:

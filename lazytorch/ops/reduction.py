@@ -569,27 +569,3 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Te
     return _into_out(
         wrap(make_node(P.cumsum, (x,), (axis,), x.shape, x.dtype, x.device)), out, "cumsum"
     )
-
-
-@public()
-def norm(
-    input: Tensor,
-    p: Any = "fro",
-    dim: Any = None,
-    keepdim: bool = False,
-    out: Any = None,
-    dtype: Any = None,
-) -> Tensor:
-    """Vector p-norm over `dim` (torch.norm): p = 'fro', 2, 1, inf, -inf, 0, or any float."""
-    if p == "fro" or p is None:
-        p = 2
-    if p == "nuc":
-        raise op_error(
-            NotImplementedError,
-            "norm",
-            "the nuclear norm needs an SVD, which lazytorch does not provide",
-        )
-
-    from lazytorch.ops.linalg import vector_norm  # lazy: circle (linalg -> reduction)
-
-    return vector_norm(input, p, dim, keepdim, dtype=dtype, out=out)

@@ -841,9 +841,8 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     if x.ndim == 1:
         n = x.shape[0] + abs(diagonal)
         rows, cols = _diagonal_positions(n, n, diagonal, x.device)
-        from lazytorch.ops.indexing import index_put  # lazy: circle (indexing -> shape)
-
-        return index_put(zeros(n, n, dtype=x.dtype, device=x.device), (rows, cols), x)
+        # (the method, bound from lazytorch.ops.indexing, which imports this module)
+        return zeros(n, n, dtype=x.dtype, device=x.device).index_put((rows, cols), x)
     if x.ndim == 2:
         rows, cols = _diagonal_positions(x.shape[0], x.shape[1], diagonal, x.device)
         return x[rows, cols]
