@@ -23,10 +23,10 @@ import zlib
 
 os.environ.setdefault("LAZYTORCH_VERIFY", "1")
 # Tests count compiles, kernels and cache hits of the program they cut, so they compile it
-# at once; tests/test_tiered.py and the real-world corpus run with tiering on, as users do.
+# at once; tests/runtime/test_tiered.py and the real-world corpus run with tiering on, as users do.
 os.environ.setdefault("LAZYTORCH_TIERED", "0")
 # The op matrix compiles many shapes from one helper line on purpose; a RecompileWarning
-# there says nothing about the code under test (tests/test_observe.py sets its own limit).
+# there says nothing about the code under test (tests/runtime/test_observe.py sets its own limit).
 os.environ.setdefault("LAZYTORCH_RECOMPILE_LIMIT", "0")
 if not os.environ.get("LAZYTORCH_CACHE_DIR"):
     os.environ["LAZYTORCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="lazytorch-test-cache-")

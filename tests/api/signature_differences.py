@@ -1,4 +1,4 @@
-"""Deliberate differences from torch's signatures (tests/test_signatures.py), one reason each.
+"""Deliberate differences from torch's signatures (tests/api/test_signatures.py), one reason each.
 
 ``DIFFERENCES`` maps an API to the differences the test reports for it, each with its reason;
 the test fails on a difference not listed here and on a listed one that is gone. Most reasons

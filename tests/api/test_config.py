@@ -26,7 +26,7 @@ from lazytorch.codegen import compiler
 from lazytorch.ir import verify
 from lazytorch.runtime import backends, cpp_backend, dynamic, observe
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = ("lazytorch", "codegen", "scheduler")
 
 TRUE = ["1", "true", "TRUE", "yes", "Yes", "on", " ON "]

@@ -32,7 +32,7 @@ import collections
 import functools
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {
     "lazytorch": "lazytorch",
     "scheduler": "lazytorch.scheduler",

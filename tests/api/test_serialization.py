@@ -2,7 +2,7 @@
 Parameters, plain Python objects), torch's archive layout, weights-only refusals, atomic
 writes, refusing every damaged or foreign file with CheckpointError (never a crash or a
 half-built object), and lazytorch's first format still loading. Files exchanged with real
-torch are tests/test_torch_checkpoints.py."""
+torch are tests/api/test_torch_checkpoints.py."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ A script written for torch calls with torch's keyword names, relies on torch's d
 passes arguments in torch's order; one parametrized case per public API (``torch.sum``,
 ``Tensor.sum``, ``F.relu``, ``nn.Linear.__init__``, ...) compares its signature with torch's
 counterpart of the same name. The deliberate differences are listed, each with its reason,
-in tests/signature_differences.py: a difference not listed there fails, and so does a listed
+in tests/api/signature_differences.py: a difference not listed there fails, and so does a listed
 one that no longer differs.
 
 Where torch's signature comes from:
@@ -397,17 +397,17 @@ def test_signature_matches_torch(api: Api) -> None:
     gone = [d for d in listed if d not in found]
     assert not new, (
         f"{api.id} differs from torch (fix it, or list it with its reason in "
-        "tests/signature_differences.py):\n  " + "\n  ".join(new)
+        "tests/api/signature_differences.py):\n  " + "\n  ".join(new)
     )
     assert not gone, (
         f"{api.id} no longer differs from torch here: remove from "
-        "tests/signature_differences.py:\n  " + "\n  ".join(gone)
+        "tests/api/signature_differences.py:\n  " + "\n  ".join(gone)
     )
 
 
 def test_difference_table_names_only_compared_apis() -> None:
     stale = sorted(set(DIFFERENCES) - {a.id for a in APIS})
-    assert not stale, f"tests/signature_differences.py lists APIs that are not compared: {stale}"
+    assert not stale, f"tests/api/signature_differences.py lists APIs that are not compared: {stale}"
 
 
 def test_comparison_finds_what_it_should() -> None:

@@ -790,7 +790,7 @@ def test_every_op_is_classified() -> None:
         if not listed & set(names):
             missing.append(names[0])
     assert not missing, (
-        f"ops with no case in tests/test_grad_semantics.py: {sorted(missing)}. Add a Case with "
+        f"ops with no case in tests/autograd/test_grad_semantics.py: {sorted(missing)}. Add a Case with "
         "inputs on the op's kinks, ties or special points, or list it in SMOOTH or "
         "NOT_DIFFERENTIABLE"
     )

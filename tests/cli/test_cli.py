@@ -65,7 +65,7 @@ def test_help_lists_every_command_and_each_has_help(capsys):
 
 
 def test_console_script_is_declared():
-    text = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    text = (Path(__file__).parents[2] / "pyproject.toml").read_text()
     assert 'lazytorch = "lazytorch.__main__:main"' in text
 
 

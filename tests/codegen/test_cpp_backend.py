@@ -23,7 +23,7 @@ import torch
 import lazytorch as lt
 from lazytorch.runtime import backends
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ range, dense grids over the ranges where the function does something, and edge v
 integers and half-integers for pow). Special values are
 checked bit for bit (any NaN is a NaN; zeros must have the right sign).
 
-``python tests/test_math_header.py`` prints the per-function, per-input-set max errors.
+``python tests/codegen/test_math_header.py`` prints the per-function, per-input-set max errors.
 The exhaustive scan over all 2^32 inputs of each unary function is marked slow.
 """
 
@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-HEADER_DIR = Path(__file__).resolve().parents[1] / "codegen" / "include"
+HEADER_DIR = Path(__file__).resolve().parents[2] / "codegen" / "include"
 HEADER = HEADER_DIR / "lazytorch_math.h"
 # The flags the CPU backend compiles kernels with (never -ffast-math).
 KERNEL_FLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math"]
@@ -797,7 +797,7 @@ def test_exhaustive(exhaustive_lib, fn):
 
 
 # ---------------------------------------------------------------------------------------------
-# Report: python tests/test_math_header.py [--exhaustive]
+# Report: python tests/codegen/test_math_header.py [--exhaustive]
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
 """Every kind of kernel the Triton lowering writes compiles for real GPUs, on this CPU.
 
-The numerics tests (tests/test_triton_backend.py, tests/test_cuda_memory.py) run the
+The numerics tests (tests/codegen/test_triton_backend.py, tests/gpu/test_cuda_memory.py) run the
 kernels under ``TRITON_INTERPRET=1``, which executes them with NumPy and accepts code that
 Triton's compiler would refuse (a mismatched block shape, an unsupported cast, a dtype a
 ``tl.dot`` cannot take). Triton's compiler itself needs no GPU: its bundled LLVM and
@@ -30,7 +30,7 @@ import pytest
 import lazytorch as lt
 
 F = lt.nn.functional
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def r(*shape: int, seed: int = 0, dtype: Any = np.float32) -> lt.Tensor:

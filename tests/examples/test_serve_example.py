@@ -30,7 +30,7 @@ import pytest
 
 import lazytorch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SERVE = ROOT / "examples" / "serve"
 TIMEOUT_S = 120
 

@@ -3,11 +3,11 @@
 Runs only where ``lazytorch.cuda.is_available()``; on a machine without a GPU the module is
 skipped with the reason lazytorch gives. ``LAZYTORCH_TEST_GPU=1`` turns that skip into a
 failure, so a GPU run cannot pass by skipping (the device check in benchmarks/RESULTS-gpu.md
-runs ``LAZYTORCH_TEST_GPU=1 pytest tests/test_gpu.py tests/test_triton_backend.py``).
+runs ``LAZYTORCH_TEST_GPU=1 pytest tests/gpu/test_gpu.py tests/codegen/test_triton_backend.py``).
 
 Every case draws fresh random inputs (never zeros: an unwritten output must show), runs the
 lazytorch expression on ``cuda`` and compares with torch on the CPU in float64 where that
-is the better reference. tests/test_triton_backend.py checks the same kernels against the
+is the better reference. tests/codegen/test_triton_backend.py checks the same kernels against the
 reference interpreter; this file checks what a user of the cuda device sees: tensors that
 live on the GPU across materializations, training, errors raised from kernels, memory.
 """

@@ -20,7 +20,7 @@ pytest.importorskip("torch")
 
 from benchmarks.gpu import CASES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path) -> None:

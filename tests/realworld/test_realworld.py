@@ -4,7 +4,7 @@ The corpus, its harness and the tolerance rule live in tests/realworld/ (README.
 case runs one script twice, in fresh processes: under torch, recording its random draws,
 then under lazytorch installed as ``torch``, replaying them. The CI slice is the scripts
 marked ``fast`` (small tutorial scripts, a few seconds each); the rest are ``slow``
-(``pytest -m slow tests/test_realworld.py``, or ``python -m benchmarks.realworld`` for
+(``pytest -m slow tests/realworld/test_realworld.py``, or ``python -m benchmarks.realworld`` for
 the table with timings).
 
 A script that stops on a lazytorch feature still missing is an xfail carrying the start of
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "realworld"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus
 from corpus import BY_NAME, CORPUS, Entry, run_pair

@@ -32,7 +32,7 @@ def test_builtin_devices_register_like_plugins():
 
 def test_cuda_asked_for_and_absent_is_a_clear_error():
     # the reason names what is missing on this machine: the bindings, the driver, a GPU
-    # (tests/test_cuda_memory.py checks each reason with a fake driver)
+    # (tests/gpu/test_cuda_memory.py checks each reason with a fake driver)
     with pytest.raises(
         RuntimeError,
         match=r"ones\(\): device 'cuda' is not available: "

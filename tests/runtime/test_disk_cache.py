@@ -37,7 +37,7 @@ from lazytorch.runtime.disk_cache import (
     seal_of,
 )
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 KEY = "0123456789abcdef" * 4
 FILES = {"prog.so": b"\x7fELF" + bytes(range(256)) * 40, "prog.cpp": b"int main() {}\n"}
 META = {"backend": "cpp", "flags": ["-O2", "-fPIC"]}

@@ -328,7 +328,7 @@ def test_debug_program_prints_readable_ir_with_source_lines():
     assert "reshape[shape=(2,)] %3" in lines[5]
     for row in lines[3:6]:
         assert row.rstrip().endswith(
-            f"# tests/test_materialize.py:{line}"
+            f"# tests/runtime/test_materialize.py:{line}"
         ) or row.rstrip().endswith(f"test_materialize.py:{line}")
     assert lines[6].strip() == "return %4"
 
