@@ -564,10 +564,8 @@ DIFFERS_FROM_TORCH = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _both_backends(_fresh_state):
-    """Every case on the interpreter and on the cpp backend (not the op matrix's sample)."""
-    helpers.BACKENDS[:] = ["interpreter", "cpp"]
+# Every case on the interpreter and on the cpp backend (not the op matrix's sample).
+pytestmark = pytest.mark.backends("interpreter", "cpp")
 
 
 def _quiet(fn: Callable[[], Any]) -> Any:

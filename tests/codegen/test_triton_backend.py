@@ -37,7 +37,11 @@ from lazytorch.runtime.backends import available_backends, get_backend
 
 F = lt.nn.functional
 ON_GPU = os.environ.get("LAZYTORCH_TEST_GPU") == "1"
-pytestmark = pytest.mark.usefixtures("quiet_interpreter")
+# every test here runs on the triton backend: its ids say [triton] (tests/backend_matrix.py)
+pytestmark = [
+    pytest.mark.usefixtures("quiet_interpreter", "backend"),
+    pytest.mark.backends("triton"),
+]
 
 
 class TorchCPUCarrier:

@@ -11,8 +11,9 @@ generator runs for as long as you like with ``python -m tests.fuzz --minutes N``
 from __future__ import annotations
 
 import numpy as np
-from fuzz.programs import Input, Program, Refused, assert_program, programs
 from hypothesis import HealthCheck, given, reject, settings
+
+from fuzz.programs import Input, Program, Refused, assert_program, programs
 
 # derandomized: every CI run draws the same programs (and so hits the same compile cache)
 SLICE = settings(

@@ -8,8 +8,9 @@ batches, and every parameter and buffer must match after each fused step.
 
 from __future__ import annotations
 
-from fuzz.training import TrainingCase, assert_training, training_cases
 from hypothesis import HealthCheck, given, settings
+
+from fuzz.training import TrainingCase, assert_training, training_cases
 
 SLICE = settings(
     derandomize=True,

@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 import torch
 
-import helpers
 import lazytorch as lt
 from helpers import check
 
@@ -25,10 +24,8 @@ SIGNED = ("int8", "int16", "int32", "int64")
 BOTH = ("interpreter", "cpp")
 
 
-@pytest.fixture
-def both_backends(monkeypatch, _fresh_state):
-    """check() runs on the interpreter and on cpp (after conftest has picked its sample)."""
-    monkeypatch.setattr(helpers, "BACKENDS", list(BOTH))
+# check() runs on the interpreter and on cpp for every case, not the matrix's sample
+both_backends = pytest.mark.backends(*BOTH)
 
 
 def edge_operands(dtype: str) -> tuple[np.ndarray, np.ndarray]:
@@ -52,9 +49,10 @@ TENSOR_TENSOR = {
 }
 
 
+@both_backends
 @pytest.mark.parametrize("dtype", SIGNED)
 @pytest.mark.parametrize("op", sorted(TENSOR_TENSOR))
-def test_division_of_min_by_minus_one_tensor_tensor(both_backends, op, dtype):
+def test_division_of_min_by_minus_one_tensor_tensor(op, dtype):
     check(TENSOR_TENSOR[op], *edge_operands(dtype))
 
 
@@ -67,14 +65,16 @@ TENSOR_SCALAR = {
 }
 
 
+@both_backends
 @pytest.mark.parametrize("dtype", SIGNED)
 @pytest.mark.parametrize("op", sorted(TENSOR_SCALAR))
-def test_division_of_min_by_minus_one_tensor_scalar(both_backends, op, dtype):
+def test_division_of_min_by_minus_one_tensor_scalar(op, dtype):
     check(TENSOR_SCALAR[op], edge_operands(dtype)[0])
 
 
+@both_backends
 @pytest.mark.parametrize("dtype", SIGNED)
-def test_scalar_min_divided_by_tensor(both_backends, dtype):
+def test_scalar_min_divided_by_tensor(dtype):
     m = int(np.iinfo(dtype).min)
     b = edge_operands(dtype)[1]
     check(lambda t, y: m // y, b)
@@ -321,8 +321,9 @@ SIZE_ERRORS = [
 ]
 
 
+@both_backends
 @pytest.mark.parametrize("expr", SIZE_ERRORS)
-def test_size_refused_like_torch(both_backends, expr):
+def test_size_refused_like_torch(expr):
     assert check(lambda t: eval(expr, {"t": t})) is None  # None: torch raised, and so did we
 
 
@@ -357,8 +358,9 @@ BROADCAST_ERRORS = [
 ]
 
 
+@both_backends
 @pytest.mark.parametrize("expr", BROADCAST_ERRORS)
-def test_broadcast_beyond_int64_refused(both_backends, expr):
+def test_broadcast_beyond_int64_refused(expr):
     assert check(lambda t: eval(expr, {"t": t}), modes=("lazy",)) is None
 
 
@@ -525,6 +527,7 @@ TENSOR_DATA = [
 ]
 
 
+@both_backends
 @pytest.mark.parametrize("expr", SCALARS + TENSOR_DATA)
-def test_python_int_like_torch(both_backends, expr):
+def test_python_int_like_torch(expr):
     check(lambda t: eval(expr, {"t": t}))
