@@ -2,14 +2,14 @@
 equivalent torch op, against central finite differences of the NumPy reference, and (where
 defined) second order against finite differences of the first-order gradient.
 
-The table is checked for completeness: a primitive with neither a sample here nor a place
-in `NOT_DIFFERENTIABLE` fails `test_every_primitive_is_covered`.
+The samples are the ``grad`` rows of the shared table, tests/samples.py. The table is checked
+for completeness: a primitive with neither a sample there nor a place in
+`NOT_DIFFERENTIABLE` fails `test_every_primitive_is_covered`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pytest
@@ -18,166 +18,10 @@ import torch
 import lazytorch as lt
 from lazytorch.autograd import rules
 from lazytorch.ir.primitives import PRIMITIVES
+from samples import GRAD_SAMPLES, Sample
 
-rng = np.random.default_rng(7)
-
-
-def u(*shape: int, lo: float = -2.0, hi: float = 2.0) -> np.ndarray:
-    return rng.uniform(lo, hi, size=shape)
-
-
-def away_from_int(*shape: int) -> np.ndarray:
-    # piecewise-constant ops: stay clear of their jumps so differences see the flat parts
-    return np.floor(u(*shape, lo=-3, hi=3)) + rng.uniform(0.2, 0.4, size=shape)
-
-
-class Sample:
-    """One primitive application: float64 inputs, attrs, the torch equivalent."""
-
-    def __init__(
-        self,
-        prim: str,
-        inputs: list[np.ndarray],
-        attrs: tuple[Any, ...],
-        torch_fn: Callable[..., Any],
-        *,
-        diff: tuple[int, ...] | None = None,
-        second: bool = True,
-        label: str = "",
-    ) -> None:
-        self.prim = prim
-        self.inputs = inputs
-        self.attrs = attrs
-        self.torch_fn = torch_fn
-        # inputs differentiated (float ones by default)
-        self.diff = (
-            diff
-            if diff is not None
-            else tuple(i for i, x in enumerate(inputs) if x.dtype == np.float64)
-        )
-        self.second = second
-        self.id = f"{prim}{'-' + label if label else ''}"
-
-
-def _samples() -> list[Sample]:
-    s: list[Sample] = []
-    t = torch
-    unary = {
-        "exp": (u(2, 3), t.exp),
-        "expm1": (u(2, 3), t.expm1),
-        "log": (u(2, 3, lo=0.3, hi=3), t.log),
-        "log1p": (u(2, 3, lo=-0.5, hi=3), t.log1p),
-        "sqrt": (u(2, 3, lo=0.3, hi=3), t.sqrt),
-        "sin": (u(2, 3), t.sin),
-        "cos": (u(2, 3), t.cos),
-        "tanh": (u(2, 3), t.tanh),
-        "atan": (u(2, 3), t.atan),
-        "sigmoid": (u(2, 3), t.sigmoid),
-        "erf": (u(2, 3), t.erf),
-        "neg": (u(2, 3), t.neg),
-        "abs": (np.array([-1.5, -0.3, 0.4, 2.0]), t.abs),
-        "floor": (away_from_int(5), t.floor),
-        "ceil": (away_from_int(5), t.ceil),
-        "round": (away_from_int(5), t.round),
-    }
-    for name, (x, fn) in unary.items():
-        s.append(Sample(name, [x], (), fn))
-    b = u(2, 3)
-    s += [
-        Sample("add", [u(2, 3), u(2, 3)], (), t.add),
-        Sample("add", [u(2, 3), u()], (), t.add, label="0d"),
-        Sample("sub", [u(2, 3), u(2, 3)], (), t.sub),
-        Sample("sub", [u(), u(4)], (), t.sub, label="0d"),
-        Sample("mul", [u(2, 3), u(2, 3)], (), t.mul),
-        Sample("mul", [u(3), u()], (), t.mul, label="0d"),
-        Sample("div", [u(2, 3), u(2, 3, lo=0.5, hi=2)], (), t.div),
-        Sample("div", [u(3), np.array(1.7)], (), t.div, label="0d"),
-        Sample(
-            "remainder", [u(4, lo=0.1, hi=0.9), np.array([1.3, 1.1, 1.7, 1.9])], (), t.remainder
-        ),
-        Sample("fmod", [u(4, lo=0.1, hi=0.9) * 3, np.array([1.3, -1.1, 1.7, -1.9])], (), t.fmod),
-        Sample(
-            "floordiv",
-            [away_from_int(4), np.array([1.0, 1.0, 1.0, 1.0])],
-            (),
-            lambda a, b_: t.div(a, b_, rounding_mode="floor"),
-            diff=(0,),
-        ),
-        Sample("pow", [u(2, 3, lo=0.5, hi=2), u(2, 3, lo=-1.5, hi=2)], (), t.pow),
-        Sample("pow", [u(4, lo=0.5, hi=2), np.array(2.5)], (), t.pow, label="0d"),
-        Sample("maximum", [b, b + np.where(rng.random((2, 3)) < 0.5, 0.5, -0.5)], (), t.maximum),
-        Sample("minimum", [b, b + np.where(rng.random((2, 3)) < 0.5, 0.5, -0.5)], (), t.minimum),
-        Sample("atan2", [u(2, 3), u(2, 3, lo=0.5, hi=2)], (), t.atan2),
-        Sample(
-            "where",
-            [rng.random((2, 3)) < 0.5, u(2, 3), u(2, 3)],
-            (),
-            lambda c, a, b_: t.where(c, a, b_),
-        ),
-        Sample(
-            "cast",
-            [u(2, 3)],
-            (lt.float32,),
-            lambda x: x.to(t.float32),
-            second=False,
-        ),
-        Sample("reshape", [u(2, 3)], ((3, 2),), lambda x: x.reshape(3, 2)),
-        Sample("permute", [u(2, 3, 4)], ((2, 0, 1),), lambda x: x.permute(2, 0, 1)),
-        Sample("expand", [u(3, 1)], ((2, 3, 4),), lambda x: x.expand(2, 3, 4)),
-        Sample(
-            "slice",
-            [u(7, 5)],
-            ((1, 0), (7, 5), (2, 3)),
-            lambda x: x[1:7:2, 0:5:3],
-        ),
-        Sample("slice", [u(6, 4)], ((2, 1), (5, 3), (1, 1)), lambda x: x[2:5, 1:3], label="step1"),
-        Sample(
-            "pad",
-            [u(2, 3), np.array(0.0)],
-            ((1, 0), (2, 1)),
-            lambda x, v: t.nn.functional.pad(x, (0, 1, 1, 2)),
-            diff=(0,),
-        ),
-        Sample("flip", [u(2, 3)], ((1,),), lambda x: x.flip(1)),
-        Sample("cat", [u(2, 3), u(2, 1), u(2, 2)], (1,), lambda *xs: t.cat(xs, 1)),
-        Sample(
-            "gather",
-            [u(3, 4), rng.integers(0, 3, size=(2, 4))],
-            (0,),
-            lambda x, i: t.gather(x, 0, i),
-        ),
-        Sample(
-            "scatter",
-            [u(4, 3), np.array([[2, 0, 1], [0, 3, 2]]), u(2, 3)],
-            (0, "none"),
-            lambda x, i, v: x.scatter(0, i, v),
-        ),
-        Sample(
-            "scatter",
-            [u(4, 3), np.array([[2, 0, 1], [2, 3, 1]]), u(2, 3)],
-            (0, "add"),
-            lambda x, i, v: x.scatter_add(0, i, v),
-            label="add",
-        ),
-        Sample("matmul", [u(2, 3, 4), u(2, 4, 5)], (), t.matmul),
-        Sample("reduce_sum", [u(2, 3, 4)], ((0, 2),), lambda x: x.sum((0, 2), keepdim=True)),
-        Sample("reduce_prod", [u(2, 3)], ((1,),), lambda x: x.prod(1, keepdim=True)),
-        Sample(
-            "reduce_prod",
-            [np.array([[1.5, 0.0, 2.0], [0.0, 0.0, 3.0], [1.2, -0.7, 2.0]])],
-            ((1,),),
-            lambda x: x.prod(1, keepdim=True),
-            label="zeros",
-            second=False,
-        ),
-        Sample("reduce_max", [u(3, 4)], ((1,),), lambda x: x.amax(1, keepdim=True)),
-        Sample("reduce_min", [u(3, 4)], ((0, 1),), lambda x: x.amin((0, 1), keepdim=True)),
-        Sample("cumsum", [u(3, 4)], (1,), lambda x: x.cumsum(1)),
-    ]
-    return s
-
-
-SAMPLES = _samples()
+# the float64 samples of tests/samples.py: one or more per differentiable primitive
+SAMPLES = GRAD_SAMPLES
 
 
 def test_every_primitive_is_covered():

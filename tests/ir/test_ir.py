@@ -17,6 +17,7 @@ from lazytorch.ir.primitives import CATEGORIES, PRIMITIVES, get
 from lazytorch.ir.program import Program, canonicalize, capture, cse, dce, fold_constants
 from lazytorch.ir.verify import IRVerificationError, verify_graph, verify_program
 from lazytorch.ops._core import const_node, leaf_node, scalar_node
+from samples import RULE_SAMPLES, SAMPLES, Sample, Scalar
 
 F32, I64, B = dt.float32, dt.int64, dt.bool_
 
@@ -33,58 +34,21 @@ def leaf(shape, dtype=F32, values=None):
     return leaf_node(np.asarray(values, dtype=dtype.np), CPU)
 
 
-# One sample application per primitive: (inputs, attrs). A primitive added to the table
-# without a sample here fails test_every_primitive_has_a_sample.
-UNARY_FLOAT = "exp log sqrt sin cos tanh atan log1p expm1 sigmoid erf".split()
-UNARY_ANY = "neg abs floor ceil round".split()
-BINARY = "add sub mul div floordiv remainder fmod pow maximum minimum atan2".split()
-COMPARE = "eq ne lt le gt ge".split()
-BITWISE = "bitwise_and bitwise_or bitwise_xor".split()
+def bind_sample(sample: Sample) -> tuple[Node, list[Node]]:
+    """The sample's primitive applied to leaves (and scalar inputs) holding its inputs."""
+    inputs = [
+        scalar_node(x.value, x.dtype, CPU) if isinstance(x, Scalar) else leaf_node(x, CPU)
+        for x in sample.inputs
+    ]
+    return get(sample.prim).bind(tuple(inputs), sample.attrs), inputs
 
 
-def samples():
-    s = {}
-    for name in UNARY_FLOAT + UNARY_ANY:
-        s[name] = ([leaf((2, 3))], ())
-    s["bitwise_not"] = ([leaf((2, 3), I64)], ())
-    for name in BINARY + COMPARE:
-        s[name] = ([leaf((2, 3)), leaf((2, 3))], ())
-    for name in BITWISE:
-        s[name] = ([leaf((2, 3), I64), leaf((2, 3), I64)], ())
-    s["where"] = ([leaf((2, 3), B), leaf((2, 3)), leaf(())], ())
-    s["cast"] = ([leaf((2, 3))], (I64,))
-    for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
-        s[name] = ([leaf((2, 3, 4))], ((0, 2),))
-    s["argmax"] = ([leaf((2, 3))], (1,))
-    s["argmin"] = ([leaf((2, 3))], (0,))
-    s["cumsum"] = ([leaf((2, 3))], (1,))
-    s["argsort"] = ([leaf((2, 3))], (1, True))
-    s["reshape"] = ([leaf((2, 3))], ((3, 2),))
-    s["permute"] = ([leaf((2, 3, 4))], ((2, 0, 1),))
-    s["expand"] = ([leaf((3, 1))], ((2, 3, 4),))
-    s["slice"] = ([leaf((5, 6))], ((1, 0), (5, 6), (2, 3)))
-    s["pad"] = ([leaf((2, 3)), leaf(())], ((1, 0), (2, 1)))
-    s["flip"] = ([leaf((2, 3))], ((0, 1),))
-    s["cat"] = ([leaf((2, 3)), leaf((2, 1)), leaf((2, 2))], (1,))
-    s["gather"] = ([leaf((4, 3)), leaf((2, 3), I64, [[0, 3, 1], [2, 2, 0]])], (0,))
-    s["scatter"] = (
-        [leaf((4, 3)), leaf((2, 3), I64, [[0, 3, 1], [2, 2, 0]]), leaf((2, 3))],
-        (0, "add"),
-    )
-    s["matmul"] = ([leaf((2, 3, 4)), leaf((2, 4, 5))], ())
-    s["const"] = ([], (1.5, F32, CPU))
-    s["iota"] = ([], ((2, 3), 1, I64, CPU))
-    seed, off = scalar_node(3, I64, CPU), scalar_node(8, I64, CPU)
-    s["rand"] = ([seed, off], ((2, 3), F32, "normal"))
-    return s
-
-
-SAMPLES = samples()
-
-
+# tests/samples.py: a primitive added to the table without a rule sample there fails
 def test_every_primitive_has_a_sample():
-    missing = {n for n, p in PRIMITIVES.items() if p.category != "leaf"} - set(SAMPLES)
-    assert not missing, f"add samples for {sorted(missing)}"
+    missing = {n for n, p in PRIMITIVES.items() if p.category != "leaf"} - {
+        s.prim for s in RULE_SAMPLES
+    }
+    assert not missing, f"add samples for {sorted(missing)} to tests/samples.py"
 
 
 def test_every_primitive_is_fully_defined():
@@ -97,17 +61,16 @@ def test_every_primitive_is_fully_defined():
             assert p.shape_rule and p.dtype_rule and p.ref, name
 
 
-@pytest.mark.parametrize("name", sorted(SAMPLES))
-def test_reference_agrees_with_the_rules(name):
-    inputs, attrs = SAMPLES[name]
-    p = get(name)
-    node = p.bind(tuple(inputs), attrs)
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: s.id)
+def test_reference_agrees_with_the_rules(sample):
+    node, inputs = bind_sample(sample)
+    p = get(sample.prim)
     p.check(node)
     arrays = [np.asarray(i.buffer, dtype=i.dtype.np) for i in inputs]
     with np.errstate(all="ignore"):
         out = np.asarray(p.ref(*arrays, **node.params))
-    assert out.dtype == node.dtype.np, name
-    assert out.shape == tuple(node.shape), name
+    assert out.dtype == node.dtype.np, sample.id
+    assert out.shape == tuple(node.shape), sample.id
 
 
 def test_unknown_primitive_suggests_close_names():
