@@ -407,7 +407,9 @@ def test_signature_matches_torch(api: Api) -> None:
 
 def test_difference_table_names_only_compared_apis() -> None:
     stale = sorted(set(DIFFERENCES) - {a.id for a in APIS})
-    assert not stale, f"tests/api/signature_differences.py lists APIs that are not compared: {stale}"
+    assert not stale, (
+        f"tests/api/signature_differences.py lists APIs that are not compared: {stale}"
+    )
 
 
 def test_comparison_finds_what_it_should() -> None:
