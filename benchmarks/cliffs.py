@@ -99,7 +99,7 @@ def index_reads(before: bool) -> dict[str, Any]:
 
 class Words(lt.utils.data.Dataset):
     """makemore's per-word sample: a length that varies per word sets the slices (also
-    used by tests/test_cliffs.py)."""
+    used by tests/realworld/test_cliffs.py)."""
 
     def __init__(self, n: int, max_len: int = 15) -> None:
         rng = np.random.default_rng(0)

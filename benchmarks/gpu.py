@@ -45,7 +45,7 @@ of torch, run ``python -m benchmarks.gpu --json gpu.json`` and paste the printed
 ``lt.cuda.unavailable_reason()``, where lazytorch has no GPU. ``--device cpu --smoke`` runs
 every case at tiny sizes on the CPU (lazytorch's cpu device, torch CPU, the copy floor
 with torch on the CPU; torch.compile within --compile-budget seconds in all) to test the
-harness: its figures mean nothing (tests/test_gpu_benchmark_smoke.py runs it).
+harness: its figures mean nothing (tests/gpu/test_gpu_benchmark_smoke.py runs it).
 """
 
 from __future__ import annotations

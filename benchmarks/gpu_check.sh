@@ -8,8 +8,8 @@
 # benchmarks/gpu_sweep.py (launch parameters of the generated kernels), "host"
 # benchmarks/gpu_host.py (where a call's host time goes). It installs lazytorch
 # (editable, no downloads; wheels in .whl/ are installed first when present), prints the
-# device and versions, runs the GPU numerics suite (tests/test_gpu.py and
-# tests/test_triton_backend.py compiled for the device, LAZYTORCH_TEST_GPU=1), then
+# device and versions, runs the GPU numerics suite (tests/gpu/test_gpu.py and
+# tests/codegen/test_triton_backend.py compiled for the device, LAZYTORCH_TEST_GPU=1), then
 # `python -m benchmarks.gpu`. Logs and gpu.json go to OUTDIR (default: gpu-check/). Each
 # stage has its own time limit so that a hang in one still leaves the others' logs.
 set -u
@@ -72,7 +72,7 @@ if has tests; then
     XDIST=""
     $PY -c "import xdist" 2>/dev/null && XDIST="-n ${TEST_WORKERS:-12}"
     LAZYTORCH_TEST_GPU=1 timeout "$TEST_LIMIT" $PY -m pytest -q -p no:cacheprovider $XDIST \
-        ${TESTS:-tests/test_gpu.py tests/test_triton_backend.py} --maxfail=40 -o addopts="" \
+        ${TESTS:-tests/gpu/test_gpu.py tests/codegen/test_triton_backend.py} --maxfail=40 -o addopts="" \
         -rf 2>&1 | tee "$OUT_DIR/tests.log" | tail -60
 fi
 

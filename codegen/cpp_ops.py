@@ -7,7 +7,7 @@ type so arithmetic wraps as in NumPy.
 
 `LOWERINGS` maps each elementwise primitive's name to its lowering (a table, like
 tinygrad's ``code_for_op``): a new elementwise primitive adds one entry here, and
-``tests/test_lowering_tables.py`` fails until it does (or lists it as falling back, with a
+``tests/codegen/test_lowering_tables.py`` fails until it does (or lists it as falling back, with a
 reason). At run time a primitive without an entry raises `LoweringMissing` (a
 NotImplementedError naming the op and the backend).
 """
@@ -178,7 +178,7 @@ def _abs(a: list[str], d: dt.DType, origin: int) -> str:
     return a[0] if not d.is_signed else f"lt::iabs({a[0]})"
 
 
-# primitive name -> lowering; tests/test_lowering_tables.py checks it covers every
+# primitive name -> lowering; tests/codegen/test_lowering_tables.py checks it covers every
 # elementwise primitive (the others are loops and extern calls of codegen/cpp.py).
 LOWERINGS: dict[str, Lowering] = {
     "cast": _cast,

@@ -7,7 +7,7 @@ computed in float32 and rounded back after every primitive; small integer result
 back to their type so arithmetic wraps as in NumPy.
 
 `LOWERINGS` maps each elementwise primitive's name to its lowering; a new elementwise
-primitive adds one entry, and ``tests/test_lowering_tables.py`` fails until it does (or
+primitive adds one entry, and ``tests/codegen/test_lowering_tables.py`` fails until it does (or
 lists it as falling back, with a reason). A lowering may call helper functions: it names
 them through its `use` argument, which records them for the module being written.
 
@@ -193,7 +193,7 @@ def _fmod(a: list[str], d: dt.DType, use: Use) -> str:
     return f"_lt_ifmod({a[0]}, {a[1]})"
 
 
-# primitive name -> lowering; tests/test_lowering_tables.py checks it covers every
+# primitive name -> lowering; tests/codegen/test_lowering_tables.py checks it covers every
 # elementwise primitive (the others are loops, stores and extern kernels of triton.py).
 LOWERINGS: dict[str, Lowering] = {
     "cast": _cast,

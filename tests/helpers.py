@@ -12,6 +12,7 @@ compares dtypes, shapes and values (NaN == NaN). Exceptions must match in type t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -146,8 +147,21 @@ def run_lt(
     return out
 
 
-# Backends every check() runs on; conftest narrows it per test (see tests/conftest.py).
-BACKENDS: list[str] = ["interpreter", "cpp"]
+# The backend every check() runs on: the one of the test's item in the backend matrix
+# (tests/backend_matrix.py); empty outside the matrix, where check() refuses to run.
+BACKENDS: list[str] = []
+# comparisons made per backend since the test started (the matrix's guard reads it)
+RUNS: Counter[str] = Counter()
+
+
+def _backends() -> list[str]:
+    if not BACKENDS:
+        raise RuntimeError(
+            "check() outside the backend matrix: tests/backend_matrix.py did not see this test "
+            "reach check(); mark it @pytest.mark.backends('interpreter', 'cpp') or ask for the "
+            "`backend` fixture"
+        )
+    return BACKENDS
 
 
 def check(
@@ -162,7 +176,7 @@ def check(
 
     If torch raises, lazytorch must raise the same exception type.
     """
-    runs = [(b, m) for b in BACKENDS for m in modes]
+    runs = [(b, m) for b in _backends() for m in modes]
     try:
         want = fn(torch, *[to_torch(x) for x in inputs], **kwargs)
     except Exception as e:  # torch refuses: so must we
@@ -180,11 +194,13 @@ def check(
                 raise AssertionError(
                     f"[{backend}, {mode}] torch raised {type(e).__name__}({e}); lazytorch did not"
                 )
+            RUNS[backend] += 1
         return None
     for backend, mode in runs:
         with lt.backend(backend):
             got = run_lt(fn, inputs, mode == "sync", kwargs)
             assert_same(got, want, atol, rtol, what=f"[{backend}, {mode}]")
+        RUNS[backend] += 1
     return want
 
 
@@ -262,7 +278,7 @@ def check_grad(
             i for i, a in enumerate(inputs) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
         ]
     want = _grads(torch, fn, inputs, diff, second_order)
-    for backend in BACKENDS:
+    for backend in _backends():
         for mode in modes:
             with lt.backend(backend), lt.sync_mode(mode == "sync"):
                 got = _grads(lt, fn, inputs, diff, second_order)
@@ -285,3 +301,4 @@ def check_grad(
                     equal_nan=True,
                     err_msg=label,
                 )
+            RUNS[backend] += 1

@@ -20,7 +20,7 @@ True
 [0.0, 2.0, 4.0]
 
 Tests run the whole path on the CPU through a fake driver (``_use_driver``; see
-tests/test_cuda_memory.py).
+tests/gpu/test_cuda_memory.py).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ A `Primitive` carries everything the rest of the system needs to know about an o
   accumulator kind of a reduction: ``"sum"``, ``"max"``, ``"argmax"``...).
 
 Backends keep their own lowering tables keyed by primitive (``codegen/cpp_ops.py``,
-``codegen/triton_ops.py``); ``tests/test_lowering_tables.py`` checks that every primitive is
+``codegen/triton_ops.py``); ``tests/codegen/test_lowering_tables.py`` checks that every primitive is
 lowered by each or listed as falling back with a reason, so a primitive a backend cannot
 lower is found by a test, and at run time is an error naming the op and the backend, never
 a silent fallback.

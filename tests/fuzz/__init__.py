@@ -6,6 +6,6 @@
 * ``campaign.py``  the long run: ``python -m tests.fuzz --minutes N [--seed S]``
 * ``regressions/`` shrunk failures the campaign saved, one pytest file each
 
-The fixed-seed slice that runs in every CI run is tests/test_fuzz_programs.py and
-tests/test_fuzz_training.py; docs/testing.md says how to run and read all of it.
+The fixed-seed slice that runs in every CI run is tests/fuzz/test_fuzz_programs.py and
+tests/fuzz/test_fuzz_training.py; docs/testing.md says how to run and read all of it.
 """

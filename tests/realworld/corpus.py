@@ -36,7 +36,7 @@ class Entry:
     script: str
     source: str  # owner/repo path, for the report
     args: str = ""  # the script's command line (split on spaces)
-    fast: bool = False  # in the CI slice (tests/test_realworld.py, not marked slow)
+    fast: bool = False  # in the CI slice (tests/realworld/test_realworld.py, not marked slow)
     dtype: str = "float32"  # the dtype its losses are computed in (sets the tolerance)
     # The exact start of the error lazytorch raises while a feature is missing; the test is
     # an xfail (strict) that flips when the feature lands.

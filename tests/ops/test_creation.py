@@ -1,0 +1,685 @@
+"""Tensor creation against torch: from data, fills, *_like, ranges, eye, dtype and device args.
+
+Creation ops take no tensor inputs, so most tests are ``check(lambda t: t.op(...))``: the
+same call on torch and on lazytorch (lazy and sync), compared in dtype, shape and values.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazytorch as lt
+from helpers import ALL, DTYPE_PAIRS, FLOATS, INTS, arr, check, check_raises
+
+NAN, INF = math.nan, math.inf
+
+
+def dt(lib, name):
+    """The dtype called `name` in torch or lazytorch."""
+    return DTYPE_PAIRS[name][0 if lib is lt else 1]
+
+
+# -- tensor() -------------------------------------------------------------------------------------
+DATA = [
+    0,
+    -3,
+    2.5,
+    True,
+    False,
+    2**62,
+    -(2**63),
+    1e300,
+    NAN,
+    -INF,
+    [],
+    [1, 2, 3],
+    [1.0, 2.5],
+    [True, False],
+    [1, 2.5],  # mixed int/float is float
+    [True, 2],  # mixed bool/int is int
+    [True, 2.5],
+    [[1, 2], [3, 4]],
+    [[1.5], [2.5], [-0.0]],
+    [[[1]], [[2]]],
+    [[]],
+    [[], []],
+    (1, 2),
+    ((1, 2), (3, 4)),
+    [(1, 2), [3, 4]],
+    [np.float32(1.5), np.float32(2)],
+    [np.int8(3), 4],
+]
+
+
+@pytest.mark.parametrize("data", DATA, ids=repr)
+def test_tensor_from_python_data(data):
+    check(lambda t: t.tensor(data))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize(
+    "data",
+    [[1, 0, 3], [1.7, -1.2, 0.0], [True, False], 5, -2.9, [[1, 2], [3, 4]], [-1, 300]],
+    ids=repr,
+)
+def test_tensor_with_dtype(data, dtype):
+    # Conversions: float -> int truncates toward zero; anything -> bool is `!= 0`; values
+    # that do not fit an integer dtype are a RuntimeError (uint8 takes -255..-1, wrapped).
+    check(lambda t: t.tensor(data, dtype=dt(t, dtype)))
+
+
+def test_tensor_integer_overflow_rules():
+    # An int that does not fit int64 is an error, as in torch.
+    check_raises(lambda t: t.tensor(2**63))
+    check_raises(lambda t: t.tensor([1, 2**64]))
+    check(lambda t: t.tensor([-1, 300], dtype=t.int16))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3), (2, 0, 3)])
+def test_tensor_from_numpy_array(shape, dtype):
+    a = arr(*shape, dtype=dtype, seed=1)
+    check(lambda t: t.tensor(a))  # keeps the array's dtype
+    check(lambda t: t.tensor(a, dtype=t.float64))
+    check(lambda t: t.as_tensor(a))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_tensor_from_numpy_scalar(dtype):
+    v = arr(1, dtype=dtype, seed=2)[0]  # a NumPy scalar such as np.int16(3)
+    check(lambda t: t.tensor(v))
+    check(lambda t: t.tensor(np.array(v)))
+
+
+def test_tensor_from_non_contiguous_array():
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    for view in [a.T, a[:, ::2], a[1:3, 2:5], np.broadcast_to(a[0], (3, 6))]:
+        check(lambda t, view=view: t.tensor(view))
+        check(lambda t, view=view: t.as_tensor(view))
+        check(lambda t, view=view: t.from_numpy(view))
+
+
+def test_negative_strides_are_accepted_unlike_torch():
+    # torch refuses arrays with negative strides (it would share their memory); lazytorch
+    # copies, so it accepts them. A deliberate, documented difference.
+    a = np.arange(12, dtype=np.int16).reshape(3, 4)[::-1, ::-2]
+    with pytest.raises(ValueError):
+        torch.from_numpy(a)
+    for make in [lt.tensor, lt.as_tensor, lt.from_numpy]:
+        x = make(a)
+        assert x.dtype is lt.int16
+        np.testing.assert_array_equal(x.numpy(), a)
+
+
+def test_tensor_from_tensors():
+    check(lambda t: t.tensor([t.tensor(1.5), t.tensor(2.0)]))
+    check(lambda t: t.tensor(t.ones(2, 3), dtype=t.int32))
+    check(lambda t: t.tensor(t.arange(4) * 2))
+
+
+def test_tensor_copies_its_input():
+    x = lt.ones(3)
+    y = lt.tensor(x)
+    x.add_(1)  # a later in-place op on the source must not reach the copy
+    np.testing.assert_array_equal(y.numpy(), [1, 1, 1])
+    np.testing.assert_array_equal(x.numpy(), [2, 2, 2])
+    data = [1.0, 2.0]
+    z = lt.tensor(data)
+    data[0] = 9.0
+    np.testing.assert_array_equal(z.numpy(), [1, 2])
+
+
+@pytest.mark.parametrize(
+    "data",
+    [[1, [2, 3]], [[1, 2], [3]], [[1], 2], "abc", ["a", "b"], None, [None], {1: 2}, object()],
+    ids=repr,
+)
+def test_tensor_rejects_bad_data(data):
+    # Ragged lists and non-numeric data: the same exception type as torch.
+    check(lambda t: t.tensor(data))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_tensor_device_and_dtype_args(dtype):
+    check(lambda t: t.tensor([1, 2], dtype=dt(t, dtype), device="cpu"))
+    check(lambda t: t.tensor([1, 2], dtype=dt(t, dtype), device=t.device("cpu")))
+    x = lt.tensor([1, 2], device="cpu")
+    assert x.device.type == "cpu"
+
+
+def test_dtype_given_by_name_or_alias():
+    for alias in ["float", "double", "half", "long", "int", "short", "bool"]:
+        check(lambda t, alias=alias: t.tensor([1, 0], dtype=getattr(t, alias)))
+
+
+# -- devices -------------------------------------------------------------------------------------
+FACTORIES = {
+    "tensor": lambda t, **kw: t.tensor([1.0], **kw),
+    "zeros": lambda t, **kw: t.zeros(2, **kw),
+    "ones": lambda t, **kw: t.ones(2, **kw),
+    "empty": lambda t, **kw: t.empty(2, **kw),
+    "full": lambda t, **kw: t.full((2,), 1.0, **kw),
+    "arange": lambda t, **kw: t.arange(3, **kw),
+    "linspace": lambda t, **kw: t.linspace(0, 1, 3, **kw),
+    "eye": lambda t, **kw: t.eye(2, **kw),
+    "rand": lambda t, **kw: t.rand(2, **kw),
+    "randn": lambda t, **kw: t.randn(2, **kw),
+    "randint": lambda t, **kw: t.randint(0, 3, (2,), **kw),
+    "randperm": lambda t, **kw: t.randperm(3, **kw),
+    "as_tensor": lambda t, **kw: t.as_tensor([1.0], **kw),
+    "scalar_tensor": lambda t, **kw: t.scalar_tensor(1.0, **kw),
+}
+
+
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_device_cpu_is_accepted(name):
+    make = FACTORIES[name]
+    for device in ["cpu", lt.device("cpu")]:
+        x = make(lt, device=device)
+        assert x.device.type == "cpu"
+        lt.materialize(x)
+
+
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_device_cuda_raises_a_clear_error(name):
+    # No CUDA backend: RuntimeError that names the device (torch's CPU build raises one too).
+    with pytest.raises(RuntimeError, match="cuda"):
+        FACTORIES[name](lt, device="cuda")
+    with pytest.raises(RuntimeError, match="cuda"):
+        FACTORIES[name](lt, device="cuda:0")
+
+
+def test_to_cuda_raises():
+    x = lt.ones(2)
+    with pytest.raises(RuntimeError, match="cuda"):
+        x.to("cuda")
+    with pytest.raises(RuntimeError, match="cuda"):
+        x.cuda()
+
+
+def test_like_factories_keep_the_device():
+    x = lt.ones(2)
+    for fn in [lt.zeros_like, lt.ones_like, lt.empty_like, lt.rand_like, lt.randn_like]:
+        assert fn(x).device == x.device
+    with pytest.raises(RuntimeError, match="cuda"):
+        lt.zeros_like(x, device="cuda")
+
+
+# -- from_numpy / as_tensor ----------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ALL)
+def test_from_numpy(dtype):
+    a = arr(2, 3, dtype=dtype, seed=3)
+    check(lambda t: t.from_numpy(a.copy()))
+    check(lambda t: t.from_numpy(np.ascontiguousarray(a.T)))
+    check(lambda t: t.from_numpy(np.array(a[0, 0])))  # 0-d
+
+
+def test_from_numpy_copies_unlike_torch():
+    # Documented difference: lazytorch copies, so later NumPy writes do not reach the tensor
+    # (torch shares memory). The tensor is pending-free: it reads the same before and after.
+    a = np.arange(4, dtype=np.float32)
+    x = lt.from_numpy(a)
+    y = x * 2  # a pending computation that reads x
+    a[:] = -1
+    np.testing.assert_array_equal(x.numpy(), [0, 1, 2, 3])
+    np.testing.assert_array_equal(y.numpy(), [0, 2, 4, 6])
+    b = np.arange(3)
+    z = lt.as_tensor(b)
+    b[0] = 100
+    assert z.tolist() == [0, 1, 2]
+    t = torch.from_numpy(a)  # the oracle does share: confirm the difference is real
+    a[0] = 5
+    assert t[0].item() == 5
+
+
+def test_from_numpy_views_and_strides():
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    for view in [a.T, a[:, ::2], a[::-1]]:
+        got = lt.from_numpy(view)
+        np.testing.assert_array_equal(got.numpy(), view)
+        assert got.dtype is lt.int32
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [[1, 2], 3.0, np.array(["a"]), np.array([1], dtype=object)],
+    ids=["list", "float", "str", "object"],
+)
+def test_from_numpy_rejects(bad):
+    check(lambda t: t.from_numpy(bad))
+
+
+def test_from_numpy_rejects_unsupported_dtypes():
+    # torch supports uint16/32/64 and complex; lazytorch does not: a TypeError naming the dtype.
+    for d in ["uint16", "uint32", "uint64", "complex64", "complex128"]:
+        with pytest.raises(TypeError, match=d):
+            lt.from_numpy(np.zeros(2, dtype=d))
+        with pytest.raises(TypeError, match=d):
+            lt.tensor(np.zeros(2, dtype=d))
+
+
+def test_as_tensor_returns_the_same_tensor_when_nothing_changes():
+    x = lt.ones(3)
+    assert lt.as_tensor(x) is x
+    assert lt.as_tensor(x, dtype=lt.float32) is x
+    y = lt.as_tensor(x, dtype=lt.float64)
+    assert y is not x and y.dtype is lt.float64
+    check(lambda t: t.as_tensor(t.arange(3), dtype=t.float16))
+    check(lambda t: t.as_tensor([1, 2], dtype=t.int8))
+    check(lambda t: t.as_tensor(2.5))
+
+
+# -- fills ------------------------------------------------------------------------------------
+SHAPES = [(), (0,), (3,), (2, 3), (1, 0, 2), (2, 1, 1, 2)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("name", ["zeros", "ones"])
+def test_zeros_ones_shape_forms(name, shape):
+    check(lambda t: getattr(t, name)(*shape))
+    check(lambda t: getattr(t, name)(shape))
+    check(lambda t: getattr(t, name)(list(shape)))
+    check(lambda t: getattr(t, name)(t.Size(shape)))
+    check(lambda t: getattr(t, name)(size=shape))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("name", ["zeros", "ones"])
+def test_fill_dtypes(name, dtype):
+    want = getattr(torch, name)(2, 3, dtype=dt(torch, dtype))
+    got = getattr(lt, name)(2, 3, dtype=dt(lt, dtype))
+    assert got.dtype.name == dtype and tuple(got.shape) == tuple(want.shape)
+    check(lambda t: getattr(t, name)(2, 3, dtype=dt(t, dtype)))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_empty_dtypes(dtype):
+    # empty's values are unspecified: its dtype and shape are compared, on no backend matrix
+    want = torch.empty(2, 3, dtype=dt(torch, dtype))
+    got = lt.empty(2, 3, dtype=dt(lt, dtype))
+    assert got.dtype.name == dtype and tuple(got.shape) == tuple(want.shape)
+
+
+def test_empty_shape_forms():
+    for shape in SHAPES:
+        for args in [shape, (shape,), (list(shape),)] if shape else [(shape,), ([],)]:
+            want = torch.empty(*args)
+            got = lt.empty(*args)
+            assert tuple(got.shape) == tuple(want.shape) and got.dtype is lt.float32
+            lt.materialize(got)
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty"])
+def test_fill_size_keyword_and_missing_size(name):
+    def values(x):
+        return x.shape if name == "empty" else x  # empty's values are unspecified
+
+    check(lambda t: values(getattr(t, name)(size=(2, 3))))
+    check(lambda t: values(getattr(t, name)(size=[0])))
+    check(lambda t: getattr(t, name)())  # torch: TypeError, missing "size"
+    check(lambda t: getattr(t, name)(2, size=(2,)))  # multiple values for size
+    check(lambda t: getattr(t, name)(2, sizes=(2,)))  # unknown keyword
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, o: t.zeros(3, out=o),
+        lambda t, o: t.ones(3, out=o),
+        lambda t, o: t.arange(3, out=o),
+        lambda t, o: t.arange(0, 0.75, 0.25, out=o),
+        lambda t, o: t.linspace(0, 1, 3, out=o),
+        lambda t, o: t.full((3,), 7, out=o),
+        lambda t, o: t.arange(5, out=o),  # out is resized
+        lambda t, o: t.eye(2, out=o),  # out is resized
+    ],
+)
+@pytest.mark.parametrize("dtype", ["int64", "float64"])
+def test_factory_out(fn, dtype):
+    # out= receives the result in out's own dtype and is what the call returns.
+    def run(t):
+        o = t.full((3,), 9, dtype=dt(t, dtype))
+        r = fn(t, o)
+        assert r is o
+        return o
+
+    check(run)
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+def test_fill_shape_errors(name):
+    check_raises(lambda t: getattr(t, name)(2, -1))
+    check_raises(lambda t: getattr(t, name)((2, 1.5)))
+    check_raises(lambda t: getattr(t, name)("a"))
+
+
+@pytest.mark.parametrize("value", [0, 7, -3, 2.5, -0.0, NAN, INF, True, False, 2**40], ids=repr)
+def test_full_infers_dtype_from_value(value):
+    # int -> int64, float -> default dtype, bool -> bool.
+    check(lambda t: t.full((2, 3), value))
+    check(lambda t: t.full([2], value))
+    check(lambda t: t.full((), value))
+
+
+@pytest.mark.parametrize(
+    "value, dtype",
+    [
+        pytest.param(value, dtype, id=f"{value!r}-{dtype}")
+        for dtype in ALL
+        for value in [0, 3, -2.7, True, 1e10]
+        # undefined behaviour in torch: an out-of-range float into an int, a negative one
+        # into an unsigned int
+        if not (dtype in INTS and value == 1e10) and not (dtype == "uint8" and value == -2.7)
+    ],
+)
+def test_full_with_dtype(value, dtype):
+    check(lambda t: t.full((2, 2), value, dtype=dt(t, dtype)))
+
+
+def test_full_with_tensor_value():
+    check(lambda t: t.full((2,), t.tensor(3.5)))
+    check(lambda t: t.full((2, 2), t.tensor(2), dtype=t.float16))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "full_like"])
+def test_like(name, dtype):
+    x = arr(2, 3, dtype=dtype, seed=4)
+
+    def fn(t, x, **kw):
+        if name == "full_like":
+            return t.full_like(x, 2, **kw)
+        return getattr(t, name)(x, **kw)
+
+    check(fn, x)
+    check(lambda t, x: fn(t, x, dtype=t.float64), x)
+    check(lambda t, x: fn(t, x.T), x)
+    check(lambda t, x: fn(t, x[:, :0]), x)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_empty_like_dtypes(dtype):
+    # empty_like's values are unspecified: its dtype and shape, on no backend matrix
+    x = arr(2, 3, dtype=dtype, seed=4)
+    for kw in [{}, {"dtype": lt.float64}]:
+        got = lt.empty_like(lt.from_numpy(x), **kw)
+        assert tuple(got.shape) == (2, 3)
+        assert got.dtype is kw.get("dtype", dt(lt, dtype))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_full_like_value_conversion(dtype):
+    x = arr(3, dtype=dtype, seed=5)
+    for value in [2.7, -1, True, 0.0]:
+        if dtype == "uint8" and value == -1:
+            continue
+        check(lambda t, x, value=value: t.full_like(x, value), x)
+
+
+def test_like_rejects_non_tensor():
+    check_raises(lambda t: t.zeros_like([1, 2]))
+    check_raises(lambda t: t.ones_like(3))
+
+
+def test_new_factories():
+    x = arr(2, dtype="float16", seed=6)
+    check(lambda t, x: x.new_zeros(3), x)
+    check(lambda t, x: x.new_ones((2, 2), dtype=t.int32), x)
+    check(lambda t, x: x.new_full((2,), 7), x)
+    check(lambda t, x: x.new_tensor([1, 2]), x)
+
+
+def test_scalar_tensor():
+    check(lambda t: t.scalar_tensor(3))
+    check(lambda t: t.scalar_tensor(2.5, dtype=t.float64))
+    check(lambda t: t.scalar_tensor(True, dtype=t.int32))
+
+
+def test_fill_value_changes_do_not_recompile():
+    # Fill values are program inputs: a new value reuses the compiled program.
+    lt.materialize(lt.full((3,), 1.5) + 1)
+    built = lt.metrics.counters()["programs_built"]
+    for v in [2.5, -7.0, 1e9]:
+        y = lt.full((3,), v) + 1
+        np.testing.assert_array_equal(y.numpy(), np.full(3, v + 1, np.float32))
+    assert lt.metrics.counters()["programs_built"] == built
+
+
+# -- arange -----------------------------------------------------------------------------------
+ARANGE_ARGS = [
+    (5,),
+    (0,),
+    (-3,),
+    (1, 5),
+    (5, 1),
+    (-5, 5, 2),
+    (5, -5, -3),
+    (0, 1, 0.1),
+    (0, 1, 0.3),
+    (1, 0, -0.3),
+    (-1.5, 2.5, 0.5),
+    (0.5,),
+    (2.5,),
+    (1, 2.5, 0.5),
+    (0, 10, 3),
+    (0, -10, -3),
+    (0, 1e6 + 3, 1),
+    (1e8, 1e8 + 5, 1.0),
+    (-0.7, 0.71, 0.1),
+    (0, 100, 0.7),
+    (0, 5, 2.5),
+    (3, 3),
+    (3, 3, -1),
+]
+
+
+@pytest.mark.parametrize("args", ARANGE_ARGS, ids=repr)
+def test_arange(args):
+    # Length and values, including float steps whose accumulation torch computes exactly:
+    # ceil((end - start) / step) elements, each start + i * step (not a running sum).
+    check(lambda t: t.arange(*args))
+
+
+@pytest.mark.parametrize(
+    "args, dtype",
+    [
+        pytest.param(args, dtype, id=f"{args!r}-{dtype}")
+        for dtype in ALL
+        for args in [(5,), (1, 7, 2), (0, 2, 0.25), (-2.5, 2.5, 0.5)]
+        if not (dtype == "uint8" and args[0] < 0)  # negative into uint8: undefined in torch
+    ],
+)
+def test_arange_dtype(args, dtype):
+    if dtype == "bool":
+        # torch has no bool arange kernel
+        check(lambda t: t.arange(*args, dtype=dt(t, dtype)))
+        return
+    check(lambda t: t.arange(*args, dtype=dt(t, dtype)))
+
+
+def test_arange_float16_and_large_counts():
+    check(lambda t: t.arange(0, 2048 + 10, dtype=t.float16))  # past float16's exact ints
+    check(lambda t: t.arange(0, 1, 1 / 3, dtype=t.float64))
+    check(lambda t: t.arange(10, 0, -1, dtype=t.int8))
+
+
+def test_arange_with_tensor_arguments():
+    check(lambda t: t.arange(t.tensor(5)))
+    check(lambda t: t.arange(t.tensor(1), t.tensor(4.5), t.tensor(0.5)))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(0, 5, 0), (0, 5, -1), (5, 0, 1), (0, INF), (0, NAN), (-INF, 0), (0, 1, INF)],
+    ids=repr,
+)
+def test_arange_errors(args):
+    check(lambda t: t.arange(*args))
+
+
+def test_arange_keyword_forms():
+    check(lambda t: t.arange(start=2, end=8, step=3))
+    check(lambda t: t.arange(end=4))
+    check(lambda t: t.arange(4, dtype=t.float32))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    start=st.integers(-50, 50),
+    length=st.integers(0, 40),
+    step=st.sampled_from([1, 2, 3, -1, -2, 0.1, 0.25, -0.3, 0.7, 1.5, 1e-3]),
+)
+def test_arange_random(start, length, step):
+    end = start + length * step
+    check(lambda t: t.arange(start, end, step))
+    check(lambda t: t.arange(start, end, step, dtype=t.float64))
+
+
+# -- linspace ----------------------------------------------------------------------------------
+LINSPACE_ARGS = [
+    (0, 1, 5),
+    (0, 1, 1),
+    (0, 1, 0),
+    (-1, 1, 7),
+    (1, 0, 4),
+    (0, 10, 11),
+    (0.5, 0.5, 3),
+    (-3.3, 7.9, 100),
+    (0, 1, 2),
+    (1e-3, 1e3, 9),
+    (5, -5, 6),
+]
+
+
+@pytest.mark.parametrize("args", LINSPACE_ARGS, ids=repr)
+def test_linspace(args):
+    check(lambda t: t.linspace(*args))
+    check(lambda t: t.linspace(*args, dtype=t.float64))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("args", [(0, 10, 5), (0, 10, 4), (-7, 7, 6), (10, 0, 7), (0, 1, 5)])
+def test_linspace_dtype(args, dtype):
+    # Integer dtypes truncate start and end first (uint8 wraps -7 to 249, as torch does).
+    check(lambda t: t.linspace(*args, dtype=dt(t, dtype)))
+
+
+def test_linspace_errors_and_tensor_args():
+    check(lambda t: t.linspace(0, 1, -1))
+    check(lambda t: t.linspace(t.tensor(0.0), t.tensor(2.0), 5))
+    check(lambda t: t.linspace(0, 1, steps=3))
+
+
+# -- eye -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("args", [(3,), (2, 4), (4, 2), (0,), (1,), (0, 3), (3, 0)], ids=repr)
+def test_eye(args):
+    check(lambda t: t.eye(*args))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_eye_dtype(dtype):
+    check(lambda t: t.eye(3, dtype=dt(t, dtype)))
+    check(lambda t: t.eye(2, 3, dtype=dt(t, dtype)))
+
+
+def test_eye_errors():
+    check(lambda t: t.eye(-1))
+    check(lambda t: t.eye(2, -3))
+
+
+# -- default dtype ---------------------------------------------------------------------------------
+@pytest.fixture
+def restore_default_dtype():
+    yield
+    lt.set_default_dtype(lt.float32)
+    torch.set_default_dtype(torch.float32)
+
+
+FLOAT_FACTORIES = [
+    lambda t: t.tensor([1.5, 2]),
+    lambda t: t.tensor(2.5),
+    lambda t: t.zeros(2),
+    lambda t: t.ones(2, 2),
+    lambda t: t.full((2,), 1.5),
+    lambda t: t.arange(0.5, 3),
+    lambda t: t.arange(3, dtype=None),
+    lambda t: t.linspace(0, 1, 3),
+    lambda t: t.eye(2),
+    lambda t: t.scalar_tensor(1),
+    lambda t: t.tensor([1, 2]) / 2,
+    lambda t: t.tensor([1, 2]) * 1.5,
+    lambda t: t.exp(t.tensor([1, 2])),
+    lambda t: t.tensor(np.array([1.0], dtype=np.float32)),  # NumPy arrays keep their dtype
+]
+
+
+@pytest.mark.parametrize("default", FLOATS)
+@pytest.mark.parametrize("fn", FLOAT_FACTORIES)
+def test_set_default_dtype(fn, default, restore_default_dtype):
+    lt.set_default_dtype(dt(lt, default))
+    torch.set_default_dtype(dt(torch, default))
+    check(lambda t: fn(t))
+
+
+@pytest.mark.parametrize("fn", FLOAT_FACTORIES)
+def test_default_dtype_context(fn, restore_default_dtype):
+    with lt.default_dtype(lt.float64):
+        torch.set_default_dtype(torch.float64)
+        want = fn(torch)
+        got = fn(lt)
+    torch.set_default_dtype(torch.float32)
+    assert got.dtype.name == str(want.dtype).replace("torch.", "")
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    assert lt.get_default_dtype() is lt.float32  # restored on exit
+    assert fn(lt).dtype.name == str(fn(torch).dtype).replace("torch.", "")
+
+
+def test_default_dtype_rejects_non_float(restore_default_dtype):
+    with pytest.raises(TypeError):
+        lt.set_default_dtype(lt.int32)
+    with pytest.raises(TypeError):
+        torch.set_default_dtype(torch.int32)
+    with pytest.raises(TypeError), lt.default_dtype(lt.int64):
+        pass
+    assert lt.get_default_dtype() is lt.float32
+
+
+def test_default_dtype_context_nests_and_is_thread_local(restore_default_dtype):
+    import threading
+
+    seen = []
+    with lt.default_dtype(lt.float64):
+        with lt.default_dtype(lt.float16):
+            assert lt.zeros(1).dtype is lt.float16
+        assert lt.zeros(1).dtype is lt.float64
+        th = threading.Thread(target=lambda: seen.append(lt.zeros(1).dtype))
+        th.start()
+        th.join()
+    assert seen == [lt.float32]
+    assert lt.zeros(1).dtype is lt.float32
+
+
+def test_factories_honour_requires_grad():
+    for make in [
+        lambda: lt.tensor([1.0], requires_grad=True),
+        lambda: lt.zeros(2, requires_grad=True),
+        lambda: lt.full((2,), 1.0, requires_grad=True),
+        lambda: lt.randn(2, requires_grad=True),
+        lambda: lt.ones(2).new_zeros(3, requires_grad=True),
+    ]:
+        t = make()
+        assert t.requires_grad and t.is_leaf and t.grad is None
+    # as in torch: only floating-point tensors can require gradients
+    for make in [
+        lambda: lt.tensor([1], requires_grad=True),
+        lambda: lt.zeros(2, dtype=lt.int64, requires_grad=True),
+        lambda: lt.arange(3, requires_grad=True),
+    ]:
+        with pytest.raises(RuntimeError, match="floating point"):
+            make()
