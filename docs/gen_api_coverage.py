@@ -2,7 +2,7 @@
 
     python docs/gen_api_coverage.py > docs/api-coverage.md
 
-Needs torch installed (the test extra); tests/test_public.py checks that the committed file
+Needs torch installed (the test extra); tests/api/test_public.py checks that the committed file
 is this script's output. The tables against torch's categories count a name as provided
 when lazytorch exposes it in the same place (``torch.X`` -> ``lazytorch.X``, ``Tensor.X``,
 ``nn.functional.X``); the last section lists what the public registry

@@ -181,7 +181,7 @@ def test_binding_resolves_every_name_or_fails():
 
 def test_api_coverage_doc_is_generated(capsys):
     # docs/api-coverage.md is docs/gen_api_coverage.py's output (regenerate it: see there).
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     spec = importlib.util.spec_from_file_location(
         "gen_api_coverage", root / "docs/gen_api_coverage.py"
     )

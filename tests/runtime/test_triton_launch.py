@@ -1,6 +1,6 @@
 """`triton_backend.Launch`: a generated kernel's launches past Triton's JIT dispatch, checked
 with stand-ins for the JIT and the compiled kernel (no GPU, no Triton compile). On a GPU,
-tests/test_gpu.py runs the real thing."""
+tests/gpu/test_gpu.py runs the real thing."""
 
 from __future__ import annotations
 
