@@ -387,8 +387,6 @@ def into_out(result: Tensor, out: Any, op: str) -> Tensor:
         return result
     if not isinstance(out, Tensor):
         raise op_error(TypeError, op, f"out must be a Tensor, not {type(out).__name__}")
-    from lazytorch.ops.views import assign  # lazy: circle (views -> elementwise -> creation)
-
     n = cast(result._node, out.dtype)
     if tuple(out.shape) != tuple(n.shape):
         if out._view is not None or out._views:
@@ -400,7 +398,12 @@ def into_out(result: Tensor, out: Any, op: str) -> Tensor:
             )
         out._node = n  # torch resizes `out`; nothing else aliases it
         return out
-    return assign(out, n)
+    return _assign(out, n)
+
+
+# `lazytorch.ops.views.assign` (the in-place write), which that module registers here when
+# it loads: views sits above this module (views -> elementwise -> creation)
+_assign: Any = None
 
 
 def cast_into_out(result: Tensor, out: Any, op: str) -> Tensor:

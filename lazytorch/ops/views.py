@@ -29,6 +29,7 @@ from lazytorch.autograd.engine import keep_leaf, stop_gradient
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node, grad_mode, stamp, user_loc
 from lazytorch.ir.primitives import make_node
+from lazytorch.ops import creation as _creation
 from lazytorch.ops._core import P, const_node, expand_node, numel, reshape_node, wrap
 from lazytorch.ops.elementwise import _zero_gradient
 from lazytorch.runtime import register
@@ -549,3 +550,7 @@ def _refresh(root: Tensor, skip: Tensor | None, loc: tuple[str, int] | None = No
             v._node = replay(root._node, v._view[1])
             stamp(v._node, loc)
     root._views[:] = alive
+
+
+# creation.into_out writes `out=` through assign; creation sits below this module
+_creation._assign = assign

@@ -8,6 +8,7 @@ for scalars) and returns one array per program output.
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -147,18 +148,17 @@ def get_backend(name: str) -> Backend:
     return b
 
 
-def _interpreter() -> Backend:
-    # lazy: circle (backend -> registry)
-    from lazytorch.runtime.interpreter import InterpreterBackend
+def _entry_point(path: str) -> Callable[[], Backend]:
+    """A factory for the backend class at ``"module:Class"``, imported the first time the
+    backend is asked for. The built-in backends are named this way, as plugins name theirs
+    in entry points: each backend module imports this registry, never the reverse."""
 
-    return InterpreterBackend()
+    def make() -> Backend:
+        module, _, cls = path.partition(":")
+        return getattr(importlib.import_module(module), cls)()  # type: ignore[no-any-return]
+
+    return make
 
 
-def _cpp() -> Backend:
-    from lazytorch.runtime.cpp_backend import CppBackend  # lazy: circle (backend -> registry)
-
-    return CppBackend()
-
-
-register_backend("interpreter", _interpreter)
-register_backend("cpp", _cpp)
+register_backend("interpreter", _entry_point("lazytorch.runtime.interpreter:InterpreterBackend"))
+register_backend("cpp", _entry_point("lazytorch.runtime.cpp_backend:CppBackend"))

@@ -19,7 +19,7 @@ only shrink. Each check fails in both directions:
 * Every function-level import of our own modules says why it is not at module level, in a
   ``# lazy: <reason> (detail)`` comment on its line or on the comment line above it, the
   reason one of `LAZY_REASONS` (modules in `UNMARKED` excepted, two-way as above). Today's
-  43, by reason:
+  40, by reason:
 
   - import time, 39: ``import lazytorch`` loads none of cuda's memory runtime and Triton,
     the backend registry, the native loader, the legacy tensor types, the IR verifier (8);
@@ -28,9 +28,6 @@ only shrink. Each check fails in both directions:
     empty-value splitter (2); the executor loads on the first materialization (2),
     ir.serialize for dumps only (2); serialization's writers and hub load nn (3); the
     tensor formatter loads on the first repr (1);
-  - circle, 3: ``into_out`` (creation) writes through ``views.assign`` (views -> elementwise
-    -> creation) (1); the backend registry's factories (each backend module imports the
-    registry) (2);
   - optional dependency, 1: the native extension lazytorch._C.
 
 How imports are read (`ast`, nothing is imported): ``import a.b`` and ``from a import b``
@@ -103,11 +100,11 @@ UPWARD: dict[tuple[str, str], str] = {}
 
 # Imports of our own modules made inside functions (245 before the first untangling steps).
 # Only ever lower this (target <= 60).
-FUNCTION_LEVEL_OWN_IMPORTS = 43
+FUNCTION_LEVEL_OWN_IMPORTS = 40
 
 # Why an import may sit inside a function: the comment ``# lazy: <reason> (detail)`` on its
 # line or on a comment line right above it names one of these.
-LAZY_REASONS = ("import time", "optional dependency", "circle")
+LAZY_REASONS = ("import time", "optional dependency")
 # Modules whose function-level imports are not marked yet, each with why; two-way like the
 # lists above (a module left here with every import marked, or none left, fails).
 UNMARKED: dict[str, str] = {}
