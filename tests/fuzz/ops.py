@@ -252,6 +252,31 @@ def p_index(draw: Draw, shapes):
     return {"dim": picked[0], "idx": idx}
 
 
+def p_gather(draw: Draw, shapes):
+    """gather/scatter_add's index along one dim: a nested list of in-range integers whose
+    shape is the operand's, each dim at most as long, the chosen dim free (repeats allowed:
+    scatter_add accumulates them, backward of gather too)."""
+    picked = _nonempty_dim(draw, shapes)
+    if picked is None or any(d == 0 for d in shapes[0]):
+        return None
+    dim, size = picked
+    st = _st()
+    shape = [draw(st.integers(1, d)) if k != dim else draw(st.integers(1, 4))
+             for k, d in enumerate(shapes[0])]  # fmt: skip
+    count = 1
+    for d in shape:
+        count *= d
+    flat = draw(st.lists(st.integers(0, size - 1), min_size=count, max_size=count))
+
+    def nest(values: list[int], dims: list[int]) -> Any:
+        if not dims:
+            return values[0]
+        step = len(values) // dims[0]
+        return [nest(values[i * step : (i + 1) * step], dims[1:]) for i in range(dims[0])]
+
+    return {"dim": dim, "idx": nest(flat, shape)}
+
+
 def p_select(draw: Draw, shapes):
     picked = _nonempty_dim(draw, shapes)
     if picked is None:
@@ -430,6 +455,14 @@ VIEWS = [
     _unary("roll", "lib.roll({a}, {shift}, {dim})", params=p_roll),
     _unary("index", "{a}[(slice(None),) * {dim} + (lib.tensor({idx}),)]", params=p_index),
     _unary("index_select", "{a}.index_select({dim}, lib.tensor({idx}))", params=p_index),
+    _unary("gather", "{a}.gather({dim}, lib.tensor({idx}))", params=p_gather),
+    # a's own values scattered into zeros of a's shape at the drawn positions (the index
+    # rows as long as the drawn index; accumulating repeats)
+    _unary(
+        "scatter_add",
+        "lib.zeros_like({a}).scatter_add({dim}, lib.tensor({idx}), {a})",
+        params=p_gather,
+    ),
     _unary("contiguous", "({a} * 1).contiguous()"),
     # read a value mid-program: lazytorch cuts the graph there (torch: nothing happens)
     _unary("read", "{a}.sum().item(); {out} = {a}", view=True),
