@@ -1175,10 +1175,9 @@ class _MatmulWriter:
 
     @property
     def bufs(self) -> list[int]:
-        b = self.b_src if self.b_src is not None else self.b
-        own = [self.a.buffer, b.buffer] + ([self.e.output] if self.e.store_output else [])
-        if self.b_src is not None:  # B is read from the workspace
-            own = [x for x in own if x != b.buffer]
+        # (a K-major B is read from the workspace, not from its buffer; A may be that buffer)
+        own = [self.a.buffer] + ([self.b.buffer] if self.b_src is None else [])
+        own += [self.e.output] if self.e.store_output else []
         return sorted(set(own) | set(self.epi.bufs if self.epi else ()))
 
     @property

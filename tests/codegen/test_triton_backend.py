@@ -1107,6 +1107,8 @@ def test_tf32_copies_a_row_major_b_k_major_first():
         "sliced B": lambda t, a, w: t.relu(a @ w[1, 3:99, 10:140] + 1.0),
         "batched A, one B": lambda t, a, w: a.reshape(2, 35, 96) @ w[0, :96, :130],
         "K-major B": lambda t, a, w: a @ w[2, :130, :96].T,
+        # one buffer as both operands: A still reads it, B the workspace
+        "x @ x": lambda t, a, w: a[:, :70] @ a[:, :70],
     }
     a = rng.standard_normal((70, 96)).astype(np.float32)
     try:
