@@ -322,11 +322,9 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
                 )
             i = idx % size
             n = x._node
-            b = n.buffer
-            if b.__class__ is np.ndarray and not n.ag and _rt._compile_trace is None:
-                leaf = _row_now(n, b, i)
-                if leaf is not None:
-                    return V.make_view(x, V.Select(0, i), leaf)
+            b = _host_buffer(n)
+            if b is not None:  # buffer[i, ...]: a 0-d view for a vector, not a NumPy scalar
+                return V.make_view(x, V.Select(0, i), _view_leaf(n, n.shape[1:], b[i, ...]))
             return V.make_view(x, V.Select(0, i))
         if type(idx) is slice:
             return slice_view(x, 0, *_slice_bounds(idx, x._node.shape[0]))
@@ -336,45 +334,43 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
             and all([type(k) is int for k in idx])
         ):
             # x[i, j]: x[i][j], as _parse would select dim 0 once per integer
-            n = x._node
-            b = n.buffer
-            if b.__class__ is np.ndarray and not n.ag and _rt._compile_trace is None:
-                read = _element_now(x, n, b, idx)
-                if read is not None:
-                    return read
+            b = _host_buffer(x._node)
+            if b is not None:
+                return _element_now(x, b, idx)
     parsed = _parse(x, idx, for_write=False)
     if not parsed.advanced:
         return wrap(parsed.view._node) if parsed.copy else parsed.view
     return wrap(_gather_advanced(parsed.view, parsed.advanced))
 
 
-def _row_now(n: Node, buffer: Any, i: int) -> Node | None:
-    """Row `i` of the computed, contiguous host value `buffer` of `n` as a buffer leaf: a
-    NumPy view, no copy and no program, so that ``x[i].item()`` in a loop costs a few
-    microseconds (the read `lazytorch.runtime.host_views` would do at the cut, done early
-    because here it is free).
-
-    The caller has checked the conditions that keep the view a movement of its input
-    instead (recorded nodes): inside a ``lazytorch.compile`` trace, and where autograd
-    differentiates through it (``n.ag``: the window's nodes are what backward reads).
-    """
-    if not buffer.flags.c_contiguous or buffer.shape != n.shape:
+def _host_buffer(n: Node) -> Any:
+    """`n`'s computed, contiguous host buffer, if an integer index may read it now: a row
+    or element is then a NumPy view of it, no copy and no program, so that ``x[i].item()``
+    in a loop costs a few microseconds (the read `lazytorch.runtime.host_views` would do at
+    the cut, done early because here it is free). None where the view must stay a movement
+    of its input (recorded nodes): inside a ``lazytorch.compile`` trace, and where autograd
+    differentiates through it (``n.ag``: the window's nodes are what backward reads)."""
+    b = n.buffer
+    if b.__class__ is not np.ndarray or n.ag or _rt._compile_trace is not None:
         return None
-    shape, dtype, device = n.shape[1:], n.dtype, n.device
+    return b if b.flags.c_contiguous and b.shape == n.shape else None
+
+
+def _view_leaf(n: Node, shape: tuple[Any, ...], value: Any) -> Node:
+    """A buffer leaf of `shape` holding `value`, a view into `n`'s host buffer (counted as
+    ``host_view_reads``). Its provenance is `n`'s line: the value is n's memory (and no stack
+    walk per read)."""
+    dtype, device = n.dtype, n.device
     _counts["host_view_reads"] += 1  # metrics.increment, inlined
-    # buffer[i, ...]: a 0-d array view for a vector (buffer[i] would be a NumPy scalar)
     h = hash((_BUFFER, dtype, shape, device))
-    # provenance: the row is x's memory, so it takes x's line (no stack walk per read)
-    return Node(_BUFFER, (), (), shape, dtype, device, h, n.loc, buffer[i, ...])
+    return Node(_BUFFER, (), (), shape, dtype, device, h, n.loc, value)
 
 
-def _element_now(x: Tensor, n: Node, buffer: Any, idx: tuple[int, ...]) -> Tensor | None:
-    """``x[i, j, ...]`` (integers) of a computed, contiguous host value, read now as in
-    `_row_now`: one buffer leaf viewing the element (or sub-array), linked to `x` through
-    one Select step per integer, as x[i][j] would be."""
-    if not buffer.flags.c_contiguous or buffer.shape != n.shape:
-        return None
-    shape = n.shape
+def _element_now(x: Tensor, buffer: Any, idx: tuple[int, ...]) -> Tensor:
+    """``x[i, j, ...]`` (integers) of `x`'s host `buffer` (`_host_buffer`): one leaf viewing
+    the element (or sub-array), linked to `x` through one Select step per integer, as
+    x[i][j] would be."""
+    shape = x._node.shape
     at = []
     steps = []
     outs = []
@@ -393,11 +389,8 @@ def _element_now(x: Tensor, n: Node, buffer: Any, idx: tuple[int, ...]) -> Tenso
         steps.append(V.Select(0, i))
         d += 1
         outs.append(shape[d:])
-    out, dtype, device = shape[d:], n.dtype, n.device
-    _counts["host_view_reads"] += 1
     at.append(...)
-    h = hash((_BUFFER, dtype, out, device))
-    leaf = Node(_BUFFER, (), (), out, dtype, device, h, n.loc, buffer[tuple(at)])
+    leaf = _view_leaf(x._node, shape[d:], buffer[tuple(at)])
     return V.make_view_of_value(x, tuple(steps), tuple(outs), leaf)
 
 
