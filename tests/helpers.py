@@ -147,6 +147,20 @@ def run_lt(
     return out
 
 
+class TorchCPUCarrier:
+    """Buffers as torch CPU tensors: what Triton's interpreter takes as pointers (the
+    triton backend's carrier in tests/codegen's triton cases)."""
+
+    def to_device(self, array: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(np.array(array, copy=True))
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> torch.Tensor:
+        return torch.from_numpy(np.empty(shape, dtype=dtype))
+
+    def to_host(self, buffer: torch.Tensor) -> np.ndarray:
+        return buffer.numpy().copy()
+
+
 # The backend every check() runs on: the one of the test's item in the backend matrix
 # (tests/backend_matrix.py); empty outside the matrix, where check() refuses to run.
 BACKENDS: list[str] = []

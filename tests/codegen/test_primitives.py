@@ -26,26 +26,13 @@ import pytest
 import torch
 
 import lazytorch as lt
-from helpers import assert_same
+from helpers import TorchCPUCarrier, assert_same
 from lazytorch.ir.primitives import PRIMITIVES
 from lazytorch.ops._core import wrap
 from lazytorch.runtime.backends import available_backends
 from samples import SAMPLES, Sample, Scalar
 
 pytestmark = pytest.mark.backends("interpreter", "cpp", "triton")
-
-
-class TorchCPUCarrier:
-    """Buffers as torch CPU tensors: what Triton's interpreter takes as pointers."""
-
-    def to_device(self, array: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(np.array(array, copy=True))
-
-    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> torch.Tensor:
-        return torch.from_numpy(np.empty(shape, dtype=dtype))
-
-    def to_host(self, buffer: torch.Tensor) -> np.ndarray:
-        return buffer.numpy().copy()
 
 
 @pytest.fixture(autouse=True)

@@ -31,6 +31,7 @@ pytest.importorskip("triton")  # only where triton is not installed (it is a tes
 import torch
 
 import lazytorch as lt
+from helpers import TorchCPUCarrier
 from lazytorch.codegen.triton import PERSISTENT_MAX, kernel_names
 from lazytorch.runtime import triton_backend
 from lazytorch.runtime.backends import available_backends, get_backend
@@ -42,19 +43,6 @@ pytestmark = [
     pytest.mark.usefixtures("quiet_interpreter", "backend"),
     pytest.mark.backends("triton"),
 ]
-
-
-class TorchCPUCarrier:
-    """Buffers as torch CPU tensors: what Triton's interpreter takes as pointers."""
-
-    def to_device(self, array: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(np.array(array, copy=True))
-
-    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> torch.Tensor:
-        return torch.from_numpy(np.empty(shape, dtype=dtype))
-
-    def to_host(self, buffer: torch.Tensor) -> np.ndarray:
-        return buffer.numpy().copy()
 
 
 class RealCudaCarrier:
