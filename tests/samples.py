@@ -96,7 +96,9 @@ class Sample:
 # -- one rule sample per primitive: float32 in [0.5, 2), int64 in {0, 1}, bools ---------------
 
 
-def _leaf(shape: tuple[int, ...], dtype: dt.DType = F32, values: Any = None) -> np.ndarray:
+def leaf_values(shape: tuple[int, ...], dtype: dt.DType = F32, values: Any = None) -> np.ndarray:
+    """Values for a sample input: float32 in [0.5, 2), int64 in {0, 1}, bools (`values`
+    given: those, in `dtype`)."""
     rng = np.random.default_rng(0)
     if values is None:
         if dtype is B:
@@ -128,36 +130,44 @@ def _rule(prim: str, inputs: list[Any], attrs: tuple[Any, ...] = ()) -> Sample:
 def _rule_samples() -> list[Sample]:
     s: list[Sample] = []
     for name in UNARY_FLOAT + UNARY_ANY:
-        s.append(_rule(name, [_leaf((2, 3))]))
-    s.append(_rule("bitwise_not", [_leaf((2, 3), I64)]))
+        s.append(_rule(name, [leaf_values((2, 3))]))
+    s.append(_rule("bitwise_not", [leaf_values((2, 3), I64)]))
     for name in BINARY + COMPARE:
-        s.append(_rule(name, [_leaf((2, 3)), _leaf((2, 3))]))
+        s.append(_rule(name, [leaf_values((2, 3)), leaf_values((2, 3))]))
     for name in BITWISE:
-        s.append(_rule(name, [_leaf((2, 3), I64), _leaf((2, 3), I64)]))
-    s.append(_rule("where", [_leaf((2, 3), B), _leaf((2, 3)), _leaf(())]))
-    s.append(_rule("cast", [_leaf((2, 3))], (I64,)))
+        s.append(_rule(name, [leaf_values((2, 3), I64), leaf_values((2, 3), I64)]))
+    s.append(_rule("where", [leaf_values((2, 3), B), leaf_values((2, 3)), leaf_values(())]))
+    s.append(_rule("cast", [leaf_values((2, 3))], (I64,)))
     for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
-        s.append(_rule(name, [_leaf((2, 3, 4))], ((0, 2),)))
-    s.append(_rule("argmax", [_leaf((2, 3))], (1,)))
-    s.append(_rule("argmin", [_leaf((2, 3))], (0,)))
-    s.append(_rule("cumsum", [_leaf((2, 3))], (1,)))
-    s.append(_rule("argsort", [_leaf((2, 3))], (1, True)))
-    s.append(_rule("reshape", [_leaf((2, 3))], ((3, 2),)))
-    s.append(_rule("permute", [_leaf((2, 3, 4))], ((2, 0, 1),)))
-    s.append(_rule("expand", [_leaf((3, 1))], ((2, 3, 4),)))
-    s.append(_rule("slice", [_leaf((5, 6))], ((1, 0), (5, 6), (2, 3))))
-    s.append(_rule("pad", [_leaf((2, 3)), _leaf(())], ((1, 0), (2, 1))))
-    s.append(_rule("flip", [_leaf((2, 3))], ((0, 1),)))
-    s.append(_rule("cat", [_leaf((2, 3)), _leaf((2, 1)), _leaf((2, 2))], (1,)))
-    s.append(_rule("gather", [_leaf((4, 3)), _leaf((2, 3), I64, [[0, 3, 1], [2, 2, 0]])], (0,)))
+        s.append(_rule(name, [leaf_values((2, 3, 4))], ((0, 2),)))
+    s.append(_rule("argmax", [leaf_values((2, 3))], (1,)))
+    s.append(_rule("argmin", [leaf_values((2, 3))], (0,)))
+    s.append(_rule("cumsum", [leaf_values((2, 3))], (1,)))
+    s.append(_rule("argsort", [leaf_values((2, 3))], (1, True)))
+    s.append(_rule("reshape", [leaf_values((2, 3))], ((3, 2),)))
+    s.append(_rule("permute", [leaf_values((2, 3, 4))], ((2, 0, 1),)))
+    s.append(_rule("expand", [leaf_values((3, 1))], ((2, 3, 4),)))
+    s.append(_rule("slice", [leaf_values((5, 6))], ((1, 0), (5, 6), (2, 3))))
+    s.append(_rule("pad", [leaf_values((2, 3)), leaf_values(())], ((1, 0), (2, 1))))
+    s.append(_rule("flip", [leaf_values((2, 3))], ((0, 1),)))
+    s.append(_rule("cat", [leaf_values((2, 3)), leaf_values((2, 1)), leaf_values((2, 2))], (1,)))
+    s.append(
+        _rule(
+            "gather", [leaf_values((4, 3)), leaf_values((2, 3), I64, [[0, 3, 1], [2, 2, 0]])], (0,)
+        )
+    )
     s.append(
         _rule(
             "scatter",
-            [_leaf((4, 3)), _leaf((2, 3), I64, [[0, 3, 1], [2, 2, 0]]), _leaf((2, 3))],
+            [
+                leaf_values((4, 3)),
+                leaf_values((2, 3), I64, [[0, 3, 1], [2, 2, 0]]),
+                leaf_values((2, 3)),
+            ],
             (0, "add"),
         )
     )
-    s.append(_rule("matmul", [_leaf((2, 3, 4)), _leaf((2, 4, 5))]))
+    s.append(_rule("matmul", [leaf_values((2, 3, 4)), leaf_values((2, 4, 5))]))
     s.append(_rule("const", [], (1.5, F32, CPU)))
     s.append(_rule("iota", [], ((2, 3), 1, I64, CPU)))
     s.append(_rule("rand", [Scalar(3, I64), Scalar(8, I64)], ((2, 3), F32, "normal")))

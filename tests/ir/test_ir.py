@@ -17,21 +17,13 @@ from lazytorch.ir.primitives import CATEGORIES, PRIMITIVES, get
 from lazytorch.ir.program import Program, canonicalize, capture, cse, dce, fold_constants
 from lazytorch.ir.verify import IRVerificationError, verify_graph, verify_program
 from lazytorch.ops._core import const_node, leaf_node, scalar_node
-from samples import RULE_SAMPLES, SAMPLES, Sample, Scalar
+from samples import RULE_SAMPLES, SAMPLES, Sample, Scalar, leaf_values
 
 F32, I64, B = dt.float32, dt.int64, dt.bool_
 
 
 def leaf(shape, dtype=F32, values=None):
-    rng = np.random.default_rng(0)
-    if values is None:
-        if dtype is B:
-            values = rng.random(shape) < 0.5
-        elif dtype is I64:
-            values = rng.integers(0, 2, size=shape)
-        else:
-            values = rng.uniform(0.5, 2.0, size=shape)
-    return leaf_node(np.asarray(values, dtype=dtype.np), CPU)
+    return leaf_node(leaf_values(shape, dtype, values), CPU)
 
 
 def bind_sample(sample: Sample) -> tuple[Node, list[Node]]:
