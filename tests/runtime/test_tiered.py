@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 
 import numpy as np
@@ -120,11 +121,18 @@ def test_stopping_compilers_kills_running_ones(monkeypatch):
 def test_exit_does_not_wait_for_a_background_compile(tmp_path):
     # A program big enough to take a while to compile is cut twice (so its compile starts),
     # then the script ends: it must exit at once, leaving no compiler process behind.
+    # The reporting hook is registered before lazytorch's own (atexit runs last-in first-out),
+    # so it sees the compiler processes after lazytorch stopped them; the parent then checks
+    # that none of them is still alive.
     code = textwrap.dedent(
         """
-        import os, lazytorch as lt
-        from lazytorch.runtime import tiered
-        from lazytorch.codegen import compiler
+        import atexit, os
+        def report():
+            from lazytorch.codegen import compiler
+            print("stopped:", compiler._stopped, flush=True)
+            print("pids:", *[p.pid for p in list(compiler._running)], flush=True)
+        atexit.register(report)
+        import lazytorch as lt
         x = lt.randn(64, 64)
         lt.materialize(x)
         for _ in range(2):
@@ -133,8 +141,12 @@ def test_exit_does_not_wait_for_a_background_compile(tmp_path):
                 y = (y * 1.0001 + i).tanh() if i % 2 else y.exp().log1p()
             y.sum().item()
         assert lt.metrics.counters()["background_compiles"] == 1
-        import atexit
-        atexit.register(lambda: print("running compilers:", len(compiler._running), flush=True))
+        import time
+        from lazytorch.codegen import compiler
+        end = time.monotonic() + 30
+        while not compiler._running and time.monotonic() < end:  # the compiler has started
+            time.sleep(0.001)
+        print("started:", len(compiler._running), flush=True)
         """
     )
     env = {
@@ -146,7 +158,24 @@ def test_exit_does_not_wait_for_a_background_compile(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
     assert r.returncode == 0, r.stderr
-    assert "running compilers: 0" in r.stdout
+    assert "stopped: True" in r.stdout, r.stdout
+    assert "started: 1" in r.stdout, r.stdout  # else the test would prove nothing
+    pids = [int(p) for p in r.stdout.split("pids:")[1].split()]
+    deadline = time.monotonic() + 1.0  # SIGKILL is at once; the compile itself takes longer
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if _alive(p)]
+        time.sleep(0.05)
+    assert not alive, f"compiler processes outlived the script: {alive}"
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 # -- what an implicit cut keeps ----------------------------------------------------------------------
