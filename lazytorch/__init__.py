@@ -81,6 +81,7 @@ from lazytorch.ir.symbolic import (
     sym_sum,
 )
 from lazytorch.ops import activation as _activation
+from lazytorch.ops import autocast as _autocast
 from lazytorch.ops import methods as _methods  # importing lazytorch.ops binds the methods
 from lazytorch.ops._core import result_type as _result_type
 from lazytorch.runtime import materialize
@@ -142,6 +143,9 @@ def log_softmax(input: Tensor, dim: Any, dtype: Any = None) -> Tensor:
     return _activation.log_softmax(input, dim, dtype=dtype)
 
 
+_autocast.install("torch", globals())  # softmax, log_softmax: the registry's are wrapped already
+
+
 # -- lazily loaded submodules ------------------------------------------------------------------------
 _LAZY_SUBMODULES = (
     "nn",
@@ -180,6 +184,21 @@ _LAZY_FUNCTIONS = {
     "mark_dynamic": "_shapes",
     "mark_static": "_shapes",
     "autocast": "amp",
+    "is_autocast_enabled": "amp.autocast_mode",
+    "set_autocast_enabled": "amp.autocast_mode",
+    "get_autocast_dtype": "amp.autocast_mode",
+    "set_autocast_dtype": "amp.autocast_mode",
+    "get_autocast_gpu_dtype": "amp.autocast_mode",
+    "set_autocast_gpu_dtype": "amp.autocast_mode",
+    "get_autocast_cpu_dtype": "amp.autocast_mode",
+    "set_autocast_cpu_dtype": "amp.autocast_mode",
+    "is_autocast_cpu_enabled": "amp.autocast_mode",
+    "set_autocast_cpu_enabled": "amp.autocast_mode",
+    "is_autocast_cache_enabled": "amp.autocast_mode",
+    "set_autocast_cache_enabled": "amp.autocast_mode",
+    "clear_autocast_cache": "amp.autocast_mode",
+    "autocast_increment_nesting": "amp.autocast_mode",
+    "autocast_decrement_nesting": "amp.autocast_mode",
     "install_as_torch": "_as_torch",
     "uninstall_as_torch": "_as_torch",
 }
@@ -272,6 +291,22 @@ __all__ = [
     "inference_mode",
     "install_as_torch",
     "uninstall_as_torch",
+    "autocast",
+    "is_autocast_enabled",
+    "set_autocast_enabled",
+    "get_autocast_dtype",
+    "set_autocast_dtype",
+    "get_autocast_gpu_dtype",
+    "set_autocast_gpu_dtype",
+    "get_autocast_cpu_dtype",
+    "set_autocast_cpu_dtype",
+    "is_autocast_cpu_enabled",
+    "set_autocast_cpu_enabled",
+    "is_autocast_cache_enabled",
+    "set_autocast_cache_enabled",
+    "clear_autocast_cache",
+    "autocast_increment_nesting",
+    "autocast_decrement_nesting",
     "is_floating_point",
     "is_grad_enabled",
     "is_inference_mode_enabled",

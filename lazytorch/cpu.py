@@ -33,3 +33,11 @@ def current_device() -> str:
 
 def synchronize(device: Any = None) -> None:
     """Nothing to wait for: CPU programs finish before materialization returns."""
+
+
+def __getattr__(name: str) -> Any:
+    if name == "amp":  # torch.cpu.amp, loaded on first use
+        import importlib
+
+        return importlib.import_module("lazytorch.amp.cpu")
+    raise AttributeError(f"module 'lazytorch.cpu' has no attribute {name!r}")

@@ -29,6 +29,7 @@ from lazytorch.autograd.grad_mode import is_grad_enabled
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import as_device
 from lazytorch.ops import activation as A
+from lazytorch.ops import autocast as _autocast
 from lazytorch.ops import composite as _composite  # (each op module declares its names)
 from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
@@ -553,7 +554,8 @@ def bind(
     """Bind every method the registry declares onto `cls`, then seal the registry.
 
     `tables` are declared first (a name declared twice anywhere raises, naming both
-    declarations); an in-place variant ``n_`` declared with ``inplace=True`` is generated
+    declarations); the names autocast lists are then wrapped (`lazytorch.ops.autocast`:
+    the facade and the methods hold the wrappers); an in-place variant ``n_`` declared with ``inplace=True`` is generated
     here from its op (`_inplace`); `inplace_operators` resolve to the in-place methods they
     name (a name that is not declared raises, with the close names). A name the class body
     defines itself cannot be declared: `lazytorch.tensor` keeps the state methods. Runs
@@ -564,6 +566,7 @@ def bind(
     for table_name, table in tables.items():
         for name, value in table.items():
             registry.declare("Tensor", name, value, by=f"{__name__}.{table_name}")
+    _autocast.install_registry(registry)
     bound: dict[str, Any] = {}
     own = vars(cls)
     for e in registry.entries("Tensor"):

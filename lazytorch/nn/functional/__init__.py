@@ -96,6 +96,7 @@ from lazytorch.nn.functional.sampling import (
     upsample_bilinear,
     upsample_nearest,
 )
+from lazytorch.ops import autocast as _autocast
 from lazytorch.ops import elementwise as _E
 from lazytorch.ops.pad import pad
 
@@ -104,6 +105,7 @@ tanh = _E.tanh
 # private in torch too, but called as F._canonical_mask by torch's modules and their copies
 _canonical_mask = _attention._canonical_mask
 _none_or_dtype = _attention._none_or_dtype
+_autocast.install("F", globals())  # the names torch's autocast lists (lazytorch.ops.autocast)
 
 __all__ = [
     "adaptive_avg_pool1d",
