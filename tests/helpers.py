@@ -29,6 +29,7 @@ DTYPE_PAIRS = {
     "int32": (lt.int32, torch.int32),
     "int64": (lt.int64, torch.int64),
     "float16": (lt.float16, torch.float16),
+    "bfloat16": (lt.bfloat16, torch.bfloat16),
     "float32": (lt.float32, torch.float32),
     "float64": (lt.float64, torch.float64),
 }
@@ -37,7 +38,14 @@ INTS = ("uint8", "int8", "int16", "int32", "int64")
 ALL = ("bool", *INTS, *FLOATS)
 
 # Tolerances per dtype: float16 results are rounded once more than the float32 math.
-TOL = {"float16": (1e-2, 1e-2), "float32": (1e-5, 1e-5), "float64": (1e-10, 1e-10)}
+# bfloat16 keeps 8 significant bits: one rounding is a relative 2**-8.
+TOL = {
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (1.6e-2, 1.6e-2),
+    "float32": (1e-5, 1e-5),
+    "float64": (1e-10, 1e-10),
+}
+BF16 = lt.bfloat16.np  # ml_dtypes' NumPy bfloat16
 
 _rng = np.random.default_rng(0)
 
@@ -59,6 +67,8 @@ def arr(
         if hi <= lo:
             hi = lo + 1
         return rng.integers(lo, hi, size=shape).astype(dtype)
+    if dtype == "bfloat16":
+        return rng.uniform(low, high, size=shape).astype(np.float32).astype(BF16)
     return rng.uniform(low, high, size=shape).astype(dtype)
 
 
@@ -72,6 +82,8 @@ def positive(*shape: int, dtype: str = "float32") -> np.ndarray:
 
 def to_torch(x: Any) -> Any:
     if isinstance(x, np.ndarray):
+        if x.dtype == BF16:  # torch reads no ml_dtypes array: widen exactly, then narrow
+            return torch.from_numpy(x.astype(np.float32)).bfloat16()
         return torch.from_numpy(x.copy())
     return x
 
@@ -107,7 +119,7 @@ def assert_same(
                 f"{label}: shape {tuple(g.shape)} != torch {tuple(w.shape)}"
             )
             gv = g.numpy()
-            wv = w.detach().numpy()
+            wv = w.detach().float().numpy() if wd == "bfloat16" else w.detach().numpy()
             if w.dtype.is_floating_point:
                 a, r = TOL[wd]
                 a = atol if atol is not None else a
