@@ -258,11 +258,7 @@ def _grads(
 ) -> list[Any]:
     """Gradients of a fixed random projection of fn's float outputs with respect to the
     inputs at `diff` (then, with `second`, of <v, grads> again): torch or lazytorch."""
-    mk = (
-        (lambda a: torch.from_numpy(a.copy()))
-        if lib is torch
-        else (lambda a: lt.from_numpy(a.copy()))
-    )
+    mk = to_torch if lib is torch else (lambda a: lt.from_numpy(a.copy()))
     ts = [mk(a) if isinstance(a, np.ndarray) else a for a in arrays]
     for i in diff:
         ts[i].requires_grad_()
@@ -285,6 +281,11 @@ def _grads(
     return gs
 
 
+def _host(t: torch.Tensor) -> np.ndarray:
+    """A torch tensor's values in NumPy (bfloat16 widened exactly: NumPy has none)."""
+    return t.float().numpy() if t.dtype is torch.bfloat16 else t.numpy(force=True)
+
+
 def check_grad(
     fn: Callable[..., Any],
     *inputs: Any,
@@ -301,7 +302,9 @@ def check_grad(
     """
     if diff is None:
         diff = [
-            i for i, a in enumerate(inputs) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+            i
+            for i, a in enumerate(inputs)
+            if isinstance(a, np.ndarray) and (a.dtype.kind == "f" or a.dtype == BF16)
         ]
     want = _grads(torch, fn, inputs, diff, second_order)
     for backend in _backends():
@@ -310,7 +313,7 @@ def check_grad(
                 got = _grads(lt, fn, inputs, diff, second_order)
             for i, g, w in zip(diff, got, want):
                 label = f"[{backend}, {mode}] grad of input {i}"
-                wv = np.zeros(np.shape(inputs[i])) if w is None else w.detach().numpy(force=True)
+                wv = np.zeros(np.shape(inputs[i])) if w is None else _host(w.detach())
                 if g is None:
                     gv = np.zeros(np.shape(inputs[i]))
                 else:
