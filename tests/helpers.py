@@ -164,12 +164,18 @@ class TorchCPUCarrier:
     triton backend's carrier in tests/codegen's triton cases)."""
 
     def to_device(self, array: np.ndarray) -> torch.Tensor:
+        if array.dtype == BF16:  # torch takes no ml_dtypes array: the bits, relabelled
+            return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
         return torch.from_numpy(np.array(array, copy=True))
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> torch.Tensor:
+        if dtype == BF16:
+            return torch.empty(shape, dtype=torch.bfloat16)
         return torch.from_numpy(np.empty(shape, dtype=dtype))
 
     def to_host(self, buffer: torch.Tensor) -> np.ndarray:
+        if buffer.dtype is torch.bfloat16:
+            return buffer.view(torch.int16).numpy().view(BF16).copy()
         return buffer.numpy().copy()
 
 
