@@ -135,6 +135,7 @@ from lazytorch.codegen.triton_ops import (
     compute_tl,
     helpers,
     lower,
+    round_low,
     storage_tl,
 )
 from lazytorch.codegen.triton_ops import LOWERINGS as TRITON_LOWERINGS
@@ -436,7 +437,7 @@ class _KernelWriter:
             at = self.expr(idx)
             ptr = f"b{bid} + {self._paren(at)}" if at != "0" else f"b{bid}"
             text = f"tl.load({ptr}, mask={mask}, other=0)" if mask else f"tl.load({ptr})"
-            if v.dtype is dt.float16:
+            if v.dtype.is_low_float:
                 text += ".to(tl.float32)"
             return [f"v{v.id} = {text}"]
         if v.op == "scalar":
@@ -444,8 +445,8 @@ class _KernelWriter:
             text = f"tl.load({src} + {v.attr})"
             if v.dtype is dt.bool_:
                 return [f"v{v.id} = {text} != 0"]
-            if v.dtype is dt.float16:
-                return [f"v{v.id} = {text}.to(tl.float16).to(tl.float32)"]
+            if v.dtype.is_low_float:
+                return [f"v{v.id} = {round_low(text, v.dtype, self.helper)}"]
             if v.dtype in (dt.float64, dt.int64):
                 return [f"v{v.id} = {text}"]
             return [f"v{v.id} = {text}.to({ct})"]
@@ -512,13 +513,18 @@ class _KernelWriter:
             z = f"{self.helper('_lt_rand_normal')}{call}"
             if v.dtype is dt.float64:
                 rhs = z
-            elif v.dtype is dt.float16:
-                rhs = f"{z}.to(tl.float16).to(tl.float32)"  # rounded from float64 directly
+            elif v.dtype.is_low_float:  # rounded from float64 directly
+                rhs = round_low(z, v.dtype, self.helper)
             else:
                 rhs = f"{z}.to({TL[v.dtype.name]})"
         else:
-            fn = {"float32": "_lt_rand_uniform_f32", "float64": "_lt_rand_uniform_f64"}
-            rhs = f"{self.helper(fn.get(v.dtype.name, '_lt_rand_uniform_f16'))}{call}"
+            fn = {
+                "float32": "_lt_rand_uniform_f32",
+                "float64": "_lt_rand_uniform_f64",
+                "float16": "_lt_rand_uniform_f16",
+                "bfloat16": "_lt_rand_uniform_bf16",
+            }
+            rhs = f"{self.helper(fn[v.dtype.name])}{call}"
         return [*lines, f"v{v.id} = {rhs}"]
 
     def report(
@@ -559,7 +565,7 @@ class _KernelWriter:
         b = self.sched.buffers[s.buffer]
         val = self.ref(s.value)
         vd = self.k.values[s.value].dtype
-        if vd is not b.dtype or b.dtype is dt.float16:
+        if vd is not b.dtype or b.dtype.is_low_float:
             val = f"{val}.to({storage_tl(b.dtype)})"
         idx = self.expr(s.index)
         level_block = "xindex" if not self.reduction else ("rindex" if s.inner else None)
@@ -695,9 +701,9 @@ class _KernelWriter:
         src = self.k.values[r.value].dtype
         if src is dt.bool_ and r.kind in ("sum", "prod", "max", "min"):
             text, have = f"{text} != 0", dt.bool_  # or / and of bools (lt's bool combine)
-        if r.dtype is dt.float16:
-            return f"({text}).to(tl.float16).to(tl.float32)"
-        if have is r.dtype or (have is dt.float16 and r.dtype is dt.float32):
+        if r.dtype.is_low_float:
+            return round_low(text, r.dtype, self.helper)
+        if have is r.dtype or (have.is_low_float and r.dtype is dt.float32):
             return text
         return f"({text}).to({TL[r.dtype.name]})"
 
@@ -1098,8 +1104,8 @@ class _MatmulWriter:
         self.nbatch = _prod(self.batch)
         if out.dtype.name not in TL:
             raise TritonLoweringMissing(f"extern matmul of {out.dtype.name} ({e.describe()!r})")
-        self.dot = out.dtype in (dt.float32, dt.float16)
-        self.cores = self.dot and (out.dtype is dt.float16 or tf32)  # tensor cores
+        self.dot = out.dtype in (dt.float32, dt.float16, dt.bfloat16)
+        self.cores = self.dot and (out.dtype.is_low_float or tf32)  # tensor cores
         # TF32 with B stored row-major ([K, N], N contiguous): Hopper's TF32 tensor-core
         # instructions take K-major operands only, and Triton's kernel over a row-major B
         # ran at 82-88 TFLOP/s on an H200 against 268-307 with B as [N, K]
@@ -1121,7 +1127,7 @@ class _MatmulWriter:
         big = self.m >= 128 and self.n >= 128 and self.a.shape[-1] >= 64
         base = MATMUL_BLOCKS if self.dot else MATMUL_BLOCKS_SUM
         if self.cores and big:
-            base = MATMUL_BLOCKS_BIG if out.dtype is dt.float16 else MATMUL_BLOCKS_BIG_F32
+            base = MATMUL_BLOCKS_BIG if out.dtype.is_low_float else MATMUL_BLOCKS_BIG_F32
             if self.b_src is not None:  # K-major TF32: the sweep's fastest tile (307 TFLOP/s)
                 base = MATMUL_BLOCKS_BIG_TF32_KMAJOR
         low = 16 if self.dot else 1  # tl.dot needs every tile dimension >= 16
@@ -1132,7 +1138,7 @@ class _MatmulWriter:
         self.candidates = [self.blocks]
         if tunable:
             if self.dot:
-                extra = TUNE_MATMUL if out.dtype is dt.float16 else TUNE_MATMUL_F32
+                extra = TUNE_MATMUL if out.dtype.is_low_float else TUNE_MATMUL_F32
             else:
                 extra = TUNE_MATMUL_SUM
             self.candidates += [c for c in extra if c != self.blocks]
@@ -1165,9 +1171,10 @@ class _MatmulWriter:
         else:
             self.stored = "acc" if acc_t == ot else f"acc.to({ot})"
         self.epi: _EpilogueWriter | None = None
+        self.interpreted = False  # the GEMM has an INTERPRETED branch (bfloat16)
         if e.epilogue is not None:
             # as the epilogue would read it back: float16 computes in float32
-            read = self.stored + (".to(tl.float32)" if out.dtype is dt.float16 else "")
+            read = self.stored + (".to(tl.float32)" if out.dtype.is_low_float else "")
             self.epi = _EpilogueWriter(
                 sched, e.epilogue, used if used is not None else set(), deterministic, out, read
             )
@@ -1295,9 +1302,21 @@ class _MatmulWriter:
             f"mask={b_mask}, other=0)",
         ]
         if self.dot:
-            # float32 inputs: exact products unless TF32 is allowed (float16 is exact anyway)
+            # float32 inputs: exact products unless TF32 is allowed (16-bit floats: exact)
             prec = f', input_precision="{prec}"' if out.dtype is dt.float32 else ""
-            body.append(INDENT + f"acc = tl.dot(a, b, acc{prec})")
+            if out.dtype is dt.bfloat16:
+                # Triton's interpreter multiplies bfloat16 tiles' bits as integers: there
+                # (tests without a GPU) the tiles are widened, exactly, to float32 first
+                body += [
+                    INDENT + "if INTERPRETED:",
+                    INDENT * 2 + "acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, "
+                    'input_precision="ieee")',
+                    INDENT + "else:",
+                    INDENT * 2 + "acc = tl.dot(a, b, acc)",
+                ]
+                self.interpreted = True
+            else:
+                body.append(INDENT + f"acc = tl.dot(a, b, acc{prec})")
         else:
             if acc_t != storage_tl(out.dtype):
                 body += [INDENT + f"a = a.to({acc_t})", INDENT + f"b = b.to({acc_t})"]
@@ -1482,6 +1501,7 @@ ARG_TYPES = {
     "int32": "i32",
     "int64": "i64",
     "float16": "fp16",
+    "bfloat16": "bf16",
     "float32": "fp32",
     "float64": "fp64",
 }
@@ -1572,15 +1592,22 @@ def generate(
     specs = {_writer_name(w): w.spec() for w in writers}
     specs.update((w._transpose_name(), w.transpose_spec()) for w in kmajor)
     workspace = {w.workspace: (w.n * w.kdim, "float32") for w in kmajor}  # one B for all batches
+    interpreted = any(isinstance(w, _MatmulWriter) and w.interpreted for w in writers)
     lines = [
         f'"""lazytorch program{": " + title if title else ""} (Triton).',
         "",
         f"{len(writers)} kernels; generated by lazytorch.codegen.triton from the same schedule",
         'the C++ backend compiles. Entry point: run(bufs, ia, fa, err)."""',
         "",
+        *(["import os", ""] if interpreted else []),
         "import triton",
         "import triton.language as tl",
         "",
+        *(
+            ['INTERPRETED = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")']
+            if interpreted
+            else []
+        ),
         f"NUM_KERNELS = {len(writers)}",
         f"LAUNCHES = {len(writers) + len(kmajor)}  # with the transposes of TF32 GEMM operands",
         f"USES = {_arrays_used(writers)!r}  # the arrays some kernel reads: others may be None",

@@ -345,6 +345,24 @@ def _lt_rand_uniform_f16(counter, seed):
 
 
 @triton.jit
+def _lt_round_bf16(x):
+    """float32 `x` rounded to bfloat16 (nearest, ties to even; NaN to the quiet NaN), as a
+    float32 again: torch's round_to_nearest_even in integer ops, exact on every target
+    (Triton's interpreter truncates where ``.to(tl.bfloat16)`` rounds on a GPU)."""
+    u = x.to(tl.uint32, bitcast=True)
+    r = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    r = tl.where(x != x, 0x7FC00000, r)
+    return r.to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _lt_rand_uniform_bf16(counter, seed):
+    """lt::rand_uniform_bf16: the top 8 bits of c0 times 2**-8, in float32 (exact in bfloat16)."""
+    r0, _r1 = _lt_philox(counter, seed)
+    return (r0 >> 24).to(tl.float32) * tl.full([], 2.0**-8, tl.float32)
+
+
+@triton.jit
 def _lt_rand_uniform_f64(counter, seed):
     """lt::rand_uniform_f64: 53 bits (c0 << 21) ^ (c1 >> 11) times 2**-53 (exact)."""
     r0, r1 = _lt_philox(counter, seed)

@@ -47,7 +47,7 @@ __all__ = [
     "storage_tl",
 ]
 
-# Storage types; compute types are the same except float16, computed in float32.
+# Storage types; compute types are the same except the 16-bit floats, computed in float32.
 TL = {
     "bool": "tl.int1",
     "uint8": "tl.uint8",
@@ -56,6 +56,7 @@ TL = {
     "int32": "tl.int32",
     "int64": "tl.int64",
     "float16": "tl.float16",
+    "bfloat16": "tl.bfloat16",
     "float32": "tl.float32",
     "float64": "tl.float64",
 }
@@ -77,11 +78,24 @@ class TritonLoweringMissing(NotImplementedError):
 
 
 def compute_tl(d: dt.DType) -> str:
-    return "tl.float32" if d is dt.float16 else TL[d.name]
+    return "tl.float32" if d.is_low_float else TL[d.name]
 
 
 def storage_tl(d: dt.DType) -> str:
     return TL[d.name]
+
+
+def round_low(expr: str, d: dt.DType, use: Use) -> str:
+    """`expr` rounded to the 16-bit float `d`, in float32 again (its compute type).
+
+    bfloat16 rounds by a helper in integer ops (`_lt_round_bf16`): Triton's interpreter
+    truncates in ``.to(tl.bfloat16)``. A float64 goes through float32 first, as torch and
+    NumPy (ml_dtypes) convert a float64 to bfloat16.
+    """
+    if d is dt.bfloat16:
+        use("_lt_round_bf16")
+        return f"_lt_round_bf16(({expr}).to(tl.float32))"
+    return f"({expr}).to({TL[d.name]}).to(tl.float32)"
 
 
 # A lowering: (operand expressions, the operands' dtype, the result's dtype, `use`: records
@@ -99,8 +113,8 @@ def _arith(rule: Rule) -> Lowering:
 
     def lowering(a: list[str], d: dt.DType, out: dt.DType, use: Use) -> str:
         expr = rule(a, d, use)
-        if out is dt.float16:
-            return f"({expr}).to(tl.float16).to(tl.float32)"  # round after every primitive
+        if out.is_low_float:  # round after every primitive
+            return round_low(expr, out, use)
         if out in NARROW_INTS:
             return f"({expr}).to({TL[out.name]})"  # wrap around like NumPy
         return expr
@@ -158,9 +172,9 @@ def _infix(op: str, on_bool: str | None = None) -> Lowering:
 def _cast(a: list[str], src: dt.DType, out: dt.DType, use: Use) -> str:
     if out is dt.bool_:
         return f"{a[0]} != 0"
-    if out is dt.float16:
-        return f"{a[0]}.to(tl.float16).to(tl.float32)"
-    if src is dt.float16 and out is dt.float32:
+    if out.is_low_float:
+        return round_low(a[0], out, use)
+    if src.is_low_float and out is dt.float32:
         return a[0]
     return f"{a[0]}.to({TL[out.name]})"
 

@@ -130,7 +130,6 @@ _STORAGE_TYPES = {
 _STORAGE_TYPES["UntypedStorage"] = _StorageType("UntypedStorage", None)
 # torch element types lazytorch lacks: named in the error rather than loaded wrongly.
 _MISSING_DTYPES = {
-    "BFloat16Storage": "bfloat16",
     "ComplexHalfStorage": "complex32",
     "ComplexFloatStorage": "complex64",
     "ComplexDoubleStorage": "complex128",
@@ -143,7 +142,6 @@ _MISSING_DTYPES = {
 _DTYPES = {d.name: d for d in (getattr(dt, n) for n in dt.__all__) if isinstance(d, dt.DType)}
 _TORCH_ONLY_DTYPES = frozenset(
     (
-        "bfloat16",
         "complex32",
         "complex64",
         "complex128",
@@ -670,7 +668,7 @@ def _read_exactly(
 ) -> np.ndarray:
     array = np.empty(numel, dtype.newbyteorder(">") if big_endian else dtype)
     with open_member() as m:
-        got = m.readinto(memoryview(array).cast("B")) if array.nbytes else 0
+        got = m.readinto(memoryview(array.view(np.uint8)).cast("B")) if array.nbytes else 0
         if got != array.nbytes or m.read(1):  # reading to the end checks the CRC
             raise CheckpointError(f"{where} is damaged: {member} has the wrong length")
     return array.astype(dtype) if big_endian else array

@@ -60,6 +60,7 @@ STORAGE_NAMES = {
     "float32": "FloatStorage",
     "float64": "DoubleStorage",
     "float16": "HalfStorage",
+    "bfloat16": "BFloat16Storage",
     "int64": "LongStorage",
     "int32": "IntStorage",
     "int16": "ShortStorage",
@@ -334,6 +335,7 @@ def _write_member(zf: zipfile.ZipFile, name: str, data: bytes | np.ndarray, star
     with zf.open(info, "w", force_zip64=zip64) as member:
         if isinstance(data, np.ndarray):
             if nbytes:  # the flat array's own memory, not a copy
-                member.write(memoryview(data).cast("B"))
+                # (a uint8 view first: the buffer protocol has no code for ml_dtypes' bfloat16)
+                member.write(memoryview(data.view(np.uint8)).cast("B"))
         else:
             member.write(data)

@@ -34,7 +34,12 @@ class finfo:
         d = type if type is not None else _config.get_default_dtype()
         if not isinstance(d, dt.DType) or not d.is_floating_point:
             raise TypeError(f"finfo: {d} is not a floating point dtype")
-        info = np.finfo(d.np)
+        if d is dt.bfloat16:
+            import ml_dtypes  # NumPy's finfo knows only its own floats
+
+            info: Any = ml_dtypes.finfo(d.np)
+        else:
+            info = np.finfo(d.np)
         self.dtype = d.name
         self.bits = int(info.bits)
         self.eps = float(info.eps)

@@ -79,6 +79,8 @@ def format_tensor(
         )
     if dtype not in (default_float, dt.int64, dt.bool_):
         suffix.append(f"dtype=lazytorch.{dtype.name}")
+    if dtype is dt.bfloat16:
+        arr = arr.astype(np.float32)  # exact; NumPy formats ml_dtypes' bfloat16 as an object
     if arr.size == 0:
         body = "[]"
     else:

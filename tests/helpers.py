@@ -29,6 +29,7 @@ DTYPE_PAIRS = {
     "int32": (lt.int32, torch.int32),
     "int64": (lt.int64, torch.int64),
     "float16": (lt.float16, torch.float16),
+    "bfloat16": (lt.bfloat16, torch.bfloat16),
     "float32": (lt.float32, torch.float32),
     "float64": (lt.float64, torch.float64),
 }
@@ -37,7 +38,14 @@ INTS = ("uint8", "int8", "int16", "int32", "int64")
 ALL = ("bool", *INTS, *FLOATS)
 
 # Tolerances per dtype: float16 results are rounded once more than the float32 math.
-TOL = {"float16": (1e-2, 1e-2), "float32": (1e-5, 1e-5), "float64": (1e-10, 1e-10)}
+# bfloat16 keeps 8 significant bits: one rounding is a relative 2**-8.
+TOL = {
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (1.6e-2, 1.6e-2),
+    "float32": (1e-5, 1e-5),
+    "float64": (1e-10, 1e-10),
+}
+BF16 = lt.bfloat16.np  # ml_dtypes' NumPy bfloat16
 
 _rng = np.random.default_rng(0)
 
@@ -59,6 +67,8 @@ def arr(
         if hi <= lo:
             hi = lo + 1
         return rng.integers(lo, hi, size=shape).astype(dtype)
+    if dtype == "bfloat16":
+        return rng.uniform(low, high, size=shape).astype(np.float32).astype(BF16)
     return rng.uniform(low, high, size=shape).astype(dtype)
 
 
@@ -72,6 +82,8 @@ def positive(*shape: int, dtype: str = "float32") -> np.ndarray:
 
 def to_torch(x: Any) -> Any:
     if isinstance(x, np.ndarray):
+        if x.dtype == BF16:  # torch reads no ml_dtypes array: widen exactly, then narrow
+            return torch.from_numpy(x.astype(np.float32)).bfloat16()
         return torch.from_numpy(x.copy())
     return x
 
@@ -107,7 +119,7 @@ def assert_same(
                 f"{label}: shape {tuple(g.shape)} != torch {tuple(w.shape)}"
             )
             gv = g.numpy()
-            wv = w.detach().numpy()
+            wv = w.detach().float().numpy() if wd == "bfloat16" else w.detach().numpy()
             if w.dtype.is_floating_point:
                 a, r = TOL[wd]
                 a = atol if atol is not None else a
@@ -152,12 +164,18 @@ class TorchCPUCarrier:
     triton backend's carrier in tests/codegen's triton cases)."""
 
     def to_device(self, array: np.ndarray) -> torch.Tensor:
+        if array.dtype == BF16:  # torch takes no ml_dtypes array: the bits, relabelled
+            return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
         return torch.from_numpy(np.array(array, copy=True))
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> torch.Tensor:
+        if dtype == BF16:
+            return torch.empty(shape, dtype=torch.bfloat16)
         return torch.from_numpy(np.empty(shape, dtype=dtype))
 
     def to_host(self, buffer: torch.Tensor) -> np.ndarray:
+        if buffer.dtype is torch.bfloat16:
+            return buffer.view(torch.int16).numpy().view(BF16).copy()
         return buffer.numpy().copy()
 
 
@@ -246,11 +264,7 @@ def _grads(
 ) -> list[Any]:
     """Gradients of a fixed random projection of fn's float outputs with respect to the
     inputs at `diff` (then, with `second`, of <v, grads> again): torch or lazytorch."""
-    mk = (
-        (lambda a: torch.from_numpy(a.copy()))
-        if lib is torch
-        else (lambda a: lt.from_numpy(a.copy()))
-    )
+    mk = to_torch if lib is torch else (lambda a: lt.from_numpy(a.copy()))
     ts = [mk(a) if isinstance(a, np.ndarray) else a for a in arrays]
     for i in diff:
         ts[i].requires_grad_()
@@ -273,6 +287,11 @@ def _grads(
     return gs
 
 
+def _host(t: torch.Tensor) -> np.ndarray:
+    """A torch tensor's values in NumPy (bfloat16 widened exactly: NumPy has none)."""
+    return t.float().numpy() if t.dtype is torch.bfloat16 else t.numpy(force=True)
+
+
 def check_grad(
     fn: Callable[..., Any],
     *inputs: Any,
@@ -289,7 +308,9 @@ def check_grad(
     """
     if diff is None:
         diff = [
-            i for i, a in enumerate(inputs) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+            i
+            for i, a in enumerate(inputs)
+            if isinstance(a, np.ndarray) and (a.dtype.kind == "f" or a.dtype == BF16)
         ]
     want = _grads(torch, fn, inputs, diff, second_order)
     for backend in _backends():
@@ -298,7 +319,7 @@ def check_grad(
                 got = _grads(lt, fn, inputs, diff, second_order)
             for i, g, w in zip(diff, got, want):
                 label = f"[{backend}, {mode}] grad of input {i}"
-                wv = np.zeros(np.shape(inputs[i])) if w is None else w.detach().numpy(force=True)
+                wv = np.zeros(np.shape(inputs[i])) if w is None else _host(w.detach())
                 if g is None:
                     gv = np.zeros(np.shape(inputs[i]))
                 else:

@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "DType",
+    "bfloat16",
     "bool_",
     "float16",
     "float32",
@@ -39,6 +40,7 @@ class DType:
     __slots__ = (
         "_np",
         "category",
+        "compute",
         "is_floating_point",
         "is_signed",
         "itemsize",
@@ -59,6 +61,9 @@ class DType:
         self.category = category
         self.is_floating_point = category == 2
         self.is_signed = signed
+        # The dtype arithmetic runs in ("opmath"): the 16-bit floats compute in float32 and
+        # round once per primitive, as torch's CPU kernels do; set below for them.
+        self.compute: DType = self
         self._np: Any = None
 
     @property
@@ -67,8 +72,20 @@ class DType:
         if self._np is None:
             import numpy
 
-            self._np = numpy.dtype("bool" if self.name == "bool" else self.name)
+            if self.name == "bfloat16":
+                # NumPy has no bfloat16: ml_dtypes (made for exactly this, by the JAX team)
+                # registers one with round-to-nearest-even casts and the ufuncs.
+                import ml_dtypes
+
+                self._np = numpy.dtype(ml_dtypes.bfloat16)
+            else:
+                self._np = numpy.dtype("bool" if self.name == "bool" else self.name)
         return self._np
+
+    @property
+    def is_low_float(self) -> bool:
+        """float16 or bfloat16: stored in 16 bits, computed in float32 (`compute`)."""
+        return self.compute is not self
 
     @property
     def is_complex(self) -> bool:
@@ -109,20 +126,15 @@ int64 = DType("int64", "i64", "Long", 8, 1, True)
 float16 = DType("float16", "f16", "Half", 2, 2, True)
 float32 = DType("float32", "f32", "Float", 4, 2, True)
 float64 = DType("float64", "f64", "Double", 8, 2, True)
-# Named so that scripts which only mention it run (nanoGPT builds a dict of dtypes, and
-# picks bfloat16 only on a GPU that supports it); a tensor of it cannot be made yet: every
-# op that would make one raises `unsupported_dtype`'s error. Not in ALL_DTYPES.
+# torch.bfloat16: float32's 8-bit exponent with a 7-bit mantissa (float32 rounded to
+# nearest even on conversion); NumPy values of it are ml_dtypes' bfloat16.
 bfloat16 = DType("bfloat16", "bf16", "BFloat16", 2, 2, True)
-UNSUPPORTED: frozenset[DType] = frozenset((bfloat16,))
+float16.compute = bfloat16.compute = float32
+LOW_FLOATS: tuple[DType, ...] = (float16, bfloat16)
 
-
-def unsupported_dtype(dtype: DType, op: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"{op}(): {dtype} tensors are not supported by lazytorch yet; use float32 (or float16)"
-    )
-
-
-ALL_DTYPES: tuple[DType, ...] = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL_DTYPES: tuple[DType, ...] = (
+    bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64
+)  # fmt: skip
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL_DTYPES}
 BY_NAME.update(
     {
@@ -170,6 +182,8 @@ def _build_table() -> dict[tuple[DType, DType], DType]:
                 r = a if a.category > b.category else b
             elif a.category == 1:
                 r = _promote_ints(a, b)
+            elif a.itemsize == b.itemsize:  # float16 with bfloat16: neither holds the other
+                r = float32
             else:
                 r = a if a.itemsize >= b.itemsize else b
             table[a, b] = r

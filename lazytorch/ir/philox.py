@@ -63,6 +63,8 @@ def uniform(numel: int, seed: int, offset: int, dtype: Any) -> Any:
         return bits.astype(np.float64) * 2.0**-53
     if dtype == np.float16:
         return ((r0 >> np.uint64(21)).astype(np.float32) * np.float32(2.0**-11)).astype(np.float16)
+    if dtype.itemsize == 2:  # bfloat16: the top 8 bits, exact in its 8-bit significand
+        return ((r0 >> np.uint64(24)).astype(np.float32) * np.float32(2.0**-8)).astype(dtype)
     return (r0 >> np.uint64(8)).astype(np.float32) * np.float32(2.0**-24)
 
 

@@ -31,7 +31,7 @@ a silent fallback.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lazytorch.ir.device import CPU, Device
@@ -239,3 +239,37 @@ def get(name: str) -> Primitive:
         close = difflib.get_close_matches(name, PRIMITIVES, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise KeyError(f"no primitive named {name!r}{hint}") from None
+
+
+def reference(prim: Primitive, in_dtypes: Sequence[DType], out_dtype: DType) -> Callable[..., Any]:
+    """`prim`'s NumPy reference for operands of `in_dtypes` and a result of `out_dtype`.
+
+    bfloat16 operands are widened to float32 and a bfloat16 result is rounded once: NumPy's
+    bfloat16 (ml_dtypes') lacks many functions the references call (sorting, linear
+    algebra), float32 holds every bfloat16 exactly, and computing in float32 and rounding
+    once is what torch's kernels do ("opmath"). `cast` and `rand` make bfloat16 themselves.
+
+    >>> from lazytorch.ir import dtypes as dt
+    >>> from lazytorch.ir._lazynp import np
+    >>> add = reference(get("add"), [dt.bfloat16, dt.bfloat16], dt.bfloat16)
+    >>> x = np.asarray([1.0, 256.0], dtype=dt.bfloat16.np)
+    >>> add(x, np.asarray([1 / 256, 1.0], dtype=dt.bfloat16.np)).tolist()
+    [1.0, 256.0]
+    """
+    ref = prim.ref
+    if ref is None:
+        raise NotImplementedError(f"no reference implementation for {prim.name!r}")
+    widen = any(d.name == "bfloat16" for d in in_dtypes)
+    if not widen and (out_dtype.name != "bfloat16" or prim.name in ("cast", "rand")):
+        return ref
+    out_np = out_dtype.np
+
+    def via_float32(*args: Any, **kwargs: Any) -> Any:
+        import numpy as np
+
+        f32 = np.float32
+        wide = [a.astype(f32) if a.dtype.name == "bfloat16" else a for a in args]
+        out = np.asarray(ref(*wide, **kwargs))
+        return out if out.dtype == out_np or out.dtype.kind not in "fV" else out.astype(out_np)
+
+    return via_float32

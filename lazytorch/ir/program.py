@@ -21,7 +21,7 @@ from lazytorch.ir._lazynp import np
 from lazytorch.ir.device import Device
 from lazytorch.ir.dtypes import DType
 from lazytorch.ir.node import Node, format_loc
-from lazytorch.ir.primitives import Primitive, get
+from lazytorch.ir.primitives import Primitive, get, reference
 
 __all__ = ["Capture", "Instr", "Param", "Program", "capture", "format_shape"]
 
@@ -357,9 +357,10 @@ def fold_constants(prog: Program) -> Program:
             and all(a in literal for a in ins.inputs)
             and ins.shape == ()
         ):
-            args = [np.asarray(literal[a], dtype=prog.value(a).dtype.np) for a in ins.inputs]
+            dtypes = [prog.value(a).dtype for a in ins.inputs]
+            args = [np.asarray(literal[a], dtype=d.np) for a, d in zip(ins.inputs, dtypes)]
             try:
-                value = ins.op.ref(*args, **ins.params)
+                value = reference(ins.op, dtypes, ins.dtype)(*args, **ins.params)
             except Exception:
                 continue  # leave it to runtime, which reports the error at the user's line
             py = np.asarray(value).item()

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from lazytorch._errors import op_error
-from lazytorch.ir import dtypes as dt
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops._core import normalize_dim, tensor_arg
@@ -22,7 +21,7 @@ __all__ = ["log_softmax", "softmax"]
 def opmath(x: Tensor) -> Tensor:
     """float16 math runs in float32 and is rounded once at the end, as in torch's kernels;
     in float16 itself exp() overflows already at 11.1."""
-    return x.float() if x.dtype is dt.float16 else x  # type: ignore[attr-defined,no-any-return]
+    return x.float() if x.dtype.is_low_float else x  # type: ignore[attr-defined,no-any-return]
 
 
 def _softmax_input(input: Tensor, dim: Any, dtype: Any, op: str) -> tuple[Tensor, int]:

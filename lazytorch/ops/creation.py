@@ -77,8 +77,6 @@ def resolve_dtype(dtype: Any, op: str) -> dt.DType | None:
     if dtype is None:
         return dtype
     if isinstance(dtype, dt.DType):
-        if dtype in dt.UNSUPPORTED:
-            raise dt.unsupported_dtype(dtype, op)
         return dtype
     if isinstance(dtype, str) and dtype in dt.BY_NAME:
         return dt.BY_NAME[dtype]
@@ -118,7 +116,12 @@ def _int_range(d: dt.DType) -> tuple[int, int]:
     return 0, (1 << d.bits) - 1
 
 
-_FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38, "float64": math.inf}
+_FLOAT_MAX = {
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float32": 3.4028234663852886e38,
+    "float64": math.inf,
+}
 
 
 def checked_scalar(value: Any, d: dt.DType, op: str, *, check_float: bool = True) -> Any:
@@ -654,7 +657,7 @@ def arange(
     if d.is_floating_point:
         n = _arange_length(start, end, step)
         check_new_tensor((n,), d, "arange")
-        work = dt.float64 if d is not dt.float16 else dt.float32
+        work = dt.float32 if d.is_low_float else dt.float64
         return into_out(wrap(_affine(_iota(n, work, dev), start, step, d)), out, "arange")
     # Integer dtypes: torch's accumulate type is int64, so start and step are truncated.
     istart, istep = math.trunc(start), math.trunc(step)

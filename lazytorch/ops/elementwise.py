@@ -142,7 +142,7 @@ def _in_opmath(build: Any, *nodes: Node) -> Node:
     (``x * x`` for ``x > 256``).
     """
     d = nodes[0].dtype
-    if d is not dt.float16:
+    if not d.is_low_float:
         return build(*nodes)  # type: ignore[no-any-return]
     return cast(build(*[cast(n, dt.float32) for n in nodes]), d)
 
@@ -1003,7 +1003,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     dev = device_of(c, a, b, op="where")
     # A number is converted to the result dtype with torch's check (int8 takes no 300;
     # torch 2.13 checks float32's range here but lets float16 round to inf).
-    half = d is dt.float16
+    half = d.is_low_float
     a, b = (
         checked_scalar(v, d, "where", check_float=not half) if isinstance(v, Number) else v
         for v in (a, b)

@@ -542,7 +542,7 @@ def vector_norm(
         )
     out_dtype = n.dtype
     # float16 squares and powers overflow early: work in float32 and round once, as torch.
-    if n.dtype is dt.float16:
+    if n.dtype.is_low_float:
         n = cast(n, dt.float32)
     a = unary_node(P.abs, n)
 

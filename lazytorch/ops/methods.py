@@ -121,6 +121,7 @@ CONVERSIONS = {
     "float": _as(dt.float32),
     "double": _as(dt.float64),
     "half": _as(dt.float16),
+    "bfloat16": _as(dt.bfloat16),
     "long": _as(dt.int64),
     "int": _as(dt.int32),
     "short": _as(dt.int16),

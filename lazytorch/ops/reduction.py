@@ -165,7 +165,7 @@ def mean(
         )
     axes = _dims(dim, n, "mean")
     # float16 accumulates and divides in float32, rounding once at the end.
-    work = dt.float32 if out_dtype is dt.float16 else out_dtype
+    work = out_dtype.compute
     x = cast(n, work)
     if not axes:
         return _into_out(wrap(cast(x, out_dtype)), out, "mean", floating=True)
@@ -379,7 +379,7 @@ def _var_parts(
             f"{op}(): input dtype should be floating point, got {n.dtype.name.capitalize()}",
         )
     axes = _dims(dim, n, op)
-    work = dt.float32 if n.dtype is dt.float16 else n.dtype
+    work = n.dtype.compute
     x = cast(n, work)
     count = _count(n, axes) if axes else 1
     if not axes:

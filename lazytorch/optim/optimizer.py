@@ -22,7 +22,7 @@ from typing import Any
 from lazytorch._config import get_default_dtype
 from lazytorch.autograd.engine import stop_gradient
 from lazytorch.autograd.grad_mode import enable_grad, no_grad
-from lazytorch.ir.dtypes import float16, float32
+from lazytorch.ir.dtypes import bfloat16, float16, float32
 from lazytorch.ops._core import wrap
 from lazytorch.runtime import materialize
 from lazytorch.tensor import Tensor
@@ -107,6 +107,10 @@ def as_scalar_dtype(value: float, dtype: Any = None) -> float:
         return struct.unpack("f", struct.pack("f", value))[0]
     if dtype is float16:
         return struct.unpack("e", struct.pack("e", value))[0]
+    if dtype is bfloat16:
+        import numpy as np
+
+        return float(np.asarray(value, dtype=bfloat16.np))
     return float(value)
 
 

@@ -29,6 +29,7 @@ from lazytorch import _native, metrics
 from lazytorch._settings import env_value
 from lazytorch._version import __version__
 from lazytorch.codegen.compiler import CompilerMissing, cpu_features, toolchain
+from lazytorch.ir.dtypes import bfloat16
 from lazytorch.ir.generalize import Generalized
 from lazytorch.ir.node import format_loc
 from lazytorch.ir.poly import Poly
@@ -355,6 +356,10 @@ def _builder() -> Any:
     return cpp_build
 
 
+def _has_bfloat16(program: Program) -> bool:
+    return any(v.dtype is bfloat16 for v in (*program.params, *program.instrs))
+
+
 class CppBackend:
     name = "cpp"
 
@@ -417,6 +422,11 @@ class CppBackend:
 
     def compile(self, program: Program, options: dict[str, Any] | None = None) -> Any:
         options = options or {}
+        if _has_bfloat16(program):
+            # No C++ lowering of bfloat16 yet: the program runs on the reference interpreter.
+            metrics.increment("interpreter_fallbacks")
+            log.info("running a program on the reference interpreter: bfloat16 values")
+            return get_backend("interpreter").compile(program, options)
         if has_empty_value(program):
             return self._compile_with_empty(program, options)
         key_src = self._key_source(program.canonical_text(), options)
@@ -471,6 +481,8 @@ class CppBackend:
         """
         options = options or {}
         program = gen.symbolic_program()
+        if _has_bfloat16(program):
+            raise _builder().NotSymbolic("bfloat16 values have no C++ lowering yet")
         key_src = self._key_source(gen.spec_text(), options, kind="dynamic")
         key = hashlib.sha256(key_src).hexdigest()
         info: dict[str, Any] = {

@@ -12,6 +12,7 @@ from typing import Any
 
 from lazytorch.ir._lazynp import np
 from lazytorch.ir.node import format_loc
+from lazytorch.ir.primitives import reference
 from lazytorch.ir.program import Program
 from lazytorch.ir.symbolic import SymInt
 from lazytorch.runtime.backends import ProgramError
@@ -46,12 +47,10 @@ class InterpretedProgram:
         keep = set(program.outputs)
         self.steps = []
         for j, ins in enumerate(program.instrs):
-            if ins.op.ref is None:
-                raise NotImplementedError(f"no reference implementation for {ins.op.name!r}")
             free = tuple(a for a in set(ins.inputs) if last_use.get(a) == j and a not in keep)
             self.steps.append(
                 _Step(
-                    ref=ins.op.ref,
+                    ref=reference(ins.op, [program.value(a).dtype for a in ins.inputs], ins.dtype),
                     inputs=ins.inputs,
                     kwargs={k: _concrete(v) for k, v in ins.params.items()},
                     out=base + j,

@@ -48,6 +48,9 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "F.tanh": {
         "extra parameter 'out'": "F.tanh is torch.tanh, which takes out=",
     },
+    "Tensor.bfloat16": {
+        "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
+    },
     "Tensor.bool": {
         "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
     },

@@ -312,16 +312,16 @@ def test_legacy_tensor_types_construct_check_and_convert_as_torch():
     assert repr(lt.cuda.FloatTensor) == "<class 'torch.cuda.FloatTensor'>"
 
 
-def test_bfloat16_is_named_and_refused_at_use():
-    dtypes = {"bfloat16": lt.bfloat16, "float32": lt.float32}  # nanoGPT's table builds
+def test_bfloat16_is_a_dtype_scripts_can_pick():
+    dtypes = {"bfloat16": lt.bfloat16, "float32": lt.float32}  # nanoGPT's table
     assert dtypes["bfloat16"].itemsize == 2 and dtypes["bfloat16"].is_floating_point
     for make in (
-        lambda: lt.zeros(2, dtype=lt.bfloat16),
-        lambda: lt.ones(2).to(lt.bfloat16),
-        lambda: lt.tensor([1.0], dtype=lt.bfloat16),
+        lambda t: t.zeros(2, dtype=t.bfloat16),
+        lambda t: t.ones(2).to(t.bfloat16) / 3,
+        lambda t: t.tensor([1.0], dtype=t.bfloat16),
     ):
-        with pytest.raises(NotImplementedError, match="bfloat16 tensors are not supported"):
-            make()
+        got, want = make(lt), make(torch)
+        assert got.dtype.name == "bfloat16" and got.tolist() == want.tolist()
 
 
 def test_variable_is_a_tensor_alias_as_in_torch():

@@ -107,6 +107,7 @@ def check(fn, *arrays, rtol=1e-5, atol=1e-6):
         if w.dtype.kind in "biu":
             np.testing.assert_array_equal(g, w)
         else:
+            g, w = g.astype(np.float64), w.astype(np.float64)  # (bfloat16 widened exactly)
             np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
     launched = lt.metrics.counters().get("kernels_launched", 0)
     assert launched >= 1  # it ran through Triton, not a fallback
@@ -401,6 +402,24 @@ def test_float16_computes_in_float32_rounding_each_step():
     check(lambda t: (t * 3 + 1, lt.exp(t), t.sum(1), t.amax(0)), x, rtol=1e-3, atol=1e-3)
 
 
+def test_bfloat16_computes_in_float32_rounding_each_step():
+    x = rand(4, 8, seed=1).astype(lt.bfloat16.np)
+    # elementwise: float32 math rounded once per primitive, the same bits as the reference
+    want, got = both(lambda t: (t * 3 + 1, lt.exp(t) / 3, lt.tanh(t).to(lt.float32)), x)
+    for w, g in zip(want, got):
+        assert g.dtype == w.dtype and (g.view(np.uint16) == w.view(np.uint16)).all()
+    sums = lambda t: (t.sum(1), t.amax(0), F.softmax(t, 1), t.float().bfloat16())  # noqa: E731
+    check(sums, x, rtol=1e-2, atol=1e-2)
+
+
+def test_bfloat16_matmul_uses_tl_dot_and_accumulates_in_float32():
+    a = rand(24, 40, seed=2).astype(lt.bfloat16.np)
+    b = rand(40, 20, seed=3).astype(lt.bfloat16.np)
+    check(lambda x, y: (x @ y, F.relu(x @ y) * 2), a, b, rtol=1e-2, atol=1e-2)
+    src = triton_source(lt.tensor(a) @ lt.tensor(b))
+    assert "tl.dot(a, b, acc)" in src and "tl.bfloat16" in src
+
+
 # -- broadcasting, 0-d, views ----------------------------------------------------------------
 def test_broadcasting_scalars_and_size_one_dims():
     a, b, c = rand(3, 1, 5, seed=1), rand(1, 4, 1, seed=2), rand(5, seed=3)
@@ -488,8 +507,8 @@ def test_short_rows_run_several_to_a_program(case):
     check(
         ROWS[case],
         x,
-        rtol=2e-3 if case == "float16" else 1e-5,
-        atol=2e-3 if case == "float16" else 1e-6,
+        rtol={"float16": 2e-3, "bfloat16": 1e-2}.get(case, 1e-5),
+        atol={"float16": 2e-3, "bfloat16": 1e-2}.get(case, 1e-6),
     )
     src = triton_source(*_as_tuple(ROWS[case](lt.tensor(x))))
     assert "XBLOCK rows of 100 per program" in src and "XBLOCK=16" in src
@@ -622,7 +641,7 @@ def check_exact(fn, *arrays, **kw):
     return got
 
 
-@pytest.mark.parametrize("dtype", [lt.float32, lt.float64, lt.float16])
+@pytest.mark.parametrize("dtype", [lt.float32, lt.float64, lt.float16, lt.bfloat16])
 @pytest.mark.parametrize("shape", [(1,), (7,), (33,), (5, 7), (3, 1, 13)])
 def test_rand_and_randn_are_bit_identical(dtype, shape):
     got = check_exact(lambda: (lt.rand(*shape, dtype=dtype), lt.randn(*shape, dtype=dtype)))

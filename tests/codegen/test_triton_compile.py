@@ -59,6 +59,10 @@ CASES: dict[str, Any] = {
         (lt.tensor(2.0) > 1.0) & (r(50) > 0), (lt.tensor(0.5) < r(50)) ^ (lt.tensor(1.0) != 0),
     ),
     "float16_math": lambda: (r(40).half() * 3).exp() + r(40, seed=1).half(),
+    "bfloat16_math": lambda: (
+        (r(40).bfloat16() * 3).exp() + r(40, seed=1).bfloat16(), r(6, 100).bfloat16().sum(1),
+        lt.rand(40, dtype=lt.bfloat16), lt.randn(40, dtype=lt.bfloat16),
+    ),
     "integer_ops": lambda: (ints(50) // 3, ints(50) % 4, ints(50, dtype=np.int8) * 7, ints(50) & 5),
     "bool_where": lambda: lt.where(r(50) > 0, r(50, seed=1), -r(50, seed=2)),
     "casts": lambda: (r(30).int(), r(30).half(), ints(30).double(), (r(30) > 0).float()),
@@ -82,6 +86,9 @@ CASES: dict[str, Any] = {
     "matmul_tf32_grouped": (lambda: r(600, 64) @ r(64, 200, seed=1), "high"),
     "matmul_f16_large_epilogue": lambda: F.relu(
         r(130, 64).half() @ r(64, 130, seed=1).half() + r(130, seed=2).half()
+    ),
+    "matmul_bf16_large_epilogue": lambda: F.gelu(
+        r(130, 64).bfloat16() @ r(64, 130, seed=1).bfloat16() + r(130, seed=2).bfloat16()
     ),
     "matmul_f64_and_int": lambda: (
         r(9, 20, dtype=np.float64) @ r(20, 6, seed=1, dtype=np.float64),

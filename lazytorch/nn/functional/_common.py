@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from lazytorch._errors import op_error
-from lazytorch.ir import dtypes as dt
 from lazytorch.ops._core import tensor_arg
 from lazytorch.ops.views import assign
 from lazytorch.tensor import Tensor
@@ -30,4 +29,4 @@ def _float_input(input: Any, op: str, kernel: str) -> Tensor:
 def _opmath(x: Tensor) -> Tensor:
     """float16 math runs in float32 and is rounded once at the end, as in torch's kernels;
     in float16 itself exp() overflows already at 11.1 (softplus(15) would be inf)."""
-    return x.float() if x.dtype is dt.float16 else x  # type: ignore[attr-defined,no-any-return]
+    return x.float() if x.dtype.is_low_float else x  # type: ignore[attr-defined,no-any-return]

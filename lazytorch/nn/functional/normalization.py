@@ -28,7 +28,7 @@ def _check_param_dtypes(x: Tensor, params: Sequence[Tensor | None], op: str) -> 
     given = [p for p in params if p is not None]
     if not given:
         return
-    if x.dtype is dt.float16 and given[0].dtype is not dt.float16:
+    if x.dtype.is_low_float and given[0].dtype is not x.dtype:
         if any(p.dtype is not dt.float32 for p in given):
             raise op_error(
                 RuntimeError, op, "mixed dtype (CPU): expect parameter to have scalar type of Float"

@@ -1,0 +1,286 @@
+"""bfloat16 against torch: conversions bit for bit, promotion, and the ops of a model.
+
+torch computes bfloat16 math in float32 and rounds once per op ("opmath"); lazytorch does the
+same per primitive, so most results are equal to torch's bits and the rest within one
+bfloat16 rounding (``helpers.TOL``). Conversions are checked exhaustively: every one of the
+65,536 bit patterns, and float32 values on, just above and just below every rounding tie.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import torch
+
+import lazytorch as lt
+from helpers import BF16, arr, check, check_grad, positive
+
+BF = "bfloat16"
+
+
+def bf(*shape: int, low: float = -2.0, high: float = 2.0, seed: int | None = None) -> np.ndarray:
+    return arr(*shape, dtype=BF, low=low, high=high, seed=seed)
+
+
+def all_patterns() -> np.ndarray:
+    return np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+
+
+# -- conversions, bit for bit -------------------------------------------------------------------
+@pytest.mark.backends("interpreter", "cpp")
+def test_every_bfloat16_widens_exactly(backend):
+    bits = all_patterns()
+    with lt.backend(backend):
+        got = lt.from_numpy(bits.view(BF16)).float().numpy()
+    want = torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16).float().numpy()
+    nan = np.isnan(want)
+    assert (np.isnan(got) == nan).all()
+    assert (got.view(np.uint32)[~nan] == want.view(np.uint32)[~nan]).all()
+
+
+@pytest.mark.backends("interpreter", "cpp")
+def test_float32_rounds_to_nearest_even_at_every_tie(backend):
+    # Each bfloat16 pattern widened, then nudged to the tie below the next pattern, one
+    # ulp of float32 either side of it, and the largest value that still rounds down.
+    hi = all_patterns().astype(np.uint32) << 16
+    offsets = np.array([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF], dtype=np.uint32)
+    f = (hi[:, None] + offsets[None, :]).reshape(-1).view(np.float32)
+    with lt.backend(backend):
+        got = lt.from_numpy(f.copy()).bfloat16().numpy().view(np.uint16)
+    want = torch.from_numpy(f.copy()).bfloat16().view(torch.int16).numpy().view(np.uint16)
+    nan = np.isnan(f)
+    assert (got[~nan] == want[~nan]).all(), np.flatnonzero(got[~nan] != want[~nan])[:8]
+    # NaN stays NaN (torch keeps a quiet NaN; the payload is not part of the contract)
+    assert np.isnan(got[nan].view(BF16).astype(np.float32)).all()
+
+
+@pytest.mark.backends("interpreter", "cpp")
+def test_conversions_to_and_from_the_other_dtypes(backend):
+    edges = np.array(
+        [0.0, -0.0, 1.0, -1.5, 2.5, 65504.0, 70000.0, 1e-8, -1e-30, 3e38, -3e38, 255.5, np.inf],
+        dtype=np.float64,
+    )
+    for name in ("float16", "float64", "int32", "int64", "uint8", "bool"):
+        with lt.backend(backend):
+            x = lt.from_numpy(edges.copy()).to(lt.bfloat16)
+            got = x.to(getattr(lt, name)).numpy()
+            back = lt.from_numpy(got.copy()).to(lt.bfloat16).float().numpy()
+        t = torch.from_numpy(edges.copy()).bfloat16()
+        want = t.to(getattr(torch, name)).numpy()
+        keep = np.isfinite(edges) if name in ("int32", "int64", "uint8") else slice(None)
+        if name == "uint8":
+            keep = keep & (edges >= 0) & (edges < 256)
+        np.testing.assert_array_equal(got[keep], want[keep], err_msg=name)
+        tb = torch.from_numpy(want.copy()).bfloat16().float().numpy()
+        np.testing.assert_array_equal(back[keep], tb[keep], err_msg=f"{name} -> bfloat16")
+
+
+def test_promotion_with_every_dtype_matches_torch():
+    for other in ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32"):
+        lo, to_ = getattr(lt, other if other != "bool" else "bool"), getattr(torch, other)
+        a = lt.ones(2, dtype=lt.bfloat16)
+        t = torch.ones(2, dtype=torch.bfloat16)
+        assert (a + lt.ones(2, dtype=lo)).dtype.name == str((t + torch.ones(2, dtype=to_)).dtype)[
+            6:
+        ]
+        # a 0-d operand and a Python scalar only raise the category
+        z = (a * lt.ones((), dtype=lo)).dtype.name
+        assert z == str((t * torch.ones((), dtype=to_)).dtype)[6:], other
+    assert (lt.ones(2, dtype=lt.bfloat16) * 2.5).dtype is lt.bfloat16
+    assert (lt.ones(2, dtype=lt.int64) * lt.ones((), dtype=lt.bfloat16)).dtype is lt.bfloat16
+
+
+# -- the ops a model uses ---------------------------------------------------------------------
+UNARY = [
+    "neg", "abs", "exp", "sin", "cos", "tanh", "sigmoid", "relu", "erf", "floor", "ceil",
+    "round", "sign", "expm1", "exp2", "square", "trunc", "frac", "atan", "asinh",
+]  # fmt: skip
+POSITIVE = ["log", "sqrt", "rsqrt", "reciprocal", "log1p", "log2", "log10"]
+
+
+@pytest.mark.parametrize("op", UNARY)
+def test_unary(op):
+    x = bf(3, 17)
+    check(lambda t, x: getattr(t, op)(x), x)
+
+
+@pytest.mark.parametrize("op", POSITIVE)
+def test_unary_positive(op):
+    check(lambda t, x: getattr(t, op)(x), positive(4, 9, dtype=BF))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, x, y: x + y,
+        lambda t, x, y: x - 2 * y,
+        lambda t, x, y: x * y,
+        lambda t, x, y: x / y,
+        lambda t, x, y: t.maximum(x, y),
+        lambda t, x, y: t.minimum(x, y),
+        lambda t, x, y: t.atan2(x, y),
+        lambda t, x, y: t.fmod(x, y),
+        lambda t, x, y: t.remainder(x, y),
+        lambda t, x, y: x.abs() ** y,
+        lambda t, x, y: (x < y, x == y, x >= 0.5),
+        lambda t, x, y: t.where(x > y, x, y),
+        lambda t, x, y: t.clamp(x, -0.5, 0.75),
+        lambda t, x, y: t.lerp(x, y, 0.3),
+        lambda t, x, y: t.addcmul(x, x, y, value=0.5),
+    ],
+)
+def test_binary_and_broadcasting(fn):
+    check(fn, bf(4, 1, 6), bf(5, 1, seed=1) + 3.0 * (np.arange(5) % 2 * 2 - 1)[:, None])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, x: x.sum(),
+        lambda t, x: x.sum(1),
+        lambda t, x: x.mean(0, keepdim=True),
+        lambda t, x: x.prod(1),
+        lambda t, x: (x.max(1), x.min(0)),
+        lambda t, x: (x.amax(), x.argmax(1), x.argmin()),
+        lambda t, x: (x.var(1), x.std()),
+        lambda t, x: x.cumsum(1),
+        lambda t, x: t.logsumexp(x, 1),
+        lambda t, x: x.norm(),
+        lambda t, x: t.softmax(x, 1),
+        lambda t, x: t.log_softmax(x, 0),
+        lambda t, x: t.sort(x, dim=1, stable=True),  # many ties in bfloat16: the stable order
+        lambda t, x: t.topk(x, 3, 1).values,  # (which of equal values topk picks is torch's)
+    ],
+)
+def test_reductions_accumulate_in_float32(fn):
+    # 300 elements per row: a bfloat16 accumulator would be off by far more than one rounding
+    check(fn, bf(4, 300, low=0.5, high=1.5))
+
+
+def test_sum_of_many_ones_is_exact_as_in_torch():
+    # 1024 ones: a bfloat16 running sum stalls at 256, a float32 accumulator does not.
+    check(lambda t, x: x.sum(), np.ones(1024, dtype=BF16))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, a, b: a @ b,
+        lambda t, a, b: t.matmul(a[None], b[None].expand(2, -1, -1)),
+        lambda t, a, b: t.nn.functional.linear(a, b.T, b[0]),
+        lambda t, a, b: t.einsum("ik,kj->ij", a, b),
+    ],
+)
+def test_matmul_accumulates_in_float32(fn):
+    check(fn, bf(8, 200, seed=2), bf(200, 6, seed=3), atol=5e-2)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, x: t.cat([x, x * 2], 1),
+        lambda t, x: t.stack([x, x], 0).transpose(0, 2).contiguous(),
+        lambda t, x: x[1:, ::2],
+        lambda t, x: x.reshape(-1)[t.tensor([0, 5, 7])],
+        lambda t, x: t.gather(x, 1, t.tensor([[0, 1], [2, 2], [1, 0]])),
+        lambda t, x: t.zeros(3, 4, dtype=t.bfloat16).index_add(0, t.tensor([0, 0, 2]), x),
+        lambda t, x: t.flip(x, [0]),
+        lambda t, x: x.masked_fill(x > 0, 1.0),
+    ],
+)
+def test_movement_and_indexing(fn):
+    check(fn, bf(3, 4))
+
+
+def test_nn_layers():
+    x, w, b = bf(6, 16), bf(16), bf(16, seed=4)
+    check(lambda t, x, w, b: t.nn.functional.layer_norm(x, (16,), w, b), x, w, b)
+    check(lambda t, x: t.nn.functional.gelu(x), x)
+    check(lambda t, x: t.nn.functional.silu(x), x)
+    target = np.array([1, 0, 3, 15, 2, 9])
+    check(lambda t, x, y: t.nn.functional.cross_entropy(x, y), x, target)
+    check(lambda t, x: t.nn.functional.dropout(x, 0.0), x)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, x, w: (t.tanh(x @ w) * 2).sum(),
+        lambda t, x, w: t.nn.functional.layer_norm(x @ w, (5,)).pow(2).mean(),
+        lambda t, x, w: t.softmax(x @ w, 1)[:, 0].sum(),
+        lambda t, x, w: t.nn.functional.gelu(x * w[:, 0]).sum(),
+    ],
+)
+def test_gradients(fn):
+    check_grad(fn, bf(4, 7, seed=5), bf(7, 5, seed=6), atol=3e-2, rtol=3e-2)
+
+
+def test_mixed_precision_gradients_flow_back_in_float32():
+    w = lt.randn(4, 3, requires_grad=True)
+    x = lt.randn(2, 4)
+    (x.bfloat16() @ w.bfloat16()).float().sum().backward()
+    assert w.grad.dtype is lt.float32
+    tw = torch.from_numpy(w.detach().numpy()).requires_grad_()
+    tx = torch.from_numpy(x.numpy())
+    (tx.bfloat16() @ tw.bfloat16()).float().sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), tw.grad.numpy())
+
+
+# -- making, moving and showing bfloat16 tensors -------------------------------------------------
+def test_factories_and_random():
+    check(lambda t: t.zeros(2, 3, dtype=t.bfloat16))
+    check(lambda t: t.full((2,), 1 / 3, dtype=t.bfloat16))
+    check(lambda t: t.arange(0, 5, 0.5, dtype=t.bfloat16))
+    check(lambda t: t.linspace(-1, 1, 7, dtype=t.bfloat16))
+    lt.manual_seed(0)
+    u = lt.rand(10_000, dtype=lt.bfloat16)
+    assert u.dtype is lt.bfloat16
+    v = u.float().numpy()
+    assert v.min() >= 0 and v.max() < 1 and len(np.unique(v)) > 100
+    n = lt.randn(10_000, dtype=lt.bfloat16).float()
+    assert abs(n.mean().item()) < 0.05 and abs(n.std().item() - 1) < 0.05
+
+
+def test_numpy_round_trip_and_item():
+    a = bf(3, 5)
+    x = lt.from_numpy(a)
+    assert x.dtype is lt.bfloat16 and x.numpy().dtype == BF16
+    assert (x.numpy().view(np.uint16) == a.view(np.uint16)).all()
+    assert lt.tensor(a).dtype is lt.bfloat16
+    t = lt.tensor([1 / 3], dtype=lt.bfloat16)
+    assert t.item() == torch.tensor([1 / 3], dtype=torch.bfloat16).item()
+    assert t.tolist() == torch.tensor([1 / 3], dtype=torch.bfloat16).tolist()
+
+
+def test_printing_matches_torch():
+    for v in ([1.0, 2.5, 1 / 3], [1e-3, 1e5, -2.0], [float("nan"), float("inf"), 1.0]):
+        got = repr(lt.tensor(v, dtype=lt.bfloat16)).replace("lazytorch.", "torch.")
+        assert got == repr(torch.tensor(v, dtype=torch.bfloat16))
+
+
+def test_finfo_matches_torch():
+    ours, theirs = lt.finfo(lt.bfloat16), torch.finfo(torch.bfloat16)
+    for field in ("bits", "eps", "max", "min", "tiny", "resolution"):
+        assert getattr(ours, field) == getattr(theirs, field), field
+
+
+def test_conversion_methods_and_modules():
+    x = lt.randn(2, 3)
+    assert x.bfloat16().dtype is lt.bfloat16
+    assert x.to(lt.bfloat16).half().dtype is lt.float16
+    m = lt.nn.Linear(3, 2).to(lt.bfloat16)
+    assert m.weight.dtype is lt.bfloat16
+    assert m(x.bfloat16()).dtype is lt.bfloat16
+    m.float()
+    assert m.weight.dtype is lt.float32
+
+
+def test_save_and_load_keep_the_bits():
+    x = lt.from_numpy(bf(4, 3))
+    buf = io.BytesIO()
+    lt.save({"x": x, "t": x[1:]}, buf)
+    loaded = lt.load(io.BytesIO(buf.getvalue()))
+    assert (loaded["x"].numpy().view(np.uint16) == x.numpy().view(np.uint16)).all()
+    assert torch.load(io.BytesIO(buf.getvalue()))["t"].dtype is torch.bfloat16
