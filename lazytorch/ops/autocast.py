@@ -208,14 +208,16 @@ def _set_opt_dtype(fn: Callable[..., Any], op: str, device: str, args: tuple, kw
 
 
 def _promote(fn: Callable[..., Any], op: str, device: str, args: tuple, kwargs: dict) -> Any:
-    """Cast to the widest eligible dtype: float32 if any input is, else the autocast dtype."""
+    """Cast to the widest eligible dtype: float32 if any input is, else the autocast dtype
+    (torch's ``prioritize``, in argument order: a float16 input under bfloat16 autocast is
+    an error unless a float32 input came before it)."""
     low = state.dtype[device]
     to = low
     for t in _tensors((*args, *kwargs.values())):
         if not _eligible(t, device):
             continue
         d = t._node.dtype
-        if d is dt.float32:
+        if to is dt.float32 or d is dt.float32:
             to = dt.float32
         elif d is not low:
             raise op_error(

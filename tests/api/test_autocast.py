@@ -22,8 +22,8 @@ from lazytorch.ops import autocast as ac
 from lazytorch.ops.autocast_policy import LACKING, POLICIES, PUBLIC
 
 F = lt.nn.functional
-# autocast dtypes tested against torch (bfloat16 joins when lazytorch has it)
-LOW = ["float16"]
+# the autocast dtypes tested against torch
+LOW = ["float16", "bfloat16"]
 
 
 # -- the tables are torch's ------------------------------------------------------------------------

@@ -13,8 +13,8 @@ import lazytorch as lt
 from benchmarks.models import copy_weights, gpt
 
 CFG = dict(vocab=32, context=16, width=32, heads=4, layers=2)
-# loss tolerance per autocast dtype (float16 runs agree to ~2e-5 over 20 steps here)
-RTOL = {"float16": 1e-3, "bfloat16": 1e-2}
+# loss tolerance per autocast dtype (here the runs agree to ~2e-5 in float16, ~3e-4 in bfloat16)
+RTOL = {"float16": 1e-3, "bfloat16": 2e-3}
 
 
 def _run(lib, model, batches, low, scaler=None, overflow_at=()):
@@ -50,7 +50,7 @@ def _models_and_batches(steps):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("low", ["float16"])  # bfloat16 joins when lazytorch has it
+@pytest.mark.parametrize("low", ["float16", "bfloat16"])
 def test_small_gpt_under_autocast_tracks_torch_for_20_steps(low):
     tm, lm, batches = _models_and_batches(20)
     want = _run(torch, tm, batches, low)
