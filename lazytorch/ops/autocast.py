@@ -46,10 +46,10 @@ from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import internal_dirs
 from lazytorch.ops._core import cast, wrap
-from lazytorch.ops.autocast_policy import POLICIES, PUBLIC
+from lazytorch.ops.autocast_policy import POLICIES, PUBLIC, RESOLVERS
 from lazytorch.tensor import Tensor
 
-__all__ = ["DEVICE_TYPES", "autocast_op", "install", "install_registry", "state"]
+__all__ = ["DEVICE_TYPES", "autocast_op", "install", "install_registry", "state", "surface"]
 
 # The device types autocast has a policy table for, and their default autocast dtypes.
 DEVICE_TYPES = tuple(POLICIES)
@@ -83,14 +83,27 @@ state = AutocastState()
 # Files of lazytorch whose calls count as the user's (see the module docstring).
 _NN_MODULES = os.sep + os.path.join("lazytorch", "nn", "modules") + os.sep
 _by_user: dict[str, bool] = {}
+# Functions of lazytorch whose calls count as the user's (`surface`).
+_surface: set[Any] = set()
 
 
-def _called_by_user(filename: str) -> bool:
+def _called_by_user(code: Any) -> bool:
+    if code in _surface:
+        return True
+    filename = code.co_filename
     r = _by_user.get(filename)
     if r is None:
         r = not filename.startswith(tuple(internal_dirs)) or _NN_MODULES in filename
         _by_user[filename] = r
     return r
+
+
+def surface(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Declare `fn` (lazytorch's code) a function whose calls of listed ops count as the
+    user's: its torch counterpart is Python calling torch's public ops, which autocast sees
+    (``F.multi_head_attention_forward`` calls ``linear``, ``baddbmm``, ``softmax``)."""
+    _surface.add(fn.__code__)
+    return fn
 
 
 _wrappers: dict[tuple[int, str], Callable[..., Any]] = {}
@@ -136,11 +149,17 @@ def install_registry(registry: Any) -> None:
 
 # -- what an enabled call does --------------------------------------------------------------------
 def _autocast_call(fn: Callable[..., Any], op: str, args: tuple, kwargs: dict) -> Any:
-    if not _called_by_user(sys._getframe(2).f_code.co_filename):
+    if not _called_by_user(sys._getframe(2).f_code):
         return fn(*args, **kwargs)
     device = _device_type(args) or _device_type(tuple(kwargs.values()))
     if device is None or not state.enabled.get(device, False):  # (another thread's autocast)
         return fn(*args, **kwargs)
+    if op in RESOLVERS:
+        bound = _signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        op = RESOLVERS[op][0](bound.arguments)
+        if op is None:
+            return fn(*args, **kwargs)
     policy = POLICIES[device].get(op)
     if policy is None:
         return fn(*args, **kwargs)

@@ -6,8 +6,9 @@ CUDA lists differ: the CPU keeps softmax, sums, ``exp`` and layer_norm in the in
 and promotes ``cat``/``stack``; CUDA runs them in float32. The table holds every op torch
 lists, whether lazytorch has it or not; `PUBLIC` maps lazytorch's public names (per
 namespace: ``torch`` functions, ``Tensor`` methods, ``F`` = ``nn.functional``, ``linalg``)
-to the aten op whose policy they follow, and `LACKING` names the listed ops lazytorch has
-no public name for (tests/api/test_autocast.py checks that the three agree with torch).
+to the aten op whose policy they follow (or, in `RESOLVERS`, to a choice of aten op made from
+the call's arguments, as ``F.pad`` picks a pad op by its mode), and `LACKING` names the
+listed ops lazytorch has no public name for (tests/api/test_autocast.py checks that the three agree with torch).
 
 The policies (torch's ``CastPolicy``):
 
@@ -28,7 +29,10 @@ The policies (torch's ``CastPolicy``):
 
 from __future__ import annotations
 
-__all__ = ["LACKING", "POLICIES", "POLICY_NAMES", "PUBLIC"]
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["LACKING", "POLICIES", "POLICY_NAMES", "PUBLIC", "RESOLVERS"]
 
 POLICY_NAMES = ("lower", "fp32", "fp32_set_opt_dtype", "fp32_append_dtype", "promote", "banned")
 
@@ -150,8 +154,10 @@ PUBLIC: dict[str, dict[str, str]] = {
         scaled_dot_product_attention softmax log_softmax softplus layer_norm group_norm
         rms_norm cosine_similarity l1_loss mse_loss smooth_l1_loss nll_loss
         binary_cross_entropy binary_cross_entropy_with_logits avg_pool3d max_pool3d
-        adaptive_avg_pool3d adaptive_max_pool3d
+        adaptive_avg_pool3d adaptive_max_pool3d pad interpolate upsample_nearest
+        upsample_bilinear
         """,
+        upsample="interpolate",
         cross_entropy="cross_entropy_loss",
         softmin="softmax",  # torch's softmin is Python: (-input).softmax(dim)
         grid_sample="grid_sampler",
@@ -165,6 +171,68 @@ PUBLIC: dict[str, dict[str, str]] = {
 }
 """namespace -> {lazytorch public name: the aten op whose policy it follows}."""
 
+
+# -- functions whose aten op depends on their arguments ------------------------------------
+def _pad_op(a: dict[str, Any]) -> str | None:
+    """torch's F.pad: reflect/replicate over 1-3 dims are aten ops of their own."""
+    n = len(a["pad"]) // 2
+    if a["mode"] == "reflect" and n in (1, 2):
+        return f"reflection_pad{n}d"
+    if a["mode"] == "replicate" and n in (1, 2, 3):
+        return f"replication_pad{n}d"
+    return None
+
+
+def _interpolate_op(a: dict[str, Any]) -> str | None:
+    """torch's F.interpolate: one aten op per mode and number of spatial dims."""
+    n, mode = a["input"].ndim - 2, a.get("mode", "nearest")
+    aa = "_aa" if a.get("antialias") else ""
+    return {
+        ("nearest", 1): "upsample_nearest1d",
+        ("nearest", 2): "upsample_nearest2d",
+        ("nearest", 3): "upsample_nearest3d",
+        ("nearest-exact", 1): "_upsample_nearest_exact1d",
+        ("nearest-exact", 2): "_upsample_nearest_exact2d",
+        ("nearest-exact", 3): "_upsample_nearest_exact3d",
+        ("linear", 1): "upsample_linear1d",
+        ("bilinear", 2): "_upsample_bilinear2d_aa" if aa else "upsample_bilinear2d",
+        ("bicubic", 2): "_upsample_bicubic2d_aa" if aa else "upsample_bicubic2d",
+        ("trilinear", 3): "upsample_trilinear3d",
+        ("area", 3): "adaptive_avg_pool3d",
+    }.get((mode, n))
+
+
+def _upsample_nearest_op(a: dict[str, Any]) -> str | None:
+    return _interpolate_op({**a, "mode": "nearest"})
+
+
+def _upsample_bilinear_op(a: dict[str, Any]) -> str | None:
+    return _interpolate_op({**a, "mode": "bilinear"})
+
+
+def _max_pool3d_op(a: dict[str, Any]) -> str | None:
+    """With indices torch calls max_pool3d_with_indices, which autocast does not list."""
+    return None if a["return_indices"] else "max_pool3d"
+
+
+RESOLVERS: dict[str, tuple[Callable[[dict[str, Any]], str | None], tuple[str, ...]]] = {
+    "pad": (_pad_op, ("reflection_pad1d", "reflection_pad2d", "replication_pad1d",
+                      "replication_pad2d", "replication_pad3d")),
+    "interpolate": (_interpolate_op, (
+        "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+        "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+        "upsample_linear1d", "upsample_bilinear2d", "_upsample_bilinear2d_aa",
+        "upsample_bicubic2d", "_upsample_bicubic2d_aa", "upsample_trilinear3d",
+        "adaptive_avg_pool3d",
+    )),
+    "upsample_nearest": (_upsample_nearest_op, ("upsample_nearest1d", "upsample_nearest2d",
+                                                "upsample_nearest3d")),
+    "upsample_bilinear": (_upsample_bilinear_op, ("upsample_bilinear2d",)),
+    "max_pool3d": (_max_pool3d_op, ("max_pool3d",)),
+}  # fmt: skip
+"""PUBLIC op names that stand for a choice: name -> (the choice, from the bound arguments
+with their defaults: an aten op or None for an unlisted one; the ops it can choose)."""
+
 LACKING: frozenset[str] = frozenset(
     """
     _addmm_activation _convolution _native_multi_head_attention conv_tbc mkldnn_rnn_layer prelu
@@ -173,8 +241,7 @@ LACKING: frozenset[str] = frozenset(
     rnn_tanh_cell rnn_relu_cell _scaled_dot_product_flash_attention
     grid_sampler_2d _grid_sampler_2d_cpu_fallback grid_sampler_3d polar nanquantile stft
     view_as_complex cholesky cholesky_inverse cholesky_solve inverse lu_solve orgqr ormqr
-    pinverse max_unpool2d max_unpool3d reflection_pad1d reflection_pad2d replication_pad1d
-    replication_pad2d replication_pad3d cosine_embedding_loss nll_loss2d hinge_embedding_loss
+    pinverse max_unpool2d max_unpool3d cosine_embedding_loss nll_loss2d hinge_embedding_loss
     poisson_nll_loss huber_loss margin_ranking_loss soft_margin_loss triplet_margin_loss
     multi_margin_loss ctc_loss kl_div multilabel_margin_loss multilabel_margin_loss_forward
     fft_fft fft_ifft fft_fft2 fft_ifft2 fft_fftn fft_ifftn fft_rfft fft_irfft fft_rfft2
@@ -184,14 +251,8 @@ LACKING: frozenset[str] = frozenset(
     fake_quantize_per_tensor_affine geqrf _lu_with_info qr svd triangular_solve
     fractional_max_pool2d fractional_max_pool3d linalg_qr linalg_cholesky_ex linalg_svd
     linalg_eig linalg_eigh linalg_lstsq linalg_inv_ex
-    erfinv native_layer_norm frobenius_norm nuclear_norm pdist renorm
-    upsample_nearest1d _upsample_nearest_exact1d upsample_nearest2d _upsample_nearest_exact2d
-    upsample_nearest3d _upsample_nearest_exact3d upsample_linear1d upsample_bilinear2d
-    _upsample_bilinear2d_aa upsample_trilinear3d upsample_bicubic2d _upsample_bicubic2d_aa
-    bilinear vdot
+    erfinv native_layer_norm frobenius_norm nuclear_norm pdist renorm bilinear vdot
     """.split()
 )
 """torch's listed ops (either device) that no lazytorch public name follows: lazytorch has
-no such op, or (the pads, upsampling, reflection/replication pads) it has them only inside
-a function whose torch counterpart picks the aten op by its arguments (``F.pad``,
-``F.interpolate``), which lazytorch does not autocast yet."""
+no such op."""

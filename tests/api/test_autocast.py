@@ -10,6 +10,7 @@ running the CUDA table on CPU tensors and comparing with the op on float32 input
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -19,7 +20,7 @@ import torch
 import lazytorch as lt
 from helpers import arr, check
 from lazytorch.ops import autocast as ac
-from lazytorch.ops.autocast_policy import LACKING, POLICIES, PUBLIC
+from lazytorch.ops.autocast_policy import LACKING, POLICIES, PUBLIC, RESOLVERS
 
 F = lt.nn.functional
 # the autocast dtypes tested against torch
@@ -53,6 +54,8 @@ def test_policy_tables_list_exactly_torchs_ops(device):
 
 def test_every_listed_op_is_followed_by_a_public_name_or_named_lacking():
     followed = {op for names in PUBLIC.values() for op in names.values()}
+    for name, (_, choices) in RESOLVERS.items():
+        followed = (followed - {name}) | set(choices)
     listed = set(POLICIES["cpu"]) | set(POLICIES["cuda"])
     assert sorted(listed - followed - LACKING) == []
     assert sorted(LACKING & followed) == []
@@ -67,7 +70,7 @@ def test_every_public_name_is_bound_to_its_autocast_wrapper():
         "linalg": vars(lt.linalg),
     }
     for space, names in PUBLIC.items():
-        for name, op in names.items():
+        for name, op in names.items():  # (op: an aten op, or a RESOLVERS choice)
             assert name in spaces[space], f"{space}.{name} is listed but lazytorch lacks it"
             assert getattr(spaces[space][name], "autocast_op", None) == op, f"{space}.{name}"
     assert lt.matmul is lt.Tensor.matmul is lt.linalg.matmul  # one wrapper per op function
@@ -78,12 +81,23 @@ def test_every_public_name_is_bound_to_its_autocast_wrapper():
 # -- CPU policies against torch ----------------------------------------------------------------------
 def _cases(d: str) -> dict[str, tuple]:
     """name -> (fn(t, *inputs), inputs): every CPU-listed op lazytorch has; `d` is the
-    dtype of the floating inputs."""
-    x34, x45, x35 = arr(3, 4, dtype=d), arr(4, 5, dtype=d), arr(3, 5, dtype=d)
-    b234, b245, b235 = arr(2, 3, 4, dtype=d), arr(2, 4, 5, dtype=d), arr(2, 3, 5, dtype=d)
-    prob = arr(3, 4, dtype=d, low=0.05, high=0.95)
+    dtype of the floating inputs (each input drawn with its own seed: the same values
+    whichever test runs first)."""
+    seeds = itertools.count()
+
+    def a(*shape: int, **kw: object) -> np.ndarray:
+        return arr(*shape, seed=next(seeds), **kw)  # type: ignore[arg-type]
+
+    def whole(*shape: int, dtype: str = "float32") -> np.ndarray:
+        """Integers in [-2, 2]: products and sums exact in the low dtypes, so a result
+        shows the cast policy and not the kernel's rounding order."""
+        return np.round(a(*shape, dtype="float64")).astype(dtype)
+
+    x34, x45, x35 = a(3, 4, dtype=d), a(4, 5, dtype=d), a(3, 5, dtype=d)
+    b234, b245, b235 = a(2, 3, 4, dtype=d), a(2, 4, 5, dtype=d), a(2, 3, 5, dtype=d)
+    prob = a(3, 4, dtype=d, low=0.05, high=0.95)
     target = np.array([1, 0, 3], dtype=np.int64)
-    vol = arr(1, 2, 4, 4, 4, dtype=d)
+    vol = a(1, 2, 4, 4, 4, dtype=d)
     return {
         # lower_precision_fp
         "matmul": (lambda t, a, b: t.matmul(a, b), x34, x45),
@@ -94,62 +108,62 @@ def _cases(d: str) -> dict[str, tuple]:
         "bmm": (lambda t, a, b: a.bmm(b), b234, b245),
         "baddbmm": (lambda t, c, a, b: t.baddbmm(c, a, b, alpha=0.5), b235, b234, b245),
         "addmm": (lambda t, c, a, b: c.addmm(a, b, beta=2.0), x35, x34, x45),
-        "linear": (lambda t, x, w, b: t.nn.functional.linear(x, w, b), x34, x45.T.copy(), arr(5)),
+        "linear": (lambda t, x, w, b: t.nn.functional.linear(x, w, b), x34, x45.T.copy(), a(5)),
         "conv1d": (
             lambda t, x, w: t.nn.functional.conv1d(x, w),
-            arr(1, 2, 8, dtype=d),
-            arr(3, 2, 3),
+            a(1, 2, 8, dtype=d),
+            a(3, 2, 3),
         ),
         "conv2d": (
             lambda t, x, w, b: t.nn.functional.conv2d(x, w, b, padding=1),
-            arr(1, 2, 5, 5, dtype=d),
-            arr(3, 2, 3, 3),
-            arr(3),
+            a(1, 2, 5, 5, dtype=d),
+            a(3, 2, 3, 3),
+            a(3),
         ),
-        "conv3d": (lambda t, x, w: t.nn.functional.conv3d(x, w), vol, arr(2, 2, 2, 2, 2)),
+        "conv3d": (lambda t, x, w: t.nn.functional.conv3d(x, w), vol, a(2, 2, 2, 2, 2)),
         "conv_transpose1d": (
             lambda t, x, w: t.nn.functional.conv_transpose1d(x, w, stride=2),
-            arr(1, 2, 5, dtype=d),
-            arr(2, 3, 3),
+            whole(1, 2, 5, dtype=d),
+            whole(2, 3, 3),
         ),
         "conv_transpose2d": (
             lambda t, x, w: t.nn.functional.conv_transpose2d(x, w),
-            arr(1, 2, 4, 4, dtype=d),
-            arr(2, 3, 2, 2),
+            whole(1, 2, 4, 4, dtype=d),
+            whole(2, 3, 2, 2),
         ),
         "conv_transpose3d": (
             lambda t, x, w: t.nn.functional.conv_transpose3d(x, w),
-            arr(1, 2, 3, 3, 3, dtype=d),
-            arr(2, 2, 2, 2, 2),
+            whole(1, 2, 3, 3, 3, dtype=d),
+            whole(2, 2, 2, 2, 2),
         ),
         "scaled_dot_product_attention": (
             lambda t, q, k, v: t.nn.functional.scaled_dot_product_attention(
                 q, k, v, is_causal=True
             ),
-            arr(1, 2, 4, 8, dtype=d),
-            arr(1, 2, 4, 8),
-            arr(1, 2, 4, 8),
+            a(1, 2, 4, 8, dtype=d),
+            a(1, 2, 4, 8),
+            a(1, 2, 4, 8),
         ),
         # fp32
-        "prod": (lambda t, x: t.prod(x, 1), arr(3, 4, dtype=d, low=0.5, high=1.5)),
-        "Tensor.prod": (lambda t, x: x.prod(), arr(2, 3, dtype=d, low=0.5, high=1.5)),
+        "prod": (lambda t, x: t.prod(x, 1), a(3, 4, dtype=d, low=0.5, high=1.5)),
+        "Tensor.prod": (lambda t, x: x.prod(), a(2, 3, dtype=d, low=0.5, high=1.5)),
         "quantile": (lambda t, x: t.quantile(x, 0.3, dim=1), x34),
-        "cdist": (lambda t, a, b: t.cdist(a, b), x34, arr(2, 4, dtype=d)),
-        "trace": (lambda t, x: x.trace(), arr(4, 4, dtype=d)),
-        "mse_loss": (lambda t, a, b: t.nn.functional.mse_loss(a, b), x34, arr(3, 4)),
-        "l1_loss": (lambda t, a, b: t.nn.functional.l1_loss(a, b), x34, arr(3, 4)),
-        "smooth_l1_loss": (lambda t, a, b: t.nn.functional.smooth_l1_loss(a, b), x34, arr(3, 4)),
+        "cdist": (lambda t, a, b: t.cdist(a, b), x34, a(2, 4, dtype=d)),
+        "trace": (lambda t, x: x.trace(), a(4, 4, dtype=d)),
+        "mse_loss": (lambda t, a, b: t.nn.functional.mse_loss(a, b), x34, a(3, 4)),
+        "l1_loss": (lambda t, a, b: t.nn.functional.l1_loss(a, b), x34, a(3, 4)),
+        "smooth_l1_loss": (lambda t, a, b: t.nn.functional.smooth_l1_loss(a, b), x34, a(3, 4)),
         "nll_loss": (lambda t, x, y: t.nn.functional.nll_loss(x, y), x34, target),
         "cross_entropy": (lambda t, x, y: t.nn.functional.cross_entropy(x, y), x34, target),
         "binary_cross_entropy": (
             lambda t, p, y: t.nn.functional.binary_cross_entropy(p, y),
             prob,
-            arr(3, 4, low=0, high=1),
+            a(3, 4, low=0, high=1),
         ),
         "binary_cross_entropy_with_logits": (
             lambda t, x, y: t.nn.functional.binary_cross_entropy_with_logits(x, y),
             x34,
-            arr(3, 4, low=0, high=1),
+            a(3, 4, low=0, high=1),
         ),
         "avg_pool3d": (lambda t, x: t.nn.functional.avg_pool3d(x, 2), vol),
         "max_pool3d": (lambda t, x: t.nn.functional.max_pool3d(x, 2), vol),
@@ -157,18 +171,43 @@ def _cases(d: str) -> dict[str, tuple]:
         "adaptive_max_pool3d": (lambda t, x: t.nn.functional.adaptive_max_pool3d(x, 2), vol),
         "grid_sample": (
             lambda t, x, g: t.nn.functional.grid_sample(x, g, align_corners=False),
-            arr(1, 2, 4, 4, dtype=d),
-            arr(1, 3, 3, 2, low=-1, high=1),
+            a(1, 2, 4, 4, dtype=d),
+            a(1, 3, 3, 2, low=-1, high=1),
+        ),
+        # fp32 through a choice of aten op by the arguments
+        "pad_reflect": (
+            lambda t, x: t.nn.functional.pad(x, (1, 2), mode="reflect"),
+            a(1, 2, 5, dtype=d),
+        ),
+        "pad_replicate": (
+            lambda t, x: t.nn.functional.pad(x, (1, 1, 2, 0), mode="replicate"),
+            a(1, 2, 4, 4, dtype=d),
+        ),
+        "pad_constant_not_listed": (
+            lambda t, x: t.nn.functional.pad(x, (1, 1)),
+            a(2, 3, dtype=d),
+        ),
+        "interpolate_area_3d": (
+            lambda t, x: t.nn.functional.interpolate(x, size=(3, 3, 3), mode="area"),
+            vol,
+        ),
+        "interpolate_nearest_not_on_cpu": (
+            lambda t, x: t.nn.functional.interpolate(x, scale_factor=2),
+            a(1, 2, 3, dtype=d),
+        ),
+        "max_pool3d_with_indices_not_listed": (
+            lambda t, x: t.nn.functional.max_pool3d(x, 2, return_indices=True),
+            vol,
         ),
         # promote
-        "cat": (lambda t, a, b: t.cat([a, b]), x34, arr(2, 4)),
+        "cat": (lambda t, a, b: t.cat([a, b]), x34, a(2, 4)),
         "cat_low": (lambda t, a, b: t.cat([a.half(), b.half()], 1), x34, x35),
-        "concat": (lambda t, a, b: t.concat([a, b]), x34, arr(2, 4, dtype="float16")),
-        "stack": (lambda t, a, b: t.stack([a, b]), x34, arr(3, 4)),
+        "concat": (lambda t, a, b: t.concat([a, b]), x34, a(2, 4, dtype="float16")),
+        "stack": (lambda t, a, b: t.stack([a, b]), x34, a(3, 4)),
         "index_copy": (
             lambda t, x, s: x.index_copy(0, t.tensor([2, 0]), s),
             x34,
-            arr(2, 4),
+            a(2, 4),
         ),
     }
 
@@ -450,6 +489,31 @@ def test_a_composite_casts_once_at_the_public_surface(cuda_table_on_cpu):
     x32 = lt.from_numpy(x.numpy().astype(np.float32))
     assert loss.dtype is lt.float32 and _casts(loss) == _casts(F.cross_entropy(x32, y)) + 1
     assert plain.dtype is lt.float16 and _casts(plain) == _casts(F.gelu(x, approximate="tanh"))
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_multihead_attention_is_autocast_as_torchs_python_is(need_weights):
+    # torch's F.multi_head_attention_forward is Python calling linear, baddbmm, softmax and
+    # scaled_dot_product_attention, each autocast; lazytorch's marks itself the user's side
+    from benchmarks.models import copy_weights
+
+    torch.manual_seed(0)
+    tm, lm = torch.nn.MultiheadAttention(8, 2), lt.nn.MultiheadAttention(8, 2)
+    copy_weights(tm, lm, lt)
+    x = arr(4, 2, 8)
+    mask = np.triu(np.full((4, 4), -np.inf, dtype=np.float32), 1)
+    outs = []
+    for lib, m in ((torch, tm), (lt, lm)):
+        t, am = lib.from_numpy(x.copy()), lib.from_numpy(mask.copy())
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            outs.append(m(t, t, t, attn_mask=am, need_weights=need_weights))
+    (want, want_w), (got, got_w) = outs
+    assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1] == "bfloat16"
+    np.testing.assert_allclose(
+        got.detach().float().numpy(), want.detach().float().numpy(), rtol=2e-2, atol=2e-2
+    )
+    if need_weights:
+        assert str(got_w.dtype).split(".")[1] == str(want_w.dtype).split(".")[1]
 
 
 def test_nn_modules_are_the_users_side():

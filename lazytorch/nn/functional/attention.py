@@ -17,6 +17,7 @@ from lazytorch.ops import indexing as IX
 from lazytorch.ops import linalg as LA
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
+from lazytorch.ops.autocast import autocast_op, surface
 from lazytorch.ops.pad import pad
 from lazytorch.tensor import Tensor
 
@@ -165,6 +166,7 @@ def _mha_shape_check(
     )
 
 
+@surface
 def _in_projection_packed(
     q: Tensor, k: Tensor, v: Tensor, w: Tensor, b: Tensor | None
 ) -> tuple[Tensor, Tensor, Tensor]:
@@ -172,18 +174,19 @@ def _in_projection_packed(
     v the same tensor), two for encoder-decoder attention (k is v), three otherwise."""
     E = q.size(-1)
     if k is v and q is k:
-        proj = S.unflatten(linear(q, w, b), -1, (3, E))
+        proj = S.unflatten(_linear(q, w, b), -1, (3, E))
         return S.unbind(proj, -2)  # type: ignore[return-value]
     if k is v:
         w_q, w_kv = S.split(w, [E, 2 * E])
         b_q, b_kv = (None, None) if b is None else S.split(b, [E, 2 * E])
-        k_p, v_p = S.unbind(S.unflatten(linear(k, w_kv, b_kv), -1, (2, E)), -2)
-        return linear(q, w_q, b_q), k_p, v_p
+        k_p, v_p = S.unbind(S.unflatten(_linear(k, w_kv, b_kv), -1, (2, E)), -2)
+        return _linear(q, w_q, b_q), k_p, v_p
     w_q, w_k, w_v = S.chunk(w, 3)
     b_q, b_k, b_v = (None, None, None) if b is None else S.chunk(b, 3)
-    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+    return _linear(q, w_q, b_q), _linear(k, w_k, b_k), _linear(v, w_v, b_v)
 
 
+@surface
 def _in_projection(
     q: Tensor,
     k: Tensor,
@@ -207,9 +210,10 @@ def _in_projection(
     for name, b in (("query", b_q), ("key", b_k), ("value", b_v)):
         if b is not None and tuple(b.shape) != (Eq,):
             raise AssertionError(f"expecting {name} bias shape of {(Eq,)}, but got {b.shape}")
-    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+    return _linear(q, w_q, b_q), _linear(k, w_k, b_k), _linear(v, w_v, b_v)
 
 
+@surface
 def multi_head_attention_forward(
     query: Tensor,
     key: Tensor,
@@ -397,15 +401,15 @@ def multi_head_attention_forward(
         # scores and weights by hand, in torch's order (q scaled first, mask added by baddbmm)
         q_scaled = q * math.sqrt(1.0 / float(head_dim))  # type: ignore[operator]
         if attn_mask is not None:
-            weights = LA.baddbmm(attn_mask, q_scaled, S.transpose(k, -2, -1))
+            weights = _baddbmm(attn_mask, q_scaled, S.transpose(k, -2, -1))
         else:
-            weights = LA.bmm(q_scaled, S.transpose(k, -2, -1))
-        weights = softmax(weights, -1)
+            weights = _bmm(q_scaled, S.transpose(k, -2, -1))
+        weights = _softmax(weights, -1)
         if dropout_p > 0.0:
             weights = dropout(weights, dropout_p)
-        out = LA.bmm(weights, v)
+        out = _bmm(weights, v)
         out = S.transpose(out, 0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+        out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
         weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(1)
@@ -421,9 +425,9 @@ def multi_head_attention_forward(
     q = q.reshape(bsz, num_heads, tgt_len, head_dim)
     k = k.reshape(bsz, num_heads, src_len, head_dim)
     v = v.reshape(bsz, num_heads, src_len, head_dim)
-    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = _sdpa(q, k, v, attn_mask, dropout_p, is_causal)
     out = S.permute(out, (2, 0, 1, 3)).reshape(bsz * tgt_len, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
     if not is_batched:
         out = S.squeeze(out, 1)
     return out, None
@@ -441,3 +445,12 @@ def _static_or_heads(
     if static.size(2) != head_dim:
         raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {static.size(2)}")
     return static
+
+
+# torch's multi_head_attention_forward is Python calling public ops, which autocast sees; the
+# functions marked @surface above call them through their autocast wrappers, as the user would
+_linear = autocast_op(linear, "linear")
+_baddbmm = autocast_op(LA.baddbmm, "baddbmm")
+_bmm = autocast_op(LA.bmm, "bmm")
+_softmax = autocast_op(softmax, "softmax")
+_sdpa = autocast_op(scaled_dot_product_attention, "scaled_dot_product_attention")
