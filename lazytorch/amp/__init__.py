@@ -17,9 +17,7 @@
 * ``custom_fwd``/``custom_bwd`` for custom autograd Functions, ``is_autocast_available``.
 
 Not supported yet: the cast cache (``cache_enabled`` is accepted; common-subexpression
-elimination merges repeated casts instead), autocast of ``F.pad``/``F.interpolate`` (torch
-picks a listed pad/upsample op by the arguments), and ``F.multi_head_attention_forward``'s
-inner projections (torch's is Python calling ``linear``; lazytorch's runs its own code).
+elimination merges repeated casts instead). docs/amp.md is the user's guide.
 
 >>> import lazytorch
 >>> w = lazytorch.nn.Parameter(lazytorch.ones(3, 2))

@@ -12,7 +12,10 @@ The contract:
   ``sum``) is not cast again: the wrapper casts only when its caller is not lazytorch's
   code, which is what torch's dispatcher achieves by running an op's kernel with autocast
   excluded. ``nn`` modules count as the user's side: torch's modules are Python that call
-  the functional API, so ``nn.Linear`` is autocast through ``F.linear``, as in torch.
+  the functional API, so ``nn.Linear`` is autocast through ``F.linear``, as in torch; so do
+  the functions marked `surface` (``F.multi_head_attention_forward``, Python in torch too).
+* **Which op:** a name in `autocast_policy.RESOLVERS` (``F.pad``, ``F.interpolate``)
+  follows the aten op torch would pick from the call's arguments.
 * **Which tensors:** floating tensors on the policy's device type, float64 excepted
   (torch's ``is_eligible``); integer and bool tensors, other devices' tensors and Python
   numbers are untouched. Tensors inside a list or tuple argument (``cat``) are cast too.
