@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from lazytorch import amp as _amp
+from lazytorch.ir import dtypes as _dt
 
 __all__ = ["GradScaler", "autocast"]
 
@@ -37,5 +38,7 @@ class GradScaler(_amp.GradScaler):
 class autocast(_amp.autocast):
     """``torch.cuda.amp.autocast(enabled=True, dtype=float16, cache_enabled=True)``."""
 
-    def __init__(self, enabled: bool = True, dtype: Any = None, cache_enabled: bool = True) -> None:
+    def __init__(
+        self, enabled: bool = True, dtype: Any = _dt.float16, cache_enabled: bool = True
+    ) -> None:
         super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)

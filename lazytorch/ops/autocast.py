@@ -21,8 +21,8 @@ The contract:
   numbers are untouched. Tensors inside a list or tuple argument (``cat``) are cast too.
 * **How:** a cast is an ordinary recorded ``to(dtype)`` node, differentiable (gradients
   reach float32 parameters in float32), fused by the scheduler into its neighbours.
-* **Cost when off:** the wrapper makes one check of the per-thread state and calls the op;
-  unlisted ops have no wrapper at all. Generated in-place variants (``exp_``) are not
+* **Cost when off:** the wrapper makes one check of a global (how many threads have autocast
+  enabled) and calls the op; unlisted ops have no wrapper at all. Generated in-place variants (``exp_``) are not
   wrapped, as torch lists only out-of-place ops.
 
 Not done (torch does): the weight-cast cache (``cache_enabled``) — a parameter cast twice in
