@@ -284,3 +284,49 @@ def test_save_and_load_keep_the_bits():
     loaded = lt.load(io.BytesIO(buf.getvalue()))
     assert (loaded["x"].numpy().view(np.uint16) == x.numpy().view(np.uint16)).all()
     assert torch.load(io.BytesIO(buf.getvalue()))["t"].dtype is torch.bfloat16
+
+
+# -- scalar operands: which value torch's kernels compute with ----------------------------------
+# torch's float16/bfloat16 mul, div and floor-div take a Python number (or a float32 0-d
+# tensor) at its own value in float32; add and sub round it to the dtype first; add/sub with
+# alpha, lerp and addcmul/addcdiv compute in float32 and round once. Bit for bit, on values
+# where rounding the scalar first changes the result for a fifth of the elements.
+SCALAR_OPS = {
+    "add": lambda t, a: a + 0.1,
+    "rsub": lambda t, a: 0.1 - a,
+    "mul": lambda t, a: a * 0.1,
+    "rmul": lambda t, a: 0.1 * a,
+    "mul_": lambda t, a: a.clone().mul_(0.1),
+    "div": lambda t, a: a / 0.3,
+    "rdiv": lambda t, a: 0.3 / a,
+    "idiv": lambda t, a: a.clone().__itruediv__(0.3),
+    "floordiv": lambda t, a: a // 0.3,
+    "rfloordiv": lambda t, a: 0.3 // a,
+    "mul_float32_0d": lambda t, a: a * t.tensor(0.1),
+    "mul_float64_0d": lambda t, a: t.tensor(0.1, dtype=t.float64) * a,
+    "int_times_0d": lambda t, a: (a * 10).long() * t.tensor(0.1, dtype=a.dtype),
+    "add_alpha": lambda t, a: t.add(a, a * 3, alpha=0.1),
+    "sub_alpha": lambda t, a: t.sub(a, 0.7, alpha=0.1),
+    "lerp": lambda t, a: t.lerp(a, a * 0 + 1, 0.3),
+    "addcmul": lambda t, a: t.addcmul(a, a, a, value=0.1),
+    "addcdiv": lambda t, a: t.addcdiv(a, a, a + 1, value=0.1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("op", list(SCALAR_OPS))
+def test_scalar_operands_round_as_torch(op, dtype):
+    x = np.random.default_rng(0).uniform(0.1, 4, 4000).astype(np.float32)
+    fn = SCALAR_OPS[op]
+    got = fn(lt, lt.tensor(x).to(getattr(lt, dtype)))
+    want = fn(torch, torch.from_numpy(x).to(getattr(torch, dtype)))
+    assert got.dtype.name == str(want.dtype).removeprefix("torch.")
+    g, w = got.double().numpy(), want.double().numpy()
+    assert (g == w).all(), f"{op}: {(g != w).sum()} of {g.size} differ from torch"
+
+
+def test_reflected_division_is_reciprocal_times_scalar_as_torch():
+    # torch's Tensor.__rdiv__ is self.reciprocal() * other: two roundings, not one division
+    x = np.random.default_rng(1).uniform(0.1, 4, 4000).astype(np.float32)
+    for xs in (x, x.astype(np.float64)):
+        assert ((0.3 / lt.tensor(xs)).numpy() == (0.3 / torch.from_numpy(xs)).numpy()).all()
