@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from lazytorch import _config
+from lazytorch._dtype_info import finfo
 from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.autograd.engine import stop_gradient
@@ -1043,9 +1044,7 @@ def nan_to_num(
     n = tensor_arg(input, "nan_to_num")._node
     if not n.dtype.is_floating_point:
         return _into_out_same_dtype(_copy(n), out, "nan_to_num", _NAN_TO_NUM_OUT)
-    import numpy as np
-
-    info = np.finfo(n.dtype.np)
+    info = finfo(n.dtype)
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
     value = where_node(

@@ -194,6 +194,39 @@ def test_movement_and_indexing(fn):
     check(fn, bf(3, 4))
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, x, w: t.nn.functional.conv2d(x, w, padding=1),
+        lambda t, x, w: t.nn.functional.max_pool2d(x, 2),
+        lambda t, x, w: t.nn.functional.avg_pool2d(x, 2),
+        lambda t, x, w: t.nn.functional.batch_norm(x, None, None, training=True),
+        lambda t, x, w: t.nn.functional.group_norm(x, 3),
+        lambda t, x, w: t.nn.functional.interpolate(x, scale_factor=2),
+        lambda t, x, w: t.nn.functional.scaled_dot_product_attention(x, x, x),
+        lambda t, x, w: t.nn.functional.embedding(t.tensor([1, 2, 0]), w.reshape(4, 27)),
+        lambda t, x, w: t.nan_to_num(x / 0.0),
+    ],
+)
+def test_image_and_attention_layers(fn):
+    check(fn, bf(2, 3, 8, 8, seed=7), bf(4, 3, 3, 3, seed=8), atol=3e-2, rtol=3e-2)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+def test_optimizers_step_bfloat16_parameters_as_torch(name):
+    w = bf(4, 27, seed=9)
+    got = []
+    for t in (lt, torch):
+        p = t.nn.Parameter(t.tensor(w.astype(np.float32)).bfloat16())
+        opt = getattr(t.optim, name)([p], lr=0.1)
+        for _ in range(3):
+            (p.float() ** 2).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        got.append(p.detach().float().numpy())
+    np.testing.assert_array_equal(*got)
+
+
 def test_nn_layers():
     x, w, b = bf(6, 16), bf(16), bf(16, seed=4)
     check(lambda t, x, w, b: t.nn.functional.layer_norm(x, (16,), w, b), x, w, b)
@@ -272,6 +305,7 @@ def test_conversion_methods_and_modules():
     assert x.to(lt.bfloat16).half().dtype is lt.float16
     m = lt.nn.Linear(3, 2).to(lt.bfloat16)
     assert m.weight.dtype is lt.bfloat16
+    assert lt.nn.Linear(3, 2).bfloat16().bias.dtype is lt.bfloat16
     assert m(x.bfloat16()).dtype is lt.bfloat16
     m.float()
     assert m.weight.dtype is lt.float32
