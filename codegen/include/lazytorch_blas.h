@@ -27,6 +27,7 @@
 #pragma once
 #include <omp.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "lazytorch_runtime.h"
@@ -151,6 +152,33 @@ template <class... Rest>
 inline void sbgemm_block(int64_t, int64_t, bool, int, int, int64_t, int64_t, int64_t,
                          const half*, Rest...) {}
 
+// The float32 operands and C of 16-bit products live in memory the program keeps between
+// calls, as it keeps its arena: allocated afresh, their page faults cost a third of a
+// 1024^3 bfloat16 product on 2 cores. Products needing more than kScratchMax floats, and a
+// call while another holds it (a batch of products on several threads, or another Python
+// thread in the same program), allocate their own.
+class Scratch {
+   public:
+    static constexpr int64_t kScratchMax = int64_t(1) << 24;  // floats: 64 MiB
+    ~Scratch() { delete[] data_; }
+    float* acquire(int64_t n) {  // nullptr: allocate your own
+        if (n > kScratchMax || busy_.test_and_set(std::memory_order_acquire)) return nullptr;
+        if (n > size_) {
+            delete[] data_;
+            data_ = new float[n];
+            size_ = n;
+        }
+        return data_;
+    }
+    void release() { busy_.clear(std::memory_order_release); }
+
+   private:
+    std::atomic_flag busy_ = ATOMIC_FLAG_INIT;
+    float* data_ = nullptr;
+    int64_t size_ = 0;
+};
+static Scratch gemm16_scratch;
+
 // rows x cols of src (leading dimension lds) into dst (leading dimension ldd), converted;
 // the rows are shared among the threads of the enclosing parallel region.
 template <class S, class D>
@@ -177,9 +205,12 @@ inline void gemm16(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, 
     // op(A) as stored: m x k (kNoTrans) or k x m; op(B): k x n or n x k
     const int64_t ra = ta == kNoTrans ? m : k, ca = ta == kNoTrans ? k : m;
     const int64_t rb = tb == kNoTrans ? k : n, cb = tb == kNoTrans ? n : k;
-    float* a = native ? nullptr : new float[ra * ca];
-    float* b = native ? nullptr : new float[rb * cb];
-    float* c = new float[m * n];
+    const int64_t widened = native ? 0 : ra * ca + rb * cb;
+    float* held = detail::gemm16_scratch.acquire(widened + m * n);
+    float* mem = held ? held : new float[widened + m * n];
+    float* a = mem;
+    float* b = mem + (native ? 0 : ra * ca);
+    float* c = mem + widened;
     const bool by_rows = m >= n;
     int64_t nb = detail::block_count(by_rows ? m : n, m * n * k, fixed_blocks);
     if (omp_in_parallel() && !fixed_blocks) nb = 1;
@@ -207,9 +238,11 @@ inline void gemm16(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, 
             }
         }
     }
-    delete[] a;
-    delete[] b;
-    delete[] c;
+    if (held) {
+        detail::gemm16_scratch.release();
+    } else {
+        delete[] mem;
+    }
 }
 
 }  // namespace lt
