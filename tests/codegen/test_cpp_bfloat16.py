@@ -315,7 +315,9 @@ def test_cast_chain_is_one_kernel(cpp):
     y = (lt.exp(lx.bfloat16() * 0.5) + lb.bfloat16()).sigmoid().float() * 2
     s = lt.debug.schedule(y)
     assert len(s.kernels) == 1 and len(s.steps) == 1
-    assert s.kernels[0].fused.count("cast") == 3
+    # 3 casts of the chain, and 2 of `* 0.5`: a bfloat16 times a Python number computes in
+    # float32 with the number's own value (torch's mul), rounded after
+    assert s.kernels[0].fused.count("cast") == 5
     got = y.numpy()
     assert lt.metrics.counters()["kernels_launched"] == 1
     tx, tb = torch.from_numpy(x), torch.from_numpy(b)
