@@ -59,7 +59,7 @@ PREFETCH_MIN_ROW = 8192  # bytes of a row below which later passes prefetch noth
 SMALL_KERNEL_ELEMENTS = 4096
 INDENT = "    "
 # Targets of scatter-add/multiply that accumulate in float32 (see widened_targets).
-WIDENED_SCATTER = frozenset([dt.bfloat16])
+WIDENED_SCATTER = frozenset(dt.LOW_FLOATS)
 _BUFFER_NAME = re.compile(r"\bb\d+\b")
 
 

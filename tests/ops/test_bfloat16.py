@@ -364,3 +364,20 @@ def test_reflected_division_is_reciprocal_times_scalar_as_torch():
     x = np.random.default_rng(1).uniform(0.1, 4, 4000).astype(np.float32)
     for xs in (x, x.astype(np.float64)):
         assert ((0.3 / lt.tensor(xs)).numpy() == (0.3 / torch.from_numpy(xs)).numpy()).all()
+
+
+@pytest.mark.backends("interpreter", "cpp")
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_scatter_add_accumulates_in_float32_as_torch(backend, dtype):
+    # 2,000 adds into 10 slots: rounding to 16 bits after every add would drift far off
+    rng = np.random.default_rng(0)
+    src, idx = rng.uniform(0, 1, 2000).astype(np.float32), rng.integers(0, 10, 2000)
+    with lt.backend(backend):
+        got = lt.zeros(10, dtype=getattr(lt, dtype)).scatter_add(
+            0, lt.tensor(idx), lt.tensor(src).to(getattr(lt, dtype))
+        )
+        got = got.float().numpy()
+    want = torch.zeros(10, dtype=getattr(torch, dtype)).scatter_add(
+        0, torch.from_numpy(idx), torch.from_numpy(src).to(getattr(torch, dtype))
+    )
+    np.testing.assert_array_equal(got, want.float().numpy())
