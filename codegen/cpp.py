@@ -25,6 +25,7 @@ from lazytorch.codegen.cpp_ops import (
     compute_type,
     const_literal,
     lower,
+    rounded,
     storage_type,
 )
 from lazytorch.ir import dtypes as dt
@@ -57,6 +58,8 @@ PREFETCH_MIN_ROW = 8192  # bytes of a row below which later passes prefetch noth
 # matters more than vector speed there.
 SMALL_KERNEL_ELEMENTS = 4096
 INDENT = "    "
+# Targets of scatter-add/multiply that accumulate in float32 (see widened_targets).
+WIDENED_SCATTER = frozenset(dt.LOW_FLOATS)
 _BUFFER_NAME = re.compile(r"\bb\d+\b")
 
 
@@ -94,11 +97,20 @@ def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> s
 def uses_blas(sched: Schedule) -> bool:
     """True if the generated program calls OpenBLAS (and so must be linked against it)."""
     return any(
-        isinstance(s, Extern)
-        and s.kind == "matmul"
-        and sched.buffers[s.output].dtype in (dt.float32, dt.float64)
+        isinstance(s, Extern) and s.kind == "matmul" and _blas_gemm(sched.buffers[s.output].dtype)
         for s in sched.steps
     )
+
+
+def _blas_gemm(d: dt.DType) -> str | None:
+    """The lazytorch_blas.h function multiplying `d` matrices; None: loops in the kernel.
+
+    16-bit floats go through `lt::gemm16` (float32 accumulation, sbgemm or widened operands
+    and sgemm: see the header); integers and bool have no BLAS.
+    """
+    if d in (dt.float32, dt.float64):
+        return "lt::gemm"
+    return "lt::gemm16" if d.is_low_float else None
 
 
 class _Program:
@@ -346,13 +358,11 @@ class _KernelWriter:
         if v.op == "load":
             bid, idx = v.attr
             text = f"b{bid}[{self.expr(idx - self.rebase.get(bid, 0))}]"
-            rhs = f"(float){text}" if v.dtype is dt.float16 else text
+            rhs = f"({t}){text}" if v.dtype.is_low_float else text
         elif v.op == "scalar":
             src = "fa" if v.dtype.is_floating_point else "ia"
             slot = v.attr - self.slot_base.get(src, 0)
-            rhs = f"({t}){src}[{slot}]"
-            if v.dtype is dt.float16:
-                rhs = f"lt::round_half((float){src}[{slot}])"
+            rhs = rounded(f"({t}){src}[{slot}]", v.dtype)
         elif v.op == "const":
             rhs = const_literal(v.attr, v.dtype)
         elif v.op == "index":
@@ -382,12 +392,16 @@ class _KernelWriter:
             tmpl = "<true>" if self.numel() < SMALL_KERNEL_ELEMENTS else ""
             if dist == "normal":
                 n = f"lt::rand_normal{tmpl}({counter}, {seed})"
-                rhs = f"(float)(lt::half)({n})" if v.dtype is dt.float16 else f"({t})({n})"
+                if v.dtype is dt.float16:  # NumPy rounds float64 to float16 directly
+                    rhs = f"(float)(lt::half)({n})"
+                else:  # ml_dtypes rounds float64 to bfloat16 via float32
+                    rhs = rounded(f"({t})({n})", v.dtype)
             else:
                 fn = {
                     dt.float32: "rand_uniform_f32",
                     dt.float64: "rand_uniform_f64",
                     dt.float16: "rand_uniform_f16",
+                    dt.bfloat16: "rand_uniform_bf16",
                 }[v.dtype]
                 rhs = f"lt::{fn}{tmpl}({counter}, {seed})"
         elif v.op == "check":
@@ -508,20 +522,27 @@ class _KernelWriter:
         val = self.value_ref(s.value)
         target = f"b{s.buffer}[{self.expr(s.index - self.rebase.get(s.buffer, 0))}]"
         cast = f"({storage_type(b.dtype)})"
+        if s.mode != "set" and b.dtype in WIDENED_SCATTER:  # see widened_targets
+            wide = f"w{s.buffer}[{self.expr(s.index - self.rebase.get(s.buffer, 0))}]"
+            return f"{wide} = {wide} {'+' if s.mode == 'add' else '*'} {val};"
         if s.mode == "add":
             if self.atomic:
                 return f"#pragma omp atomic\n{INDENT * 3}{target} += {val};"
             if b.dtype is dt.bool_:
                 return f"{target} = {target} || {val};"
-            if b.dtype is dt.float16:
-                return f"{target} = (lt::half)lt::round_half((float){target} + {val});"
+            if b.dtype.is_low_float:
+                return f"{target} = {rounded(f'(float){target} + {val}', b.dtype)};"
             return f"{target} = {cast}({target} + {val});"
         if s.mode == "mul":  # scatter with reduce="multiply": serial (no atomic multiply)
             if b.dtype is dt.bool_:
                 return f"{target} = {target} && {val};"
-            if b.dtype is dt.float16:
-                return f"{target} = (lt::half)lt::round_half((float){target} * {val});"
+            if b.dtype.is_low_float:
+                return f"{target} = {rounded(f'(float){target} * {val}', b.dtype)};"
             return f"{target} = {cast}({target} * {val});"
+        if b.dtype.is_low_float:
+            # Assigned, not cast: a cast to lt::bf16 makes a temporary that keeps g++ from
+            # vectorizing the loop (the assignment rounds the same way).
+            return f"{target} = {val};"
         return f"{target} = {cast}({val});"
 
     # -- loops ---------------------------------------------------------------------------------
@@ -716,6 +737,13 @@ class _KernelWriter:
         k = self.k
         depth = 1
         simd = k.kind != "scatter"
+        wide = self.widened_targets()
+        for bid in wide:  # sums in float32: the whole target widened first
+            # w<id> mirrors b<id>, which may point `moved` elements into its buffer
+            lo, hi, moved = self.widened_range(bid)
+            out.append(INDENT + f"float* w{bid}_all = new float[{self.prog.buf(bid).numel}];")
+            out.append(INDENT + f"float* w{bid} = w{bid}_all{moved};  // accumulated in float32")
+            out.append(INDENT + f"for (int64_t i = {lo}; i < {hi}; ++i) w{bid}[i] = b{bid}[i];")
         collapsed = self.parallel_pragma(depth, out, self.outer)
         if simd and collapsed and collapsed == len(self.outer):
             # the innermost loop is one of the parallel ones: one combined construct
@@ -727,6 +755,32 @@ class _KernelWriter:
         for s in k.stores:
             out.append(INDENT * depth + self.store_code(s))
         self.loop_close(len(self.outer), depth, out)
+        for bid in wide:  # rounded once
+            lo, hi, _ = self.widened_range(bid)
+            out.append(INDENT + f"for (int64_t i = {lo}; i < {hi}; ++i) b{bid}[i] = w{bid}[i];")
+            out.append(INDENT + f"delete[] w{bid}_all;")
+
+    def widened_range(self, bid: int) -> tuple[str, str, str]:
+        """The indices of b<bid> covering its whole buffer (the kernel's pointer may point
+        into it, see _rebase), and the offset of w<bid> in its allocation."""
+        n, moved = self.prog.buf(bid).numel, self.rebase.get(bid, 0)
+        if not moved:
+            return "0", str(n), ""
+        return f"-{moved}", f"{n - moved}", f" + {moved}"
+
+    def widened_targets(self) -> list[int]:
+        """Buffers a scatter-add (or multiply) accumulates into in float32, rounded once at
+        the end: bfloat16 ones, as torch and the interpreter (which widens bfloat16) do.
+        float16 sums round at every addition, as the interpreter's NumPy float16 does."""
+        if self.k.kind != "scatter":
+            return []
+        return sorted(
+            {
+                s.buffer
+                for s in self.k.stores
+                if s.mode != "set" and self.prog.buf(s.buffer).dtype in WIDENED_SCATTER
+            }
+        )
 
     # -- one outer point of a kernel with inner passes ----------------------------------------------
     def row(self, out: list[str], depth: int, split: bool) -> None:
@@ -861,7 +915,7 @@ class _KernelWriter:
     # reductions
     def acc_type(self, r: Reduce) -> str:
         src = self.k.values[r.value].dtype
-        if r.kind in ("sum", "prod", "cumsum") and src is dt.float16:
+        if r.kind in ("sum", "prod", "cumsum") and src.is_low_float:
             return "float"
         return compute_type(src)
 
@@ -951,8 +1005,8 @@ class _KernelWriter:
         out.append(INDENT * depth + f"a{r.id} = {self._finish_acc(r, f'a{r.id}_t')};")
 
     def _finish_acc(self, r: Reduce, name: str) -> str:
-        if r.dtype is dt.float16:
-            return f"lt::round_half({name})"
+        if r.dtype.is_low_float:
+            return rounded(name, r.dtype)
         return f"({compute_type(r.dtype)}){name}"
 
     def split_pass(self, out: list[str], depth: int, reds: list[Reduce], stores: list[Any]) -> None:
@@ -1105,12 +1159,13 @@ def _matmul(prog: _Program, e: Extern) -> list[str]:
     lines.append(f"{INDENT * 2}const {ct}* A = b{a.buffer} + {offset(a)};")
     lines.append(f"{INDENT * 2}const {ct}* B = b{b.buffer} + {offset(b)};")
     lines.append(f"{INDENT * 2}{ct}* C = b{out.id} + bi * {m * n};")
-    if out.dtype in (dt.float32, dt.float64):
+    gemm = _blas_gemm(out.dtype)
+    if gemm is not None:
         ta, lda = _blas_operand(a.strides[-2], a.strides[-1], m, k)
         tb, ldb = _blas_operand(b.strides[-2], b.strides[-1], k, n)
         fixed = "true" if prog.deterministic else "false"
         lines.append(
-            f"{INDENT * 2}lt::gemm(lt::{ta}, lt::{tb}, {m}, {n}, {k}, A, {lda}, B, {ldb}, C, {n}, {fixed});"
+            f"{INDENT * 2}{gemm}(lt::{ta}, lt::{tb}, {m}, {n}, {k}, A, {lda}, B, {ldb}, C, {n}, {fixed});"
         )
     else:
         acc = compute_type(out.dtype) if out.dtype.is_floating_point else "int64_t"

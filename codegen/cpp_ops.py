@@ -1,9 +1,10 @@
 """The C++ lowering table: one entry per primitive that can appear in a kernel body.
 
 Each entry turns operand expressions (already in their compute type) into a C++ expression
-for the result. Types: float16 values are computed in float and rounded to half after every
-primitive (like the reference interpreter); small integer results are cast back to their
-type so arithmetic wraps as in NumPy.
+for the result. Types: float16 and bfloat16 values are computed in float (their
+`DType.compute`) and rounded to their type after every primitive (`rounded`, like the
+reference interpreter); small integer results are cast back to their type so arithmetic
+wraps as in NumPy.
 
 `LOWERINGS` maps each elementwise primitive's name to its lowering (a table, like
 tinygrad's ``code_for_op``): a new elementwise primitive adds one entry here, and
@@ -27,6 +28,7 @@ __all__ = [
     "compute_type",
     "const_literal",
     "lower",
+    "rounded",
     "storage_type",
 ]
 
@@ -38,6 +40,7 @@ CTYPE = {
     "int32": "int32_t",
     "int64": "int64_t",
     "float16": "lt::half",
+    "bfloat16": "lt::bf16",
     "float32": "float",
     "float64": "double",
 }
@@ -59,7 +62,20 @@ def storage_type(d: dt.DType) -> str:
 
 
 def compute_type(d: dt.DType) -> str:
-    return "float" if d is dt.float16 else CTYPE[d.name]
+    return CTYPE[d.compute.name]
+
+
+# 16-bit float -> the header function rounding a float to it (lazytorch_runtime.h)
+_ROUND = {"float16": "lt::round_half", "bfloat16": "lt::round_bf16"}
+
+
+def rounded(expr: str, d: dt.DType) -> str:
+    """`expr`, a float, rounded to `d` if `d` is a 16-bit float (else `expr` itself).
+
+    >>> rounded("x + y", dt.bfloat16), rounded("x + y", dt.float32)
+    ('lt::round_bf16(x + y)', 'x + y')
+    """
+    return f"{_ROUND[d.name]}({expr})" if d.is_low_float else expr
 
 
 def const_literal(value: object, d: dt.DType) -> str:
@@ -78,16 +94,16 @@ def const_literal(value: object, d: dt.DType) -> str:
     if single:
         import numpy as np
 
-        # The value as the reference rounds it (double -> float32/float16), written exactly.
+        # The value as the reference rounds it (double -> float32/16-bit), written exactly.
         v = float(np.asarray(v, dtype=d.np))
         return f"{v.hex()}f"
     return v.hex()
 
 
 def _wrap(expr: str, d: dt.DType) -> str:
-    """Bring a C++ expression back to `d` (integer wraparound, float16 rounding)."""
-    if d is dt.float16:
-        return f"lt::round_half({expr})"
+    """Bring a C++ expression back to `d` (integer wraparound, 16-bit float rounding)."""
+    if d.is_low_float:
+        return rounded(expr, d)
     if d in (dt.int8, dt.uint8, dt.int16, dt.int32):
         return f"({CTYPE[d.name]})({expr})"
     return f"({expr})"
@@ -165,9 +181,9 @@ def _checked(fn: str, float_rule: Rule) -> Lowering:
 def _cast(a: list[str], src: dt.DType, out: dt.DType, origin: int) -> str:
     if out is dt.bool_:
         return f"({a[0]} != 0)"
-    if out is dt.float16:
-        return f"lt::round_half((float)({a[0]}))"
-    if src is dt.float16 and out is dt.float32:
+    if out.is_low_float:  # from float64 or int64 via float32, as torch and ml_dtypes round
+        return rounded(f"(float)({a[0]})", out)
+    if src.is_low_float and out is src.compute:
         return a[0]
     return f"({CTYPE[out.name]})({a[0]})"
 

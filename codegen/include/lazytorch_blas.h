@@ -17,16 +17,38 @@
 // that computes it. With `fixed_blocks` (deterministic mode) the blocks depend only on the
 // problem's shape, so results are bitwise identical across thread counts; otherwise there
 // is one block per thread.
+//
+// 16-bit floats (bfloat16, float16) multiply as torch's CPU kernels do: float32 products
+// accumulated in float32, C rounded once at the end. OpenBLAS's bfloat16 GEMM (sbgemm) is
+// used where the loaded library exports it and the CPU has bfloat16 dot products (without
+// them OpenBLAS runs a generic C kernel, slower than the alternative); otherwise, and for
+// float16, A and B are widened to float32 and multiplied by sgemm (`gemm16`). Each program
+// counts which path its products took in `lt_gemm16_calls` (tests read it).
 #pragma once
 #include <omp.h>
 
+#include <atomic>
 #include <cstdint>
+
+#include "lazytorch_runtime.h"
 
 extern "C" void scipy_cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
                                   const float*, int, float, float*, int);
 extern "C" void scipy_cblas_dgemm(int, int, int, int, int, int, double, const double*, int,
                                   const double*, int, double, double*, int);
 extern "C" void scipy_openblas_set_num_threads(int);
+// Only in OpenBLAS builds with BUILD_BFLOAT16 (scipy-openblas32 0.3.x has none): a weak
+// reference, null when the loaded library lacks it, so the same program takes the native
+// path wherever the library has it.
+extern "C" void scipy_cblas_sbgemm(int, int, int, int, int, int, float, const uint16_t*, int,
+                                   const uint16_t*, int, float, float*, int)
+    __attribute__((weak));
+
+// The products of 16-bit float operands this program ran: [0] widened to float32 (sgemm),
+// [1] through OpenBLAS's sbgemm. Weak: one copy however many units the program is split in.
+extern "C" {
+__attribute__((weak)) int64_t lt_gemm16_calls[2] = {0, 0};
+}
 
 namespace lt {
 
@@ -50,6 +72,12 @@ inline void gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const double*
     scipy_cblas_dgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, A, int(lda), B, int(ldb),
                       0.0, C, int(ldc));
 }
+// bfloat16 operands, float32 C (OpenBLAS's sbgemm; called only where it exists)
+inline void gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const bf16* A, int64_t lda,
+                  const bf16* B, int64_t ldb, float* C, int64_t ldc) {
+    scipy_cblas_sbgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, (const uint16_t*)A,
+                       int(lda), (const uint16_t*)B, int(ldb), 0.0f, C, int(ldc));
+}
 
 // Below this many multiply-adds a GEMM is not worth waking a second thread for.
 constexpr int64_t kParallelMinWork = int64_t(1) << 21;  // 128^3
@@ -64,6 +92,23 @@ inline int64_t block_count(int64_t dim, int64_t work, bool fixed_blocks) {
     return want < most ? want : most;
 }
 
+// Block b of nb of C = op(A) @ op(B): rows lo..hi of op(A) and C (by_rows), else columns
+// lo..hi of op(B) and C.
+template <class T, class TC>
+inline void gemm_block(int64_t b, int64_t nb, bool by_rows, int ta, int tb, int64_t m,
+                       int64_t n, int64_t k, const T* A, int64_t lda, const T* B, int64_t ldb,
+                       TC* C, int64_t ldc) {
+    const int64_t dim = by_rows ? m : n;
+    const int64_t lo = dim * b / nb, hi = dim * (b + 1) / nb;
+    if (by_rows) {
+        const T* Ab = ta == kNoTrans ? A + lo * lda : A + lo;
+        gemm1(ta, tb, hi - lo, n, k, Ab, lda, B, ldb, C + lo * ldc, ldc);
+    } else {
+        const T* Bb = tb == kNoTrans ? B + lo : B + lo * ldb;
+        gemm1(ta, tb, m, hi - lo, k, A, lda, Bb, ldb, C + lo, ldc);
+    }
+}
+
 }  // namespace detail
 
 // C (m x n, row-major, leading dimension ldc) = op(A) @ op(B), op given by ta/tb (kNoTrans or
@@ -71,11 +116,9 @@ inline int64_t block_count(int64_t dim, int64_t work, bool fixed_blocks) {
 template <class T>
 inline void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda,
                  const T* B, int64_t ldb, T* C, int64_t ldc, bool fixed_blocks) {
-    const int64_t work = m * n * k;
     // row blocks share B (k x n), column blocks share A (m x k): share the smaller one
     const bool by_rows = m >= n;
-    const int64_t dim = by_rows ? m : n;
-    const int64_t nb = detail::block_count(dim, work, fixed_blocks);
+    const int64_t nb = detail::block_count(by_rows ? m : n, m * n * k, fixed_blocks);
     if (nb <= 1 || (omp_in_parallel() && !fixed_blocks)) {
         detail::gemm1(ta, tb, m, n, k, A, lda, B, ldb, C, ldc);
         return;
@@ -84,14 +127,121 @@ inline void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, in
     // one after another, so a product is cut the same way whatever the thread count.
 #pragma omp parallel for schedule(static) if(!omp_in_parallel())
     for (int64_t b = 0; b < nb; ++b) {
-        const int64_t lo = dim * b / nb, hi = dim * (b + 1) / nb;
-        if (by_rows) {  // rows lo..hi of op(A) and of C
-            const T* Ab = ta == kNoTrans ? A + lo * lda : A + lo;
-            detail::gemm1(ta, tb, hi - lo, n, k, Ab, lda, B, ldb, C + lo * ldc, ldc);
-        } else {  // columns lo..hi of op(B) and of C
-            const T* Bb = tb == kNoTrans ? B + lo : B + lo * ldb;
-            detail::gemm1(ta, tb, m, hi - lo, k, A, lda, Bb, ldb, C + lo, ldc);
+        detail::gemm_block(b, nb, by_rows, ta, tb, m, n, k, A, lda, B, ldb, C, ldc);
+    }
+}
+
+namespace detail {
+
+// Whether products of these operands go to OpenBLAS's sbgemm (see the top of this file).
+inline bool use_sbgemm(const bf16*) {
+#if defined(__AVX512BF16__) || defined(__AMX_BF16__)
+    return scipy_cblas_sbgemm != nullptr;
+#else
+    return false;
+#endif
+}
+inline bool use_sbgemm(const half*) { return false; }
+// block b of C = op(A) @ op(B) by sbgemm (unreachable for float16: no use_sbgemm)
+template <class... Rest>
+inline void sbgemm_block(int64_t b, int64_t nb, bool by_rows, int ta, int tb, int64_t m,
+                         int64_t n, int64_t k, const bf16* A, Rest... rest) {
+    gemm_block(b, nb, by_rows, ta, tb, m, n, k, A, rest...);
+}
+template <class... Rest>
+inline void sbgemm_block(int64_t, int64_t, bool, int, int, int64_t, int64_t, int64_t,
+                         const half*, Rest...) {}
+
+// The float32 operands and C of 16-bit products live in memory the program keeps between
+// calls, as it keeps its arena: allocated afresh, their page faults cost a third of a
+// 1024^3 bfloat16 product on 2 cores. Products needing more than kScratchMax floats, and a
+// call while another holds it (a batch of products on several threads, or another Python
+// thread in the same program), allocate their own.
+class Scratch {
+   public:
+    static constexpr int64_t kScratchMax = int64_t(1) << 24;  // floats: 64 MiB
+    ~Scratch() { delete[] data_; }
+    float* acquire(int64_t n) {  // nullptr: allocate your own
+        if (n > kScratchMax || busy_.test_and_set(std::memory_order_acquire)) return nullptr;
+        if (n > size_) {
+            delete[] data_;
+            data_ = new float[n];
+            size_ = n;
         }
+        return data_;
+    }
+    void release() { busy_.clear(std::memory_order_release); }
+
+   private:
+    std::atomic_flag busy_ = ATOMIC_FLAG_INIT;
+    float* data_ = nullptr;
+    int64_t size_ = 0;
+};
+static Scratch gemm16_scratch;
+
+// rows x cols of src (leading dimension lds) into dst (leading dimension ldd), converted;
+// the rows are shared among the threads of the enclosing parallel region.
+template <class S, class D>
+inline void convert_rows(const S* src, int64_t lds, int64_t rows, int64_t cols, D* dst,
+                         int64_t ldd) {
+#pragma omp for schedule(static) nowait
+    for (int64_t i = 0; i < rows; ++i) {
+#pragma omp simd
+        for (int64_t j = 0; j < cols; ++j) dst[i * ldd + j] = (float)src[i * lds + j];
+    }
+}
+
+}  // namespace detail
+
+// The same product of 16-bit floats (lt::bf16, lt::half): float32 products accumulated in
+// float32 into a float32 C, rounded once into C. One parallel region: the threads widen A
+// and B to float32 (kept in their layouts, contiguous), then each multiplies its blocks of
+// C (as `gemm` cuts them) and rounds them while they are in its cache.
+template <class T>
+inline void gemm16(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda,
+                   const T* B, int64_t ldb, T* C, int64_t ldc, bool fixed_blocks) {
+    const bool native = detail::use_sbgemm(A);
+    __atomic_fetch_add(&lt_gemm16_calls[native ? 1 : 0], 1, __ATOMIC_RELAXED);
+    // op(A) as stored: m x k (kNoTrans) or k x m; op(B): k x n or n x k
+    const int64_t ra = ta == kNoTrans ? m : k, ca = ta == kNoTrans ? k : m;
+    const int64_t rb = tb == kNoTrans ? k : n, cb = tb == kNoTrans ? n : k;
+    const int64_t widened = native ? 0 : ra * ca + rb * cb;
+    float* held = detail::gemm16_scratch.acquire(widened + m * n);
+    float* mem = held ? held : new float[widened + m * n];
+    float* a = mem;
+    float* b = mem + (native ? 0 : ra * ca);
+    float* c = mem + widened;
+    const bool by_rows = m >= n;
+    int64_t nb = detail::block_count(by_rows ? m : n, m * n * k, fixed_blocks);
+    if (omp_in_parallel() && !fixed_blocks) nb = 1;
+#pragma omp parallel if(!omp_in_parallel() && nb > 1)
+    {
+        if (!native) {
+            detail::convert_rows(A, lda, ra, ca, a, ca);
+            detail::convert_rows(B, ldb, rb, cb, b, cb);
+#pragma omp barrier
+        }
+#pragma omp for schedule(static)
+        for (int64_t blk = 0; blk < nb; ++blk) {
+            if (native) {
+                detail::sbgemm_block(blk, nb, by_rows, ta, tb, m, n, k, A, lda, B, ldb, c, n);
+            } else {
+                detail::gemm_block(blk, nb, by_rows, ta, tb, m, n, k, (const float*)a, ca,
+                                   (const float*)b, cb, c, n);
+            }
+            const int64_t dim = by_rows ? m : n;
+            const int64_t lo = dim * blk / nb, hi = dim * (blk + 1) / nb;
+            for (int64_t i = by_rows ? lo : 0; i < (by_rows ? hi : m); ++i) {
+                const int64_t j0 = by_rows ? 0 : lo, j1 = by_rows ? n : hi;
+#pragma omp simd
+                for (int64_t j = j0; j < j1; ++j) C[i * ldc + j] = c[i * n + j];
+            }
+        }
+    }
+    if (held) {
+        detail::gemm16_scratch.release();
+    } else {
+        delete[] mem;
     }
 }
 

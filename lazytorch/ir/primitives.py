@@ -244,10 +244,11 @@ def get(name: str) -> Primitive:
 def reference(prim: Primitive, in_dtypes: Sequence[DType], out_dtype: DType) -> Callable[..., Any]:
     """`prim`'s NumPy reference for operands of `in_dtypes` and a result of `out_dtype`.
 
-    bfloat16 operands are widened to float32 and a bfloat16 result is rounded once: NumPy's
+    float16 and bfloat16 operands are widened to float32 and a 16-bit result is rounded once:
+    float32 holds both exactly, computing in float32 and rounding once is what torch's
+    kernels do ("opmath": a scatter-add into float16 accumulates in float32), and NumPy's
     bfloat16 (ml_dtypes') lacks many functions the references call (sorting, linear
-    algebra), float32 holds every bfloat16 exactly, and computing in float32 and rounding
-    once is what torch's kernels do ("opmath"). `cast` and `rand` make bfloat16 themselves.
+    algebra). `cast` and `rand` make the 16-bit values themselves.
 
     >>> from lazytorch.ir import dtypes as dt
     >>> from lazytorch.ir._lazynp import np
@@ -259,8 +260,8 @@ def reference(prim: Primitive, in_dtypes: Sequence[DType], out_dtype: DType) -> 
     ref = prim.ref
     if ref is None:
         raise NotImplementedError(f"no reference implementation for {prim.name!r}")
-    widen = any(d.name == "bfloat16" for d in in_dtypes)
-    if not widen and (out_dtype.name != "bfloat16" or prim.name in ("cast", "rand")):
+    widen = any(d.is_low_float for d in in_dtypes)
+    if not widen and (not out_dtype.is_low_float or prim.name in ("cast", "rand")):
         return ref
     out_np = out_dtype.np
 
@@ -268,7 +269,9 @@ def reference(prim: Primitive, in_dtypes: Sequence[DType], out_dtype: DType) -> 
         import numpy as np
 
         f32 = np.float32
-        wide = [a.astype(f32) if a.dtype.name == "bfloat16" else a for a in args]
+        wide = [
+            a.astype(f32) if a.dtype.itemsize == 2 and a.dtype.kind in "fV" else a for a in args
+        ]
         out = np.asarray(ref(*wide, **kwargs))
         return out if out.dtype == out_np or out.dtype.kind not in "fV" else out.astype(out_np)
 

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from lazytorch import _config
+from lazytorch._dtype_info import finfo
 from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.autograd.engine import stop_gradient
@@ -90,6 +91,47 @@ def binary(prim: Primitive, a: Any, b: Any, op: str, out_dtype: dt.DType | None 
     na, nb = to_node(a, dtype, dev), to_node(b, dtype, dev)
     shape, (na, nb) = broadcast_nodes([na, nb], op)
     return wrap(make_node(prim, (na, nb), (), shape, out_dtype or dtype, dev))
+
+
+def _low(x: Any) -> bool:
+    return type(x) is Tensor and x._node.dtype.compute is not x._node.dtype
+
+
+def _cpu_scalar(x: Any, beside: Any) -> bool:
+    """An operand whose own value torch's float16/bfloat16 mul and div kernels take in
+    float32: a Python number, or a float32 0-d tensor beside a tensor with dims (other 0-d
+    tensors are rounded to the result dtype first, as measured against torch 2.13)."""
+    if isinstance(x, Number):
+        return True
+    return (
+        isinstance(x, Tensor)
+        and not x._node.shape
+        and x._node.dtype is dt.float32
+        and isinstance(beside, Tensor)
+        and beside.ndim > 0
+    )
+
+
+def _with_opmath_scalar(
+    prim: Primitive, a: Any, b: Any, op: str, either: bool = False
+) -> Tensor | None:
+    """`prim(a, b)` as torch's mul, div and floor-div kernels compute a float16 or bfloat16
+    result with a scalar `b` (or, with `either`, a scalar `a`): the scalar's own value in
+    float32 (not first rounded to the 16-bit dtype), one rounding at the end. None when that
+    is not the case. (torch's add and sub round the scalar first: they do not come here.)
+    """
+    a, b = _operand(a, op), _operand(b, op)
+    d = result_type(a, b)
+    if not d.is_low_float or not (_cpu_scalar(b, a) or (either and _cpu_scalar(a, b))):
+        return None
+    dev = device_of(a, b, op=op)
+    f32 = d.compute
+    na, nb = (
+        to_node(x, f32, dev) if _cpu_scalar(x, y) else cast(to_node(x, d, dev), f32)
+        for x, y in ((a, b), (b, a))
+    )
+    shape, (na, nb) = broadcast_nodes([na, nb], op)
+    return wrap(cast(make_node(prim, (na, nb), (), shape, f32, dev), d))
 
 
 def _float_dtype(d: dt.DType) -> dt.DType:
@@ -353,13 +395,36 @@ def _scaled(input: Any, other: Any, alpha: Any, op: str) -> Any:
     n = to_node(other, d, dev)
     if isinstance(alpha, Number):  # torch converts alpha to the dtype with a check
         alpha = checked_scalar(alpha, d, op)
+    if d.is_low_float:  # float32 math rounded once at the end: `_add_scaled` finishes it
+        return _Scaled(cast(n, d.compute), cast(to_node(alpha, d, dev), d.compute), d)
     return wrap(binary_node(P.mul, n, to_node(alpha, d, dev)))
+
+
+class _Scaled:
+    """`other * alpha` of a float16 or bfloat16 add/sub, not yet rounded: torch computes
+    ``input + alpha * other`` in float32 (alpha and other rounded to the dtype, as measured
+    against torch 2.13) and rounds once."""
+
+    __slots__ = ("alpha", "dtype", "other")
+
+    def __init__(self, other: Node, alpha: Node, dtype: dt.DType) -> None:
+        self.other, self.alpha, self.dtype = other, alpha, dtype
+
+
+def _add_scaled(prim: Primitive, input: Any, s: _Scaled, op: str) -> Tensor:
+    d, f32 = s.dtype, s.dtype.compute
+    dev = s.other.device
+    a = cast(to_node(input, d, dev), f32)
+    _, (a, o, al) = broadcast_nodes([a, s.other, s.alpha], op)
+    return wrap(cast(binary_node(prim, a, binary_node(P.mul, o, al)), d))
 
 
 @public(method=True, inplace=True)
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
     """input + alpha * other, with broadcasting and type promotion."""
     other = _scaled(input, other, alpha, "add")
+    if type(other) is _Scaled:
+        return cast_into_out(_add_scaled(P.add, input, other, "add"), out, "add")
     return cast_into_out(binary(P.add, input, other, "add"), out, "add")
 
 
@@ -374,6 +439,8 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
             "trying to invert a mask, use the `~` or `logical_not()` operator instead.",
         )
     other = _scaled(input, other, alpha, "sub")
+    if type(other) is _Scaled:
+        return cast_into_out(_add_scaled(P.sub, input, other, "sub"), out, "sub")
     return cast_into_out(binary(P.sub, input, other, "sub"), out, "sub")
 
 
@@ -388,6 +455,10 @@ def _is_bool(x: Any) -> bool:
 
 @public(torch=("mul", "multiply"), method=True, inplace=True)
 def mul(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    if _low(input) or _low(other):
+        r = _with_opmath_scalar(P.mul, input, other, "mul", either=True)
+        if r is not None:
+            return cast_into_out(r, out, "mul")
     return cast_into_out(binary(P.mul, input, other, "mul"), out, "mul")
 
 
@@ -400,6 +471,10 @@ def _no_bool_result(a: Any, b: Any, op: str, kernel: str) -> None:
 @public(torch=("div", "divide"), method=True, inplace=True)
 def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = None) -> Tensor:
     """input / other. rounding_mode: None (true division), 'trunc' or 'floor'."""
+    if (_low(input) or _low(other)) and rounding_mode in (None, "floor"):
+        r = _with_opmath_scalar(P.div if rounding_mode is None else P.floordiv, input, other, "div")
+        if r is not None:
+            return cast_into_out(r, out, "div")
     if rounding_mode is None:
         a, b = _operand(input, "div"), _operand(other, "div")
         d = _float_dtype(result_type(a, b))
@@ -659,7 +734,9 @@ def lerp(input: Tensor, end: Tensor, weight: Any, *, out: Any = None) -> Tensor:
     kind = "tensor" if isinstance(weight, Tensor) else "scalar"
     d = _check_float_kernel("lerp", f"lerp_kernel_{kind}", x, e)
     dev = device_of(x, e, weight, op="lerp")
-    _, (a, b, w) = broadcast_nodes([x._node, e._node, to_node(weight, d, dev)], "lerp")
+    # a Python weight keeps its own value in the float32 math of a 16-bit float (torch's)
+    wd = d.compute if isinstance(weight, Number) else d
+    _, (a, b, w) = broadcast_nodes([x._node, e._node, to_node(weight, wd, dev)], "lerp")
 
     # torch picks the formula by |weight| < 0.5. A Python weight is known now: record only
     # the formula it picks (the value stays a program input; at most two programs).
@@ -696,8 +773,14 @@ def _addc(name: str, input: Tensor, t1: Tensor, t2: Tensor, value: Any, prim: Pr
                 name,
                 f"value cannot be converted to type {d.name} without overflow",
             )
+    # torch's kernel computes ``self + value * t1 op t2`` left to right: (value * t1) op t2
+    if d.is_low_float:  # ... in float32 with value's own value, rounded once
+        f32 = d.compute
+        v = to_node(value, f32, dev)
+        a, b, c = (cast(n, f32) for n in (a, b, c))
+        return wrap(cast(binary_node(P.add, a, binary_node(prim, binary_node(P.mul, v, b), c)), d))
     v = to_node(value, d, dev)  # a program input: a new value does not recompile
-    return wrap(binary_node(P.add, a, binary_node(P.mul, v, binary_node(prim, b, c))))
+    return wrap(binary_node(P.add, a, binary_node(prim, binary_node(P.mul, v, b), c)))
 
 
 @public(method=True, inplace=True)
@@ -961,9 +1044,7 @@ def nan_to_num(
     n = tensor_arg(input, "nan_to_num")._node
     if not n.dtype.is_floating_point:
         return _into_out_same_dtype(_copy(n), out, "nan_to_num", _NAN_TO_NUM_OUT)
-    import numpy as np
-
-    info = np.finfo(n.dtype.np)
+    info = finfo(n.dtype)
     hi = float(info.max) if posinf is None else posinf
     lo = float(info.min) if neginf is None else neginf
     value = where_node(

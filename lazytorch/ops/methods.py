@@ -357,7 +357,9 @@ def _reversed(fn: Any) -> Any:
 
 
 def _rdiv(self: Tensor, other: Any) -> Tensor:
-    return E.div(other, self)
+    # torch's Tensor.__rdiv__ is ``self.reciprocal() * other``: two roundings, not one
+    # division (0.3 / x differs from it in the last bit for a quarter of float32 x)
+    return E.mul(_transcendental.reciprocal(self), other)
 
 
 def _rfloordiv(self: Tensor, other: Any) -> Tensor:

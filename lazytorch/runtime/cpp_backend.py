@@ -29,7 +29,7 @@ from lazytorch import _native, metrics
 from lazytorch._settings import env_value
 from lazytorch._version import __version__
 from lazytorch.codegen.compiler import CompilerMissing, cpu_features, toolchain
-from lazytorch.ir.dtypes import bfloat16
+from lazytorch.ir.dtypes import BY_NAME
 from lazytorch.ir.generalize import Generalized
 from lazytorch.ir.node import format_loc
 from lazytorch.ir.poly import Poly
@@ -211,8 +211,6 @@ class CppExecutable:
     def __init__(
         self, program: Program, manifest: dict[str, Any], native: Any, source: str | None = None
     ) -> None:
-        import numpy as np
-
         self.program = program
         self.manifest = manifest
         self.source = source
@@ -222,7 +220,8 @@ class CppExecutable:
         self.scalar_params = [(i, ref) for i, (kind, ref) in enumerate(params) if kind == "scalar"]
         self.int_slots = manifest["int_slots"]
         self.out_positions = manifest["out_positions"]
-        self.out_specs = [(np.dtype(d), tuple(s)) for d, s in manifest["out_specs"]]
+        # By the DType: NumPy knows "bfloat16" only once ml_dtypes is imported (DType.np).
+        self.out_specs = [(BY_NAME[d].np, tuple(s)) for d, s in manifest["out_specs"]]
         self.arena = manifest["arena"]
         self.kernels = manifest["kernels"]
         # A program compiled over symbolic sizes reads the symbols' values after the
@@ -356,10 +355,6 @@ def _builder() -> Any:
     return cpp_build
 
 
-def _has_bfloat16(program: Program) -> bool:
-    return any(v.dtype is bfloat16 for v in (*program.params, *program.instrs))
-
-
 class CppBackend:
     name = "cpp"
 
@@ -422,11 +417,6 @@ class CppBackend:
 
     def compile(self, program: Program, options: dict[str, Any] | None = None) -> Any:
         options = options or {}
-        if _has_bfloat16(program):
-            # No C++ lowering of bfloat16 yet: the program runs on the reference interpreter.
-            metrics.increment("interpreter_fallbacks")
-            log.info("running a program on the reference interpreter: bfloat16 values")
-            return get_backend("interpreter").compile(program, options)
         if has_empty_value(program):
             return self._compile_with_empty(program, options)
         key_src = self._key_source(program.canonical_text(), options)
@@ -481,8 +471,6 @@ class CppBackend:
         """
         options = options or {}
         program = gen.symbolic_program()
-        if _has_bfloat16(program):
-            raise _builder().NotSymbolic("bfloat16 values have no C++ lowering yet")
         key_src = self._key_source(gen.spec_text(), options, kind="dynamic")
         key = hashlib.sha256(key_src).hexdigest()
         info: dict[str, Any] = {

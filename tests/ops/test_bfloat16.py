@@ -194,6 +194,39 @@ def test_movement_and_indexing(fn):
     check(fn, bf(3, 4))
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, x, w: t.nn.functional.conv2d(x, w, padding=1),
+        lambda t, x, w: t.nn.functional.max_pool2d(x, 2),
+        lambda t, x, w: t.nn.functional.avg_pool2d(x, 2),
+        lambda t, x, w: t.nn.functional.batch_norm(x, None, None, training=True),
+        lambda t, x, w: t.nn.functional.group_norm(x, 3),
+        lambda t, x, w: t.nn.functional.interpolate(x, scale_factor=2),
+        lambda t, x, w: t.nn.functional.scaled_dot_product_attention(x, x, x),
+        lambda t, x, w: t.nn.functional.embedding(t.tensor([1, 2, 0]), w.reshape(4, 27)),
+        lambda t, x, w: t.nan_to_num(x / 0.0),
+    ],
+)
+def test_image_and_attention_layers(fn):
+    check(fn, bf(2, 3, 8, 8, seed=7), bf(4, 3, 3, 3, seed=8), atol=3e-2, rtol=3e-2)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+def test_optimizers_step_bfloat16_parameters_as_torch(name):
+    w = bf(4, 27, seed=9)
+    got = []
+    for t in (lt, torch):
+        p = t.nn.Parameter(t.tensor(w.astype(np.float32)).bfloat16())
+        opt = getattr(t.optim, name)([p], lr=0.1)
+        for _ in range(3):
+            (p.float() ** 2).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        got.append(p.detach().float().numpy())
+    np.testing.assert_array_equal(*got)
+
+
 def test_nn_layers():
     x, w, b = bf(6, 16), bf(16), bf(16, seed=4)
     check(lambda t, x, w, b: t.nn.functional.layer_norm(x, (16,), w, b), x, w, b)
@@ -272,6 +305,7 @@ def test_conversion_methods_and_modules():
     assert x.to(lt.bfloat16).half().dtype is lt.float16
     m = lt.nn.Linear(3, 2).to(lt.bfloat16)
     assert m.weight.dtype is lt.bfloat16
+    assert lt.nn.Linear(3, 2).bfloat16().bias.dtype is lt.bfloat16
     assert m(x.bfloat16()).dtype is lt.bfloat16
     m.float()
     assert m.weight.dtype is lt.float32
@@ -284,3 +318,66 @@ def test_save_and_load_keep_the_bits():
     loaded = lt.load(io.BytesIO(buf.getvalue()))
     assert (loaded["x"].numpy().view(np.uint16) == x.numpy().view(np.uint16)).all()
     assert torch.load(io.BytesIO(buf.getvalue()))["t"].dtype is torch.bfloat16
+
+
+# -- scalar operands: which value torch's kernels compute with ----------------------------------
+# torch's float16/bfloat16 mul, div and floor-div take a Python number (or a float32 0-d
+# tensor) at its own value in float32; add and sub round it to the dtype first; add/sub with
+# alpha, lerp and addcmul/addcdiv compute in float32 and round once. Bit for bit, on values
+# where rounding the scalar first changes the result for a fifth of the elements.
+SCALAR_OPS = {
+    "add": lambda t, a: a + 0.1,
+    "rsub": lambda t, a: 0.1 - a,
+    "mul": lambda t, a: a * 0.1,
+    "rmul": lambda t, a: 0.1 * a,
+    "mul_": lambda t, a: a.clone().mul_(0.1),
+    "div": lambda t, a: a / 0.3,
+    "rdiv": lambda t, a: 0.3 / a,
+    "idiv": lambda t, a: a.clone().__itruediv__(0.3),
+    "floordiv": lambda t, a: a // 0.3,
+    "rfloordiv": lambda t, a: 0.3 // a,
+    "mul_float32_0d": lambda t, a: a * t.tensor(0.1),
+    "mul_float64_0d": lambda t, a: t.tensor(0.1, dtype=t.float64) * a,
+    "int_times_0d": lambda t, a: (a * 10).long() * t.tensor(0.1, dtype=a.dtype),
+    "add_alpha": lambda t, a: t.add(a, a * 3, alpha=0.1),
+    "sub_alpha": lambda t, a: t.sub(a, 0.7, alpha=0.1),
+    "lerp": lambda t, a: t.lerp(a, a * 0 + 1, 0.3),
+    "addcmul": lambda t, a: t.addcmul(a, a, a, value=0.1),
+    "addcdiv": lambda t, a: t.addcdiv(a, a, a + 1, value=0.1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("op", list(SCALAR_OPS))
+def test_scalar_operands_round_as_torch(op, dtype):
+    x = np.random.default_rng(0).uniform(0.1, 4, 4000).astype(np.float32)
+    fn = SCALAR_OPS[op]
+    got = fn(lt, lt.tensor(x).to(getattr(lt, dtype)))
+    want = fn(torch, torch.from_numpy(x).to(getattr(torch, dtype)))
+    assert got.dtype.name == str(want.dtype).removeprefix("torch.")
+    g, w = got.double().numpy(), want.double().numpy()
+    assert (g == w).all(), f"{op}: {(g != w).sum()} of {g.size} differ from torch"
+
+
+def test_reflected_division_is_reciprocal_times_scalar_as_torch():
+    # torch's Tensor.__rdiv__ is self.reciprocal() * other: two roundings, not one division
+    x = np.random.default_rng(1).uniform(0.1, 4, 4000).astype(np.float32)
+    for xs in (x, x.astype(np.float64)):
+        assert ((0.3 / lt.tensor(xs)).numpy() == (0.3 / torch.from_numpy(xs)).numpy()).all()
+
+
+@pytest.mark.backends("interpreter", "cpp")
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_scatter_add_accumulates_in_float32_as_torch(backend, dtype):
+    # 2,000 adds into 10 slots: rounding to 16 bits after every add would drift far off
+    rng = np.random.default_rng(0)
+    src, idx = rng.uniform(0, 1, 2000).astype(np.float32), rng.integers(0, 10, 2000)
+    with lt.backend(backend):
+        got = lt.zeros(10, dtype=getattr(lt, dtype)).scatter_add(
+            0, lt.tensor(idx), lt.tensor(src).to(getattr(lt, dtype))
+        )
+        got = got.float().numpy()
+    want = torch.zeros(10, dtype=getattr(torch, dtype)).scatter_add(
+        0, torch.from_numpy(idx), torch.from_numpy(src).to(getattr(torch, dtype))
+    )
+    np.testing.assert_array_equal(got, want.float().numpy())

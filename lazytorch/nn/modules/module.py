@@ -611,6 +611,15 @@ class Module:
         """Cast floating point parameters and buffers to float16."""
         return self._cast_floats(dt.float16)
 
+    def bfloat16(self) -> Module:
+        """Cast floating point parameters and buffers to bfloat16.
+
+        >>> import lazytorch
+        >>> lazytorch.nn.Linear(2, 1).bfloat16().weight.dtype
+        lazytorch.bfloat16
+        """
+        return self._cast_floats(dt.bfloat16)
+
     def type(self, dst_type: dt.DType) -> Module:
         """Cast all parameters and buffers to `dst_type`."""
         return self._apply(lambda t: t.to(dst_type))  # type: ignore[attr-defined]

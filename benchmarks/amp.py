@@ -1,0 +1,183 @@
+"""Mixed-precision benchmarks: training steps under bfloat16 autocast, their peak memory, and
+the bfloat16 GEMM, side by side in one run.
+
+    python -m benchmarks.amp [--repeats 7] [--no-compile]
+
+Steps: benchmarks/training.py's GPT-small (AdamW) and MLP (SGD) steps with the forward and
+the loss under ``autocast("cpu", dtype=bfloat16)`` (parameters, gradients and optimizer
+state stay float32, as torch's autocast keeps them), for torch eager, torch.compile (of the
+model, as training.py) and lazytorch; the float32 step of each beside it. Peak memory: the
+growth of the process's maximum resident set over 8 steps after setup, in a new process per
+(library, precision), so each starts from the same baseline (lazytorch's planned arena is
+printed beside it). GEMM: GFLOP/s of an n×n×n product in bfloat16 and in float32.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _autocast(lib: Any, on: bool) -> Any:
+    return lib.autocast("cpu", dtype=lib.bfloat16, enabled=on)
+
+
+def time_steps(lib: Any, which: str, repeats: int, amp: bool, compiled: bool = False) -> float:
+    """Median ms per training step."""
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.training import _setup
+
+    model, opt, loss_fn = _setup(lib, which)
+    run = lib.compile(model) if compiled else model
+
+    def step() -> Any:
+        with _autocast(lib, amp):
+            loss = loss_fn(run)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    for _ in range(3):
+        step()
+    per = 5 if which == "gpt" else 10
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(per):
+            loss = step()
+        float(loss.detach())
+        times.append((time.perf_counter() - t) / per)
+    return statistics.median(times) * 1e3
+
+
+_PEAK = """
+import json, resource, sys
+sys.path.insert(0, {root!r})
+import {lib} as lib
+from benchmarks.training import _setup
+if {lib!r} == "lazytorch":
+    lib.set_backend("cpp")
+model, opt, loss_fn = _setup(lib, {which!r})
+def step():
+    with lib.autocast("cpu", dtype=lib.bfloat16, enabled={amp}):
+        loss = loss_fn(model)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return float(loss.detach())
+step()  # programs compiled / kernels loaded before the baseline
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for _ in range(8):
+    step()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({{"growth_kib": peak - base, "peak_kib": peak}}))
+"""
+
+
+def peak_growth(lib: str, which: str, amp: bool) -> dict[str, int]:
+    code = _PEAK.format(root=str(ROOT), lib=lib, which=which, amp=amp)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def planned_arena(which: str, amp: bool) -> int:
+    """lazytorch's planned peak of temporaries (bytes) over the step's programs."""
+    import lazytorch as lt
+    from benchmarks.training import _setup
+
+    model, _opt, loss_fn = _setup(lt, which)
+    with _autocast(lt, amp):
+        loss = loss_fn(model)
+    loss.backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    sched = lt.debug.schedule(loss, *grads)
+    return int(sched.arena_bytes)
+
+
+def gemm_gflops(lib: Any, n: int, dtype: str, repeats: int) -> float:
+    rng = np.random.default_rng(0)
+    a = lib.tensor(rng.standard_normal((n, n)).astype(np.float32)).to(getattr(lib, dtype))
+    b = lib.tensor(rng.standard_normal((n, n)).astype(np.float32)).to(getattr(lib, dtype))
+    if lib.__name__ == "lazytorch":
+        lib.materialize(a, b)
+
+        def run() -> None:
+            lib.materialize(a @ b)
+    else:
+
+        def run() -> None:
+            a @ b
+
+    run()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    return 2 * n**3 / statistics.median(times) / 1e9
+
+
+def report(repeats: int, torch_compile: bool = True) -> None:
+    import torch
+
+    import lazytorch as lt
+
+    lt.set_backend("cpp")
+    print("| step (ms) | torch eager | torch.compile | lazytorch | lt/eager | lt/compile |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for which, label in (("gpt", "GPT-small, AdamW"), ("mlp", "MLP 784-1024-1024-10, SGD")):
+        for amp in (False, True):
+            eager = time_steps(torch, which, repeats, amp)
+            comp = time_steps(torch, which, repeats, amp, compiled=True) if torch_compile else None
+            ours = time_steps(lt, which, repeats, amp)
+            tag = "bf16 autocast" if amp else "float32"
+            c = f"{comp:.1f}" if comp else "—"
+            rc = f"{ours / comp:.2f}" if comp else "—"
+            print(
+                f"| {label}, {tag} | {eager:.1f} | {c} | {ours:.1f} | {ours / eager:.2f} | {rc} |"
+            )
+    print()
+    print("| peak memory growth over 8 steps (MiB) | torch f32 | torch bf16 | ratio "
+          "| lazytorch f32 | lazytorch bf16 | ratio | lt planned arena f32 → bf16 |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for which, label in (("gpt", "GPT-small"), ("mlp", "MLP")):
+        t32, t16 = (peak_growth("torch", which, a)["growth_kib"] / 1024 for a in (False, True))
+        l32, l16 = (peak_growth("lazytorch", which, a)["growth_kib"] / 1024 for a in (False, True))
+        a32, a16 = (planned_arena(which, a) / 2**20 for a in (False, True))
+        print(
+            f"| {label} | {t32:.1f} | {t16:.1f} | {t16 / max(t32, 1e-9):.2f} | {l32:.1f} | "
+            f"{l16:.1f} | {l16 / max(l32, 1e-9):.2f} | {a32:.1f} → {a16:.1f} MiB "
+            f"({a16 / max(a32, 1e-9):.2f}) |"
+        )
+    print()
+    print("| GEMM n³ (GFLOP/s) | torch f32 | torch bf16 | lazytorch f32 | lazytorch bf16 |")
+    print("|---|---:|---:|---:|---:|")
+    for n in (512, 1024):
+        row = [
+            gemm_gflops(lib, n, d, repeats) for lib in (torch, lt) for d in ("float32", "bfloat16")
+        ]
+        print(f"| {n} | " + " | ".join(f"{v:.0f}" for v in row) + " |")
+    print()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--no-compile", action="store_true")
+    args = ap.parse_args(argv)
+    report(args.repeats, not args.no_compile)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""16-bit GEMM on the cpp backend against float32: GFLOP/s of lazytorch's matmul.
+
+bfloat16 and float16 products widen A and B to float32 and call sgemm, rounding C once (or
+call OpenBLAS's sbgemm where the linked library has it: the table says which path ran).
+Each round times every dtype once, alternating, so a load change on the machine hits all
+of them alike; the figure is the median over the rounds. torch's matmul (its own thread
+count, MKL/oneDNN) is timed in the same rounds for reference.
+
+    python -m benchmarks.gemm16 [--sizes 512,1024] [--rounds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import platform
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="512,1024")
+    ap.add_argument("--rounds", type=int, default=15)
+    args = ap.parse_args()
+    os.environ["LAZYTORCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="lt-gemm16-")
+    import lazytorch as lt
+
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a test dependency
+        torch = None
+    print(f"{platform.machine()}, {os.cpu_count()} CPUs, {args.rounds} rounds, medians")
+    print("| m=k=n | dtype | lazytorch GFLOP/s | vs float32 | torch GFLOP/s |")
+    print("|---:|---|---:|---:|---:|")
+    with lt.backend("cpp"):
+        for n in (int(s) for s in args.sizes.split(",")):
+            rng = np.random.default_rng(0)
+            a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+            ours = {d: [lt.tensor(v.astype(getattr(lt, d).np)) for v in (a, b)] for d in DTYPES}
+            theirs = {
+                d: [torch.from_numpy(v).to(getattr(torch, d)) for v in (a, b)]
+                for d in DTYPES
+                if torch is not None
+            }
+            times: dict[tuple[str, str], list[float]] = {}
+            for r in range(args.rounds + 1):  # round 0 compiles and warms up
+                for d in DTYPES:
+                    for who, (x, y), run in (
+                        ("lt", ours[d], lambda x, y: (x @ y).numpy()),
+                        ("torch", theirs.get(d, (None, None)), lambda x, y: x @ y),
+                    ):
+                        if x is None:
+                            continue
+                        t0 = time.perf_counter()
+                        run(x, y)
+                        if r:
+                            times.setdefault((who, d), []).append(time.perf_counter() - t0)
+            flop = 2 * n**3
+            gf = {k: flop / statistics.median(v) / 1e9 for k, v in times.items()}
+            for d in DTYPES:
+                tgf = f"{gf[('torch', d)]:.1f}" if ("torch", d) in gf else "—"
+                rel = gf[("lt", d)] / gf[("lt", "float32")]
+                print(f"| {n} | {d} | {gf[('lt', d)]:.1f} | {rel:.2f} | {tgf} |", flush=True)
+    widened, native = _paths(Path(os.environ["LAZYTORCH_CACHE_DIR"]))
+    print(f"\n16-bit products run: {widened} widened to float32 + sgemm, {native} through sbgemm")
+
+
+def _paths(cache: Path) -> tuple[int, int]:
+    """16-bit products run, over every compiled program: (widened + sgemm, sbgemm)."""
+    from lazytorch.runtime.disk_cache import DiskCache
+
+    widened = native = 0
+    for entry in DiskCache(cache).entries():
+        lib = ctypes.CDLL(str(entry.file("program.so")))
+        if hasattr(lib, "lt_gemm16_calls"):
+            calls = (ctypes.c_int64 * 2).in_dll(lib, "lt_gemm16_calls")
+            widened, native = widened + calls[0], native + calls[1]
+    return widened, native
+
+
+if __name__ == "__main__":
+    main()
