@@ -239,6 +239,10 @@ def _conv_transpose(
             f"Given input size per channel: {list(spatial)}. Calculated output size per channel: {list(out)}. Output size is too small",
         )
     kk = math.prod(kernel)
+    dtype = x.dtype
+    if dtype.is_low_float:  # float16/bfloat16: the overlapping sums in float32, one rounding
+        x, w = x.to(dtype.compute), w.to(dtype.compute)
+        bias = bias.to(dtype.compute) if bias is not None else None
     # (g, C/g, O/g*K) -> (g, O/g*K, C/g): each group's kernels as rows of W^T.
     wt = S.transpose(S.reshape(w, (1, groups, c // groups, og * kk)), 2, 3)
     xs = S.reshape(x, (b, groups, c // groups, math.prod(spatial)))
@@ -250,6 +254,7 @@ def _conv_transpose(
         y = pad(y, widths)
     if bias is not None:
         y = y + S.reshape(bias, (1, groups * og) + (1,) * n)  # type: ignore[operator]
+    y = y.to(dtype)
     return S.squeeze(y, 0) if unbatched else y
 
 

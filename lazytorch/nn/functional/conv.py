@@ -157,10 +157,16 @@ def _conv(
     k = cg * math.prod(kernel)
     cols = S.reshape(cols, (b, groups, k, math.prod(out)))
     wm = S.reshape(w, (1, groups, o // groups, k))
+    low = x.dtype.compute if x.dtype.is_low_float else None
+    if low is not None:  # float16/bfloat16: products, sums and bias in float32, one rounding
+        cols, wm = cols.to(low), wm.to(low)
     y = matmul(wm, cols)  # (N, g, O/g, L)
     y = S.reshape(y, (b, o, *out))
     if bias is not None:
+        bias = bias.to(low) if low is not None else bias
         y = y + S.reshape(bias, (1, o) + (1,) * n)  # type: ignore[operator]
+    if low is not None:
+        y = y.to(x.dtype)
     return S.squeeze(y, 0) if unbatched else y
 
 
