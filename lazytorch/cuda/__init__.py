@@ -181,8 +181,14 @@ def initial_seed() -> int:
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
-    """Whether cuda tensors can be bfloat16 (not yet: lazytorch has no bfloat16 dtype)."""
-    return False
+    """Whether cuda tensors can be bfloat16: wherever the cuda device works (the Triton
+    backend lowers bfloat16 loads, math and ``tl.dot``; its targets are Ampere and later).
+
+    >>> import lazytorch
+    >>> lazytorch.cuda.is_bf16_supported() == lazytorch.cuda.is_available()
+    True
+    """
+    return is_available()
 
 
 def __getattr__(name: str) -> Any:

@@ -39,6 +39,9 @@ class _Step:
 class InterpretedProgram:
     def __init__(self, program: Program) -> None:
         self.program = program
+        # what observers learn about the build (a compiled backend's executables carry one
+        # too; a background compile that fell back to this one is installed the same way)
+        self.info: dict[str, Any] = {}
         base = len(program.params)
         last_use: dict[int, int] = {}
         for j, ins in enumerate(program.instrs):

@@ -56,6 +56,27 @@ def test_first_runs_use_the_interpreter_then_the_compiled_program(tiering):
     assert _count("cache_hits_memory") == 1 and _count("tier0_runs") == 2
 
 
+def test_a_background_compile_that_falls_back_to_the_interpreter_is_installed(tiering, monkeypatch):
+    # the cpp backend hands some programs to the interpreter (symbolic sizes, an op with no
+    # rule for an empty operand): the tier switch installs that executable like any other
+    from lazytorch.runtime.backends import get_backend
+
+    interpreter = get_backend("interpreter")
+    monkeypatch.setattr(
+        type(get_backend("cpp")), "compile", lambda self, p, o=None: interpreter.compile(p, o)
+    )
+    x = lt.arange(6.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "could not be compiled in the background"
+        for _ in range(2):
+            assert (x.exp() + 1).sum().item() == pytest.approx(
+                float(np.exp(np.arange(6)).sum() + 6)
+            )
+        assert tiered.drain(timeout=120)
+        (x.exp() + 1).sum().item()
+    assert _count("tier_switches") == 1 and _count("programs_built") == 1
+
+
 def test_a_program_seen_once_is_never_compiled(tiering):
     (lt.arange(7.0) * 2).sum().item()
     assert _count("tier0_runs") == 1
