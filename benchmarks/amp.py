@@ -149,6 +149,21 @@ def report(repeats: int, torch_compile: bool = True) -> None:
     import lazytorch as lt
 
     lt.set_backend("cpp")
+    # memory first: in one run where it came after the timing (torch.compile included) every
+    # case read 400-700 MiB of growth, the processes' whole RSS (cause not found)
+    print("| peak memory growth over 8 steps (MiB) | torch f32 | torch bf16 | ratio "
+          "| lazytorch f32 | lazytorch bf16 | ratio | lt planned arena f32 → bf16 |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for which, label in (("gpt", "GPT-small"), ("mlp", "MLP")):
+        t32, t16 = (peak_growth("torch", which, a)["growth_kib"] / 1024 for a in (False, True))
+        l32, l16 = (peak_growth("lazytorch", which, a)["growth_kib"] / 1024 for a in (False, True))
+        a32, a16 = (planned_arena(which, a) / 2**20 for a in (False, True))
+        print(
+            f"| {label} | {t32:.1f} | {t16:.1f} | {t16 / max(t32, 1e-9):.2f} | {l32:.1f} | "
+            f"{l16:.1f} | {l16 / max(l32, 1e-9):.2f} | {a32:.1f} → {a16:.1f} MiB "
+            f"({a16 / max(a32, 1e-9):.2f}) |"
+        )
+    print()
     print("| step (ms) | torch eager | torch.compile | lazytorch | lt/eager | lt/compile |")
     print("|---|---:|---:|---:|---:|---:|")
     for which, label in (("gpt", "GPT-small, AdamW"), ("mlp", "MLP 784-1024-1024-10, SGD")):
@@ -162,19 +177,6 @@ def report(repeats: int, torch_compile: bool = True) -> None:
             print(
                 f"| {label}, {tag} | {eager:.1f} | {c} | {ours:.1f} | {ours / eager:.2f} | {rc} |"
             )
-    print()
-    print("| peak memory growth over 8 steps (MiB) | torch f32 | torch bf16 | ratio "
-          "| lazytorch f32 | lazytorch bf16 | ratio | lt planned arena f32 → bf16 |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for which, label in (("gpt", "GPT-small"), ("mlp", "MLP")):
-        t32, t16 = (peak_growth("torch", which, a)["growth_kib"] / 1024 for a in (False, True))
-        l32, l16 = (peak_growth("lazytorch", which, a)["growth_kib"] / 1024 for a in (False, True))
-        a32, a16 = (planned_arena(which, a) / 2**20 for a in (False, True))
-        print(
-            f"| {label} | {t32:.1f} | {t16:.1f} | {t16 / max(t32, 1e-9):.2f} | {l32:.1f} | "
-            f"{l16:.1f} | {l16 / max(l32, 1e-9):.2f} | {a32:.1f} → {a16:.1f} MiB "
-            f"({a16 / max(a32, 1e-9):.2f}) |"
-        )
     print()
     print("| GEMM n³ (GFLOP/s) | torch f32 | torch bf16 | lazytorch f32 | lazytorch bf16 |")
     print("|---|---:|---:|---:|---:|")
