@@ -29,44 +29,19 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _autocast(lib: Any, on: bool) -> Any:
-    return lib.autocast("cpu", dtype=lib.bfloat16, enabled=on)
-
-
 def time_steps(lib: Any, which: str, repeats: int, amp: bool, compiled: bool = False) -> float:
-    """Median ms per training step."""
+    """Median ms per training step (benchmarks/training.py's, under autocast with `amp`)."""
     sys.path.insert(0, str(ROOT))
-    from benchmarks.training import _setup
+    from benchmarks.training import time_steps as steps
 
-    model, opt, loss_fn = _setup(lib, which)
-    run = lib.compile(model) if compiled else model
-
-    def step() -> Any:
-        with _autocast(lib, amp):
-            loss = loss_fn(run)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
-
-    for _ in range(3):
-        step()
-    per = 5 if which == "gpt" else 10
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(per):
-            loss = step()
-        float(loss.detach())
-        times.append((time.perf_counter() - t) / per)
-    return statistics.median(times) * 1e3
+    return steps(lib, which, repeats, compiled=compiled, amp=amp)["step"] * 1e3
 
 
 _PEAK = """
-import json, os, resource, sys
+import json, os, sys
 sys.path.insert(0, {root!r})
 import {lib} as lib
-from benchmarks.training import _setup
+from benchmarks.training import _autocast, _setup, _step
 if {lib!r} == "lazytorch":
     lib.set_backend("cpp")
 def rss_kib():
@@ -74,24 +49,20 @@ def rss_kib():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 model, opt, loss_fn = _setup(lib, {which!r})
 def step():
-    with lib.autocast("cpu", dtype=lib.bfloat16, enabled={amp}):
-        loss = loss_fn(model)
-    loss.backward()
-    opt.step()
-    opt.zero_grad()
-    return float(loss.detach())
+    return float(_step(model, opt, loss_fn, _autocast(lib, {amp})).detach())
 if {lib!r} == "lazytorch":
     lib.materialize(*model.parameters())
 base = rss_kib()  # the model; (lazytorch: its programs come from the warmed disk cache)
 for _ in range(8):
     step()
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with open("/proc/self/status") as f:  # VmHWM: this process's own peak (ru_maxrss would
+    peak = int(next(l for l in f if l.startswith("VmHWM")).split()[1])  # keep the parent's)
 print(json.dumps({{"growth_kib": peak - base, "peak_kib": peak}}))
 """
 
 
 def peak_growth(lib: str, which: str, amp: bool) -> dict[str, int]:
-    """Max RSS over 8 steps minus the RSS after setup, in a new process. lazytorch runs
+    """Peak RSS (VmHWM) over 8 steps minus the RSS after setup, in a new process. lazytorch runs
     twice in one cache directory and the second run counts: its programs load from disk
     instead of being generated (the compiler's memory is not the step's)."""
     import tempfile
@@ -109,7 +80,7 @@ def peak_growth(lib: str, which: str, amp: bool) -> dict[str, int]:
 def planned_arena(which: str, amp: bool) -> int:
     """lazytorch's planned peak of temporaries (bytes) over the step's programs."""
     import lazytorch as lt
-    from benchmarks.training import _setup
+    from benchmarks.training import _autocast, _setup
 
     model, _opt, loss_fn = _setup(lt, which)
     with _autocast(lt, amp):
@@ -149,8 +120,6 @@ def report(repeats: int, torch_compile: bool = True) -> None:
     import lazytorch as lt
 
     lt.set_backend("cpp")
-    # memory first: in one run where it came after the timing (torch.compile included) every
-    # case read 400-700 MiB of growth, the processes' whole RSS (cause not found)
     print("| peak memory growth over 8 steps (MiB) | torch f32 | torch bf16 | ratio "
           "| lazytorch f32 | lazytorch bf16 | ratio | lt planned arena f32 → bf16 |")  # fmt: skip
     print("|---|---:|---:|---:|---:|---:|---:|---:|")

@@ -16,6 +16,7 @@ training loop needs, the second step's included) and warm (the programs on disk)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -62,31 +63,40 @@ def _setup(lib: Any, which: str, seed: int = 0) -> tuple[Any, Any, Any]:
     return model, opt, loss_fn
 
 
-def _step(model: Any, opt: Any, loss_fn: Any) -> Any:
-    loss = loss_fn(model)
+def _autocast(lib: Any, amp: bool) -> Any:
+    """The forward's context: bfloat16 autocast with `amp` (benchmarks/amp.py), else none."""
+    return lib.autocast("cpu", dtype=lib.bfloat16) if amp else contextlib.nullcontext()
+
+
+def _step(model: Any, opt: Any, loss_fn: Any, forward_in: Any = None) -> Any:
+    with forward_in or contextlib.nullcontext():
+        loss = loss_fn(model)
     loss.backward()
     opt.step()
     opt.zero_grad()
     return loss
 
 
-def time_steps(lib: Any, which: str, repeats: int, compiled: bool = False) -> dict[str, float]:
+def time_steps(
+    lib: Any, which: str, repeats: int, compiled: bool = False, amp: bool = False
+) -> dict[str, float]:
+    """Median seconds per step (and torch.compile's first step); `amp`: bfloat16 autocast."""
     model, opt, loss_fn = _setup(lib, which)
     run = model
     first = None
     if compiled:
         run = lib.compile(model)
         t = time.perf_counter()
-        _step(run, opt, loss_fn)
+        _step(run, opt, loss_fn, _autocast(lib, amp))
         first = time.perf_counter() - t
     for _ in range(3):
-        _step(run, opt, loss_fn)
+        _step(run, opt, loss_fn, _autocast(lib, amp))
     per = 5 if which == "gpt" else 10
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
         for _ in range(per):
-            loss = _step(run, opt, loss_fn)
+            loss = _step(run, opt, loss_fn, _autocast(lib, amp))
         float(loss.detach())  # lazytorch computed it in the step; torch already has it
         times.append((time.perf_counter() - t) / per)
     return {"step": statistics.median(times), "first": first or 0.0}
