@@ -378,10 +378,11 @@ def frac(input: Tensor, *, out: Any = None) -> Tensor:
 
 
 # -- arithmetic ---------------------------------------------------------------------------------
-def _scaled(input: Any, other: Any, alpha: Any, op: str) -> Any:
-    """`other * alpha` in the dtype of `input op other` (alpha itself never promotes)."""
+def _with_alpha(prim: Primitive, input: Any, other: Any, alpha: Any, op: str) -> Tensor:
+    """`input prim (other * alpha)`, the product in the dtype of `input prim other` (alpha
+    itself never promotes)."""
     if type(alpha) is int and alpha == 1:
-        return other
+        return binary(prim, input, other, op)
     d = result_type(input, other)
     if isinstance(alpha, bool) and d is not dt.bool_:
         raise op_error(RuntimeError, op, "Boolean alpha only supported for Boolean results.")
@@ -395,37 +396,21 @@ def _scaled(input: Any, other: Any, alpha: Any, op: str) -> Any:
     n = to_node(other, d, dev)
     if isinstance(alpha, Number):  # torch converts alpha to the dtype with a check
         alpha = checked_scalar(alpha, d, op)
-    if d.is_low_float:  # float32 math rounded once at the end: `_add_scaled` finishes it
-        return _Scaled(cast(n, d.compute), cast(to_node(alpha, d, dev), d.compute), d)
-    return wrap(binary_node(P.mul, n, to_node(alpha, d, dev)))
-
-
-class _Scaled:
-    """`other * alpha` of a float16 or bfloat16 add/sub, not yet rounded: torch computes
-    ``input + alpha * other`` in float32 (alpha and other rounded to the dtype, as measured
-    against torch 2.13) and rounds once."""
-
-    __slots__ = ("alpha", "dtype", "other")
-
-    def __init__(self, other: Node, alpha: Node, dtype: dt.DType) -> None:
-        self.other, self.alpha, self.dtype = other, alpha, dtype
-
-
-def _add_scaled(prim: Primitive, input: Any, s: _Scaled, op: str) -> Tensor:
-    d, f32 = s.dtype, s.dtype.compute
-    dev = s.other.device
-    a = cast(to_node(input, d, dev), f32)
-    _, (a, o, al) = broadcast_nodes([a, s.other, s.alpha], op)
-    return wrap(cast(binary_node(prim, a, binary_node(P.mul, o, al)), d))
+    if d.is_low_float:
+        # torch: ``input + alpha * other`` in float32 (alpha and other rounded to the dtype,
+        # as measured against torch 2.13), rounded once
+        f32 = d.compute
+        a = cast(to_node(input, d, dev), f32)
+        o, al = cast(n, f32), cast(to_node(alpha, d, dev), f32)
+        _, (a, o, al) = broadcast_nodes([a, o, al], op)
+        return wrap(cast(binary_node(prim, a, binary_node(P.mul, o, al)), d))
+    return binary(prim, input, wrap(binary_node(P.mul, n, to_node(alpha, d, dev))), op)
 
 
 @public(method=True, inplace=True)
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
     """input + alpha * other, with broadcasting and type promotion."""
-    other = _scaled(input, other, alpha, "add")
-    if type(other) is _Scaled:
-        return cast_into_out(_add_scaled(P.add, input, other, "add"), out, "add")
-    return cast_into_out(binary(P.add, input, other, "add"), out, "add")
+    return cast_into_out(_with_alpha(P.add, input, other, alpha, "add"), out, "add")
 
 
 @public(torch=("sub", "subtract"), method=True, inplace=True)
@@ -438,10 +423,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
             "trying to invert a mask, use the `~` or `logical_not()` operator instead.",
         )
-    other = _scaled(input, other, alpha, "sub")
-    if type(other) is _Scaled:
-        return cast_into_out(_add_scaled(P.sub, input, other, "sub"), out, "sub")
-    return cast_into_out(binary(P.sub, input, other, "sub"), out, "sub")
+    return cast_into_out(_with_alpha(P.sub, input, other, alpha, "sub"), out, "sub")
 
 
 @public()
