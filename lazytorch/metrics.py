@@ -50,6 +50,8 @@ KEYS = (
     "tier_switches",
     "held_materialized",
     "host_view_reads",
+    "collectives",
+    "collective_bytes",
 )
 
 # Histogram buckets of `observe` (upper bounds; +Inf is implicit).
@@ -225,6 +227,16 @@ _PROM_COUNTERS = (
     ),
     ("lazytorch_kernels_launched_total", "kernels_launched", "Generated kernels run."),
     (
+        "lazytorch_collectives_total",
+        "collectives",
+        "Collectives (all_reduce, broadcast, ...) a communication engine ran.",
+    ),
+    (
+        "lazytorch_collective_bytes_total",
+        "collective_bytes",
+        "Bytes of the inputs of the collectives run (each rank counts its own).",
+    ),
+    (
         "lazytorch_device_backend_autoload_failures_total",
         "device_backend_autoload_failures",
         "Device backend plugins that failed to load.",
@@ -240,6 +252,11 @@ _PROM_SUMMARIES = (
     ("lazytorch_compile_duration_seconds", "compile", "C++ compiler time per compiled program."),
     ("lazytorch_run_duration_seconds", "run", "Time to run a compiled program."),
     ("lazytorch_materialize_duration_seconds", "materialize", "Whole materializations."),
+    (
+        "lazytorch_collective_duration_seconds",
+        "collective",
+        "Time a communication engine spent in one collective (waiting for peers included).",
+    ),
 )
 
 

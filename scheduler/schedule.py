@@ -65,6 +65,12 @@ def schedule(prog: Program, symbolic: bool = False, fuse_epilogues: bool = False
     `fuse_epilogues` is for backends whose matmul is generated code: the pointwise kernel
     after a matmul runs on its tiles (`lazytorch.scheduler.epilogue`).
     """
+    for ins in prog.instrs:
+        if ins.op.category == "collective":  # the runtime cuts at it (runtime/collectives.py)
+            raise NotImplementedError(
+                f"{ins.op.name} cannot be compiled into a program: a communication engine "
+                "computes it, and the runtime runs it before any program that reads it"
+            )
     return _Scheduler(prog, symbolic, fuse_epilogues).run()
 
 

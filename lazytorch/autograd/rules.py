@@ -550,7 +550,10 @@ def _cumsum(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
 # bitwise ops, argmax/argmin/argsort, iota/const/rand, leaves.
 NOT_DIFFERENTIABLE = frozenset(
     "eq ne lt le gt ge bitwise_and bitwise_or bitwise_xor bitwise_not argmax argmin argsort "
-    "iota const rand buffer scalar".split()
+    "iota const rand buffer scalar "
+    # collectives are recorded under no_grad, as torch.distributed's in-place collectives
+    # are: DDP averages gradients after backward, outside autograd
+    "all_reduce broadcast all_gather gather_to_rank reduce_scatter scatter_from_rank".split()
 )
 
 _installed = False

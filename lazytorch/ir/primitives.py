@@ -60,6 +60,7 @@ CATEGORIES = (
     "index",  # gather/scatter: data-dependent indexing
     "matmul",  # batched matrix product (an extern call on most backends)
     "sort",  # argsort
+    "collective",  # all_reduce and friends: the runtime cuts at them (never in a program)
 )
 COMPARE_SYMBOLS = ("==", "!=", "<", "<=", ">", ">=")
 REDUCE_KINDS = ("sum", "prod", "max", "min", "argmax", "argmin")

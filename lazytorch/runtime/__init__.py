@@ -40,6 +40,9 @@ last_cut_id = 0
 # called with the roots of every cut that runs a program, before it runs, and returns more
 # roots to compute in the same program (autograd registers `saved_for_backward` here).
 before_cut: list[Callable[[list[Node]], list[Node]]] = []
+# Collective nodes recorded and not yet run, oldest first: every cut runs them first
+# (`lazytorch.runtime.collectives`, which is imported only once one is recorded).
+pending_collectives: list[Node] = []
 # lazytorch.compile hook: set (by lazytorch._compile) only while a compiled function is being
 # traced, which must hear of every value read or computed inside it. None: one global check.
 _compile_trace: Any = None
@@ -147,6 +150,11 @@ def materialize_as_read(*tensors: Tensor) -> None:
 
 def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -> None:
     global last_cut_id
+    if pending_collectives:  # collectives first, in recording order (see collectives.py)
+        from lazytorch.runtime.collectives import resolve
+
+        nodes = list(nodes)
+        resolve()
     roots = [n for n in nodes if n.buffer is None]
     if not roots:
         return

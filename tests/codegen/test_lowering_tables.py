@@ -27,6 +27,7 @@ import lazytorch as lt
 from lazytorch.codegen import cpp, cpp_ops, triton_ops
 from lazytorch.codegen import triton as triton_codegen
 from lazytorch.ir.primitives import PRIMITIVES, Primitive
+from lazytorch.ops._core import wrap
 from lazytorch.scheduler import schedule
 
 F = lt.nn.functional
@@ -58,6 +59,16 @@ STRUCTURAL = {
     "cumsum": "a scan kernel (Reduce of kind 'cumsum')",
     "matmul": "an extern matmul (BLAS or loops in C++, a tiled tl.dot kernel in Triton)",
     "argsort": "an extern argsort (lt::argsort in C++, a tl.sort kernel in Triton)",
+}
+# Collectives never reach a code generator: the runtime runs them before any program that
+# reads them (runtime/collectives.py), and the scheduler refuses a program holding one.
+CUT_BY_RUNTIME = {
+    "all_reduce": (0, 1, 1, "sum"),
+    "broadcast": (0, 1, 1, 0),
+    "all_gather": (0, 1, 1),
+    "gather_to_rank": (0, 1, 1, 0),
+    "reduce_scatter": (0, 1, 1, "sum"),
+    "scatter_from_rank": (0, 1, 1, 0),
 }
 # backend -> primitive -> why the backend does not lower it (its programs run elsewhere)
 FALLS_BACK: dict[str, dict[str, str]] = {"cpp": {}, "triton": {}}
@@ -130,6 +141,11 @@ SAMPLES: dict[str, Callable[[], Any]] = {
     "cumsum": lambda: _r(4, 5).cumsum(1),
     "matmul": lambda: _r(4, 5) @ _r(5, 3, seed=1),
     "argsort": lambda: _r(4, 5).argsort(1),
+    # bound directly (not through lazytorch.distributed, which would run them)
+    **{
+        name: (lambda n=name, a=attrs: wrap(PRIMITIVES[n].bind((_r(1, 4, 5)._node,), a)) * 2)
+        for name, attrs in CUT_BY_RUNTIME.items()
+    },
 }
 
 
@@ -160,6 +176,7 @@ def test_every_primitive_is_lowered_or_falls_back(backend):
     table, fallback = TABLES[backend], FALLS_BACK[backend]
     for name, prim in PRIMITIVES.items():
         lowered = name in table if prim.category == "elementwise" else name in STRUCTURAL
+        lowered = lowered or (prim.category == "collective" and name in CUT_BY_RUNTIME)
         assert lowered or name in fallback, (
             f"{backend}: primitive {name!r} has no lowering; add one to its table "
             f"(codegen/{backend}_ops.py) or list it in FALLS_BACK[{backend!r}] with the reason"
@@ -179,7 +196,10 @@ def test_sample_program_generates(backend, name):
     prog = _program(name)
     recorded = {i.op.name for i in prog.instrs} | {p.kind for p in prog.params}
     assert name in recorded, f"the sample of {name!r} records {sorted(recorded)}"
-    if name in FALLS_BACK[backend]:
+    if name in CUT_BY_RUNTIME:
+        with pytest.raises(NotImplementedError, match=f"{name} cannot be compiled into a program"):
+            _generate(backend, prog)
+    elif name in FALLS_BACK[backend]:
         missing = cpp_ops.LoweringMissing if backend == "cpp" else triton_ops.TritonLoweringMissing
         with pytest.raises(missing):
             _generate(backend, prog)

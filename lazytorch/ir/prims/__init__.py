@@ -1,5 +1,5 @@
 """The primitive definitions, one module per category; importing this registers them all."""
 
-from lazytorch.ir.prims import elementwise, movement, other, reduce
+from lazytorch.ir.prims import collective, elementwise, movement, other, reduce
 
-__all__ = ["elementwise", "movement", "other", "reduce"]
+__all__ = ["collective", "elementwise", "movement", "other", "reduce"]

@@ -1,0 +1,1 @@
+"""``torch.distributed`` for lazytorch (work in progress: the API lands in this package)."""

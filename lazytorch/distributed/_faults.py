@@ -1,0 +1,98 @@
+"""Faults end the whole job, clearly: an uncaught exception and a collective that hangs.
+
+An MPI job whose rank dies of an uncaught exception hangs forever: the other ranks wait in
+their next collective for a peer that is gone. Two guards make every fault end the job:
+
+* `install_excepthook(rank, abort)`: an uncaught exception on a rank prints the rank and the
+  traceback, then calls `abort` (``MPI_Abort`` on the world communicator), which makes the
+  launcher kill every rank and exit non-zero.
+* `Watchdog`: a daemon thread that aborts the job when one collective has been running past
+  the group's timeout, naming the rank, the collective and its sequence number. The engine
+  arms it around each blocking call (an attribute store: no lock, no thread per call); the
+  blocking MPI call releases the GIL, so the watchdog runs while the main thread waits.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Watchdog", "install_excepthook"]
+
+_installed_for: int | None = None
+
+
+def install_excepthook(rank: int, abort: Callable[[int], None]) -> None:
+    """Make an uncaught exception on this rank print itself and abort the whole job."""
+    global _installed_for
+    if _installed_for is not None:
+        return
+    _installed_for = rank
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            previous(kind, exc, tb)
+        else:
+            text = "".join(traceback.format_exception(kind, exc, tb))
+            sys.stderr.write(
+                f"lazytorch.distributed: rank {rank} raised {kind.__name__}: {exc}; "
+                f"aborting the job\n{text}"
+            )
+        sys.stderr.flush()
+        sys.stdout.flush()
+        abort(1)
+
+    sys.excepthook = hook
+
+
+class Watchdog:
+    """Abort the job when an armed collective outlives its deadline (see module doc)."""
+
+    def __init__(self, rank: int, abort: Callable[[int], None]) -> None:
+        self.rank = rank
+        self.abort = abort
+        self._armed: tuple[float, float, str] | None = None  # (deadline, timeout, what)
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+
+    def arm(self, timeout: float, what: str) -> None:
+        """Start timing one blocking call described by `what` ("all_reduce #3 on ...")."""
+        self._armed = (time.monotonic() + timeout, timeout, what)
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._watch, name="lazytorch-collective-watchdog", daemon=True
+            )
+            self._thread.start()
+
+    def disarm(self) -> None:
+        self._armed = None
+
+    def _watch(self) -> None:
+        while True:
+            armed = self._armed
+            if armed is None:
+                self._wake.wait(0.25)
+                continue
+            deadline, timeout, what = armed
+            left = deadline - time.monotonic()
+            if left > 0:
+                self._wake.wait(min(left, 0.25))
+                continue
+            if self._armed is not armed:  # it finished while we looked
+                continue
+            sys.stderr.write(
+                f"lazytorch.distributed: rank {self.rank}: {what} did not complete within "
+                f"{timeout:g} s (a peer hangs, died, or issued a different collective); "
+                "aborting the job\n"
+            )
+            sys.stderr.flush()
+            try:
+                self.abort(1)
+            finally:
+                os._exit(1)
