@@ -334,6 +334,21 @@ def _root_grads(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], op: str)
     return out
 
 
+# Called with no arguments after each ``backward()`` has accumulated its gradients into the
+# leaves' ``.grad`` (DistributedDataParallel averages them across ranks here, as torch's
+# reducer does from its autograd hooks). A hook is a weak reference's callable or a function.
+post_backward: list[Any] = []
+
+
+def _run_post_backward() -> None:
+    for hook in list(post_backward):
+        fn = hook() if isinstance(hook, weakref.WeakMethod) else hook
+        if fn is None:
+            post_backward.remove(hook)
+        else:
+            fn()
+
+
 def backward(
     tensors: Any,
     grad_tensors: Any = None,
@@ -375,8 +390,12 @@ def backward(
             g = res.get(id(t._node))
             if g is not None:
                 _accumulate_into(t, g)
-        return
-    run_backward(roots, gs, targets=targets, retain_graph=retain_graph, create_graph=create_graph)
+    else:
+        run_backward(
+            roots, gs, targets=targets, retain_graph=retain_graph, create_graph=create_graph
+        )
+    if post_backward:
+        _run_post_backward()
 
 
 def _accumulate_into(t: Tensor, g: Node) -> None:

@@ -378,6 +378,7 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
     if group is None or group is _state.world:
         _state.world = GroupMember.WORLD = None
         _state.groups.clear()
+        _state.next_gid = 0  # (collectives were run above: no node names a stale group)
 
 
 def _world() -> ProcessGroup:

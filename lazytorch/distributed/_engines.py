@@ -34,7 +34,8 @@ class LocalEngine:
 
     def run(self, node: Node, value: Any) -> Any:
         ref = reference(node.op, [node.inputs[0].dtype], node.dtype)
-        return np.ascontiguousarray(ref(value, **node.params))
+        out = ref(value, **node.params)
+        return out if out.flags.c_contiguous else out.copy()
 
 
 class MpiEngine:
@@ -68,7 +69,9 @@ class MpiEngine:
             self._check_same(node, what)
         self.watchdog.arm(self.timeout, what)
         try:
-            return self._exchange(node, np.ascontiguousarray(value))
+            # (not ascontiguousarray: it turns a 0-d value into 1-d)
+            x = value if value.flags.c_contiguous else value.copy()
+            return self._exchange(node, x)
         finally:
             self.watchdog.disarm()
 
@@ -106,6 +109,7 @@ class MpiEngine:
             comm.Scatter(x if self.rank == src else None, out, root=src)
         else:  # a primitive of category collective this engine does not know
             raise NotImplementedError(f"the MPI engine cannot run {name}")
+        out = np.asarray(out)  # (arithmetic on a 0-d array gives a NumPy scalar)
         return out.astype(out_np, copy=False) if out.dtype != out_np else out
 
     def _op(self, op: str, dtype: DType, name: str) -> Any:
