@@ -39,7 +39,9 @@ def run_job(
     path = Path(script)
     if not path.is_absolute():
         path = WORKERS / path
-    full_env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(HERE.parent)}
+    # tests/ (helpers) and the repository root (benchmarks.models, shared with the benchmarks)
+    path_dirs = [str(HERE.parent), str(HERE.parent.parent), os.environ.get("PYTHONPATH", "")]
+    full_env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(path_dirs)}
     full_env.pop("RANK", None)
     full_env.pop("WORLD_SIZE", None)
     full_env.update(env or {})
