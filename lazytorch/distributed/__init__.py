@@ -318,12 +318,19 @@ def init_process_group(
 
 
 def _abort(code: int) -> None:
-    try:
-        from mpi4py import MPI
+    """End this rank at once with `code`; the launcher then ends every other rank.
 
-        MPI.COMM_WORLD.Abort(code)
-    finally:
-        os._exit(code)
+    Not ``MPI_Abort``: Hydra kills the ranks before it forwards what they wrote last, which
+    loses the message saying why. A rank that exits non-zero ends the job as surely
+    (MPICH's Hydra and Open MPI's mpirun both kill the rest), with its output delivered.
+    """
+    import contextlib
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed stream must not keep the job alive
+            stream.flush()
+    os._exit(code)
 
 
 def _launcher_env() -> tuple[int, int]:

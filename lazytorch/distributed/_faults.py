@@ -4,8 +4,8 @@ An MPI job whose rank dies of an uncaught exception hangs forever: the other ran
 their next collective for a peer that is gone. Two guards make every fault end the job:
 
 * `install_excepthook(rank, abort)`: an uncaught exception on a rank prints the rank and the
-  traceback, then calls `abort` (``MPI_Abort`` on the world communicator), which makes the
-  launcher kill every rank and exit non-zero.
+  traceback, then calls `abort` (which ends the rank with a non-zero status), and the
+  launcher kills every other rank and exits non-zero.
 * `Watchdog`: a daemon thread that aborts the job when one collective has been running past
   the group's timeout, naming the rank, the collective and its sequence number. The engine
   arms it around each blocking call (an attribute store: no lock, no thread per call); the
