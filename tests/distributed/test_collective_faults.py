@@ -44,3 +44,10 @@ def test_debug_mode_names_both_sides_of_a_collective_mismatch():
     assert "all_reduce #2 (op='sum') on group 0 of f32[3]" in out
     assert "broadcast #2 (src=0) on group 0 of f32[3]" in out
     assert seconds < 15
+
+
+def test_sync_batchnorm_on_two_ranks_refuses_rather_than_use_per_rank_statistics():
+    res, _ = _run("syncbn")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "unreachable" not in out
+    assert "SyncBatchNorm: synchronizing batch statistics across 2 ranks is not supported" in out

@@ -197,8 +197,10 @@ class BatchNorm3d(_BatchNorm):
 
 class SyncBatchNorm(_BatchNorm):
     """BatchNorm over any (N, C, ...) input whose statistics torch synchronizes across
-    processes. lazytorch runs one process, where torch's SyncBatchNorm is plain BatchNorm:
-    this is that (`process_group` is accepted and unused).
+    processes. On one process torch's SyncBatchNorm is plain BatchNorm, and so is this.
+    Synchronizing statistics across ranks (a differentiable all_reduce) is not built yet:
+    training one in a process group of more than one rank raises rather than compute
+    per-rank statistics silently (`process_group` is otherwise unused).
 
     >>> import lazytorch
     >>> model = lazytorch.nn.Sequential(lazytorch.nn.Conv2d(1, 2, 1), lazytorch.nn.BatchNorm2d(2))
@@ -227,6 +229,19 @@ class SyncBatchNorm(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() < 2:
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+        if self.training:
+            import sys
+
+            dist = sys.modules.get("lazytorch.distributed")  # never imported from here
+            if dist is not None and dist.is_initialized():
+                world = dist.get_world_size(self.process_group)
+                if world > 1:
+                    raise NotImplementedError(
+                        f"SyncBatchNorm: synchronizing batch statistics across {world} ranks "
+                        "is not supported yet; use BatchNorm (statistics per rank, as "
+                        "DistributedDataParallel does without SyncBatchNorm) or train on one "
+                        "process"
+                    )
 
     @classmethod
     def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:

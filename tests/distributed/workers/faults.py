@@ -4,6 +4,7 @@
   (``init_process_group(timeout=2)``) aborts the job naming rank 0, the collective and its
   sequence number.
 * ``hang-env``: the same with the default timeout from LAZYTORCH_DISTRIBUTED_TIMEOUT.
+* ``syncbn``: training a SyncBatchNorm on 2 ranks refuses (no cross-rank statistics yet).
 * ``mismatch``: rank 0 records all_reduce, rank 1 broadcast; with
   LAZYTORCH_DISTRIBUTED_DEBUG=1 the check fails on both ranks, naming both sides.
 """
@@ -30,6 +31,10 @@ if mode.startswith("hang"):
     y = lt.ones(3) * 2
     dist.all_reduce(y)
     y.numpy()
+elif mode == "syncbn":  # statistics per rank would be silently wrong: it must refuse
+    bn = lt.nn.SyncBatchNorm(3)
+    bn.eval()(lt.ones(2, 3)).numpy()  # evaluation uses the running statistics: fine
+    bn.train()(lt.ones(2, 3))
 elif mode == "mismatch":
     y = lt.ones(3) * 2
     if r == 0:
