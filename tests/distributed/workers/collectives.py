@@ -158,6 +158,23 @@ def _async(r: int, w: int) -> tuple[Any, Any]:
     return x.numpy(), sum(base(k, (4,), "float32") + 1 for k in range(w))
 
 
+@case("engine-leaves-the-input-buffer-alone")
+def _no_alias(r: int, w: int) -> tuple[Any, Any]:
+    # `before` reads a's value from before the collective; an engine that reduced into the
+    # input's own buffer (MPI_IN_PLACE) would change what it computes
+    a = lt.tensor(base(r, (3, 4), "float32")) * 1
+    a.numpy()
+    before = a.sum(0)
+    copies = [a * 1 for _ in range(2)]
+    for op, t in zip(("all_reduce", "broadcast"), (a, copies[0])):
+        getattr(dist, op)(t, **({"src": 0} if op == "broadcast" else {}))
+    outs = [lt.zeros(3, 4) for _ in range(w)]
+    dist.all_gather(outs, copies[1])
+    got = np.concatenate([before.numpy(), copies[1].numpy().ravel()])
+    mine = base(r, (3, 4), "float32")
+    return got, np.concatenate([mine.sum(0), mine.ravel()])
+
+
 @case("all_gather_into_tensor-concatenated")
 def _agit(r: int, w: int) -> tuple[Any, Any]:
     out = lt.zeros(2 * w, 3)
