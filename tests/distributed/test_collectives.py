@@ -206,3 +206,16 @@ def test_world_size_above_one_outside_a_launcher_is_a_clear_error(tmp_path):
     assert res.returncode != 0
     assert "WORLD_SIZE=2" in res.stderr and "MPI world of 1" in res.stderr
     assert "lazytorch run --nproc-per-node 2" in res.stderr
+
+
+def test_a_compiled_function_with_a_collective_runs_it_every_call(world):
+    @lt.compile
+    def step(x):
+        y = x * 2
+        dist.all_reduce(y, op=dist.ReduceOp.MAX)
+        return y + 1
+
+    lt.metrics.reset()
+    for k in range(3):
+        assert step(lt.ones(3) * k).tolist() == [2.0 * k + 1] * 3
+    assert lt.metrics.counters()["collectives"] == 3
