@@ -233,9 +233,11 @@ class NcclEngine:
 
     # -- the communicator ----------------------------------------------------------------------
     def close(self) -> None:
-        """Destroy the communicator (``ncclCommDestroy``; once: later calls do nothing)."""
+        """Finish the communicator's pending collectives and free it (``ncclCommFinalize``
+        then ``ncclCommDestroy``, NCCL's order); once: later calls do nothing."""
         if self.comm is not None:
             comm, self.comm = self.comm, None
+            self.nccl.comm_finalize(comm)
             self.nccl.comm_destroy(comm)
 
     def abort(self) -> None:

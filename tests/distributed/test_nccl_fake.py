@@ -126,6 +126,9 @@ class FakeNccl(types.ModuleType):
             self.inits.append((nranks, bytes(comm_id), rank))
         return f"comm{rank}"
 
+    def comm_finalize(self, comm):
+        self.destroyed.append(f"finalize {comm}")
+
     def comm_destroy(self, comm):
         self.destroyed.append(comm)
 
@@ -145,25 +148,33 @@ class FakeNccl(types.ModuleType):
         call = call._replace(rank=rank)
         (self._grouped if self._grouped is not None else self.calls).append(call)
 
-    def all_reduce(self, send, recv, count, dtype, op, comm, stream):
-        self._record(Call("all_reduce", 0, send, recv, count, dtype, op, None, comm, stream))
-
-    def broadcast(self, send, recv, count, dtype, root, comm, stream):
-        self._record(Call("broadcast", 0, send, recv, count, dtype, None, root, comm, stream))
-
-    def all_gather(self, send, recv, sendcount, dtype, comm, stream):
-        self._record(Call("all_gather", 0, send, recv, sendcount, dtype, None, None, comm, stream))
-
-    def reduce_scatter(self, send, recv, recvcount, dtype, op, comm, stream):
+    def all_reduce(self, sendbuff, recvbuff, count, datatype, op, comm, stream):
         self._record(
-            Call("reduce_scatter", 0, send, recv, recvcount, dtype, op, None, comm, stream)
+            Call("all_reduce", 0, sendbuff, recvbuff, count, datatype, op, None, comm, stream)
         )
 
-    def send(self, send, count, dtype, peer, comm, stream):
-        self._record(Call("send", 0, send, 0, count, dtype, None, peer, comm, stream))
+    def broadcast(self, sendbuff, recvbuff, count, datatype, root, comm, stream):
+        self._record(
+            Call("broadcast", 0, sendbuff, recvbuff, count, datatype, None, root, comm, stream)
+        )
 
-    def recv(self, recv, count, dtype, peer, comm, stream):
-        self._record(Call("recv", 0, 0, recv, count, dtype, None, peer, comm, stream))
+    def all_gather(self, sendbuff, recvbuff, sendcount, datatype, comm, stream):
+        self._record(
+            Call("all_gather", 0, sendbuff, recvbuff, sendcount, datatype, None, None, comm, stream)
+        )
+
+    def reduce_scatter(self, sendbuff, recvbuff, recvcount, datatype, op, comm, stream):
+        self._record(
+            Call(
+                "reduce_scatter", 0, sendbuff, recvbuff, recvcount, datatype, op, None, comm, stream
+            )
+        )
+
+    def send(self, sendbuff, count, datatype, peer, comm, stream):
+        self._record(Call("send", 0, sendbuff, 0, count, datatype, None, peer, comm, stream))
+
+    def recv(self, recvbuff, count, datatype, peer, comm, stream):
+        self._record(Call("recv", 0, 0, recvbuff, count, datatype, None, peer, comm, stream))
 
     def group_start(self):
         assert self._grouped is None, "groups are not nested by the engine"
@@ -411,7 +422,9 @@ def test_create_broadcasts_rank_0s_unique_id_and_inits_every_rank(fake):
     engines[1].close()
     engines[1].close()  # once
     engines[2].abort()
-    assert fake.destroyed == ["comm1", "abort comm2"] and "closed" in repr(engines[1])
+    assert fake.destroyed == ["finalize comm1", "comm1", "abort comm2"] and "closed" in repr(
+        engines[1]
+    )
 
 
 def test_two_ranks_on_one_gpu_are_refused_before_nccl(fake):
@@ -679,6 +692,46 @@ def test_a_failed_send_still_ends_the_group(fake):
     with pytest.raises(RuntimeError, match="gather_to_rank #1 on group 0: NCCL failed"):
         engines[0].run(node, buf)
     assert fake._grouped is None and fake.calls[-1].fn == "group"
+
+
+USED = [
+    "get_version",
+    "get_unique_id",
+    "comm_init_rank",
+    "comm_finalize",
+    "comm_destroy",
+    "comm_abort",
+    "comm_get_async_error",
+    "get_error_string",
+    "all_reduce",
+    "broadcast",
+    "all_gather",
+    "reduce_scatter",
+    "send",
+    "recv",
+    "group_start",
+    "group_end",
+]
+
+
+def test_the_fake_has_the_real_nccl4py_signatures_and_codes():
+    """Where nccl4py is installed: each function the engine calls takes the fake's
+    parameters in the fake's order (nccl4py's docstrings carry the Cython signature), and the
+    enums number data types and reduce ops as the fake does."""
+    import inspect
+
+    real = pytest.importorskip("nccl.bindings.nccl")
+    for name in USED:
+        head = getattr(real, name).__doc__.splitlines()[0]  # "all_reduce(intptr_t sendbuff, ...)"
+        inside = head[head.index("(") + 1 : head.index(")")]
+        params = [p.split()[-1] for p in inside.split(",") if p.strip()]
+        fake_params = list(inspect.signature(getattr(FakeNccl, name)).parameters)[1:]
+        assert params == fake_params, (name, head)
+    for fake_enum, real_enum in ((DataType, real.DataType), (RedOp, real.RedOp)):
+        for member in fake_enum:
+            assert int(getattr(real_enum, member.name)) == member.value, member
+    assert issubclass(real.NCCLError, Exception)
+    assert bytes(real.UniqueId.from_buffer(b"\x01" * 128)) == b"\x01" * 128
 
 
 # -- the driver calls the engine adds (against a stub cuda.bindings.driver) -----------------------
