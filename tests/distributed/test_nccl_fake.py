@@ -34,7 +34,8 @@ import pytest
 import lazytorch as lt
 from lazytorch.distributed._nccl import NcclEngine
 from lazytorch.ir.primitives import get, make_node
-from lazytorch.runtime import cuda_driver, cuda_memory
+from lazytorch.runtime import collectives, cuda_driver, cuda_memory
+from lazytorch.runtime.cuda_memory import DeviceBuffer
 
 ON_GPU = os.environ.get("LAZYTORCH_TEST_GPU") == "1"
 
@@ -651,6 +652,21 @@ def test_empty_tensors_call_nothing(fake):
     _, _, engines, _ = setup(2)
     _, _, outs, calls = run_all(fake, engines, "all_gather", [np.zeros((0, 3), np.float32)] * 2, ())
     assert calls == [] and [o.shape for o in outs] == [(2, 0, 3)] * 2
+
+
+def test_the_runtime_runs_a_pending_cuda_collective_through_the_engine(fake, monkeypatch):
+    _, _, engines, _ = setup(1)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    node, buf = collective("all_reduce", x, 0, (1, "sum"))
+    monkeypatch.setitem(collectives.ENGINES, 0, engines[0])
+    lt.runtime.pending_collectives.append(node)
+    lt.runtime.materialize_nodes([node], cause="test")  # any cut runs the pending collective
+    assert lt.runtime.pending_collectives == [] and node.op.name == "buffer"
+    assert isinstance(node.buffer, DeviceBuffer) and node.buffer.data_ptr() != buf.data_ptr()
+    assert [c.fn for c in fake.calls] == ["all_reduce"]
+    fake.flush(1)
+    np.testing.assert_array_equal(node.buffer.to_host(), x)
+    assert lt.metrics.counters()["collective_bytes"] == 24
 
 
 # -- errors ----------------------------------------------------------------------------------------
