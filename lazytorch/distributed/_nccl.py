@@ -45,8 +45,10 @@ go as they are; bool is NCCL's uint8 (lazytorch stores bools as bytes 0/1), with
 and ``max`` computed as max (any) and ``product`` and ``min`` as min (all), as torch does;
 ``avg`` of bools and an int16 tensor (NCCL has no int16) raise a TypeError.
 
-nccl4py is imported on the first cuda collective: the library imports and works without
-it, and without it `NcclEngine.create` raises a RuntimeError saying how to install it.
+``avg`` of integers is NCCL's: the sum divided by the group size, truncated toward zero.
+
+nccl4py is imported by `NcclEngine.create` (a process group's setup on cuda), never by
+``import lazytorch``; without it, `create` raises a RuntimeError saying how to install it.
 
 >>> from lazytorch.distributed._nccl import NCCL_DTYPES, NCCL_OPS
 >>> NCCL_DTYPES["bool"], NCCL_OPS["product"]
