@@ -25,6 +25,11 @@ backed by host memory. The functions:
   ``copy_dtod(dst_ptr, src_ptr, nbytes)``: synchronous copies; a host side is an address
   (``array.ctypes.data`` of a NumPy array);
 * ``synchronize()``: wait for the current context's work (``cuCtxSynchronize``);
+* ``memset_async(ptr, byte, nbytes)``: fill device memory with a byte, in order on the
+  default stream (``cuMemsetD8Async``), where every kernel and copy of the device runs;
+* ``device_uuid(index) -> bytes``: the device's 16-byte UUID (a MIG instance's own), the
+  same in every process that sees the device, whatever its index there (the NCCL engine
+  refuses two ranks on one GPU by it);
 * ``kernel_arg(buffer)``: what a kernel launch takes for a `DeviceBuffer` (here the buffer
   itself: Triton reads its ``data_ptr()`` and ``dtype``).
 
@@ -45,9 +50,11 @@ __all__ = [
     "copy_dtoh",
     "copy_htod",
     "device_count",
+    "device_uuid",
     "free",
     "init",
     "kernel_arg",
+    "memset_async",
     "set_device",
     "synchronize",
 ]
@@ -155,6 +162,31 @@ def copy_dtod(dst_ptr: int, src_ptr: int, nbytes: int) -> None:
 
 def synchronize() -> None:
     check("cuCtxSynchronize", _cu().cuCtxSynchronize())
+
+
+# The stream every kernel and copy of the device runs on: the context's default (legacy)
+# stream. Triton launches there when torch is not loaded (its torch-free driver's
+# ``get_current_stream`` is the default stream), and the synchronous copies above order
+# with it.
+DEFAULT_STREAM = 0
+
+
+def memset_async(ptr: int, byte: int, nbytes: int) -> None:
+    """Fill `nbytes` at `ptr` with `byte`, after the work already queued on the stream."""
+    cu = _cu()
+    check(
+        f"cuMemsetD8Async({nbytes})",
+        cu.cuMemsetD8Async(cu.CUdeviceptr(ptr), byte, nbytes, DEFAULT_STREAM),
+    )
+
+
+def device_uuid(index: int) -> bytes:
+    """Device `index`'s 16-byte UUID (a MIG instance's own where the driver has ``_v2``)."""
+    cu = _cu()
+    dev = check(f"cuDeviceGet({index})", cu.cuDeviceGet(index))
+    # CUDA 12 names the MIG-aware call _v2; CUDA 13's cuDeviceGetUuid is that call
+    get = getattr(cu, "cuDeviceGetUuid_v2", None) or cu.cuDeviceGetUuid
+    return bytes(check("cuDeviceGetUuid", get(dev)).bytes)
 
 
 # kernel_arg is the identity: callers may pass buffers to kernels without calling it
