@@ -371,6 +371,20 @@ declare(
     "discover device backend plugins (entry points)",
     when="use",
 )
+declare(
+    "LAZYTORCH_DISTRIBUTED_TIMEOUT",
+    "seconds",
+    1800.0,
+    "default time limit of one collective (`init_process_group(timeout=)` overrides it); past it the job ends naming the collective",
+    when="use",
+)
+declare(
+    "LAZYTORCH_DISTRIBUTED_DEBUG",
+    "bool",
+    False,
+    "before each collective the ranks compare sequence number, op, shape and dtype, and a difference fails naming both sides",
+    when="use",
+)
 # Read by tests/, declared so that `lazytorch doctor` knows them.
 declare(
     "LAZYTORCH_TEST_CPP",

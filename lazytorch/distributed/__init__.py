@@ -22,17 +22,28 @@ Install the engines with ``pip install "lazytorch[distributed]"`` (docs/distribu
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import enum
+import importlib.util
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
-from lazytorch import runtime
+from lazytorch import _config, runtime
+from lazytorch._settings import env_value
 from lazytorch.autograd.grad_mode import no_grad
+from lazytorch.distributed import _nccl  # (imports nccl4py only when it makes an engine)
+from lazytorch.distributed._engines import LocalEngine, MpiEngine
+from lazytorch.distributed._faults import Watchdog, install_excepthook
 from lazytorch.ir.device import CPU
 from lazytorch.ir.node import Node, stamp, user_loc
 from lazytorch.ir.primitives import Primitive, get
+from lazytorch.ops import views as V
+from lazytorch.ops._core import reshape_node, wrap
+from lazytorch.ops.creation import zeros
+from lazytorch.ops.shape import stack
 from lazytorch.runtime import collectives as _collectives
 from lazytorch.tensor import Tensor
 
@@ -74,7 +85,7 @@ _GATHER = get("gather_to_rank")
 _REDUCE_SCATTER = get("reduce_scatter")
 _SCATTER = get("scatter_from_rank")
 
-DEFAULT_TIMEOUT_S = 1800.0  # torch's default for CPU backends: 30 minutes
+DEFAULT_TIMEOUT_S = 1800.0  # torch's default for CPU backends: 30 minutes (_settings)
 _INSTALL = 'pip install "lazytorch[distributed]" (mpi4py and MPICH)'
 
 
@@ -138,8 +149,6 @@ class ProcessGroup:
         if node.device is CPU:
             return self.cpu_engine.run(node, value)
         if self.cuda_engine is None:
-            from lazytorch.distributed import _nccl
-
             self.cuda_engine = _nccl.NcclEngine.create(self.comm, node.device)
         return self.cuda_engine.run(node, value)
 
@@ -206,15 +215,11 @@ def is_available() -> bool:
 
 def is_mpi_available() -> bool:
     """Whether mpi4py (the CPU engine) can be imported."""
-    import importlib.util
-
     return importlib.util.find_spec("mpi4py") is not None
 
 
 def is_nccl_available() -> bool:
     """Whether nccl4py (the cuda engine) can be imported."""
-    import importlib.util
-
     return importlib.util.find_spec("nccl") is not None
 
 
@@ -225,15 +230,7 @@ def is_initialized() -> bool:
 
 def _seconds(timeout: Any) -> float:
     if timeout is None:
-        env = os.environ.get("LAZYTORCH_DISTRIBUTED_TIMEOUT")
-        if env is None:
-            return DEFAULT_TIMEOUT_S
-        try:
-            value = float(env)
-        except ValueError:
-            raise ValueError(
-                f"LAZYTORCH_DISTRIBUTED_TIMEOUT must be a number of seconds, got {env!r}"
-            ) from None
+        value = float(env_value("LAZYTORCH_DISTRIBUTED_TIMEOUT"))
     elif isinstance(timeout, datetime.timedelta):
         value = timeout.total_seconds()
     else:
@@ -307,8 +304,6 @@ def init_process_group(
             )
     _state.rank, _state.world_size, _state.timeout = expect_rank, expect_world, seconds
     if comm is not None:
-        from lazytorch.distributed._faults import Watchdog, install_excepthook
-
         abort = _abort
         if comm.Get_size() > 1:
             install_excepthook(expect_rank, abort)
@@ -324,9 +319,6 @@ def _abort(code: int) -> None:
     loses the message saying why. A rank that exits non-zero ends the job as surely
     (MPICH's Hydra and Open MPI's mpirun both kill the rest), with its output delivered.
     """
-    import contextlib
-    import sys
-
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):  # a closed stream must not keep the job alive
             stream.flush()
@@ -358,8 +350,6 @@ def _launcher_env() -> tuple[int, int]:
 
 
 def _make_group(ranks: list[int], my_rank: int, comm: Any, backend: str) -> ProcessGroup:
-    from lazytorch.distributed._engines import LocalEngine, MpiEngine
-
     gid = _state.next_gid
     _state.next_gid += 1
     pg = ProcessGroup(gid, ranks, my_rank, comm, backend)
@@ -511,15 +501,11 @@ def _record(pg: ProcessGroup, prim: Primitive, x: Node, attr: Any = None) -> Nod
 
 
 def _assign(t: Tensor, node: Node) -> None:
-    from lazytorch.ops import views as V
-
     with no_grad():
         V.assign(t, node)
 
 
 def _done(nodes: Sequence[Node], async_op: bool) -> Work | None:
-    from lazytorch import _config
-
     if _config.sync_enabled():  # sync mode: run each op as it is recorded
         _collectives.resolve()
     return Work(nodes) if async_op else None
@@ -713,8 +699,6 @@ def scatter(
     if src is None and group_src is None:
         src = 0
     root = _group_rank(pg, src, group_src, "scatter", "src")
-    import lazytorch
-
     if pg.rank() == root:
         if not isinstance(scatter_list, list) or len(scatter_list) != pg.size():
             raise ValueError(
@@ -723,13 +707,13 @@ def scatter(
         for i, x in enumerate(scatter_list):
             _tensor(x, "scatter", f"scatter_list[{i}]")
             _same_meta(x, t, "scatter", f"scatter_list[{i}]")
-        stacked = lazytorch.stack(scatter_list)._node
+        stacked = stack(scatter_list)._node
     else:
         if scatter_list:
             raise ValueError(
                 "scatter: Argument ``scatter_list`` must NOT be specified on non-source ranks."
             )
-        stacked = lazytorch.zeros((pg.size(), *t.shape), dtype=t.dtype, device=t.device)._node
+        stacked = zeros((pg.size(), *t.shape), dtype=t.dtype, device=t.device)._node
     node = _record(pg, _SCATTER, stacked, root)
     _assign(t, node)
     return _done([node], async_op)
@@ -790,14 +774,10 @@ def _same_meta(out: Tensor, like: Tensor, fn: str, name: str) -> None:
 
 
 def _reshaped(node: Node, shape: tuple[Any, ...]) -> Node:
-    from lazytorch.ops._core import reshape_node
-
     return node if tuple(node.shape) == shape else reshape_node(node, shape)
 
 
 def _scatter_rows(outs: list[Tensor], node: Node) -> None:
-    from lazytorch.ops._core import wrap
-
     stacked = wrap(node)
     for i, out in enumerate(outs):
         _assign(out, stacked[i]._node)

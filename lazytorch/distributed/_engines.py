@@ -10,9 +10,9 @@ torch's backends do.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from lazytorch._settings import env_value
 from lazytorch.ir._lazynp import np
 from lazytorch.ir.dtypes import DType
 from lazytorch.ir.node import Node
@@ -51,7 +51,7 @@ class MpiEngine:
         self.global_rank = rank
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
-        self.debug = os.environ.get("LAZYTORCH_DISTRIBUTED_DEBUG", "0") not in ("", "0")
+        self.debug = env_value("LAZYTORCH_DISTRIBUTED_DEBUG")
         self._ops = {
             "sum": MPI.SUM,
             "avg": MPI.SUM,

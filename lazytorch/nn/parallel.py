@@ -19,7 +19,15 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
+from lazytorch import distributed as dist
+from lazytorch.autograd import engine
+from lazytorch.autograd.grad_mode import is_grad_enabled, no_grad
+from lazytorch.ir.dtypes import int32
 from lazytorch.nn.modules.module import Module
+from lazytorch.ops._core import reshape_node, wrap
+from lazytorch.ops.creation import tensor, zeros_like
+from lazytorch.ops.shape import cat, slice_node
+from lazytorch.runtime import collectives
 
 __all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
 
@@ -98,9 +106,6 @@ class DistributedDataParallel(Module):
         **kwargs: Any,
     ) -> None:
         super().__init__()
-        from lazytorch import distributed as dist
-        from lazytorch.autograd import engine
-
         self.module = module
         self.process_group = pg = dist._group(process_group)
         self.device_ids = device_ids
@@ -126,8 +131,6 @@ class DistributedDataParallel(Module):
         _check_same_model(pg, module)
         for t in [p for _, p in module.named_parameters()] + [b for _, b in module.named_buffers()]:
             dist.broadcast(t, src=self._root, group=pg)
-        from lazytorch.runtime import collectives
-
         collectives.resolve()
         self._buckets = _bucket_layout(
             [p for _, p in reversed(self._named)], [FIRST_BUCKET_BYTES, self.bucket_bytes_cap]
@@ -137,9 +140,6 @@ class DistributedDataParallel(Module):
         engine.post_backward.append(weakref.WeakMethod(self._after_backward))
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
-        from lazytorch import distributed as dist
-        from lazytorch.autograd.grad_mode import is_grad_enabled
-
         pg = self.process_group
         if self.broadcast_buffers and self.require_forward_param_sync and pg.size() > 1:
             for _, b in self.module.named_buffers():
@@ -180,16 +180,10 @@ class DistributedDataParallel(Module):
         self._reduce(used)
 
     def _reduce(self, used: list[bool]) -> None:
-        import lazytorch
-        from lazytorch import distributed as dist
-        from lazytorch.autograd.grad_mode import no_grad
-        from lazytorch.ops._core import reshape_node, wrap
-        from lazytorch.ops.shape import slice_node
-
         pg = self.process_group
         by_param = {id(p): u for (_, p), u in zip(self._named, used)}
         if not all(used):  # which parameters some rank used: a small exchange, read here
-            flags = lazytorch.tensor([1 if u else 0 for u in used], dtype=lazytorch.int32)
+            flags = tensor([1 if u else 0 for u in used], dtype=int32)
             dist.all_reduce(flags, op=dist.ReduceOp.MAX, group=pg)
             anywhere = {id(p): bool(f) for (_, p), f in zip(self._named, flags.tolist())}
         else:
@@ -199,9 +193,9 @@ class DistributedDataParallel(Module):
             for bucket in self._buckets:
                 parts = []
                 for p in bucket:
-                    g = p.grad if by_param[id(p)] else lazytorch.zeros_like(p)
+                    g = p.grad if by_param[id(p)] else zeros_like(p)
                     parts.append(g.reshape(-1))
-                flat = lazytorch.cat(parts) if len(parts) > 1 else parts[0].clone()
+                flat = cat(parts) if len(parts) > 1 else parts[0].clone()
                 flat = flat / world
                 dist.all_reduce(flat, group=pg)
                 node = flat._node
@@ -238,8 +232,6 @@ def _bucket_layout(params: list[Any], caps: list[int]) -> list[list[Any]]:
 
 def _check_same_model(pg: Any, module: Module) -> None:
     """Every rank holds parameters and buffers of the same names, shapes and dtypes."""
-    from lazytorch import distributed as dist
-
     mine = [
         (kind, n, tuple(t.shape), str(t.dtype))
         for kind, items in (

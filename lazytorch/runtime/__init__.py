@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lazytorch import _config, metrics
 from lazytorch._errors import ImplicitMaterializationError
 from lazytorch.ir.node import Node, format_loc, user_loc
+from lazytorch.runtime import collectives as _collectives
 from lazytorch.runtime.host_views import read_on_host
 
 if TYPE_CHECKING:
@@ -40,9 +41,8 @@ last_cut_id = 0
 # called with the roots of every cut that runs a program, before it runs, and returns more
 # roots to compute in the same program (autograd registers `saved_for_backward` here).
 before_cut: list[Callable[[list[Node]], list[Node]]] = []
-# Collective nodes recorded and not yet run, oldest first: every cut runs them first
-# (`lazytorch.runtime.collectives`, which is imported only once one is recorded).
-pending_collectives: list[Node] = []
+# Collective nodes recorded and not yet run, oldest first: every cut runs them first.
+pending_collectives = _collectives.pending
 # lazytorch.compile hook: set (by lazytorch._compile) only while a compiled function is being
 # traced, which must hear of every value read or computed inside it. None: one global check.
 _compile_trace: Any = None
@@ -151,10 +151,8 @@ def materialize_as_read(*tensors: Tensor) -> None:
 def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -> None:
     global last_cut_id
     if pending_collectives:  # collectives first, in recording order (see collectives.py)
-        from lazytorch.runtime.collectives import resolve
-
         nodes = list(nodes)
-        resolve()
+        _collectives.resolve()
     roots = [n for n in nodes if n.buffer is None]
     if not roots:
         return
@@ -171,6 +169,9 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
     metrics.increment("materializations")
     last_cut_id = max(n.id for n in roots)
     run(roots, cause=cause, loc=loc)
+
+
+_collectives.materialize = materialize_nodes
 
 
 def implicit_point(t: Tensor, cause: str) -> None:

@@ -3,7 +3,7 @@
 The contract (see `lazytorch.ir.prims.collective` for the nodes):
 
 * **Recorded in order, run in order.** Every collective node recorded is appended to
-  `lazytorch.runtime.pending_collectives`. Any cut (``materialize``, ``.item()``, an
+  `pending`. Any cut (``materialize``, ``.item()``, an
   optimizer step's reads...) first runs every pending collective, oldest first, before it
   captures its own program. So each rank issues its collectives to the engine in the order
   its script recorded them, whether or not it reads their results, and ranks that record
@@ -49,15 +49,17 @@ class Engine(Protocol):
 
 # Engines by group id (the ``group`` attr of collective nodes); lazytorch.distributed fills it.
 ENGINES: dict[int, Engine] = {}
+# Collective nodes recorded and not yet run, oldest first (every cut runs them first).
+pending: list[Node] = []
+# How a batch's inputs are computed: `lazytorch.runtime.materialize_nodes`, set by the
+# runtime package when it loads (this module sits below it and does not import it).
+materialize: Any = None
 _resolving = False
 
 
 def resolve() -> None:
     """Run every pending collective, oldest first, each batch after one cut (module doc)."""
     global _resolving
-    from lazytorch import runtime
-
-    pending = runtime.pending_collectives
     if _resolving or not pending:
         return
     _resolving = True
@@ -68,7 +70,7 @@ def resolve() -> None:
                 inputs = [c.inputs[0] for c in batch if c.buffer is None]
                 todo = [n for n in inputs if n.buffer is None]
                 if todo:
-                    runtime.materialize_nodes(todo, cause="collective")
+                    materialize(todo, cause="collective")
                 for c in batch:
                     if c.buffer is None:
                         _run_one(c)

@@ -82,7 +82,16 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ops._core", ("lazytorch.ops._core",)),
     ("autograd", ("lazytorch.autograd",)),
     ("ops", ("lazytorch.ops", "lazytorch.linalg", "lazytorch.func")),
-    ("nn/optim", ("lazytorch.nn", "lazytorch.optim", "lazytorch.amp", "lazytorch.utils")),
+    (
+        "nn/optim",
+        (
+            "lazytorch.nn",
+            "lazytorch.optim",
+            "lazytorch.amp",
+            "lazytorch.utils",
+            "lazytorch.distributed",
+        ),
+    ),
     # The facade and the user-facing modules beside it (debug, jit, cuda, serialization,
     # _compile, ...): everything not named elsewhere.
     ("api", ("lazytorch",)),
