@@ -148,12 +148,29 @@ class ProcessGroup:
         """The engine's result for collective `node` (`runtime.collectives.Engine`)."""
         if node.device is CPU:
             return self.cpu_engine.run(node, value)
-        if self.cuda_engine is None:
-            self.cuda_engine = _nccl.NcclEngine.create(self.comm, node.device)
+        if self.cuda_engine is None:  # NCCL, bootstrapped over MPI (or alone: one process)
+            self.cuda_engine = _nccl.NcclEngine.create(self.comm or _OneProcess(), node.device)
         return self.cuda_engine.run(node, value)
 
     def __repr__(self) -> str:
         return f"<ProcessGroup {self.gid}: ranks {self.ranks}, backend {self.backend}>"
+
+
+class _OneProcess:
+    """What the NCCL bootstrap asks of an MPI communicator (mpi4py's method names), for a
+    world of one process."""
+
+    def Get_rank(self) -> int:
+        return 0
+
+    def Get_size(self) -> int:
+        return 1
+
+    def allgather(self, obj: Any) -> list[Any]:
+        return [obj]
+
+    def bcast(self, obj: Any, root: int = 0) -> Any:
+        return obj
 
 
 class GroupMember:
@@ -369,6 +386,9 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
     for pg in pgs:
         _state.groups.pop(pg.gid, None)
         _collectives.ENGINES.pop(pg.gid, None)
+        if pg.cuda_engine is not None:
+            pg.cuda_engine.close()
+            pg.cuda_engine = None
         if pg.comm is not None and pg is not _state.world:
             pg.comm.Free()
         pg.comm = None
