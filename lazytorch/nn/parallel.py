@@ -166,6 +166,14 @@ class DistributedDataParallel(Module):
         if not self._expect_sync:
             return
         self._expect_sync = False
+        if self.process_group.size() == 1 and not self.find_unused_parameters:
+            # the average over one rank is the gradient itself: no bucket, no exchange
+            # (exact); only the check that every parameter received a gradient remains
+            before = self._grads_at_forward
+            if all(
+                p.grad is not None and p.grad._node is not before.get(id(p)) for _, p in self._named
+            ):
+                return
         before = self._grads_at_forward
         used = [
             p.grad is not None and p.grad._node is not before.get(id(p)) for _, p in self._named

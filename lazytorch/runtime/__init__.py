@@ -152,7 +152,7 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
     global last_cut_id
     if pending_collectives:  # collectives first, in recording order (see collectives.py)
         nodes = list(nodes)
-        _collectives.resolve()
+        _collectives.resolve(nodes)
     roots = [n for n in nodes if n.buffer is None]
     if not roots:
         return
@@ -261,6 +261,8 @@ def held_with(root: Node) -> list[Node]:
     held.sort(key=_node_id)  # recording order: a repeated loop cuts the same program
     return held
 
+
+_collectives.held_with = held_with
 
 # Ops a program recomputes for next to nothing (fused into whatever reads them).
 _CHEAP = frozenset(("source", "leaf", "movement", "elementwise"))

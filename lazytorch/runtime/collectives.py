@@ -30,6 +30,7 @@ part has run, and wait only where a result is read (docs/distributed.md).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from lazytorch import metrics
@@ -51,24 +52,37 @@ class Engine(Protocol):
 ENGINES: dict[int, Engine] = {}
 # Collective nodes recorded and not yet run, oldest first (every cut runs them first).
 pending: list[Node] = []
-# How a batch's inputs are computed: `lazytorch.runtime.materialize_nodes`, set by the
-# runtime package when it loads (this module sits below it and does not import it).
+# How a batch's inputs are computed (`lazytorch.runtime.materialize_nodes`) and which live
+# values share their work (`lazytorch.runtime.held_with`): set by the runtime package when
+# it loads (this module sits below it and does not import it).
 materialize: Any = None
+held_with: Any = None
 _resolving = False
 
 
-def resolve() -> None:
-    """Run every pending collective, oldest first, each batch after one cut (module doc)."""
+def resolve(wanted: Sequence[Node] = ()) -> None:
+    """Run every pending collective, oldest first, each batch after one cut (module doc).
+
+    The first batch's program also computes what its cut shares work with and can compute
+    without a collective's result: `wanted` (the roots of the cut that called this) and
+    the live values that share the batch's pending work (``held_with``: the loss of a
+    training step, whose forward the gradients just computed). Otherwise the program after
+    the exchange would compute that forward a second time.
+    """
     global _resolving
     if _resolving or not pending:
         return
     _resolving = True
     try:
+        first = True
         while pending:
             batch = _batch(pending)
             try:
                 inputs = [c.inputs[0] for c in batch if c.buffer is None]
                 todo = [n for n in inputs if n.buffer is None]
+                if todo and first:
+                    todo += _alongside(todo, wanted, pending[0].id)
+                first = False
                 if todo:
                     materialize(todo, cause="collective")
                 for c in batch:
@@ -78,6 +92,32 @@ def resolve() -> None:
                 del pending[: len(batch)]
     finally:
         _resolving = False
+
+
+def _alongside(todo: list[Node], wanted: Sequence[Node], oldest: int) -> list[Node]:
+    """The values in `wanted` and held with `todo[0]` that read no pending collective."""
+    seen = {id(n) for n in todo}
+    out = []
+    for n in [*wanted, *held_with(todo[0])]:
+        if n.buffer is None and id(n) not in seen and not _reads_a_collective(n, oldest):
+            seen.add(id(n))
+            out.append(n)
+    return out
+
+
+def _reads_a_collective(n: Node, oldest: int) -> bool:
+    """Whether `n`'s pending graph holds a pending collective (all have ids >= `oldest`)."""
+    stack = [n]
+    seen: set[int] = set()
+    while stack:
+        m = stack.pop()
+        if m.buffer is not None or m.id < oldest or id(m) in seen:
+            continue
+        if m.op.category == "collective":
+            return True
+        seen.add(id(m))
+        stack.extend(m.inputs)
+    return False
 
 
 def _batch(pending: list[Node]) -> list[Node]:

@@ -219,3 +219,29 @@ def test_a_compiled_function_with_a_collective_runs_it_every_call(world):
     for k in range(3):
         assert step(lt.ones(3) * k).tolist() == [2.0 * k + 1] * 3
     assert lt.metrics.counters()["collectives"] == 3
+
+
+def test_the_collective_cut_also_computes_the_values_sharing_its_work(world, monkeypatch):
+    """The loss of a training step is computed by the program before the exchange, with the
+    gradients: the program after it must not compute the forward again."""
+    from lazytorch.runtime import executor
+
+    runs = []
+    real = executor.run
+
+    def spy(roots, cause="", loc=None):
+        runs.append({id(n) for n in roots})
+        return real(roots, cause, loc)
+
+    x, w = lt.randn(4, 8), lt.randn(8, 3)
+    lt.materialize(x, w)
+    monkeypatch.setattr(executor, "run", spy)
+    h = (x @ w).relu()
+    loss = h.sum()
+    g = h * 2
+    dist.all_reduce(g)
+    y = g + 1
+    y.numpy()  # an implicit read: y with the live values sharing its work
+    assert len(runs) == 2
+    assert id(loss._node) in runs[0], "the loss waited for the program after the exchange"
+    assert loss._node.buffer is not None and loss.item() == h.sum().item()
