@@ -5,7 +5,7 @@ their next collective for a peer that is gone. Two guards make every fault end t
 
 * `install_excepthook(rank, abort)`: an uncaught exception on a rank prints the rank and the
   traceback, then calls `abort` (``MPI_Abort`` on the world communicator), which makes the
-  launcher kill every rank and exit non-zero.
+  launcher kill every rank and exit non-zero. `abort_job` is that abort.
 * `Watchdog`: a daemon thread that aborts the job when one collective has been running past
   the group's timeout, naming the rank, the collective and its sequence number. The engine
   arms it around each blocking call (an attribute store: no lock, no thread per call); the
@@ -15,6 +15,7 @@ their next collective for a peer that is gone. Two guards make every fault end t
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -22,7 +23,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Watchdog", "install_excepthook"]
+__all__ = ["Watchdog", "abort_job", "install_excepthook"]
 
 _installed_for: int | None = None
 
@@ -49,6 +50,37 @@ def install_excepthook(rank: int, abort: Callable[[int], None]) -> None:
         abort(1)
 
     sys.excepthook = hook
+
+
+def abort_job(code: int = 1) -> None:
+    """End this rank so that the launcher ends the whole job; never returns.
+
+    With MPI initialized (mpi4py imported by the program, ``init_process_group``), this is
+    ``MPI_Abort`` on the world communicator. Without it, the rank kills itself with SIGKILL:
+    Hydra's ``mpiexec`` waits for the other ranks after a rank that never joined MPI exits
+    with an error status, but tears the job down when a rank dies of a signal. mpi4py is
+    never imported here: a first import would initialize MPI, which waits for every rank.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    mpi = sys.modules.get("mpi4py.MPI")
+    try:
+        if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+            mpi.COMM_WORLD.Abort(code)
+    finally:
+        if _launched():
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(code)
+
+
+def _launched() -> bool:
+    """Whether a launcher started this process as one rank among others."""
+    from lazytorch.distributed._env import launcher_env
+
+    try:
+        return launcher_env().world_size > 1
+    except ValueError:
+        return True
 
 
 class Watchdog:
