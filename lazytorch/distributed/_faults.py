@@ -23,6 +23,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from lazytorch.distributed._env import launcher_env
+
 __all__ = ["Watchdog", "abort_job", "install_excepthook"]
 
 _installed_for: int | None = None
@@ -75,8 +77,6 @@ def abort_job(code: int = 1) -> None:
 
 def _launched() -> bool:
     """Whether a launcher started this process as one rank among others."""
-    from lazytorch.distributed._env import launcher_env
-
     try:
         return launcher_env().world_size > 1
     except ValueError:

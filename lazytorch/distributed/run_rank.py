@@ -19,7 +19,8 @@ and each rank, before the script's first line:
 
 then runs the script (or ``-m`` module) as ``__main__`` with the other ``lazytorch run``
 flags (``--sync``, ``--as-torch``, ``--backend``...), exactly as ``lazytorch run`` does.
-It can be started by any mpiexec directly, too.
+It can be started by any mpiexec directly, too. It is a command-line entry point: it sits in
+the cli layer (tests/api/test_layering.py) and imports ``lazytorch run``'s runner.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from lazytorch.cli import CliError
+from lazytorch.cli import CliError, run
 from lazytorch.distributed._env import LAUNCHER_VARIABLES, LauncherEnv, launcher_env
 from lazytorch.distributed._faults import abort_job, install_excepthook
 
@@ -56,8 +57,6 @@ def set_up_rank(environ: dict[str, str] | None = None) -> LauncherEnv:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Set this rank up (module doc), then run ``lazytorch run``'s target; return its status."""
-    from lazytorch.cli import run  # the run command's flags and its runner
-
     try:
         rank = set_up_rank()
     except ValueError as e:

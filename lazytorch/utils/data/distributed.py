@@ -19,9 +19,13 @@ length; a permutation of indices is host bookkeeping.)
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
+from lazytorch.distributed._env import launcher_env
 from lazytorch.utils.data.sampler import Sampler
 
 __all__ = ["DistributedSampler"]
@@ -80,8 +84,6 @@ class DistributedSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n = len(self.dataset)
         if self.shuffle:
-            import numpy as np
-
             indices = np.random.default_rng(self.seed + self.epoch).permutation(n).tolist()
         else:
             indices = list(range(n))
@@ -105,12 +107,10 @@ class DistributedSampler(Sampler):
 
 def _default_world() -> tuple[int, int]:
     """(world size, rank) of the initialized process group, else of the launcher."""
-    import lazytorch.distributed as dist  # lazy: loading data needs no distributed package
-
+    # A group can be initialized only once lazytorch.distributed is imported: look, don't load.
+    dist = sys.modules.get("lazytorch.distributed")
     is_initialized = getattr(dist, "is_initialized", None)
     if is_initialized is not None and is_initialized():
-        return dist.get_world_size(), dist.get_rank()  # type: ignore[attr-defined]
-    from lazytorch.distributed._env import launcher_env
-
+        return dist.get_world_size(), dist.get_rank()  # type: ignore[union-attr]
     env = launcher_env()
     return env.world_size, env.rank
