@@ -208,7 +208,9 @@ def _launch(args: argparse.Namespace, nproc: int) -> int:
         )
     command = [mpiexec, *_placement(args, nproc), sys.executable, "-m"]
     command += ["lazytorch.distributed.run_rank", *_rank_flags(args), *_target_argv(args)]
-    env = {k: v for k, v in os.environ.items() if k not in _TORCH_RANK_VARIABLES}
+    env = dict(os.environ)  # the ranks' environment: this one, less torch's rank variables
+    for name in _TORCH_RANK_VARIABLES:
+        env.pop(name, None)
     if "OMP_NUM_THREADS" not in env:  # set here: a rank's NumPy reads it when it is imported
         env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // nproc))
     status = subprocess.run(command, env=env).returncode

@@ -27,7 +27,7 @@ LauncherEnv(rank=0, world_size=1, local_rank=0, local_world_size=1, source='defa
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 __all__ = ["LAUNCHER_VARIABLES", "LauncherEnv", "launcher_env"]
 
@@ -75,17 +75,28 @@ class LauncherEnv:
         )
 
 
-def launcher_env(environ: Mapping[str, str] | None = None) -> LauncherEnv:
+def launcher_env(
+    environ: Mapping[str, str] | None = None, sources: Iterable[str] | None = None
+) -> LauncherEnv:
     """Read this process's rank and world size from its launcher's variables (see module doc).
 
-    `environ` defaults to ``os.environ``.
+    `environ` defaults to ``os.environ``; `sources` limits the launchers looked for (keys of
+    `LAUNCHER_VARIABLES`, looked for in that table's order).
 
     >>> launcher_env({"RANK": "2", "WORLD_SIZE": "3"})
     LauncherEnv(rank=2, world_size=3, local_rank=2, local_world_size=3, source='torch')
+    >>> launcher_env({"RANK": "0", "WORLD_SIZE": "1", "PMI_RANK": "1", "PMI_SIZE": "2"}, ["mpich"])
+    LauncherEnv(rank=1, world_size=2, local_rank=1, local_world_size=2, source='mpich')
     """
     env = os.environ if environ is None else environ
+    wanted = set(LAUNCHER_VARIABLES if sources is None else sources)
+    unknown = wanted - LAUNCHER_VARIABLES.keys()
+    if unknown:
+        raise ValueError(
+            f"unknown launcher(s) {sorted(unknown)}; known: {list(LAUNCHER_VARIABLES)}"
+        )
     for source, (rank_var, size_var, local_var, local_size_var) in LAUNCHER_VARIABLES.items():
-        if rank_var not in env and size_var not in env:
+        if source not in wanted or (rank_var not in env and size_var not in env):
             continue
         for var in (rank_var, size_var):
             if var not in env:

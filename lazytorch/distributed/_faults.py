@@ -28,6 +28,7 @@ from lazytorch.distributed._env import launcher_env
 __all__ = ["Watchdog", "abort_job", "install_excepthook"]
 
 _installed_for: int | None = None
+_DRAIN_SECONDS = 0.1
 
 
 def install_excepthook(rank: int, abort: Callable[[int], None]) -> None:
@@ -65,6 +66,9 @@ def abort_job(code: int = 1) -> None:
     """
     sys.stdout.flush()
     sys.stderr.flush()
+    # Let the launcher forward what this rank just printed: Hydra's proxy drops a killed
+    # rank's unread output (an MPI_Abort lost the rank's message in ~1 run of 30 without this).
+    time.sleep(_DRAIN_SECONDS)
     mpi = sys.modules.get("mpi4py.MPI")
     try:
         if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():

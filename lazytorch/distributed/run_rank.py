@@ -46,10 +46,9 @@ def set_up_rank(environ: dict[str, str] | None = None) -> LauncherEnv:
     (1, '1', '2', '3')
     """
     environ = os.environ if environ is None else environ  # type: ignore[assignment]
-    torch_names = LAUNCHER_VARIABLES["torch"]
-    rank = launcher_env({k: v for k, v in environ.items() if k not in torch_names})
+    rank = launcher_env(environ, sources=("mpich", "openmpi"))  # torch's are ours to set
     values = (rank.rank, rank.world_size, rank.local_rank, rank.local_world_size)
-    environ.update({name: str(value) for name, value in zip(torch_names, values)})
+    environ.update(dict(zip(LAUNCHER_VARIABLES["torch"], map(str, values))))
     if not environ.get("OMP_NUM_THREADS"):
         environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // rank.local_world_size))
     return rank

@@ -97,3 +97,10 @@ def test_importing_lazytorch_never_imports_mpi4py():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+def test_sources_limits_the_launchers_read():
+    assert launcher_env({**TORCH, **MPICH}, sources=["mpich"]) == LauncherEnv(5, 6, 2, 3, "mpich")
+    assert launcher_env(TORCH, sources=("mpich", "openmpi")).source == "default"
+    with pytest.raises(ValueError, match=r"unknown launcher\(s\) \['slurm'\]"):
+        launcher_env(TORCH, sources=["slurm"])
