@@ -131,6 +131,17 @@ def test_one_rank_runs_in_this_process(work):
     assert (got["PMI_RANK"], got["OMP_NUM_THREADS"], got["argv"]) == (None, None, ["z"])
 
 
+def test_one_rank_needs_no_mpiexec(work, monkeypatch, capsys):
+    monkeypatch.setattr(run_cli, "find_mpiexec", lambda: None)
+    monkeypatch.setattr(run_cli, "_launch", lambda *a: pytest.fail("started mpiexec"))
+    for name in LAUNCHER_VARIABLES["torch"]:
+        monkeypatch.delenv(name, raising=False)  # restored after the test
+    monkeypatch.chdir(work)
+    assert main(["run", "--nproc-per-node", "1", "show.py", "in-process"]) == 0
+    (got,) = ranks(capsys.readouterr().out)
+    assert (got["RANK"], got["WORLD_SIZE"], got["argv"]) == ("0", "1", ["in-process"])
+
+
 def test_without_mpiexec_more_ranks_say_what_to_install(work, monkeypatch, capsys):
     monkeypatch.setattr(run_cli, "find_mpiexec", lambda: None)
     monkeypatch.chdir(work)
@@ -152,8 +163,7 @@ def test_without_mpiexec_more_ranks_say_what_to_install(work, monkeypatch, capsy
     ],
 )
 def test_usage_errors(args, message, work, monkeypatch, capsys):
-    monkeypatch.setattr(run_cli, "find_mpiexec", lambda: "/no/mpiexec")  # never reached
-    monkeypatch.setattr(run_cli.subprocess, "run", None)
+    monkeypatch.setattr(run_cli, "find_mpiexec", lambda: "/no/mpiexec")  # never started
     (work / "empty").write_text("# nothing\n\n")
     monkeypatch.chdir(work)
     assert main(["run", *args]) == 2

@@ -23,8 +23,6 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 from lazytorch.distributed._env import launcher_env
 from lazytorch.utils.data.sampler import Sampler
 
@@ -84,6 +82,8 @@ class DistributedSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n = len(self.dataset)
         if self.shuffle:
+            import numpy as np  # on first use, as everywhere in lazytorch
+
             indices = np.random.default_rng(self.seed + self.epoch).permutation(n).tolist()
         else:
             indices = list(range(n))
