@@ -7,6 +7,11 @@ lazytorch (`lazytorch.install_as_torch`), so an unchanged PyTorch script runs on
 ``LAZYTORCH_BACKEND``, ``LAZYTORCH_LOG``, ``LAZYTORCH_DUMP_DIR`` and ``LAZYTORCH_RECORD``.
 ``lazytorch dump --out DIR train.py`` is ``run --dump DIR``: one folder per program
 (docs/inspection.md), then ``lazytorch inspect DIR``.
+
+``lazytorch run --nproc-per-node N train.py`` starts N ranks through MPICH's ``mpiexec``
+(N per host with ``--hosts``/``--hostfile``), each ``python -m lazytorch.distributed.run_rank``
+with the other run flags (see that module and docs/distributed.md); with N = 1 and no hosts
+the script runs in this process, as rank 0 of 1.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from __future__ import annotations
 import argparse
 import os
 import runpy
+import shutil
+import subprocess
 import sys
-import traceback
+import sysconfig
 from typing import Any
 
 import lazytorch
@@ -34,6 +41,7 @@ def add_parser(sub: Any) -> None:
     )
     _common(run)
     run.add_argument("--dump", metavar="DIR", help="dump every program built into DIR")
+    _launch_options(run)
     _target(run)
     run.set_defaults(func=_run)
 
@@ -74,6 +82,23 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _launch_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--nproc-per-node",
+        type=int,
+        metavar="N",
+        help="start N ranks (per host) through MPICH's mpiexec, torch's RANK/WORLD_SIZE/"
+        "LOCAL_RANK/LOCAL_WORLD_SIZE set in each; an uncaught exception on any rank ends the job",
+    )
+    hosts = p.add_mutually_exclusive_group()
+    hosts.add_argument(
+        "--hosts", metavar="A,B", help="comma-separated hosts to start ranks on (mpiexec -hosts)"
+    )
+    hosts.add_argument(
+        "--hostfile", metavar="FILE", help="file naming the hosts, one a line (mpiexec -f)"
+    )
+
+
 def _target(p: argparse.ArgumentParser) -> None:
     p.add_argument("-m", dest="module", metavar="MODULE", help="run a module, like python -m")
     p.add_argument("script", nargs="?", metavar="SCRIPT", help="the Python file to run")
@@ -90,6 +115,17 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.module is None and args.script is None:
         raise CliError("give a SCRIPT to run (or -m MODULE)")
+    nproc = getattr(args, "nproc_per_node", None)
+    hosts, hostfile = getattr(args, "hosts", None), getattr(args, "hostfile", None)
+    if nproc is None and (hosts or hostfile):
+        raise CliError("--hosts and --hostfile need --nproc-per-node")
+    if nproc is not None:
+        if nproc < 1:
+            raise CliError(f"--nproc-per-node must be at least 1, got {nproc}")
+        if nproc > 1 or hosts or hostfile:
+            return _launch(args, nproc)
+        # one rank on this host: run here, as rank 0 of 1
+        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1")
     if args.module is not None and args.script is not None:
         args.args = [args.script, *args.args]  # `-m mod a b`: everything is the module's
     if args.script is not None and args.module is None and not os.path.isfile(args.script):
@@ -127,7 +163,9 @@ def _run(args: argparse.Namespace) -> int:
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
-        traceback.print_exc()
+        # The script's uncaught exception goes to sys.excepthook, as under `python script.py`:
+        # a rank's hook (lazytorch.distributed._faults) aborts the whole job from there.
+        sys.excepthook(type(e), e, e.__traceback__)
         status = 1
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
@@ -152,3 +190,91 @@ def _count_programs(path: str) -> int:
             return len(json.load(f)["programs"])
     except (OSError, ValueError, KeyError):
         return 0
+
+
+# -- launching ranks ---------------------------------------------------------------------------
+_TORCH_RANK_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
+
+
+def _launch(args: argparse.Namespace, nproc: int) -> int:
+    """Run the target as `nproc` ranks per host under mpiexec; return mpiexec's status."""
+    if args.script is not None and args.module is None and not os.path.isfile(args.script):
+        raise CliError(f"no such script: {args.script}")
+    mpiexec = find_mpiexec()
+    if mpiexec is None:
+        raise CliError(
+            f"--nproc-per-node {nproc} starts ranks through MPICH's mpiexec, which was not "
+            'found next to this Python or on PATH: pip install "lazytorch[distributed]"'
+        )
+    command = [mpiexec, *_placement(args, nproc), sys.executable, "-m"]
+    command += ["lazytorch.distributed.run_rank", *_rank_flags(args), *_target_argv(args)]
+    env = dict(os.environ)  # the ranks' environment: this one, less torch's rank variables
+    for name in _TORCH_RANK_VARIABLES:
+        env.pop(name, None)
+    if "OMP_NUM_THREADS" not in env:  # set here: a rank's NumPy reads it when it is imported
+        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // nproc))
+    status = subprocess.run(command, env=env).returncode
+    return status if status >= 0 else 128 - status  # killed by a signal: the shell's 128 + n
+
+
+def find_mpiexec() -> str | None:
+    """MPICH's ``mpiexec``: beside this Python (the ``mpich`` wheel's), its base's, or on PATH."""
+    scripts = [
+        sysconfig.get_path("scripts"),
+        sysconfig.get_path("scripts", vars={"base": sys.base_prefix, "platbase": sys.base_prefix}),
+    ]
+    for folder in scripts:
+        found = shutil.which("mpiexec", path=folder)
+        if found is not None:
+            return found
+    return shutil.which("mpiexec")
+
+
+def _placement(args: argparse.Namespace, nproc: int) -> list[str]:
+    """mpiexec's -n (and -hosts/-f with -ppn: `nproc` consecutive ranks on each host)."""
+    if args.hosts:
+        names = [h for h in args.hosts.split(",") if h.strip()]
+        if not names:
+            raise CliError(f"--hosts names no host: {args.hosts!r}")
+        return ["-n", str(nproc * len(names)), "-ppn", str(nproc), "-hosts", args.hosts]
+    if args.hostfile:
+        try:
+            with open(args.hostfile) as f:
+                lines = [line.split("#", 1)[0].strip() for line in f]
+        except OSError as e:
+            raise CliError(f"cannot read --hostfile {args.hostfile}: {e.strerror}") from None
+        names = [line for line in lines if line]
+        if not names:
+            raise CliError(f"--hostfile {args.hostfile} names no host")
+        return ["-n", str(nproc * len(names)), "-ppn", str(nproc), "-f", args.hostfile]
+    return ["-n", str(nproc)]
+
+
+def _rank_flags(args: argparse.Namespace) -> list[str]:
+    """The run flags given here, for each rank's `lazytorch.distributed.run_rank`."""
+    flags = [
+        flag
+        for flag, on in (
+            ("--sync", args.sync),
+            ("--as-torch", args.as_torch),
+            ("--strict", args.strict),
+            ("--metrics", args.metrics),
+        )
+        if on
+    ]
+    for flag, value in (
+        ("--backend", args.backend),
+        ("--log", args.log),
+        ("--record", args.record),
+        ("--dump", args.dump),
+    ):
+        if value is not None:
+            flags += [flag, value]
+    return flags
+
+
+def _target_argv(args: argparse.Namespace) -> list[str]:
+    if args.module is not None:
+        rest = [args.script, *args.args] if args.script is not None else args.args
+        return ["-m", args.module, *rest]
+    return [args.script, *args.args]

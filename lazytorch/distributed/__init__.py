@@ -36,7 +36,8 @@ from lazytorch._settings import env_value
 from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.distributed import _nccl  # (imports nccl4py only when it makes an engine)
 from lazytorch.distributed._engines import LocalEngine, MpiEngine
-from lazytorch.distributed._faults import Watchdog, install_excepthook
+from lazytorch.distributed._env import launcher_env
+from lazytorch.distributed._faults import Watchdog, abort_job, install_excepthook
 from lazytorch.ir.device import CPU
 from lazytorch.ir.node import Node, stamp, user_loc
 from lazytorch.ir.primitives import Primitive, get
@@ -293,9 +294,9 @@ def init_process_group(
             "and store are not used (start the ranks with `lazytorch run --nproc-per-node N` "
             "or mpiexec)"
         )
-    env = _launcher_env()
-    expect_world = world_size if world_size > 0 else env[1]
-    expect_rank = rank if rank >= 0 else env[0]
+    env = launcher_env()
+    expect_world = world_size if world_size > 0 else env.world_size
+    expect_rank = rank if rank >= 0 else env.rank
     seconds = _seconds(timeout)
     comm = None
     if expect_world > 1 or backend is not None:
@@ -321,49 +322,12 @@ def init_process_group(
             )
     _state.rank, _state.world_size, _state.timeout = expect_rank, expect_world, seconds
     if comm is not None:
-        abort = _abort
+        abort = abort_job
         if comm.Get_size() > 1:
             install_excepthook(expect_rank, abort)
         _state.watchdog = Watchdog(expect_rank, abort)
     pg = _make_group(list(range(expect_world)), expect_rank, comm, backend or "mpi")
     _state.world = GroupMember.WORLD = pg
-
-
-def _abort(code: int) -> None:
-    """End this rank at once with `code`; the launcher then ends every other rank.
-
-    Not ``MPI_Abort``: Hydra kills the ranks before it forwards what they wrote last, which
-    loses the message saying why. A rank that exits non-zero ends the job as surely
-    (MPICH's Hydra and Open MPI's mpirun both kill the rest), with its output delivered.
-    """
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):  # a closed stream must not keep the job alive
-            stream.flush()
-    os._exit(code)
-
-
-def _launcher_env() -> tuple[int, int]:
-    """(rank, world size) from the launcher's variables; (0, 1) without a launcher."""
-    for rank_var, size_var in (
-        ("RANK", "WORLD_SIZE"),
-        ("PMI_RANK", "PMI_SIZE"),
-        ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-    ):
-        if size_var in os.environ:
-            try:
-                size = int(os.environ[size_var])
-                rank = int(os.environ.get(rank_var, "0"))
-            except ValueError:
-                raise ValueError(
-                    f"lazytorch.distributed: {rank_var}/{size_var} must be integers, got "
-                    f"{os.environ.get(rank_var)!r}/{os.environ[size_var]!r}"
-                ) from None
-            if size < 1 or not 0 <= rank < size:
-                raise ValueError(
-                    f"lazytorch.distributed: {rank_var}={rank} is not a rank of {size_var}={size}"
-                )
-            return rank, size
-    return 0, 1
 
 
 def _make_group(ranks: list[int], my_rank: int, comm: Any, backend: str) -> ProcessGroup:

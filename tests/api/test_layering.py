@@ -62,7 +62,13 @@ EXTENSIONS = {"lazytorch._C"}
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "base",
-        ("lazytorch._settings", "lazytorch._version", "lazytorch._as_torch", "lazytorch._public"),
+        (
+            "lazytorch._settings",
+            "lazytorch._version",
+            "lazytorch._as_torch",
+            "lazytorch._public",
+            "lazytorch.distributed._env",  # reads os.environ, imports nothing of ours
+        ),
     ),
     ("ir", ("lazytorch.ir",)),
     (
@@ -95,7 +101,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # The facade and the user-facing modules beside it (debug, jit, cuda, serialization,
     # _compile, ...): everything not named elsewhere.
     ("api", ("lazytorch",)),
-    ("cli", ("lazytorch.cli", "lazytorch.__main__")),
+    ("cli", ("lazytorch.cli", "lazytorch.__main__", "lazytorch.distributed.run_rank")),
 ]
 
 # Strongly connected components of the module-level import graph, each with its reason.

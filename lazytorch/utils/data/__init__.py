@@ -30,7 +30,7 @@ Differences from torch:
   effect; `get_worker_info` returns None, as in the main process.
 """
 
-from lazytorch.utils.data import dataloader, dataset, sampler
+from lazytorch.utils.data import dataloader, dataset, distributed, sampler
 from lazytorch.utils.data._utils.collate import default_collate, default_convert
 from lazytorch.utils.data.dataloader import DataLoader, get_worker_info
 from lazytorch.utils.data.dataset import (
@@ -43,6 +43,7 @@ from lazytorch.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from lazytorch.utils.data.distributed import DistributedSampler
 from lazytorch.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -58,6 +59,7 @@ __all__ = [
     "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "DistributedSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",
@@ -71,6 +73,7 @@ __all__ = [
     "dataset",
     "default_collate",
     "default_convert",
+    "distributed",
     "get_worker_info",
     "random_split",
     "sampler",
