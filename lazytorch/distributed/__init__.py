@@ -22,12 +22,9 @@ Install the engines with ``pip install "lazytorch[distributed]"`` (docs/distribu
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import enum
 import importlib.util
-import os
-import sys
 from collections.abc import Sequence
 from typing import Any
 
