@@ -16,18 +16,20 @@ from lazytorch.cli import run as run_cli
 from lazytorch.distributed._env import LAUNCHER_VARIABLES
 from lazytorch.distributed.run_rank import set_up_rank
 
-# Each rank prints one JSON line: what it was told, and one computed value.
+# Each rank writes one JSON file (not stdout: mpiexec interleaves the ranks' output, which
+# once joined two ranks' lines into one): what it was told, and one computed value.
 SCRIPT = textwrap.dedent(
     """\
     import json, os, sys
     import lazytorch
     names = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "OMP_NUM_THREADS", "PMI_RANK")
     x = (lazytorch.arange(4.0) * int(os.environ["RANK"])).sum()
-    print(json.dumps({
-        **{n: os.environ.get(n) for n in names},
-        "argv": sys.argv[1:], "sync": lazytorch.is_sync_mode(), "x": x.item(),
-        "hook": sys.excepthook is not sys.__excepthook__,
-    }), flush=True)
+    with open(f"rank-{os.environ['RANK']}.json", "w") as f:
+        json.dump({
+            **{n: os.environ.get(n) for n in names},
+            "argv": sys.argv[1:], "sync": lazytorch.is_sync_mode(), "x": x.item(),
+            "hook": sys.excepthook is not sys.__excepthook__,
+        }, f)
     sys.exit(int(os.environ["RANK"]) * int(os.environ.get("EXIT_PER_RANK", "0")))
     """
 )
@@ -50,8 +52,13 @@ def lazytorch_run(*args: str, cwd, env: dict[str, str] | None = None):
     )
 
 
-def ranks(stdout: str) -> list[dict]:
-    return sorted((json.loads(line) for line in stdout.splitlines()), key=lambda r: r["RANK"])
+def ranks(work) -> list[dict]:
+    """What each rank of the last job in `work` wrote (the files are removed)."""
+    got = []
+    for path in sorted(work.glob("rank-*.json")):
+        got.append(json.loads(path.read_text()))
+        path.unlink()
+    return sorted(got, key=lambda r: r["RANK"])
 
 
 @pytest.fixture
@@ -72,7 +79,7 @@ def test_two_ranks_get_torchs_variables_the_flags_and_their_share_of_cores(work)
     threads = str(max(1, (os.cpu_count() or 1) // 2))
     common = {"WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2", "OMP_NUM_THREADS": threads}
     common |= {"argv": ["a", "--b"], "sync": True, "hook": True}
-    assert ranks(r.stdout) == [
+    assert ranks(work) == [
         {**common, "RANK": "0", "LOCAL_RANK": "0", "PMI_RANK": "0", "x": 0.0},
         {**common, "RANK": "1", "LOCAL_RANK": "1", "PMI_RANK": "1", "x": 6.0},
     ]
@@ -84,7 +91,7 @@ def test_a_users_omp_threads_and_torch_variables(work):
     env = clean_env(OMP_NUM_THREADS="3", RANK="7", WORLD_SIZE="9")
     r = lazytorch_run("--nproc-per-node", "3", "show.py", cwd=work, env=env)
     assert r.returncode == 0, r.stderr
-    got = ranks(r.stdout)
+    got = ranks(work)
     assert [g["RANK"] for g in got] == ["0", "1", "2"]
     assert {(g["WORLD_SIZE"], g["OMP_NUM_THREADS"], g["sync"]) for g in got} == {("3", "3", False)}
 
@@ -95,7 +102,7 @@ def test_a_module_and_hosts_and_a_hostfile(work):
     for place in (["--hosts", "localhost"], ["--hostfile", "hosts"], []):
         r = lazytorch_run("--nproc-per-node", "2", *place, "-m", "show", "x", cwd=work)
         assert r.returncode == 0, (place, r.stderr)
-        got = ranks(r.stdout)
+        got = ranks(work)
         assert [(g["RANK"], g["LOCAL_RANK"], g["argv"]) for g in got] == [
             ("0", "0", ["x"]),
             ("1", "1", ["x"]),
@@ -121,7 +128,7 @@ def test_dump_writes_one_folder_per_rank(work):
 def test_one_rank_runs_in_this_process(work):
     r = lazytorch_run("--nproc-per-node", "1", "show.py", "z", cwd=work)
     assert (r.returncode, r.stderr) == (0, "")
-    (got,) = ranks(r.stdout)
+    (got,) = ranks(work)
     assert (got["RANK"], got["WORLD_SIZE"], got["LOCAL_RANK"], got["LOCAL_WORLD_SIZE"]) == (
         "0",
         "1",
@@ -138,7 +145,7 @@ def test_one_rank_needs_no_mpiexec(work, monkeypatch, capsys):
         monkeypatch.delenv(name, raising=False)  # restored after the test
     monkeypatch.chdir(work)
     assert main(["run", "--nproc-per-node", "1", "show.py", "in-process"]) == 0
-    (got,) = ranks(capsys.readouterr().out)
+    (got,) = ranks(work)
     assert (got["RANK"], got["WORLD_SIZE"], got["argv"]) == ("0", "1", ["in-process"])
 
 
