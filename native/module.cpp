@@ -288,6 +288,9 @@ PYBIND11_MODULE(_C, m) {
         },
         "Describe how this extension was built (compiler, C++ standard, pybind11).");
     register_capture(m);
+    m.def("empty", &pooled_array, py::arg("dtype"), py::arg("shape"),
+          "An uninitialized C-contiguous array; 128 KiB and more come from the output pool "
+          "(what the communication engines write collective results into).");
     m.def("pool_stats", []() { return pool().stats(); },
           "Freed output blocks kept for reuse: cached_bytes, cached_blocks, limit_bytes, reused.");
     m.def("empty_pool", []() { return pool().empty(); },

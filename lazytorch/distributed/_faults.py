@@ -93,12 +93,13 @@ class Watchdog:
     def __init__(self, rank: int, abort: Callable[[int], None]) -> None:
         self.rank = rank
         self.abort = abort
-        self._armed: tuple[float, float, str] | None = None  # (deadline, timeout, what)
+        self._armed: tuple[float, float, Any] | None = None  # (deadline, timeout, what)
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
 
-    def arm(self, timeout: float, what: str) -> None:
-        """Start timing one blocking call described by `what` ("all_reduce #3 on ...")."""
+    def arm(self, timeout: float, what: str | Callable[[], str]) -> None:
+        """Start timing one blocking call described by `what` ("all_reduce #3 on ..."), or
+        by what `what()` returns: formatted only if the call times out."""
         self._armed = (time.monotonic() + timeout, timeout, what)
         if self._thread is None:
             self._thread = threading.Thread(
@@ -116,6 +117,8 @@ class Watchdog:
                 self._wake.wait(0.25)
                 continue
             deadline, timeout, what = armed
+            if callable(what):
+                what = what()
             left = deadline - time.monotonic()
             if left > 0:
                 self._wake.wait(min(left, 0.25))
