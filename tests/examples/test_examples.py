@@ -33,3 +33,30 @@ def test_train_char_gpt_prints_loss_and_a_sample():
     assert len(losses) == 2 and all(0 < v < 10 for v in losses), out
     sample = out.split("--- sample ---\n", 1)[1]
     assert len(sample.rstrip("\n")) == 64 + 20, out
+
+
+def test_train_ddp_on_two_ranks_trains_like_one_process():
+    """Same global batch (64 / ranks per rank), same shuffle: the same training."""
+    import os
+
+    import pytest
+
+    pytest.importorskip("mpi4py")
+    one = _run(str(EXAMPLES / "train_ddp.py"), "--epochs", "5")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    two = subprocess.run(
+        [sys.executable, "-m", "lazytorch", "run", "--nproc-per-node", "2"]
+        + [str(EXAMPLES / "train_ddp.py"), "--epochs", "5"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        env=env,
+    ).stdout
+    assert "on 2 rank(s)" in two and "on 1 rank(s)" in one
+    got = [
+        re.search(r"loss ([0-9.]+)  test accuracy ([0-9.]+)", out).groups() for out in (one, two)
+    ]
+    assert float(got[0][1]) > 0.8, one
+    assert abs(float(got[0][0]) - float(got[1][0])) < 1e-3, (one, two)
+    assert abs(float(got[0][1]) - float(got[1][1])) < 0.01, (one, two)
