@@ -45,8 +45,12 @@ def test_train_ddp_on_two_ranks_trains_like_one_process():
     one = _run(str(EXAMPLES / "train_ddp.py"), "--epochs", "5")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     two = subprocess.run(
-        [sys.executable, "-m", "lazytorch", "run", "--nproc-per-node", "2"]
-        + [str(EXAMPLES / "train_ddp.py"), "--epochs", "5"],
+        [
+            *(sys.executable, "-m", "lazytorch", "run", "--nproc-per-node", "2"),
+            str(EXAMPLES / "train_ddp.py"),
+            "--epochs",
+            "5",
+        ],
         capture_output=True,
         text=True,
         timeout=300,
