@@ -22,7 +22,9 @@ job prints (`--worker KIND` is that job's side):
 3. **Data-parallel throughput**: samples per second of the same steps with DDP on 1 rank
    (2 OpenMP threads) and 2 ranks (1 thread each, each rank on the benchmark's batch, so
    a step processes twice the samples; a barrier before each block), against the bare
-   model in one process with 2 threads. lazytorch.metrics splits each block's steps: the
+   model in one process with 2 threads, and against the job's own bare model (on 2 ranks:
+   each rank training its own, no exchange: the ceiling of data-parallel throughput on
+   this machine, taken side by side). lazytorch.metrics splits each block's steps: the
    programs' run time, the collectives' time (the engine's exchange, including any wait
    for the other rank) and the rest (recording, autograd, cache lookups, Python).
 
@@ -53,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MARK = "@@bench-json "
 KIB = 1024
 # buffer bytes -> timed repetitions at --repeats 5 (small buffers: many, so the median holds)
-SIZES = {4 * KIB: 400, 64 * KIB: 200, KIB**2: 60, 4 * KIB**2: 30, 16 * KIB**2: 12, 64 * KIB**2: 6}
+SIZES = {4 * KIB: 1000, 64 * KIB: 500, KIB**2: 200, 4 * KIB**2: 60, 16 * KIB**2: 20, 64 * KIB**2: 8}
 MODELS = {"gpt": "GPT-small, AdamW, batch 16", "mlp": "MLP 784-1024-1024-10, SGD, batch 256"}
 
 
@@ -122,7 +124,9 @@ def report(repeats: int) -> None:
     print(f"# {time.strftime('%Y-%m-%d')} — distributed: {machine()}, Python "
           f"{platform.python_version()}, NumPy {np.__version__}, mpi4py {mpi4py.__version__}, "
           f"{MPI.Get_library_version().splitlines()[0].strip()}")  # fmt: skip
-    print(f"`python -m benchmarks.distributed --repeats {repeats}` — medians, ms\n", flush=True)
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"`python -m benchmarks.distributed --repeats {repeats}` — medians, ms; load average "
+          f"{load} (1/5/15 min) at the start\n", flush=True)  # fmt: skip
 
     rows = run_job(2, 1, ["allreduce", "--repeats", str(repeats)])
     print(
@@ -147,7 +151,7 @@ def report(repeats: int) -> None:
     steps = ["steps", "--repeats", str(repeats)]
     alone = run_job(None, 2, steps)
     mpi1 = run_job(1, 2, steps)
-    mpi2 = run_job(2, 1, [*steps, "--ddp-only"])
+    mpi2 = run_job(2, 1, steps)
     print("| DDP at world size 1 | started by | bare model ms/step | DDP ms/step | DDP overhead |")
     print("|---|---|---:|---:|---:|")
     for which, label in MODELS.items():
@@ -159,29 +163,31 @@ def report(repeats: int) -> None:
 
     batch = {"gpt": 16, "mlp": 256}
     print(
-        "| data-parallel | ranks × threads | ms/step | samples/step | samples/s | vs bare "
-        "| programs' run | collectives | rest | programs/step | kernels/step | collectives/step "
-        "| MiB exchanged/step |"
+        "| data-parallel | ranks × threads | ms/step | samples/step | samples/s | × bare, one "
+        "process | × the job's bare | programs' run | collectives | rest | programs/step "
+        "| kernels/step | collectives/step | MiB exchanged/step |"
     )
-    print("|---|---|" + "---:|" * 11)
+    print("|---|---|" + "---:|" * 12)
     for which, label in MODELS.items():
-        bare = alone[which]["bare"]["step"]
-        for how, world, r in (
-            ("bare model, one process", 1, alone[which]["bare"]),
-            ("DDP", 1, mpi1[which]["ddp"]),
-            ("DDP", 2, mpi2[which]["ddp"]),
+        rate0 = batch[which] / alone[which]["bare"]["step"]
+        for how, world, job, peer in (
+            ("bare model, one process", 1, alone, "bare"),
+            ("DDP", 1, mpi1, "ddp"),
+            ("bare model on each rank, no exchange", 2, mpi2, "bare"),
+            ("DDP", 2, mpi2, "ddp"),
         ):
+            r = job[which][peer]
             rate = world * batch[which] / r["step"]
+            own = world * batch[which] / job[which]["bare"]["step"]
             threads = "1 × 2" if world == 1 else "2 × 1"
             print(
                 f"| {label}: {how} | {threads} | {ms(r['step'])} | {world * batch[which]} | "
-                f"{rate:.0f} | {rate * bare / batch[which]:.2f}× | {ms(r['run'])} | "
-                f"{ms(r['collective'])} | {ms(r['rest'])} | {r['programs']:g} | {r['kernels']:g} | "
-                f"{r['collectives']:g} | "
-                f"{r['bytes'] / KIB**2:.2f} |",
+                f"{rate:.0f} | {rate / rate0:.2f} | {rate / own:.2f} | {ms(r['run'])} | "
+                f"{ms(r['collective'])} | {ms(r['rest'])} | {r['programs']:g} | "
+                f"{r['kernels']:g} | {r['collectives']:g} | {r['bytes'] / KIB**2:.2f} |",
                 flush=True,
             )
-    print()
+    print(f"\nload average {'/'.join(f'{x:.1f}' for x in os.getloadavg())} at the end\n")
 
 
 # -- the workers ------------------------------------------------------------------------------
@@ -311,7 +317,7 @@ def _blocks(
     }
 
 
-def worker_steps(repeats: int, ddp_only: bool) -> dict[str, Any] | None:
+def worker_steps(repeats: int) -> dict[str, Any] | None:
     """DDP against the bare model (module docstring, 2. and 3.) in this job's world."""
     import lazytorch as lt
     import lazytorch.distributed as dist
@@ -329,14 +335,14 @@ def worker_steps(repeats: int, ddp_only: bool) -> dict[str, Any] | None:
     def ddp(model: Any) -> Any:
         return lt.nn.parallel.DistributedDataParallel(model)
 
-    peers = {"ddp": ddp} if ddp_only else {"bare": None, "ddp": ddp}
+    peers = {"bare": None, "ddp": ddp}
     out: dict[str, Any] = {}
     for which in MODELS:
         res = _blocks(which, peers, 2 * repeats, comm)
-        if comm is not None:  # the slower rank's figures
+        if comm is not None:  # each peer's figures on its slower rank
             every = comm.gather(res, root=0)
             if comm.Get_rank() == 0:
-                res = max(every, key=lambda r: r["ddp"]["step"])
+                res = {p: max((r[p] for r in every), key=lambda f: f["step"]) for p in peers}
         out[which] = res
     dist.destroy_process_group()
     return out if comm is None or comm.Get_rank() == 0 else None
@@ -346,7 +352,6 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--worker", choices=["allreduce", "steps"], help="a job's side (internal)")
-    ap.add_argument("--ddp-only", action="store_true", help="steps worker: skip the bare model")
     ap.add_argument("--max-bytes", type=int, default=max(SIZES), help="allreduce worker")
     args = ap.parse_args(argv)
     if args.worker is None:
@@ -355,7 +360,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.worker == "allreduce":
         result: Any = worker_allreduce(args.repeats, args.max_bytes)
     else:
-        result = worker_steps(args.repeats, args.ddp_only)
+        result = worker_steps(args.repeats)
     if result is not None:
         print(MARK + json.dumps(result), flush=True)
 
