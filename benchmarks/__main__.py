@@ -11,7 +11,9 @@ Cases (float32):
 then GEMM against numpy.matmul, conv2d against torch eager, the cost of a cache hit for a
 20-kernel program, the compile cost: cold (empty cache) and warm start (a new process
 loading from the disk cache), and training steps (benchmarks/training.py: a GPT-small and
-an MLP step against torch eager and torch.compile, first steps cold and warm).
+an MLP step against torch eager and torch.compile, first steps cold and warm). With
+``--only distributed`` (not in the default list: it starts MPI jobs), benchmarks/distributed.py:
+all_reduce bandwidth against mpi4py, DDP overhead and data-parallel throughput.
 
 Every figure is the median of --repeats runs of the whole operation, inputs prepared
 outside the timed region. lazytorch's time includes recording the ops and the cache lookup
@@ -516,6 +518,10 @@ def main(argv: list[str] | None = None) -> None:
         from benchmarks.training import report
 
         report(args.repeats, torch_compile=not args.no_compile)
+    if "distributed" in only:  # opt-in: it starts MPI jobs (benchmarks/distributed.py)
+        from benchmarks.distributed import report as distributed_report
+
+        distributed_report(args.repeats)
 
 
 if __name__ == "__main__":
