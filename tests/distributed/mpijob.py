@@ -7,10 +7,8 @@ limit; what every rank wrote to stdout/stderr comes back with the exit status.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -20,13 +18,12 @@ WORKERS = HERE / "workers"
 
 
 def mpiexec() -> str:
-    """The mpiexec next to this Python (the mpich wheel's), else the one on PATH."""
+    """The mpiexec `lazytorch run` would use (the mpich wheel's, beside this Python or its
+    base installation, else on PATH)."""
     pytest.importorskip("mpi4py")
-    for d in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
-        p = Path(d) / "mpiexec"
-        if p.exists():
-            return str(p)
-    found = shutil.which("mpiexec")
+    from lazytorch.cli.run import find_mpiexec
+
+    found = find_mpiexec()
     if found is None:
         pytest.fail('mpiexec not found: pip install "lazytorch[distributed]"')
     return found
