@@ -241,6 +241,33 @@ def _group(r: int, w: int) -> tuple[Any, Any]:
     return x.numpy(), base(r, (3,), "float64")
 
 
+@case("program-keys-equal-across-ranks")
+def _keys(r: int, w: int) -> tuple[Any, Any]:
+    # the same computation on rank-dependent values: every rank builds the same programs,
+    # whose canonical text is what the disk cache's key hashes (the in-memory keys hash
+    # objects by identity, which differs between processes): no rank, group or sequence
+    # number in any of them
+    import hashlib
+
+    from lazytorch.runtime import executor
+
+    executor.clear_cache()
+    m = lt.tensor(base(r, (4, 4), "float32"))
+    h = (m @ m).relu()
+    dist.all_reduce(h)
+    out = (h * 2 + r).sum()
+    dist.broadcast(out, src=0)
+    out.numpy()
+    keys = sorted(
+        hashlib.sha256(exe.program.canonical_text().encode()).hexdigest()
+        for exe in executor._programs.values()
+    )
+    everyone: list[Any] = [None] * w
+    dist.all_gather_object(everyone, keys)
+    same = [len(k) >= 2 and k == everyone[0] for k in everyone]
+    return np.array(same), np.ones(w, dtype=bool)
+
+
 @case("object-collectives")
 def _objects(r: int, w: int) -> tuple[Any, Any]:
     got: list[Any] = [None] * w
