@@ -80,11 +80,18 @@ def resolve(wanted: Sequence[Node] = ()) -> None:
             try:
                 inputs = [c.inputs[0] for c in batch if c.buffer is None]
                 todo = [n for n in inputs if n.buffer is None]
-                if todo and first:
-                    todo += _alongside(todo, wanted, pending[0].id)
+                extra = _alongside(todo, wanted, pending[0].id) if todo and first else []
                 first = False
                 if todo:
-                    materialize(todo, cause="collective")
+                    try:
+                        materialize(todo + extra, cause="collective")
+                    except Exception:
+                        if not extra:
+                            raise
+                        # A held value's own error (an index out of range it recorded) must
+                        # not fail the exchange: the inputs are computed alone, and raise
+                        # only their own (as an implicit read does, runtime.implicit_point).
+                        materialize(todo, cause="collective")
                 for c in batch:
                     if c.buffer is None:
                         _run_one(c)

@@ -245,3 +245,15 @@ def test_the_collective_cut_also_computes_the_values_sharing_its_work(world, mon
     assert len(runs) == 2
     assert id(loss._node) in runs[0], "the loss waited for the program after the exchange"
     assert loss._node.buffer is not None and loss.item() == h.sum().item()
+
+
+def test_a_held_values_own_error_does_not_fail_the_exchange(world):
+    x = lt.arange(4.0) * 1
+    bad = x[lt.tensor([7])]  # out of range: computing it raises
+    g = x * 2
+    dist.all_reduce(g)
+    with pytest.raises(IndexError):
+        lt.materialize(g, bad)  # the cut's own roots join the exchange's program
+    # the exchange still ran (every rank must run it), and g has its value
+    assert not pending_collectives and g._node.buffer is not None
+    assert g.tolist() == [0.0, 2.0, 4.0, 6.0]
