@@ -567,14 +567,7 @@ def all_gather(
     pg = _group(group)
     if not _member(pg):
         return None
-    if not isinstance(tensor_list, list) or len(tensor_list) != pg.size():
-        raise ValueError(
-            f"all_gather: tensor_list must be a list of {pg.size()} tensors (one per rank), "
-            f"got {type(tensor_list).__name__} of {len(tensor_list) if isinstance(tensor_list, (list, tuple)) else '?'}"
-        )
-    for i, out in enumerate(tensor_list):
-        _tensor(out, "all_gather", f"tensor_list[{i}]")
-        _same_meta(out, t, "all_gather", f"tensor_list[{i}]")
+    _rank_list(tensor_list, t, pg, "all_gather", "tensor_list")
     node = _record(pg, _ALL_GATHER, t._node)
     _scatter_rows(tensor_list, node)
     return _done([node], async_op)
@@ -646,13 +639,7 @@ def gather(
         dst = 0
     root = _group_rank(pg, dst, group_dst, "gather", "dst")
     if pg.rank() == root:
-        if not isinstance(gather_list, list) or len(gather_list) != pg.size():
-            raise ValueError(
-                f"gather: on the destination rank, gather_list must be a list of {pg.size()} tensors"
-            )
-        for i, out in enumerate(gather_list):
-            _tensor(out, "gather", f"gather_list[{i}]")
-            _same_meta(out, t, "gather", f"gather_list[{i}]")
+        _rank_list(gather_list, t, pg, "gather", "gather_list", "on the destination rank, ")
     elif gather_list:
         raise ValueError(
             "gather: Argument ``gather_list`` must NOT be specified on non-destination ranks."
@@ -681,13 +668,7 @@ def scatter(
         src = 0
     root = _group_rank(pg, src, group_src, "scatter", "src")
     if pg.rank() == root:
-        if not isinstance(scatter_list, list) or len(scatter_list) != pg.size():
-            raise ValueError(
-                f"scatter: on the source rank, scatter_list must be a list of {pg.size()} tensors"
-            )
-        for i, x in enumerate(scatter_list):
-            _tensor(x, "scatter", f"scatter_list[{i}]")
-            _same_meta(x, t, "scatter", f"scatter_list[{i}]")
+        _rank_list(scatter_list, t, pg, "scatter", "scatter_list", "on the source rank, ")
         stacked = stack(scatter_list)._node
     else:
         if scatter_list:
@@ -744,6 +725,21 @@ def broadcast_object_list(
         object_list[:] = pg.cpu_engine.bcast_object(
             list(object_list), root, f"broadcast_object_list on group {pg.gid}"
         )
+
+
+def _rank_list(
+    tensors: Any, like: Tensor, pg: ProcessGroup, fn: str, name: str, where: str = ""
+) -> None:
+    """`tensors` must be a list of one tensor per rank, each of `like`'s shape and dtype."""
+    if not isinstance(tensors, list) or len(tensors) != pg.size():
+        size = f" of {len(tensors)}" if isinstance(tensors, (list, tuple)) else ""
+        raise ValueError(
+            f"{fn}: {where}{name} must be a list of {pg.size()} tensors (one per rank), "
+            f"got {type(tensors).__name__}{size}"
+        )
+    for i, x in enumerate(tensors):
+        _tensor(x, fn, f"{name}[{i}]")
+        _same_meta(x, like, fn, f"{name}[{i}]")
 
 
 def _same_meta(out: Tensor, like: Tensor, fn: str, name: str) -> None:

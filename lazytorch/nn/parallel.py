@@ -166,14 +166,6 @@ class DistributedDataParallel(Module):
         if not self._expect_sync:
             return
         self._expect_sync = False
-        if self.process_group.size() == 1 and not self.find_unused_parameters:
-            # the average over one rank is the gradient itself: no bucket, no exchange
-            # (exact); only the check that every parameter received a gradient remains
-            before = self._grads_at_forward
-            if all(
-                p.grad is not None and p.grad._node is not before.get(id(p)) for _, p in self._named
-            ):
-                return
         before = self._grads_at_forward
         used = [
             p.grad is not None and p.grad._node is not before.get(id(p)) for _, p in self._named
@@ -185,6 +177,8 @@ class DistributedDataParallel(Module):
                 f"{', '.join(names)}. Pass find_unused_parameters=True to "
                 "DistributedDataParallel if the forward does not use every parameter."
             )
+        if self.process_group.size() == 1:
+            return  # the average over one rank is the gradient itself (exact): no exchange
         self._reduce(used)
 
     def _reduce(self, used: list[bool]) -> None:
@@ -203,8 +197,7 @@ class DistributedDataParallel(Module):
                 for p in bucket:
                     g = p.grad if by_param[id(p)] else zeros_like(p)
                     parts.append(g.reshape(-1))
-                flat = cat(parts) if len(parts) > 1 else parts[0].clone()
-                flat = flat / world
+                flat = (cat(parts) if len(parts) > 1 else parts[0]) / world
                 dist.all_reduce(flat, group=pg)
                 node = flat._node
                 offset = 0
