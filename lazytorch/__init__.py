@@ -165,6 +165,7 @@ _LAZY_SUBMODULES = (
     "jit",
     "onnx",
     "hub",
+    "sparse",
 )
 # Functions whose module is loaded on first use: name -> submodule defining it.
 _LAZY_FUNCTIONS = {
@@ -174,6 +175,14 @@ _LAZY_FUNCTIONS = {
     "finfo": "_dtype_info",
     "iinfo": "_dtype_info",
     "memory_format": "_dtype_info",
+    "layout": "_dtype_info",
+    "strided": "_dtype_info",
+    "sparse_coo": "_dtype_info",
+    "sparse_csr": "_dtype_info",
+    "sparse_csc": "_dtype_info",
+    "sparse_bsr": "_dtype_info",
+    "sparse_bsc": "_dtype_info",
+    "jagged": "_dtype_info",
     "contiguous_format": "_dtype_info",
     "preserve_format": "_dtype_info",
     "channels_last": "_dtype_info",

@@ -19,8 +19,11 @@ __all__ = [
     "contiguous_format",
     "finfo",
     "iinfo",
+    "layout",
     "memory_format",
     "preserve_format",
+    "sparse_coo",
+    "strided",
 ]
 
 
@@ -89,3 +92,35 @@ contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
+
+
+class layout:
+    """A tensor layout constant, as torch.layout: every tensor is ``strided`` except the
+    sparse COO tensors of `lazytorch.ops.sparse` (``sparse_coo``); the other sparse layouts
+    exist so scripts can name them, and an op asked for one refuses it.
+
+    >>> import lazytorch
+    >>> lazytorch.ones(2).layout, lazytorch.ones(2).layout == lazytorch.strided
+    (torch.strided, True)
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name  # pickled by reference: the module attribute of that name
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+_mkldnn = layout("_mkldnn")
+jagged = layout("jagged")

@@ -20,6 +20,7 @@ from typing import Any
 
 from lazytorch import _config
 from lazytorch import runtime as _runtime
+from lazytorch._dtype_info import strided as _strided
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir._lazynp import np as _np
@@ -154,8 +155,8 @@ class Tensor:
     is_sparse = is_sparse_csr = is_quantized = is_nested = property(lambda self: False)
 
     @property
-    def layout(self) -> str:
-        return "strided"
+    def layout(self) -> Any:
+        return _strided
 
     @property
     def is_materialized(self) -> bool:

@@ -66,6 +66,11 @@ def _check_mm_dtypes(a: Tensor, b: Tensor, op: str) -> None:
     device_of(a, b, op=op)
 
 
+# Set by `lazytorch.ops.sparse` (imported after this module): the sparse tensor type and
+# the product that reads its COO structure instead of its dense value.
+SPARSE: dict[str, Any] = {"type": None, "matmul": None}
+
+
 @public(method=True)
 def matmul(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """Matrix product with torch's rules for 1-d operands and broadcast batch dims.
@@ -75,6 +80,9 @@ def matmul(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     [3.0, 3.0]
     """
     a, b = tensor_arg(input, "matmul"), tensor_arg(other, "matmul", "other")
+    sparse = SPARSE["type"]
+    if (a.__class__ is sparse or b.__class__ is sparse) and out is None and a.ndim and b.ndim:
+        return SPARSE["matmul"](a, b, "matmul")
     if a.ndim == 0 or b.ndim == 0:
         raise op_error(
             RuntimeError,

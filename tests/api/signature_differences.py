@@ -13,7 +13,10 @@ EXTRA_IN_METHODS: dict[str, str] = {
 }
 
 NO_OUT = "out= not taken yet by this op (most ops take it)"
-NO_LAYOUT = "lazytorch has no layout objects: every tensor is strided"
+NO_LAYOUT = (
+    "lazytorch's factories make strided tensors only (sparse ones come from "
+    "sparse_coo_tensor and to_sparse)"
+)
 NO_MEMORY_FORMAT = (
     "lazytorch has no memory-format objects: every tensor is contiguous; None is torch's default"
 )

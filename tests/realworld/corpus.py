@@ -55,7 +55,6 @@ WLM_ARGS = "--emsize 32 --nhid 32 --nlayers 1 --bptt 10 --batch_size 8 --epochs 
 MINGPT = (
     "--trainer.batch_size=8 --trainer.max_iters=10 --trainer.num_workers=0 --system.work_dir=out"
 )
-TO_SPARSE = "AttributeError: 'Tensor' object has no attribute 'to_sparse'"
 CORPUS: list[Entry] = [
     # pytorch/tutorials
     Entry(
@@ -142,15 +141,14 @@ CORPUS: list[Entry] = [
         args=f"{WLM_ARGS} Transformer --nhead 2",
         chaotic_after=15,
     ),
-    # sparse tensors: Tensor.to_sparse, then torch.sparse_coo_tensor and torch.spmm
-    Entry("gcn", "gcn.py", f"{EX} gcn/main.py", xfail=TO_SPARSE),
-    # sparse tensors: Tensor.to_sparse, then torch.sparse_coo_tensor
+    # sparse COO tensors: Tensor.to_sparse, torch.sparse_coo_tensor and torch.spmm
+    Entry("gcn", "gcn.py", f"{EX} gcn/main.py"),
+    # sparse COO tensors: Tensor.to_sparse and torch.sparse_coo_tensor (dense + sparse)
     Entry(
         "gat",
         "gat.py",
         f"{EX} gat/main.py",
         args="--epochs 10 --hidden-dim 16 --num-heads 2",
-        xfail=TO_SPARSE,
     ),
     # karpathy
     Entry(
