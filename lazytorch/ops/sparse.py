@@ -74,24 +74,22 @@ class SparseCOOTensor(Tensor):
             self._sp_coalesced, self._sp_dense = True, self._node
         return self._sp_indices, self._sp_values
 
-    def indices(self) -> Tensor:
-        """The ``(sparse_dim, nnz)`` int64 indices (torch asks for a coalesced tensor)."""
-        if not self._sp_coalesced:
+    def _coalesced_only(self, what: str) -> None:
+        if not self.is_coalesced():
             raise op_error(
                 RuntimeError,
-                "indices",
-                "Cannot get indices on an uncoalesced tensor, please call .coalesce() first",
+                what,
+                f"Cannot get {what} on an uncoalesced tensor, please call .coalesce() first",
             )
+
+    def indices(self) -> Tensor:
+        """The ``(sparse_dim, nnz)`` int64 indices (torch asks for a coalesced tensor)."""
+        self._coalesced_only("indices")
         return self._indices()
 
     def values(self) -> Tensor:
         """The ``(nnz, *dense dims)`` values (torch asks for a coalesced tensor)."""
-        if not self._sp_coalesced:
-            raise op_error(
-                RuntimeError,
-                "values",
-                "Cannot get values on an uncoalesced tensor, please call .coalesce() first",
-            )
+        self._coalesced_only("values")
         return self._values()
 
     def _indices(self) -> Tensor:
