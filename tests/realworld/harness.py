@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import pickle
@@ -194,6 +195,22 @@ class Hooks:
         finally:
             self.depth -= 1
 
+    def _patch(self, owner: Any, name: str, replacement: Any) -> None:
+        """``owner.name = replacement``; in the lazytorch run also every other reference to
+        the same function in lazytorch's modules (`from lazytorch.ops.random import
+        randperm` in the DataLoader's sampler, `dropout` in attention), so a library-internal
+        draw is replayed as the facade's is."""
+        original = getattr(owner, name)
+        setattr(owner, name, replacement)
+        if self.real_torch or not callable(original):
+            return
+        for mod_name, mod in list(sys.modules.items()):
+            if not mod_name.startswith("lazytorch") or mod is None:
+                continue
+            for attr, value in list(vars(mod).items()):
+                if value is original and not (mod is owner and attr == name):
+                    setattr(mod, attr, replacement)
+
     def _wrap_draw(self, owner: Any, name: str, kind: str) -> None:
         original = getattr(owner, name, None)
         if original is None:
@@ -202,7 +219,7 @@ class Hooks:
         def draw(*args: Any, **kwargs: Any) -> Any:
             return self._draw(kind, original, *args, **kwargs)
 
-        setattr(owner, name, draw)
+        self._patch(owner, name, draw)
 
     def _wrap_fill(self, owner: Any, name: str, kind: str) -> None:
         original = getattr(owner, name, None)
@@ -212,7 +229,7 @@ class Hooks:
         def fill(tensor: Any, *args: Any, **kwargs: Any) -> Any:
             return self._fill(kind, original, tensor, *args, **kwargs)
 
-        setattr(owner, name, fill)
+        self._patch(owner, name, fill)
 
     # -- dropout with a mask from the (recorded or replayed) rand ----------------------
     def _mask_dropout(self, channel_dims: int | None) -> Any:
@@ -293,6 +310,11 @@ class Hooks:
     # -- losses, items, steps ----------------------------------------------------------
     def install(self) -> None:
         torch = self.torch
+        if not self.real_torch:
+            # Load the modules that import a draw by name before the draws are wrapped
+            # (`_patch` rebinds those names in the modules loaded so far).
+            for sub in ("nn", "nn.functional", "utils.data", "optim"):
+                importlib.import_module(f"lazytorch.{sub}")
         for name, kind in FUNCTION_DRAWS.items():
             self._wrap_draw(torch, name, kind)
         for name, kind in INPLACE_METHODS.items():
@@ -302,10 +324,10 @@ class Hooks:
         for name in INIT_FILLERS:
             self._wrap_fill(torch.nn.init, name, "fill")
         F = torch.nn.functional
-        F.dropout = self._mask_dropout(None)
+        self._patch(F, "dropout", self._mask_dropout(None))
         for n in (1, 2, 3):
             if hasattr(F, f"dropout{n}d"):
-                setattr(F, f"dropout{n}d", self._mask_dropout(n))
+                self._patch(F, f"dropout{n}d", self._mask_dropout(n))
         if self.real_torch:
             F.scaled_dot_product_attention = self._math_sdpa(F.scaled_dot_product_attention)
             self._sampler_without_empty_draw()
