@@ -161,7 +161,8 @@ def _build(
     # the user's materialize()/opt.step()/.item() call.
     loc = loc or user_loc()
     where = format_loc(loc) if loc is not None else f"<{cause or 'unknown'}>"
-    if tier and not _on_disk(backend, program, options):
+    tiered = tier and not _on_disk(backend, program, options)
+    if tiered:
         # A size variant of the program last built here is compiled over symbolic sizes
         # now, as without tiering (the interpreter would hide every size behind a compile
         # of its own); any other first sighting runs on the interpreter.
@@ -177,6 +178,11 @@ def _build(
         made = dynamic.generalize_and_compile(
             (backend.name, deterministic), where, pattern, backend, options, marks
         )
+        if made is None and tiered:
+            # The variant does not generalize (a slice whose offset moves each step): it is
+            # a first sighting like any other, so the interpreter runs it now rather than
+            # the compiler making a program per step in the foreground.
+            return _tier0(key, program, backend, options, cause, loc, t0)
     if made is not None:
         exe, shown, changed = made
         reason = f"{changed}: compiling one program for every such size"

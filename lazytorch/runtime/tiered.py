@@ -8,6 +8,9 @@ program is not compiled yet does not wait for the compiler:
 
 * **Tier 0.** A program found neither in memory nor in the disk cache runs on the
   interpreter, now.
+* **A size variant** of the program last cut at the same line compiles at once over
+  symbolic sizes (one program for every size, as without tiering); a variant that does not
+  generalize (a slice whose offset moves each step) is a first sighting like any other.
 * **Compile on the second sighting, in the background.** The second time the same program
   (same structure, sizes and dtypes) is cut, it is handed to one background thread that
   compiles it (the C++ compiler runs in a child process; the cut does not wait). Programs

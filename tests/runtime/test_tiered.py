@@ -286,3 +286,20 @@ def test_sizes_that_keep_changing_compile_one_program_over_symbolic_sizes(tierin
     assert _count("tier0_runs") == 1  # the first size only
     assert _count("dynamic_programs") == 1 and _count("compiles") == 1
     assert _count("dynamic_hits") == 14
+
+
+def test_a_size_variant_that_does_not_generalize_runs_on_the_interpreter(tiering):
+    # A window that slides along a long sequence (the word-language model's get_batch):
+    # each step's program differs from the last by a slice offset, which no symbolic
+    # program takes as an argument. Compiling it in the foreground cost a compile per step
+    # (85 s for a 1 s script); as a first sighting it runs on the interpreter.
+    rng = np.random.default_rng(2)
+    source = lt.tensor(rng.standard_normal(275 * 4)).reshape(275, 4)
+    lt.materialize(source)
+    w = lt.tensor(rng.standard_normal((4, 3)))
+    for i in range(0, 120, 10):
+        got = (source[i : i + 10] @ w).tanh().sum().item()
+        want = np.tanh(source.numpy()[i : i + 10] @ w.numpy()).sum()
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+    assert _count("compiles") == 0
+    assert _count("tier0_runs") == 12
