@@ -572,7 +572,6 @@ def environment_error(exc: OSError) -> ToolchainError | None:
 STEP_PREFIX = "static __attribute__((noinline)) void "
 STEPS_PER_UNIT = 12
 MAX_UNITS = 8
-SPLIT_MIN_STEPS = 2 * STEPS_PER_UNIT  # the smallest program that compiles as two units
 
 
 def unit_count(steps: int, cores: int) -> int:
