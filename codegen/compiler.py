@@ -155,25 +155,53 @@ def _generator_files() -> list[Path]:
     return files
 
 
+def _compiler_ident(cxx: str) -> str:
+    """The compiler binary's identity for the memo: its real path, size and modification
+    time (an upgraded or replaced compiler is a new identity, so it is asked again)."""
+    st = os.stat(cxx)
+    return f"{os.path.realpath(cxx)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _memo_read(memo_dir: Path | None) -> dict[str, str]:
+    """The answers remembered in ``memo_dir/compilers.json`` (none if it is unreadable)."""
+    if memo_dir is None:
+        return {}
+    try:
+        known = json.loads((memo_dir / "compilers.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(known, dict):
+        return {}
+    return {k: v for k, v in known.items() if isinstance(v, str)}
+
+
+def _memo_write(memo_dir: Path | None, key: str, value: str) -> None:
+    """Remember `value` under `key`, replacing the memo atomically (a reader sees the old
+    memo or the new one, never half of one); an optimization only, so failures pass."""
+    if memo_dir is None or not memo_dir.is_dir():
+        return
+    known = _memo_read(memo_dir)
+    known[key] = value
+    try:
+        fd, tmp = tempfile.mkstemp(dir=memo_dir, prefix=".compilers-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(known, f)
+        os.replace(tmp, memo_dir / "compilers.json")
+    except OSError:
+        pass
+
+
 def _compiler_version(cxx: str, memo_dir: Path | None) -> str:
     """The first line of `cxx --version`, remembered across processes in `memo_dir`.
 
     Running the compiler costs a few milliseconds of every new process's first
     materialization, even when every program it runs is already compiled on disk. The memo is
-    keyed by the compiler binary's path, size and modification time, so an upgraded compiler
-    is asked again.
+    keyed by `_compiler_ident`, so an upgraded compiler is asked again.
     """
-    st = os.stat(cxx)
-    ident = f"{os.path.realpath(cxx)}:{st.st_size}:{st.st_mtime_ns}"
-    memo = memo_dir / "compilers.json" if memo_dir is not None else None
-    known: dict[str, str] = {}
-    if memo is not None:
-        try:
-            known = json.loads(memo.read_text())
-            if isinstance(known, dict) and isinstance(known.get(ident), str):
-                return known[ident]
-        except (OSError, ValueError):
-            known = {}
+    ident = _compiler_ident(cxx)
+    known = _memo_read(memo_dir).get(ident)
+    if known is not None:
+        return known
     import subprocess  # here: a process that only loads compiled programs never needs it
 
     try:
@@ -190,20 +218,7 @@ def _compiler_version(cxx: str, memo_dir: Path | None) -> str:
             f"status {out.returncode}{_tail(out.stderr) or '. '}Fix: {_FIX_CXX}"
         )
     version = out.stdout.splitlines()[0] if out.stdout else cxx
-    if memo is not None and memo_dir is not None and memo_dir.is_dir():
-        known = (
-            {k: v for k, v in known.items() if isinstance(v, str)}
-            if isinstance(known, dict)
-            else {}
-        )
-        known[ident] = version
-        try:  # atomic: a reader sees the old memo or the new one, never half of one
-            fd, tmp = tempfile.mkstemp(dir=memo_dir, prefix=".compilers-")
-            with os.fdopen(fd, "w") as f:
-                json.dump(known, f)
-            os.replace(tmp, memo)
-        except OSError:
-            pass  # the memo is an optimization only
+    _memo_write(memo_dir, ident, version)
     return version
 
 
@@ -260,7 +275,7 @@ def _extra_flags() -> list[str]:
 
 
 @functools.lru_cache(maxsize=8)
-def _isa_flags(cxx: str) -> tuple[str, ...]:
+def _isa_flags(cxx: str, memo_dir: Path | None = None) -> tuple[str, ...]:
     """Instruction sets that ``-march=native`` enables but the toolchain mishandles.
 
     AVX512-FP16: g++ 12 emits masked ``vmovsh`` forms for float16 code that binutils 2.40
@@ -268,22 +283,29 @@ def _isa_flags(cxx: str) -> tuple[str, ...]:
     that has the extension (Sapphire Rapids and later). lazytorch computes float16 in
     float32 and converts with F16C/AVX-512F instructions, which stay enabled: turning the
     extension off loses nothing. Asked only on such CPUs, and only of a compiler that
-    knows the flag.
+    knows the flag; the answer is remembered in `memo_dir` like the compiler's version
+    (asking costs a process start in every new process, cache hits included).
     """
     if "avx512_fp16" not in cpu_features().split():
         return ()
+    flag = "-mno-avx512fp16"
+    key = f"{_compiler_ident(cxx)} accepts {flag}"
+    known = _memo_read(memo_dir).get(key)
+    if known in ("yes", "no"):
+        return (flag,) if known == "yes" else ()
     import subprocess
 
     try:
         probe = subprocess.run(
-            [cxx, "-mno-avx512fp16", "-x", "c++", "-E", "-o", os.devnull, os.devnull],
+            [cxx, flag, "-x", "c++", "-E", "-o", os.devnull, os.devnull],
             capture_output=True,
             check=False,
             timeout=60,
         )
     except (OSError, subprocess.SubprocessError):
         return ()  # a compiler that cannot answer this will say why when it compiles
-    return ("-mno-avx512fp16",) if probe.returncode == 0 else ()
+    _memo_write(memo_dir, key, "yes" if probe.returncode == 0 else "no")
+    return (flag,) if probe.returncode == 0 else ()
 
 
 @functools.lru_cache(maxsize=4)
@@ -305,7 +327,7 @@ def toolchain(memo_dir: Path | None = None) -> Toolchain:
             )
     version = _compiler_version(cxx, memo_dir)
     extra = _extra_flags()
-    flags = (*BASE_FLAGS, *_isa_flags(cxx), f"-I{include_dir()}", *extra)
+    flags = (*BASE_FLAGS, *_isa_flags(cxx, memo_dir), f"-I{include_dir()}", *extra)
     link = tuple(_blas_flags())
     h = hashlib.sha256()
     for part in (version, " ".join(flags), " ".join(link), cpu_features()):
@@ -542,26 +564,47 @@ def environment_error(exc: OSError) -> ToolchainError | None:
     return None
 
 
-# How generated programs mark their step functions (see codegen/cpp.py); a program with at
-# least SPLIT_MIN_STEPS of them compiles as several units in parallel.
+# How generated programs mark their step functions (see codegen/cpp.py). A program compiles
+# as one translation unit per STEPS_PER_UNIT step functions, at most one per core (and
+# MAX_UNITS): g++ optimizes a unit on one core, so a big program compiles in about the time
+# of its largest unit; each extra unit costs a compiler process and a parse of the runtime
+# headers (about 0.05 s of CPU).
 STEP_PREFIX = "static __attribute__((noinline)) void "
-SPLIT_MIN_STEPS = 24
+STEPS_PER_UNIT = 12
+MAX_UNITS = 8
+
+
+def unit_count(steps: int, cores: int) -> int:
+    """How many translation units a program with `steps` step functions compiles as.
+
+    >>> unit_count(69, 2), unit_count(69, 16), unit_count(23, 16), unit_count(500, 1)
+    (2, 5, 1, 1)
+    """
+    return max(1, min(cores, MAX_UNITS, steps // STEPS_PER_UNIT))
+
+
+def _compile_cost(function: list[str]) -> int:
+    """An estimate of g++'s time for a function, in characters of source: its length plus
+    a fixed cost per function (fitted on a GPT training step's kernels at -O3: time
+    follows length with r = 0.77, lines or loops predict it worse)."""
+    return sum(map(len, function)) + 900
 
 
 def split_units(source: str, cores: int) -> list[str] | None:
-    """`source` as two translation units that link into the same program, or None when it
-    is too small to gain (or there is one core).
+    """`source` as `unit_count` translation units that link into the same program (the
+    entry point in the last), or None when it compiles as one.
 
-    Every unit repeats the header (pragmas, includes). The step functions are split in two
-    halves by size and lose ``static`` (hidden visibility keeps them private to the shared
-    object); the unit with the entry point declares the other unit's functions.
+    Every unit repeats the header (pragmas, includes). The step functions are dealt to
+    the units by estimated compile time (`_compile_cost`), largest first to the lightest
+    unit, keeping their order within a unit. Functions outside the last unit
+    lose ``static`` (hidden visibility keeps them private to the shared object); the last
+    unit declares them.
     """
-    if cores < 2:
-        return None
     lines = source.split("\n")
     starts = [i for i, line in enumerate(lines) if line.startswith(STEP_PREFIX)]
     entry = next((i for i, line in enumerate(lines) if line.startswith('extern "C"')), None)
-    if len(starts) < SPLIT_MIN_STEPS or entry is None or entry < starts[-1]:
+    count = unit_count(len(starts), cores)
+    if count < 2 or entry is None or entry < starts[-1]:
         return None
     # Each function's leading comment lines belong to it.
     bounds = []
@@ -573,29 +616,32 @@ def split_units(source: str, cores: int) -> list[str] | None:
         entry -= 1
     header = lines[: bounds[0]]
     funcs = [lines[a:b] for a, b in zip(bounds, [*bounds[1:], entry])]
-    half, size, cut = sum(map(len, funcs)) / 2, 0, len(funcs)
-    for k, f in enumerate(funcs):
-        size += len(f)
-        if size >= half:
-            cut = k + 1
-            break
-    exported = "static __attribute__((noinline)) void "
+    cost = [_compile_cost(f) for f in funcs]
+    load = [0] * count
+    load[-1] = _compile_cost([])  # the entry point: calls only, compiled in ~0.02 s
+    dealt: list[list[int]] = [[] for _ in range(count)]
+    for k in sorted(range(len(funcs)), key=lambda k: -cost[k]):
+        unit = min(range(count), key=lambda u: (load[u], u))
+        load[unit] += cost[k]
+        dealt[unit].append(k)
+    exported = STEP_PREFIX
     hidden = '__attribute__((noinline, visibility("hidden"))) void '
 
     def export(f: list[str]) -> list[str]:
         return [ln.replace(exported, hidden, 1) if ln.startswith(exported) else ln for ln in f]
 
-    first = [ln for f in funcs[:cut] for ln in export(f)]
+    units = [[ln for k in sorted(ks) for ln in export(funcs[k])] for ks in dealt[:-1]]
     protos = [
         ln.replace(exported, hidden, 1).rstrip().removesuffix("{").rstrip() + ";"
-        for f in funcs[:cut]
-        for ln in f
+        for ks in dealt[:-1]
+        for k in sorted(ks)
+        for ln in funcs[k]
         if ln.startswith(exported)
     ]
-    second = [ln for f in funcs[cut:] for ln in f]
+    last = [ln for k in sorted(dealt[-1]) for ln in funcs[k]]
     return [
-        "\n".join([*header, *first]) + "\n",
-        "\n".join([*header, *protos, *second, *lines[entry:]]),
+        *("\n".join([*header, *unit]) + "\n" for unit in units),
+        "\n".join([*header, *protos, *last, *lines[entry:]]),
     ]
 
 

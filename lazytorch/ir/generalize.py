@@ -106,37 +106,63 @@ def _refill(v: Any, it: Any) -> Any:
 
 
 class SizePattern:
-    """A program split into its pattern key and its integers (see module doc)."""
+    """A program split into its pattern key and its integers (see module doc).
 
-    __slots__ = ("ints", "key", "program", "where")
+    ``where`` names each integer (``input 0 dim 1``, ``%12 (sum at model.py:3) dim 0``) for
+    messages; it is written out on first use, since every cut that may compile builds a
+    pattern and most never print one (formatting a thousand source locations costs
+    tens of milliseconds of a warm start).
+    """
 
-    def __init__(self, program: Program, ints: tuple[int, ...], where: list[str]) -> None:
+    __slots__ = ("_spots", "_where", "ints", "key", "program")
+
+    def __init__(
+        self, program: Program, ints: tuple[int, ...], spots: list[tuple[int, int | str]]
+    ) -> None:
         self.program = program
         self.ints = ints
-        self.where = where
+        self._spots = spots  # see `where`
+        self._where: list[str] | None = None
         self.key = self.instantiate([_HOLE] * len(ints)).canonical_text()
+
+    @property
+    def where(self) -> list[str]:
+        """The name of each integer, in `ints` order."""
+        if self._where is None:
+            prog, base, names = self.program, len(self.program.params), {}
+            where = []
+            for j, what in self._spots:
+                if isinstance(what, int):  # a dimension, else a parameter's name
+                    what = f"dim {what}"
+                if j < 0:
+                    where.append(f"input {-1 - j} {what}")
+                    continue
+                if j not in names:
+                    ins = prog.instrs[j]
+                    at = f" at {format_loc(ins.loc)}" if ins.loc is not None else ""
+                    names[j] = f"%{base + j} ({ins.op.name}{at})"
+                where.append(f"{names[j]} {what}")
+            self._where = where
+        return self._where
 
     @classmethod
     def of(cls, program: Program) -> SizePattern:
         ints: list[int] = []
         floats: list[bool] = []
-        where: list[str] = []
+        spots: list[tuple[int, int | str]] = []  # (-1 - input or instruction, dim or name)
         for i, p in enumerate(program.params):
             for d, n in enumerate(p.shape):
                 ints.append(n)
-                where.append(f"input {i} dim {d}")
-        base = len(program.params)
+                spots.append((-1 - i, d))
         for j, ins in enumerate(program.instrs):
-            at = f" at {format_loc(ins.loc)}" if ins.loc is not None else ""
-            name = f"%{base + j} ({ins.op.name}{at})"
             for d, n in enumerate(ins.shape):
                 ints.append(n)
-                where.append(f"{name} dim {d}")
+                spots.append((j, d))
             for k, v in ins.params.items():
                 before = len(ints)
                 _collect(v, ints, floats)
-                where.extend(f"{name} {k}" for _ in range(len(ints) - before))
-        return cls(program, tuple(ints), where)
+                spots.extend((j, k) for _ in range(len(ints) - before))
+        return cls(program, tuple(ints), spots)
 
     def instantiate(self, values: Sequence[Any]) -> Program:
         """The program with its integers replaced by `values` (in `ints` order)."""

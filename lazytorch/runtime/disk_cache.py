@@ -18,6 +18,9 @@ Layout (``root`` is `default_cache_dir()` unless given)::
         tmp/                entries being written, and entries being deleted
       locks/
         ab12…ef.lock        flock(2) target for `DiskCache.lock` (holds the holder's pid)
+      compilers.json        not an entry: what `lazytorch.codegen.compiler` asked the
+                            compiler (its version, whether it takes -mno-avx512fp16),
+                            keyed by the binary's path, size and mtime (replaced atomically)
 
 Guarantees:
 

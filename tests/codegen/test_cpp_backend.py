@@ -566,6 +566,47 @@ def test_big_programs_compile_as_parallel_units():
     np.testing.assert_allclose(got, f(torch).numpy(), rtol=1e-4, atol=1e-4)
 
 
+def test_programs_compile_as_one_unit_per_core_dealt_by_cost(monkeypatch, tmp_path):
+    """On more cores a big program compiles as more units (one per STEPS_PER_UNIT step
+    functions, at most one per core): every function is defined in exactly one unit, the
+    entry point in the last, the units' estimated costs differ by at most one function's,
+    and the linked program computes what torch does."""
+    import re
+
+    from lazytorch.codegen import compiler
+
+    x = np.random.default_rng(1).normal(size=(8, 64)).astype(np.float32)
+
+    def f(t):
+        h = t.tensor(x)
+        return sum(h[:, : i + 2].exp().sum(1) * (i + 1) for i in range(50))
+
+    src = lt.debug.source(f(lt))
+    steps = src.count(compiler.STEP_PREFIX)
+    assert steps >= 4 * compiler.STEPS_PER_UNIT
+    units = compiler.split_units(src, cores=4)
+    assert units is not None and len(units) == compiler.unit_count(steps, 4) == 4
+    defined = re.compile(r"^[^/ ].* void (k\w+)\(.*\{$", re.M)
+    assert sorted(n for u in units for n in defined.findall(u)) == sorted(defined.findall(src))
+    assert ["lt_entry" in u for u in units] == [False, False, False, True]
+    # Blank lines separate the functions; the entry point counts as an empty function.
+    functions = [[f for f in u.split("\n\n") if defined.search(f)] for u in units]
+    costs = [[compiler._compile_cost(f.split("\n")) for f in fs] for fs in functions]
+    loads = [sum(c) for c in costs[:-1]] + [sum(costs[-1]) + compiler._compile_cost([])]
+    assert max(loads) - min(loads) <= max(max(c) for c in costs)
+    assert compiler.split_units(src, cores=1) is None
+
+    seen = []
+    run = compiler._run_compiler
+    monkeypatch.setattr(compiler, "_run_compiler", lambda *a: seen.append(a[4]) or run(*a))
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setenv("LAZYTORCH_CACHE_DIR", str(tmp_path))  # compiled here, not loaded
+    with lt.backend("cpp"):
+        got = f(lt).numpy()
+    assert [len(u) for u in seen] == [4]
+    np.testing.assert_allclose(got, f(torch).numpy(), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
 @pytest.mark.parametrize(
     ("shape", "dims"), [((300, 37), 0), ((3, 700, 21), 1), ((40, 9, 18), (0, 1))]

@@ -58,6 +58,27 @@ def test_patterns_of_two_sizes_share_a_key_and_differ_in_ints():
     assert b.instantiate(a.ints).canonical_text() == _prog(4).canonical_text()
 
 
+def test_pattern_names_its_integers_on_first_use(monkeypatch):
+    """`where` names every integer (an input's dimension, an instruction's dimension or
+    parameter, with its source line), written out only when read: building a pattern, on
+    every cut that may compile, formats no source location."""
+    import lazytorch.ir.generalize as g
+
+    prog = _prog(4)
+    real = g.format_loc
+    monkeypatch.setattr(g, "format_loc", lambda loc: pytest.fail("formatted eagerly"))
+    p = SizePattern.of(prog)
+    monkeypatch.setattr(g, "format_loc", real)
+    assert len(p.where) == len(p.ints) and p.where is p.where
+    assert p.where[:2] == ["input 0 dim 0", "input 0 dim 1"]
+    base = len(prog.params)
+    for name in p.where[2:]:
+        j, rest = int(name[1:].split(" ")[0]) - base, name.split(") ", 1)[1]
+        ins = prog.instrs[j]
+        assert name.startswith(f"%{base + j} ({ins.op.name} at {real(ins.loc)})")
+        assert rest.startswith("dim ") or rest in ins.params
+
+
 def test_generalize_refuses_different_graphs_and_static_marks():
     a = SizePattern.of(_prog(4))
     x = lt.ones(4, 3)

@@ -284,6 +284,38 @@ def test_compiler_version_memo(tmp_path, monkeypatch):
     assert compiler._compiler_version(cxx, tmp_path) == first
 
 
+def test_isa_probe_memo(tmp_path, monkeypatch):
+    """The AVX512-FP16 probe (a compiler run in every new process, cache hits included) is
+    remembered beside the version, keyed by the compiler binary: another binary is asked."""
+    from lazytorch.codegen import compiler
+
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    monkeypatch.setattr(compiler, "cpu_features", lambda: "sse2 avx512_fp16")
+    probe = compiler._isa_flags.__wrapped__  # not the in-process cache
+    asked = []
+    real_run = subprocess.run
+
+    def counting_run(cmd, *a, **k):
+        asked.append(cmd[0])
+        return real_run(cmd, *a, **k)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    first = probe(cxx, tmp_path)
+    assert asked == [cxx] and first in ((), ("-mno-avx512fp16",))
+    assert probe(cxx, tmp_path) == first
+    assert asked == [cxx]  # answered by the memo
+    wrapper = tmp_path / "copy"  # another binary (say, an upgrade): asked again
+    wrapper.write_text(f'#!/bin/sh\nexec {cxx} "$@"\n')
+    wrapper.chmod(0o755)
+    assert probe(str(tmp_path / "copy"), tmp_path) == first
+    assert asked == [cxx, str(tmp_path / "copy")]
+    (tmp_path / "compilers.json").write_text("[1, 2]")  # damaged memo: asked again
+    assert probe(cxx, tmp_path) == first
+    assert len(asked) == 3
+
+
 _EXIT = textwrap.dedent(
     """
     import numpy as np
