@@ -41,6 +41,7 @@ from lazytorch.scheduler.kernel import (
     Reduce,
     Schedule,
     StridedView,
+    index_expr,
 )
 
 __all__ = ["LANES", "PARALLEL_MIN", "SPLIT_BLOCK", "generate"]
@@ -624,7 +625,13 @@ class _KernelWriter:
         """Whether this reduction reads its rows down columns: the reduced axis is strided in
         memory and the last kept axis contiguous (a bias gradient: the sum of a (rows, n)
         matrix over its rows). Lanes then run across LANES adjacent outputs, so each load is
-        a contiguous vector, instead of across a row whose elements are n apart."""
+        a contiguous vector, instead of across a row whose elements are n apart.
+
+        An operand the same for every output of a row (LayerNorm backward's per-row mean
+        and rstd: coefficient 0 on the kept axis) is one scalar per row broadcast across
+        the lanes, so it does not stand in the way; an operand walking along the row while
+        it varies with the output (a transposed read) does: the row layout suits it.
+        """
         k = self.k
         if (
             k.kind != "reduction"
@@ -648,11 +655,26 @@ class _KernelWriter:
             co, cr = e.coefficient(o_last), e.coefficient(r_last)
             if co is None or cr is None:
                 return False
+            if co == 0:
+                continue  # one value per row (or per kernel): broadcast across the lanes
             if cr == 1:
                 return False  # some operand walks along the row: the row layout suits it
             if co == 1 and cr != 0:
                 column = True
         return column
+
+    def varying(self, name: str) -> set[int]:
+        """The values whose result changes with loop variable `name` (after coalescing):
+        those whose index expression names it, and everything computed from them."""
+        k = self.k
+        out: set[int] = set()
+        for x, v in enumerate(k.values):
+            e = index_expr(v)
+            if e is not None and self.mapping:
+                e = e.substitute(self.mapping)
+            if (e is not None and name in e.vars()) or any(y in out for y in k.refs(x)):
+                out.add(x)
+        return out
 
     def columns(self, out: list[str]) -> None:
         k = self.k
@@ -674,6 +696,9 @@ class _KernelWriter:
                 INDENT * depth + f"for (int l = 0; l < {LANES}; ++l) a{r.id}_c[l] = {self.init(r)};"
             )
         roots = [r.value for r in reds]
+        varies = self.varying(o)
+        # the same for every lane and every row: once per block of outputs
+        self.emit_values([x for x in self.closure(roots, False) if x not in varies], out, depth)
         # Sums over long columns add in blocks of COLUMN_BLOCK rows, then the block sums:
         # the rounding error grows with the block length, not with the column's.
         blocked = (
@@ -698,11 +723,15 @@ class _KernelWriter:
             inner_d = d + 1
         else:
             inner_d = self.loop_open(self.inames, self.inner, d, out, simd_last=False)
+        # What does not change across the lanes (a row's mean and rstd, and what is computed
+        # from them alone) is computed once per row, before the lane loop.
+        per_row = [x for x in self.closure(roots, True) if x not in varies]
+        self.emit_values(per_row, out, inner_d)
         out.append(INDENT * inner_d + "#pragma omp simd")
         out.append(INDENT * inner_d + f"for (int lane = 0; lane < {o}_n; ++lane) {{")
         out.append(INDENT * (inner_d + 1) + f"const int64_t {o} = {o}_base + lane;")
-        self.emit_values(self.closure(roots, False), out, inner_d + 1)
-        self.emit_values(self.closure(roots, True), out, inner_d + 1)
+        self.emit_values([x for x in self.closure(roots, False) if x in varies], out, inner_d + 1)
+        self.emit_values([x for x in self.closure(roots, True) if x in varies], out, inner_d + 1)
         for r in reds:
             a, v = f"a{r.id}_{acc}[lane]", self.value_ref(r.value)
             out.append(INDENT * (inner_d + 1) + f"{a} = {self.combine_expr(r, a, v)};")
