@@ -336,10 +336,14 @@ class _KernelWriter:
         # prefetches of the next row's first-pass reads, issued by later passes (see row())
         self.prefetch: list[str] = []
         self.prefetch_now = False
+        # A scatter whose targets its last loop splits into disjoint sets runs in parallel
+        # over that loop, without atomics (see scatter_columns).
+        self.by_columns = self.scatter_columns()
         # Scatter-add runs in parallel with atomic adds unless determinism is asked for
         # (the order of float additions would then depend on thread timing).
         self.atomic = (
             k.kind == "scatter"
+            and not self.by_columns
             and not prog.deterministic
             and all(s.mode == "add" for s in k.stores)
             and all(prog.buf(s.buffer).dtype in ATOMIC_ADD_DTYPES for s in k.stores)
@@ -762,6 +766,71 @@ class _KernelWriter:
         out.append(INDENT * depth + "}")
         self.loop_close(len(lead) + 1, depth, out)
 
+    # -- scatters split by their last loop ------------------------------------------------------
+    def scatter_columns(self) -> bool:
+        """Whether threads can split this scatter by its last loop, each owning the targets
+        of its own range of that loop: an embedding's gradient adds row ``i`` of the
+        output gradient into row ``idx[i]`` of a (vocab, n) table, and the columns of the
+        table are disjoint between threads even when the rows collide.
+
+        That holds when every store's target is ``c * o_last`` plus terms whose
+        coefficients are multiples of ``|c| * n`` (n: the last loop's size): two iterations
+        with different ``o_last`` then differ modulo ``|c| * n``, whatever the gathered
+        index. Each target then receives its updates in the serial order (the same result
+        as the deterministic, serial loop), and the last loop's lanes never collide, so it
+        vectorizes. No value may read a buffer the kernel stores to.
+        """
+        k = self.k
+        if k.kind != "scatter" or self.prog.sched.symbolic or not self.onames:
+            return False
+        o, n = self.onames[-1], self.outer[-1]
+        targets = [s.buffer for s in k.stores]
+        if n < 2 or len(set(targets)) != len(targets):
+            return False
+        if any(v.op == "load" and v.attr[0] in targets for v in k.values):
+            return False
+        for st in k.stores:
+            e = st.index.substitute(self.mapping) if self.mapping else st.index
+            c = e.coefficient(o)  # None: o inside a floor division, a modulo, a clamp
+            if not c:
+                return False
+            span = abs(c) * n
+            if any(m % span for t, m in e.terms.items() if o not in t.vars()):
+                return False
+        return True
+
+    def scatter_by_columns(self, out: list[str]) -> None:
+        """The loops of a scatter_columns kernel: blocks of the last loop in parallel, every
+        row of a block in order, the block's columns (disjoint targets) as SIMD lanes."""
+        k = self.k
+        lead, lead_n = self.onames[:-1], self.outer[:-1]
+        o, n = self.onames[-1], self.outer[-1]
+        width = 4 * LANES
+        nblocks = _ceil_div(n, width)
+        roots = [r for s in k.stores for r in self.k.store_deps(s)]
+        varies = self.varying(o)
+        depth = 1
+        if self.work() >= PARALLEL_MIN and nblocks > 1:
+            out.append(INDENT * depth + "#pragma omp parallel for schedule(static)")
+        out.append(INDENT * depth + f"for (int64_t {o}_blk = 0; {o}_blk < {nblocks}; ++{o}_blk) {{")
+        depth += 1
+        out.append(INDENT * depth + f"const int64_t {o}_lo = {o}_blk * {width};")
+        out.append(
+            INDENT * depth
+            + f"const int64_t {o}_hi = {o}_lo + {width} < {n} ? {o}_lo + {width} : {n};"
+        )
+        d = self.loop_open(lead, lead_n, depth, out, simd_last=False)
+        ids = self.closure(roots, False)
+        self.emit_values([x for x in ids if x not in varies], out, d)  # once per row
+        out.append(INDENT * d + "#pragma omp simd")
+        out.append(INDENT * d + f"for (int64_t {o} = {o}_lo; {o} < {o}_hi; ++{o}) {{")
+        self.emit_values([x for x in ids if x in varies], out, d + 1)
+        for s in k.stores:
+            out.append(INDENT * (d + 1) + self.store_code(s))
+        out.append(INDENT * d + "}")
+        self.loop_close(len(lead), d, out)
+        out.append(INDENT + "}")
+
     def pointwise(self, out: list[str]) -> None:
         k = self.k
         depth = 1
@@ -773,6 +842,10 @@ class _KernelWriter:
             out.append(INDENT + f"float* w{bid}_all = new float[{self.prog.buf(bid).numel}];")
             out.append(INDENT + f"float* w{bid} = w{bid}_all{moved};  // accumulated in float32")
             out.append(INDENT + f"for (int64_t i = {lo}; i < {hi}; ++i) w{bid}[i] = b{bid}[i];")
+        if self.by_columns:
+            self.scatter_by_columns(out)
+            self.widened_back(wide, out)
+            return
         collapsed = self.parallel_pragma(depth, out, self.outer)
         if simd and collapsed and collapsed == len(self.outer):
             # the innermost loop is one of the parallel ones: one combined construct
@@ -784,6 +857,9 @@ class _KernelWriter:
         for s in k.stores:
             out.append(INDENT * depth + self.store_code(s))
         self.loop_close(len(self.outer), depth, out)
+        self.widened_back(wide, out)
+
+    def widened_back(self, wide: list[int], out: list[str]) -> None:
         for bid in wide:  # rounded once
             lo, hi, _ = self.widened_range(bid)
             out.append(INDENT + f"for (int64_t i = {lo}; i < {hi}; ++i) b{bid}[i] = w{bid}[i];")

@@ -7,6 +7,10 @@ SIMD lanes across adjacent outputs (``o0_blk`` loops), so every load is a contig
 Operands the same for all outputs of a row (a row's mean and rstd) are computed once per
 row and broadcast; an operand that walks along the row (a transposed read) keeps the row
 layout.
+
+Scatters likewise: an embedding gradient adds rows of the output gradient into rows of a
+table chosen by an index, and threads that each own a block of the table's columns never
+collide, so those kernels run in parallel without atomics (``o1_blk`` loops).
 """
 
 from __future__ import annotations
@@ -88,6 +92,7 @@ _TORCH = {
     np.dtype("float64"): torch.float64,
     np.dtype("float16"): torch.float16,
     np.dtype(BF16): torch.bfloat16,
+    np.dtype("int64"): torch.int64,
 }
 
 
@@ -224,3 +229,66 @@ def test_column_reductions_with_per_row_operands_match_torch_and_the_interpreter
     for name, a, r, w in zip(REDUCE, got, ref, want):
         _close(a, w, dtype, f"{name} vs torch")
         _close(a, r, dtype, f"{name} vs the interpreter")
+
+
+# -- scatters split by columns --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize(("rows", "cols"), [(1024, 128), (300, 37), (50, 130), (7, 1)])
+def test_embedding_gradient_threads_own_columns(cpp, dtype, rows, cols):
+    """The gradient of an embedding lookup (index_add of rows into a small table: the rows
+    collide) splits the table's columns between threads, without atomics, and adds in the
+    serial order: float32 results equal NumPy's serial np.add.at bit for bit."""
+    rng = np.random.default_rng(rows + cols)
+    npdtype = BF16 if dtype == "bfloat16" else np.dtype(dtype)
+    idx = rng.integers(0, 5, size=rows)
+    grad = rng.normal(size=(rows, cols)).astype(npdtype)
+
+    def fn(t, grad, idx):
+        return t.zeros(5, cols, dtype=grad.dtype).index_add(0, idx, grad)
+
+    src = lt.debug.source(fn(lt, lt.tensor(grad), lt.tensor(idx)))
+    scatter = [k for k in kernel_sources(src) if "[scatter" in k]
+    assert scatter and "atomic" not in scatter[0], src
+    if cols > 1:
+        assert "o1_blk" in scatter[0], scatter[0]
+    (got,) = _run(fn, [grad, idx], "cpp")
+    if dtype == "float32":
+        want = np.zeros((5, cols), np.float32)
+        np.add.at(want, idx, grad)
+        np.testing.assert_array_equal(got, want)
+    want = _torch(fn, [grad, idx])[0]
+    _close(got, want, dtype)
+
+
+def test_embedding_backward_matches_torch(cpp):
+    rng = np.random.default_rng(3)
+    table = rng.normal(size=(65, 48)).astype(np.float32)
+    idx = rng.integers(0, 65, size=(16, 64))
+    gy = rng.normal(size=(16, 64, 48)).astype(np.float32)
+
+    def grad(lib):
+        w = lib.tensor(table, requires_grad=True)
+        (lib.nn.functional.embedding(lib.tensor(idx), w) * lib.tensor(gy)).sum().backward()
+        return w.grad
+
+    got = grad(lt)
+    assert "o1_blk" in lt.debug.source(got)
+    np.testing.assert_allclose(got.numpy(), grad(torch).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_scatter_whose_columns_collide_keeps_its_loops(cpp):
+    """scatter_add along the last dim: different columns of a row may hit the same target,
+    so the kernel is not split by columns."""
+    rng = np.random.default_rng(4)
+    src_ = rng.normal(size=(40, 33)).astype(np.float32)
+    idx = rng.integers(0, 6, size=(40, 33))
+
+    def fn(t, s, i):
+        return t.zeros(40, 6).scatter_add(1, i, s)
+
+    src = lt.debug.source(fn(lt, lt.tensor(src_), lt.tensor(idx)))
+    assert "_blk" not in src
+    (got,) = _run(fn, [src_, idx], "cpp")
+    np.testing.assert_allclose(got, _torch(fn, [src_, idx])[0], rtol=1e-5, atol=1e-5)
