@@ -18,6 +18,7 @@ primitives and source lines, one named temporary per value.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import Any
 
 from lazytorch.codegen.cpp_ops import (
@@ -54,6 +55,7 @@ COLUMN_BLOCK = 256  # rows summed per block in a column reduction (see _KernelWr
 # this many elements instead of being recomputed, when computing it costs a transcendental.
 ROW_CACHE_MAX = 1 << 14
 ROW_CACHE_BYTES = 1 << 18  # at most this much of a thread's stack for row buffers
+MAX_RANGE_PIECES = 8  # sub-loops a pointwise loop is cut into at most (see range_pieces)
 PREFETCH_MIN_ROW = 8192  # bytes of a row below which later passes prefetch nothing
 # Below this many elements a kernel calls heavy helpers (Philox) out of line: compile time
 # matters more than vector speed there.
@@ -336,6 +338,8 @@ class _KernelWriter:
         # prefetches of the next row's first-pass reads, issued by later passes (see row())
         self.prefetch: list[str] = []
         self.prefetch_now = False
+        # range tests known in the piece of the innermost loop being written (range_pieces)
+        self.fixed: dict[int, str] = {}
         # A scatter whose targets its last loop splits into disjoint sets runs in parallel
         # over that loop, without atomics (see scatter_columns).
         self.by_columns = self.scatter_columns()
@@ -372,6 +376,8 @@ class _KernelWriter:
             rhs = const_literal(v.attr, v.dtype)
         elif v.op == "index":
             rhs = f"(int64_t)({self.expr(v.attr)})"
+        elif v.op == "inrange" and v.id in self.fixed:
+            return f"const bool v{v.id} = {self.fixed[v.id]};"  # known in this piece of the loop
         elif v.op == "inrange":
             e, lo, hi = v.attr
             c = self.expr(e)
@@ -851,13 +857,63 @@ class _KernelWriter:
             # the innermost loop is one of the parallel ones: one combined construct
             out[-1] = out[-1].replace("parallel for", "parallel for simd")
             simd = False
-        depth = self.loop_open(self.onames, self.outer, depth, out, simd_last=simd)
         roots = [r for s in k.stores for r in self.k.store_deps(s)]
+        pieces = self.range_pieces() if simd else []
+        if pieces:  # the innermost loop in pieces, each with its range tests known
+            depth = self.loop_open(self.onames[:-1], self.outer[:-1], depth, out, False)
+            o = self.onames[-1]
+            for lo, hi, fixed in pieces:
+                self.fixed = fixed
+                out.append(INDENT * depth + "#pragma omp simd")
+                out.append(INDENT * depth + f"for (int64_t {o} = {lo}; {o} < {hi}; ++{o}) {{")
+                self.emit_values(self.closure(roots, False), out, depth + 1)
+                for s in k.stores:
+                    out.append(INDENT * (depth + 1) + self.store_code(s))
+                out.append(INDENT * depth + "}")
+            self.fixed = {}
+            self.loop_close(len(self.outer) - 1, depth, out)
+            self.widened_back(wide, out)
+            return
+        depth = self.loop_open(self.onames, self.outer, depth, out, simd_last=simd)
         self.emit_values(self.closure(roots, False), out, depth)
         for s in k.stores:
             out.append(INDENT * depth + self.store_code(s))
         self.loop_close(len(self.outer), depth, out)
         self.widened_back(wide, out)
+
+    def range_pieces(self) -> list[tuple[int, int, dict[int, str]]]:
+        """The innermost loop of a pointwise kernel cut where its range tests change.
+
+        A ``cat`` or a ``pad`` is a sum of pieces, each selected by a test of the loop
+        variable against constant bounds (``o2 >= 128 && o2 <= 255``); a loop over the
+        whole range loads every piece (with clamped indices) at every element and keeps
+        one. Cut at the bounds, each sub-loop knows its tests (the values in `fixed`) and
+        g++ drops the loads it does not use. Returns (start, end, fixed) per sub-loop; []
+        when there is nothing to cut or too much (over MAX_RANGE_PIECES).
+        """
+        if self.prog.sched.symbolic or not self.onames:
+            return []
+        o, n = self.onames[-1], self.outer[-1]
+        tests: dict[int, tuple[int, int]] = {}
+        cuts = {0, n}
+        for v in self.k.values:
+            if v.op != "inrange":
+                continue
+            e, lo, hi = v.attr
+            if self.mapping:
+                e = e.substitute(self.mapping)
+            if e.vars() != {o} or e.coefficient(o) != 1 or len(e.terms) != 1:
+                continue
+            a, b = lo - e.const, hi - e.const + 1  # the test: a <= o < b
+            tests[v.id] = (a, b)
+            cuts.update(x for x in (a, b) if 0 < x < n)
+        if not tests or len(cuts) - 1 > MAX_RANGE_PIECES or len(cuts) < 3:
+            return []
+        at = sorted(cuts)
+        return [
+            (lo, hi, {x: "true" if a <= lo and hi <= b else "false" for x, (a, b) in tests.items()})
+            for lo, hi in pairwise(at)
+        ]
 
     def widened_back(self, wide: list[int], out: list[str]) -> None:
         for bid in wide:  # rounded once

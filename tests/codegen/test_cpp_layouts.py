@@ -1,5 +1,6 @@
-"""Column reductions in the C++ backend: which kernels read their rows down columns, and
-that those kernels compute what torch does.
+"""Loop layouts of C++ kernels: which kernels read their rows down columns, which scatters
+split their columns between threads, which pointwise loops are cut at their range tests,
+and that those kernels compute what torch does.
 
 A reduction over a strided axis whose kept axis is contiguous (the weight and bias
 gradients of a LayerNorm or Linear: sums of (rows, n) matrices over their rows) runs its
@@ -11,6 +12,10 @@ layout.
 Scatters likewise: an embedding gradient adds rows of the output gradient into rows of a
 table chosen by an index, and threads that each own a block of the table's columns never
 collide, so those kernels run in parallel without atomics (``o1_blk`` loops).
+
+A ``cat`` or ``pad`` along the innermost axis tests the loop variable against constant
+bounds to pick its piece; the loop is cut at those bounds so each sub-loop loads only its
+own piece.
 """
 
 from __future__ import annotations
@@ -292,3 +297,50 @@ def test_a_scatter_whose_columns_collide_keeps_its_loops(cpp):
     assert "_blk" not in src
     (got,) = _run(fn, [src_, idx], "cpp")
     np.testing.assert_allclose(got, _torch(fn, [src_, idx])[0], rtol=1e-5, atol=1e-5)
+
+
+# -- pointwise loops cut at their range tests -------------------------------------------------
+
+
+def test_cat_of_head_slices_loads_one_piece_per_sub_loop(cpp):
+    """Attention's head merge in the backward (three (B, H, T, D) gradients concatenated
+    along the last axis): three sub-loops, each with its range tests constant."""
+    rng = np.random.default_rng(5)
+    parts = [rng.normal(size=(2, 4, 8, 32)).astype(np.float32) for _ in range(3)]
+
+    def fn(t, *ps):
+        return t.cat([p.transpose(1, 2).reshape(2, 8, 128) for p in ps], -1) * 2
+
+    src = lt.debug.source(fn(lt, *(lt.tensor(p) for p in parts)))
+    (kern,) = [k for k in kernel_sources(src) if "cat" in k.splitlines()[0]]
+    for lo, hi in ((0, 128), (128, 256), (256, 384)):
+        assert f"o2 = {lo}; o2 < {hi};" in kern, kern
+    assert ">= 128 &&" not in kern  # no test left to evaluate per element
+    (got,) = _run(fn, parts, "cpp")
+    np.testing.assert_array_equal(got, _torch(fn, parts)[0])
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    widths=st.lists(st.integers(1, 40), min_size=1, max_size=4),
+    pad=st.tuples(st.integers(-2, 5), st.integers(-2, 5)),
+    rows=st.integers(1, 5),
+    dtype=st.sampled_from(["float32", "float64", "float16", "bfloat16"]),
+)
+def test_cat_and_pad_along_the_last_axis_match_torch(widths, pad, rows, dtype):
+    """Pieces of odd widths (one element, fewer than a vector), a constant pad on both
+    sides (negative: a crop), every float dtype: equal to torch exactly."""
+    npdtype = BF16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(sum(widths))
+    parts = [rng.normal(size=(rows, 3, w)).astype(npdtype) for w in widths]
+    if sum(widths) + pad[0] + pad[1] < 1:
+        pad = (0, 0)
+
+    def fn(t, *ps):
+        y = t.cat([p.flip(1) if i % 2 else p for i, p in enumerate(ps)], -1)
+        return t.nn.functional.pad(y + 1, pad, value=-3.0)
+
+    with lt.backend("cpp"):
+        (got,) = _run(fn, parts, "cpp")
+    want = _torch(fn, parts)[0]
+    np.testing.assert_array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64))
