@@ -9,7 +9,14 @@ Loop structure, decided here (codegen owns loops, the scheduler owns fusion):
   summation order whatever the thread count), combined in a fixed order at the end;
 * a kernel with one huge row and few outer points splits each pass into fixed-size blocks
   reduced in parallel and combined in block order (deterministic as well);
-* scans and scatters run their inner loop sequentially.
+* a reduction down strided columns (a bias or LayerNorm weight gradient) runs its lanes
+  across adjacent outputs instead, per-row operands computed once per row and broadcast;
+* a scatter whose last loop splits its targets into disjoint sets (an embedding gradient)
+  runs blocks of that loop in parallel, without atomics, in the serial order per target;
+* a pointwise loop whose innermost variable is tested against constant bounds (the pieces
+  of a ``cat``, a ``pad``'s border) is cut at those bounds, each sub-loop with its tests
+  known;
+* scans and other scatters run their inner loop sequentially.
 
 The generated code reads like its schedule: a header comment per kernel naming the fused
 primitives and source lines, one named temporary per value.
