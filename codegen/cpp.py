@@ -9,7 +9,14 @@ Loop structure, decided here (codegen owns loops, the scheduler owns fusion):
   summation order whatever the thread count), combined in a fixed order at the end;
 * a kernel with one huge row and few outer points splits each pass into fixed-size blocks
   reduced in parallel and combined in block order (deterministic as well);
-* scans and scatters run their inner loop sequentially.
+* a reduction down strided columns (a bias or LayerNorm weight gradient) runs its lanes
+  across adjacent outputs instead, per-row operands computed once per row and broadcast;
+* a scatter whose last loop splits its targets into disjoint sets (an embedding gradient)
+  runs blocks of that loop in parallel, without atomics, in the serial order per target;
+* a pointwise loop whose innermost variable is tested against constant bounds (the pieces
+  of a ``cat``, a ``pad``'s border) is cut at those bounds, each sub-loop with its tests
+  known;
+* scans and other scatters run their inner loop sequentially.
 
 The generated code reads like its schedule: a header comment per kernel naming the fused
 primitives and source lines, one named temporary per value.
@@ -18,6 +25,7 @@ primitives and source lines, one named temporary per value.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import Any
 
 from lazytorch.codegen.cpp_ops import (
@@ -41,6 +49,7 @@ from lazytorch.scheduler.kernel import (
     Reduce,
     Schedule,
     StridedView,
+    index_expr,
 )
 
 __all__ = ["LANES", "PARALLEL_MIN", "SPLIT_BLOCK", "generate"]
@@ -53,6 +62,7 @@ COLUMN_BLOCK = 256  # rows summed per block in a column reduction (see _KernelWr
 # this many elements instead of being recomputed, when computing it costs a transcendental.
 ROW_CACHE_MAX = 1 << 14
 ROW_CACHE_BYTES = 1 << 18  # at most this much of a thread's stack for row buffers
+MAX_RANGE_PIECES = 8  # sub-loops a pointwise loop is cut into at most (see range_pieces)
 PREFETCH_MIN_ROW = 8192  # bytes of a row below which later passes prefetch nothing
 # Below this many elements a kernel calls heavy helpers (Philox) out of line: compile time
 # matters more than vector speed there.
@@ -335,10 +345,16 @@ class _KernelWriter:
         # prefetches of the next row's first-pass reads, issued by later passes (see row())
         self.prefetch: list[str] = []
         self.prefetch_now = False
+        # range tests known in the piece of the innermost loop being written (range_pieces)
+        self.fixed: dict[int, str] = {}
+        # A scatter whose targets its last loop splits into disjoint sets runs in parallel
+        # over that loop, without atomics (see scatter_columns).
+        self.by_columns = self.scatter_columns()
         # Scatter-add runs in parallel with atomic adds unless determinism is asked for
         # (the order of float additions would then depend on thread timing).
         self.atomic = (
             k.kind == "scatter"
+            and not self.by_columns
             and not prog.deterministic
             and all(s.mode == "add" for s in k.stores)
             and all(prog.buf(s.buffer).dtype in ATOMIC_ADD_DTYPES for s in k.stores)
@@ -367,6 +383,8 @@ class _KernelWriter:
             rhs = const_literal(v.attr, v.dtype)
         elif v.op == "index":
             rhs = f"(int64_t)({self.expr(v.attr)})"
+        elif v.op == "inrange" and v.id in self.fixed:
+            return f"const bool v{v.id} = {self.fixed[v.id]};"  # known in this piece of the loop
         elif v.op == "inrange":
             e, lo, hi = v.attr
             c = self.expr(e)
@@ -624,7 +642,13 @@ class _KernelWriter:
         """Whether this reduction reads its rows down columns: the reduced axis is strided in
         memory and the last kept axis contiguous (a bias gradient: the sum of a (rows, n)
         matrix over its rows). Lanes then run across LANES adjacent outputs, so each load is
-        a contiguous vector, instead of across a row whose elements are n apart."""
+        a contiguous vector, instead of across a row whose elements are n apart.
+
+        An operand the same for every output of a row (LayerNorm backward's per-row mean
+        and rstd: coefficient 0 on the kept axis) is one scalar per row broadcast across
+        the lanes, so it does not stand in the way; an operand walking along the row while
+        it varies with the output (a transposed read) does: the row layout suits it.
+        """
         k = self.k
         if (
             k.kind != "reduction"
@@ -648,11 +672,26 @@ class _KernelWriter:
             co, cr = e.coefficient(o_last), e.coefficient(r_last)
             if co is None or cr is None:
                 return False
+            if co == 0:
+                continue  # one value per row (or per kernel): broadcast across the lanes
             if cr == 1:
                 return False  # some operand walks along the row: the row layout suits it
             if co == 1 and cr != 0:
                 column = True
         return column
+
+    def varying(self, name: str) -> set[int]:
+        """The values whose result changes with loop variable `name` (after coalescing):
+        those whose index expression names it, and everything computed from them."""
+        k = self.k
+        out: set[int] = set()
+        for x, v in enumerate(k.values):
+            e = index_expr(v)
+            if e is not None and self.mapping:
+                e = e.substitute(self.mapping)
+            if (e is not None and name in e.vars()) or any(y in out for y in k.refs(x)):
+                out.add(x)
+        return out
 
     def columns(self, out: list[str]) -> None:
         k = self.k
@@ -674,6 +713,9 @@ class _KernelWriter:
                 INDENT * depth + f"for (int l = 0; l < {LANES}; ++l) a{r.id}_c[l] = {self.init(r)};"
             )
         roots = [r.value for r in reds]
+        varies = self.varying(o)
+        # the same for every lane and every row: once per block of outputs
+        self.emit_values([x for x in self.closure(roots, False) if x not in varies], out, depth)
         # Sums over long columns add in blocks of COLUMN_BLOCK rows, then the block sums:
         # the rounding error grows with the block length, not with the column's.
         blocked = (
@@ -698,11 +740,15 @@ class _KernelWriter:
             inner_d = d + 1
         else:
             inner_d = self.loop_open(self.inames, self.inner, d, out, simd_last=False)
+        # What does not change across the lanes (a row's mean and rstd, and what is computed
+        # from them alone) is computed once per row, before the lane loop.
+        per_row = [x for x in self.closure(roots, True) if x not in varies]
+        self.emit_values(per_row, out, inner_d)
         out.append(INDENT * inner_d + "#pragma omp simd")
         out.append(INDENT * inner_d + f"for (int lane = 0; lane < {o}_n; ++lane) {{")
         out.append(INDENT * (inner_d + 1) + f"const int64_t {o} = {o}_base + lane;")
-        self.emit_values(self.closure(roots, False), out, inner_d + 1)
-        self.emit_values(self.closure(roots, True), out, inner_d + 1)
+        self.emit_values([x for x in self.closure(roots, False) if x in varies], out, inner_d + 1)
+        self.emit_values([x for x in self.closure(roots, True) if x in varies], out, inner_d + 1)
         for r in reds:
             a, v = f"a{r.id}_{acc}[lane]", self.value_ref(r.value)
             out.append(INDENT * (inner_d + 1) + f"{a} = {self.combine_expr(r, a, v)};")
@@ -733,6 +779,71 @@ class _KernelWriter:
         out.append(INDENT * depth + "}")
         self.loop_close(len(lead) + 1, depth, out)
 
+    # -- scatters split by their last loop ------------------------------------------------------
+    def scatter_columns(self) -> bool:
+        """Whether threads can split this scatter by its last loop, each owning the targets
+        of its own range of that loop: an embedding's gradient adds row ``i`` of the
+        output gradient into row ``idx[i]`` of a (vocab, n) table, and the columns of the
+        table are disjoint between threads even when the rows collide.
+
+        That holds when every store's target is ``c * o_last`` plus terms whose
+        coefficients are multiples of ``|c| * n`` (n: the last loop's size): two iterations
+        with different ``o_last`` then differ modulo ``|c| * n``, whatever the gathered
+        index. Each target then receives its updates in the serial order (the same result
+        as the deterministic, serial loop), and the last loop's lanes never collide, so it
+        vectorizes. No value may read a buffer the kernel stores to.
+        """
+        k = self.k
+        if k.kind != "scatter" or self.prog.sched.symbolic or not self.onames:
+            return False
+        o, n = self.onames[-1], self.outer[-1]
+        targets = [s.buffer for s in k.stores]
+        if n < 2 or len(set(targets)) != len(targets):
+            return False
+        if any(v.op == "load" and v.attr[0] in targets for v in k.values):
+            return False
+        for st in k.stores:
+            e = st.index.substitute(self.mapping) if self.mapping else st.index
+            c = e.coefficient(o)  # None: o inside a floor division, a modulo, a clamp
+            if not c:
+                return False
+            span = abs(c) * n
+            if any(m % span for t, m in e.terms.items() if o not in t.vars()):
+                return False
+        return True
+
+    def scatter_by_columns(self, out: list[str]) -> None:
+        """The loops of a scatter_columns kernel: blocks of the last loop in parallel, every
+        row of a block in order, the block's columns (disjoint targets) as SIMD lanes."""
+        k = self.k
+        lead, lead_n = self.onames[:-1], self.outer[:-1]
+        o, n = self.onames[-1], self.outer[-1]
+        width = 4 * LANES
+        nblocks = _ceil_div(n, width)
+        roots = [r for s in k.stores for r in self.k.store_deps(s)]
+        varies = self.varying(o)
+        depth = 1
+        if self.work() >= PARALLEL_MIN and nblocks > 1:
+            out.append(INDENT * depth + "#pragma omp parallel for schedule(static)")
+        out.append(INDENT * depth + f"for (int64_t {o}_blk = 0; {o}_blk < {nblocks}; ++{o}_blk) {{")
+        depth += 1
+        out.append(INDENT * depth + f"const int64_t {o}_lo = {o}_blk * {width};")
+        out.append(
+            INDENT * depth
+            + f"const int64_t {o}_hi = {o}_lo + {width} < {n} ? {o}_lo + {width} : {n};"
+        )
+        d = self.loop_open(lead, lead_n, depth, out, simd_last=False)
+        ids = self.closure(roots, False)
+        self.emit_values([x for x in ids if x not in varies], out, d)  # once per row
+        out.append(INDENT * d + "#pragma omp simd")
+        out.append(INDENT * d + f"for (int64_t {o} = {o}_lo; {o} < {o}_hi; ++{o}) {{")
+        self.emit_values([x for x in ids if x in varies], out, d + 1)
+        for s in k.stores:
+            out.append(INDENT * (d + 1) + self.store_code(s))
+        out.append(INDENT * d + "}")
+        self.loop_close(len(lead), d, out)
+        out.append(INDENT + "}")
+
     def pointwise(self, out: list[str]) -> None:
         k = self.k
         depth = 1
@@ -744,17 +855,74 @@ class _KernelWriter:
             out.append(INDENT + f"float* w{bid}_all = new float[{self.prog.buf(bid).numel}];")
             out.append(INDENT + f"float* w{bid} = w{bid}_all{moved};  // accumulated in float32")
             out.append(INDENT + f"for (int64_t i = {lo}; i < {hi}; ++i) w{bid}[i] = b{bid}[i];")
+        if self.by_columns:
+            self.scatter_by_columns(out)
+            self.widened_back(wide, out)
+            return
         collapsed = self.parallel_pragma(depth, out, self.outer)
         if simd and collapsed and collapsed == len(self.outer):
             # the innermost loop is one of the parallel ones: one combined construct
             out[-1] = out[-1].replace("parallel for", "parallel for simd")
             simd = False
-        depth = self.loop_open(self.onames, self.outer, depth, out, simd_last=simd)
         roots = [r for s in k.stores for r in self.k.store_deps(s)]
+        pieces = self.range_pieces() if simd else []
+        if pieces:  # the innermost loop in pieces, each with its range tests known
+            depth = self.loop_open(self.onames[:-1], self.outer[:-1], depth, out, False)
+            o = self.onames[-1]
+            for lo, hi, fixed in pieces:
+                self.fixed = fixed
+                out.append(INDENT * depth + "#pragma omp simd")
+                out.append(INDENT * depth + f"for (int64_t {o} = {lo}; {o} < {hi}; ++{o}) {{")
+                self.emit_values(self.closure(roots, False), out, depth + 1)
+                for s in k.stores:
+                    out.append(INDENT * (depth + 1) + self.store_code(s))
+                out.append(INDENT * depth + "}")
+            self.fixed = {}
+            self.loop_close(len(self.outer) - 1, depth, out)
+            self.widened_back(wide, out)
+            return
+        depth = self.loop_open(self.onames, self.outer, depth, out, simd_last=simd)
         self.emit_values(self.closure(roots, False), out, depth)
         for s in k.stores:
             out.append(INDENT * depth + self.store_code(s))
         self.loop_close(len(self.outer), depth, out)
+        self.widened_back(wide, out)
+
+    def range_pieces(self) -> list[tuple[int, int, dict[int, str]]]:
+        """The innermost loop of a pointwise kernel cut where its range tests change.
+
+        A ``cat`` or a ``pad`` is a sum of pieces, each selected by a test of the loop
+        variable against constant bounds (``o2 >= 128 && o2 <= 255``); a loop over the
+        whole range loads every piece (with clamped indices) at every element and keeps
+        one. Cut at the bounds, each sub-loop knows its tests (the values in `fixed`) and
+        g++ drops the loads it does not use. Returns (start, end, fixed) per sub-loop; []
+        when there is nothing to cut or too much (over MAX_RANGE_PIECES).
+        """
+        if self.prog.sched.symbolic or not self.onames:
+            return []
+        o, n = self.onames[-1], self.outer[-1]
+        tests: dict[int, tuple[int, int]] = {}
+        cuts = {0, n}
+        for v in self.k.values:
+            if v.op != "inrange":
+                continue
+            e, lo, hi = v.attr
+            if self.mapping:
+                e = e.substitute(self.mapping)
+            if e.vars() != {o} or e.coefficient(o) != 1 or len(e.terms) != 1:
+                continue
+            a, b = lo - e.const, hi - e.const + 1  # the test: a <= o < b
+            tests[v.id] = (a, b)
+            cuts.update(x for x in (a, b) if 0 < x < n)
+        if not tests or len(cuts) - 1 > MAX_RANGE_PIECES or len(cuts) < 3:
+            return []
+        at = sorted(cuts)
+        return [
+            (lo, hi, {x: "true" if a <= lo and hi <= b else "false" for x, (a, b) in tests.items()})
+            for lo, hi in pairwise(at)
+        ]
+
+    def widened_back(self, wide: list[int], out: list[str]) -> None:
         for bid in wide:  # rounded once
             lo, hi, _ = self.widened_range(bid)
             out.append(INDENT + f"for (int64_t i = {lo}; i < {hi}; ++i) b{bid}[i] = w{bid}[i];")
