@@ -110,44 +110,66 @@ static int path() {
 }
 
 // -- packing ---------------------------------------------------------------------------------
+// Both operands are packed in chunks of 32 x 32 bfloat16 (2 KiB), one chunk at a time, so
+// that a transposed operand is read 64 bytes in a row and transposed within the L1 cache.
+// Past m, n or k a chunk holds zeros.
 
-// Rows lo..hi of packed op(A). Row panels of 32 rows, each a run of 32x32 chunks (32 rows x
-// 32 consecutive k, 64-byte rows: one AMX tile load of 16 rows reads 1 KiB in a row); rows
-// past m and k past its end are zeros. reads (hi-lo)·k bfloat16, writes (hi-lo)·kp
+// Chunks lo..hi of packed op(A), numbered row panel by row panel (kp/32 chunks each).
+// Row panels of 32 rows are runs of chunks of 32 rows x 32 consecutive k: rows of 64 bytes,
+// so one AMX tile load of 16 rows reads 1 KiB in a row. reads and writes 32x32 per chunk
 inline void pack_a(bool trans, int64_t m, int64_t k, const uint16_t* A, int64_t lda,
                    uint16_t* ap, int64_t kp, int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
-        uint16_t* row = ap + (i / kBlock) * kBlock * kp + (i % kBlock) * 32;
-        for (int64_t p0 = 0; p0 < kp; p0 += 32) {
-            uint16_t* dst = row + p0 * kBlock;  // chunk p0/32 of the panel
-            const int64_t len = i >= m ? 0 : k - p0 < 32 ? (k - p0 > 0 ? k - p0 : 0) : 32;
-            if (!trans) {
-                std::memcpy(dst, A + i * lda + p0, sizeof(uint16_t) * len);
-            } else {
-                for (int64_t p = 0; p < len; ++p) dst[p] = A[(p0 + p) * lda + i];
+    const int64_t per_panel = kp / 32;
+    for (int64_t u = lo; u < hi; ++u) {
+        const int64_t i0 = u / per_panel * kBlock, p0 = u % per_panel * 32;
+        uint16_t* dst = ap + i0 * kp + p0 * kBlock;
+        const int64_t rows = m - i0 < kBlock ? m - i0 : kBlock, cols = k - p0 < 32 ? k - p0 : 32;
+        if (rows < kBlock || cols < 32) std::memset(dst, 0, sizeof(uint16_t) * kBlock * 32);
+        if (!trans) {  // A is m x k: row r of the chunk is 64 bytes of row i0 + r
+            for (int64_t r = 0; r < rows; ++r)
+                std::memcpy(dst + r * 32, A + (i0 + r) * lda + p0, sizeof(uint16_t) * cols);
+        } else {  // A is k x m: row p of A holds column p of the chunk
+            for (int64_t p = 0; p < cols; ++p) {
+                const uint16_t* src = A + (p0 + p) * lda + i0;
+                for (int64_t r = 0; r < rows; ++r) dst[r * 32 + p] = src[r];
             }
-            std::memset(dst + len, 0, sizeof(uint16_t) * (32 - len));
         }
     }
 }
 
-// Pair rows lo..hi of packed op(B). Column panels of 32 columns, each kp/2 rows of 32 pairs:
-// pair q of column j is (op(B)[2q][j], op(B)[2q+1][j]) (the VNNI layout), zero past k and
-// n; a row is 128 bytes, so a tile or a vector load of B reads memory in a row.
-// reads 2·(hi-lo)·n bfloat16, writes 2·(hi-lo)·np
+// Chunks lo..hi of packed op(B), numbered column panel by column panel (kp/32 chunks each).
+// Column panels of 32 columns are kp/2 rows of 32 pairs: pair q of column j is
+// (op(B)[2q][j], op(B)[2q+1][j]) (the VNNI layout); a row is 128 bytes, so a tile or a
+// vector load of B reads memory in a row. A chunk is 16 such rows. reads and writes 32x32
 inline void pack_b(bool trans, int64_t n, int64_t k, const uint16_t* B, int64_t ldb,
-                   uint16_t* bp, int64_t kp, int64_t np, int64_t lo, int64_t hi) {
-    for (int64_t q = lo; q < hi; ++q) {
-        const int64_t p0 = 2 * q, p1 = 2 * q + 1;
-        for (int64_t j0 = 0; j0 < np; j0 += kBlock) {
-            uint16_t* dst = bp + j0 * kp + q * 2 * kBlock;  // row q of panel j0/32
-            const int64_t cols = p0 >= k ? 0 : n - j0 < kBlock ? n - j0 : kBlock;
-            for (int64_t j = 0; j < cols; ++j) {
-                const int64_t jj = j0 + j;
-                dst[2 * j] = trans ? B[jj * ldb + p0] : B[p0 * ldb + jj];
-                dst[2 * j + 1] = p1 >= k ? uint16_t(0) : trans ? B[jj * ldb + p1] : B[p1 * ldb + jj];
+                   uint16_t* bp, int64_t kp, int64_t lo, int64_t hi) {
+    const int64_t per_panel = kp / 32;
+    for (int64_t u = lo; u < hi; ++u) {
+        const int64_t j0 = u / per_panel * kBlock, p0 = u % per_panel * 32;
+        uint16_t* dst = bp + j0 * kp + p0 * kBlock;  // (p/2)·64 + 2j + p%2 for k p0 + p
+        const int64_t cols = n - j0 < kBlock ? n - j0 : kBlock, ks = k - p0 < 32 ? k - p0 : 32;
+        if (cols < kBlock || ks < 32) std::memset(dst, 0, sizeof(uint16_t) * kBlock * 32);
+        if (!trans) {  // B is k x n: rows p0 + p and p0 + p + 1, interleaved, are row p/2
+            for (int64_t p = 0; p < ks; p += 2) {
+                const uint16_t* even = B + (p0 + p) * ldb + j0;
+                uint16_t* out = dst + p * kBlock;
+                if (p + 1 < ks) {
+                    const uint16_t* odd = even + ldb;
+                    for (int64_t j = 0; j < cols; ++j) {
+                        out[2 * j] = even[j];
+                        out[2 * j + 1] = odd[j];
+                    }
+                } else {
+                    for (int64_t j = 0; j < cols; ++j) out[2 * j] = even[j];
+                }
             }
-            std::memset(dst + 2 * cols, 0, sizeof(uint16_t) * 2 * (kBlock - cols));
+        } else {  // B is n x k: row j0 + j holds column j's pairs, 4 bytes each
+            for (int64_t j = 0; j < cols; ++j) {
+                const uint16_t* src = B + (j0 + j) * ldb + p0;
+                for (int64_t p = 0; p + 1 < ks; p += 2)
+                    std::memcpy(dst + p * kBlock + 2 * j, src + p, 4);
+                if (ks % 2) dst[(ks - 1) * kBlock + 2 * j] = src[ks - 1];
+            }
         }
     }
 }
@@ -316,8 +338,9 @@ inline void gemm(int path, bool ta, bool tb, int64_t m, int64_t n, int64_t k, co
 #pragma omp parallel if(parallel)
     {
         const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-        pack_a(ta, m, k, A, lda, ap, kp, mp * t / nt, mp * (t + 1) / nt);
-        pack_b(tb, n, k, B, ldb, bp, kp, np, kp / 2 * t / nt, kp / 2 * (t + 1) / nt);
+        const int64_t na = mp / kBlock * (kp / 32), nb = np / kBlock * (kp / 32);  // chunks
+        pack_a(ta, m, k, A, lda, ap, kp, na * t / nt, na * (t + 1) / nt);
+        pack_b(tb, n, k, B, ldb, bp, kp, nb * t / nt, nb * (t + 1) / nt);
 #pragma omp barrier
         run_blocks(path, nblocks * t / nt, nblocks * (t + 1) / nt, m, n, k, ap, bp, kp, np, C,
                    ldc);
