@@ -11,12 +11,14 @@
 // LAZYTORCH_BF16_GEMM=amx|avx512|widened (read once per program) asks for a path; one the
 // CPU cannot run gives the best below it, and the program's `lt_gemm16_calls` says which ran.
 //
-// Layout. op(A) (m x k) is packed row-major with k padded to KP = 32·⌈k/32⌉ and m to a
-// multiple of 32; op(B) (k x n) is packed in the VNNI pair layout both instructions read:
-// row q holds, for each column j, the pair (op(B)[2q][j], op(B)[2q+1][j]), n padded to a
-// multiple of 32. Padding is zeros, so every micro-kernel runs on whole 32x32 blocks of C
-// and only the store looks at m and n. A 32x32 block is 2x2 AMX tiles (A: two 16x32 tiles,
-// B: two 16-pair x 16-column tiles), or 4 x (8 rows x 32 columns) of AVX-512 accumulators.
+// Layout. op(A) (m x k) is packed in panels of 32 rows, op(B) (k x n) in panels of 32
+// columns, each over all of k padded to kp = 32·⌈k/32⌉ (see pack_a, pack_b); B in the VNNI
+// pair layout both instructions read: pair row q holds, for each column j, the pair
+// (op(B)[2q][j], op(B)[2q+1][j]). Padding is zeros, so every micro-kernel runs on a whole
+// 32x32 block of C and only the store looks at m and n. A block is 2x2 AMX tiles (A: two
+// 16x32 tiles, B: two 16-pair x 16-column tiles), or 4 x (8 rows x 32 columns) of AVX-512
+// accumulators. The blocks are cut among the program's OpenMP threads, after all of them
+// have packed their share of A and B. Packing memory is kept between calls, per thread.
 //
 // Numbers. bfloat16 products are exact in float32; each C element is a float32 sum of them
 // over k in increasing order (two products per hardware step), the same whatever block or
@@ -30,10 +32,13 @@
 #pragma once
 #include <omp.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define LT_GEMM_BF16_NATIVE 1
@@ -89,21 +94,24 @@ inline bool has_amx() {
 
 // Whether this CPU (and OS) can run `path`; asked once per path, and AMX's answer asks the
 // OS for the tile state, so this comes before any tile instruction.
-static bool available(int path) {
+static inline bool available(int path) {
     static const bool amx = detail::has_amx(), avx512 = detail::has_avx512bf16();
     return path == kAmx ? amx : path == kAvx512Bf16 ? avx512 : path == kWidened;
 }
 
-// The path of this program's bfloat16 products (see the top of the file).
-static int path() {
+// The path of this program's bfloat16 products (see the top of the file): the best this
+// CPU can run, no better than LAZYTORCH_BF16_GEMM asks for (lazytorch._settings checks the
+// value when the cpp backend starts; blanks around it are ignored, as there).
+static inline int path() {
     static const int chosen = [] {
         const char* env = std::getenv("LAZYTORCH_BF16_GEMM");
-        const char* want = env ? env : "";
-        while (*want == ' ') ++want;
-        const bool amx = !*want || !std::strncmp(want, "auto", 4) || !std::strncmp(want, "amx", 3);
-        if (amx && available(kAmx)) return int(kAmx);
-        if ((amx || !std::strncmp(want, "avx512", 6)) && available(kAvx512Bf16))
-            return int(kAvx512Bf16);
+        std::string want = env ? env : "";
+        const auto blank = [](char ch) { return std::isspace((unsigned char)ch) != 0; };
+        while (!want.empty() && blank(want.back())) want.pop_back();
+        want.erase(0, std::find_if_not(want.begin(), want.end(), blank) - want.begin());
+        const bool up_to_amx = want.empty() || want == "auto" || want == "amx";
+        if (up_to_amx && available(kAmx)) return int(kAmx);
+        if ((up_to_amx || want == "avx512") && available(kAvx512Bf16)) return int(kAvx512Bf16);
         return int(kWidened);
     }();
     return chosen;
@@ -349,8 +357,8 @@ inline void gemm(int path, bool ta, bool tb, int64_t m, int64_t n, int64_t k, co
 
 #else  // not x86-64: only the widened path exists
 
-static bool available(int path) { return path == kWidened; }
-static int path() { return int(kWidened); }
+static inline bool available(int path) { return path == kWidened; }
+static inline int path() { return int(kWidened); }
 template <class TC>
 inline void gemm(int, bool, bool, int64_t, int64_t, int64_t, const uint16_t*, int64_t,
                  const uint16_t*, int64_t, TC*, int64_t, bool) {}
