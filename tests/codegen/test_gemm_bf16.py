@@ -216,3 +216,15 @@ def test_a_header_change_changes_the_cache_key(tmp_path, monkeypatch):
         fingerprints.append(compiler.toolchain().fingerprint)
     compiler.toolchain.cache_clear()
     assert fingerprints[0] != fingerprints[1]
+
+
+def test_a_bad_path_name_fails_when_the_cpp_backend_starts(monkeypatch):
+    """Programs read LAZYTORCH_BF16_GEMM themselves and would take an unknown name for
+    `widened`: the cpp backend checks it first, naming the variable and the choices."""
+    from lazytorch.runtime.cpp_backend import CppBackend
+
+    monkeypatch.setenv("LAZYTORCH_BF16_GEMM", "tiles")
+    with pytest.raises(ValueError, match=r"LAZYTORCH_BF16_GEMM must be one of auto, amx"):
+        CppBackend()
+    monkeypatch.setenv("LAZYTORCH_BF16_GEMM", " avx512 ")
+    CppBackend()
