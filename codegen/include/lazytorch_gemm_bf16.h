@@ -221,12 +221,14 @@ __attribute__((target("amx-tile,amx-bf16"))) inline void amx_block(const uint16_
     for (int64_t p = 0; p < kp; p += 32) {
         const uint16_t* a = ap + p * kBlock;  // 32 rows x 32 k, rows of 64 bytes
         const uint16_t* b = bp + p * kBlock;  // 16 pair rows x 32 columns, rows of 128 bytes
+        // Each load just before its first use: tiles are not renamed, so a load waits for
+        // the products still reading its tile; this way the later loads overlap them.
         _tile_loadd(4, a, 64);
-        _tile_loadd(5, a + 16 * 32, 64);
         _tile_loadd(6, b, 128);
-        _tile_loadd(7, b + 32, 128);
         _tile_dpbf16ps(0, 4, 6);
+        _tile_loadd(7, b + 32, 128);
         _tile_dpbf16ps(1, 4, 7);
+        _tile_loadd(5, a + 16 * 32, 64);
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
     }
