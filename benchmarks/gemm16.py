@@ -1,7 +1,9 @@
 """16-bit GEMM on the cpp backend against float32: GFLOP/s of lazytorch's matmul.
 
-bfloat16 and float16 products widen A and B to float32 and call sgemm, rounding C once (or
-call OpenBLAS's sbgemm where the linked library has it: the table says which path ran).
+bfloat16 products run on AMX tiles or AVX512-BF16 where the CPU has them; float16 (and
+bfloat16 elsewhere, or with LAZYTORCH_BF16_GEMM=widened) widens A and B to float32 and calls
+sgemm, rounding C once (or OpenBLAS's sbgemm where the linked library has it). The last line
+says which paths ran.
 Each round times every dtype once, alternating, so a load change on the machine hits all
 of them alike; the figure is the median over the rounds. torch's matmul (its own thread
 count, MKL/oneDNN) is timed in the same rounds for reference.
@@ -69,21 +71,25 @@ def main() -> None:
                 tgf = f"{gf[('torch', d)]:.1f}" if ("torch", d) in gf else "—"
                 rel = gf[("lt", d)] / gf[("lt", "float32")]
                 print(f"| {n} | {d} | {gf[('lt', d)]:.1f} | {rel:.2f} | {tgf} |", flush=True)
-    widened, native = _paths(Path(os.environ["LAZYTORCH_CACHE_DIR"]))
-    print(f"\n16-bit products run: {widened} widened to float32 + sgemm, {native} through sbgemm")
+    ran = _paths(Path(os.environ["LAZYTORCH_CACHE_DIR"]))
+    print("\n16-bit products run: " + ", ".join(f"{n} {path}" for path, n in ran.items()))
 
 
-def _paths(cache: Path) -> tuple[int, int]:
-    """16-bit products run, over every compiled program: (widened + sgemm, sbgemm)."""
+PATHS = ("widened to float32 + sgemm", "sbgemm", "AVX512-BF16", "AMX")  # lt_gemm16_calls
+
+
+def _paths(cache: Path) -> dict[str, int]:
+    """16-bit products run, over every compiled program, by path."""
     from lazytorch.runtime.disk_cache import DiskCache
 
-    widened = native = 0
+    ran = dict.fromkeys(PATHS, 0)
     for entry in DiskCache(cache).entries():
         lib = ctypes.CDLL(str(entry.file("program.so")))
         if hasattr(lib, "lt_gemm16_calls"):
-            calls = (ctypes.c_int64 * 2).in_dll(lib, "lt_gemm16_calls")
-            widened, native = widened + calls[0], native + calls[1]
-    return widened, native
+            calls = (ctypes.c_int64 * len(PATHS)).in_dll(lib, "lt_gemm16_calls")
+            for path, n in zip(PATHS, calls):
+                ran[path] += n
+    return ran
 
 
 if __name__ == "__main__":

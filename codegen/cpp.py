@@ -115,8 +115,9 @@ def uses_blas(sched: Schedule) -> bool:
 def _blas_gemm(d: dt.DType) -> str | None:
     """The lazytorch_blas.h function multiplying `d` matrices; None: loops in the kernel.
 
-    16-bit floats go through `lt::gemm16` (float32 accumulation, sbgemm or widened operands
-    and sgemm: see the header); integers and bool have no BLAS.
+    16-bit floats go through `lt::gemm16` (float32 accumulation: AMX or AVX512-BF16 for
+    bfloat16 where the CPU has them, else sbgemm or widened operands and sgemm: see the
+    headers); integers and bool have no BLAS.
     """
     if d in (dt.float32, dt.float64):
         return "lt::gemm"

@@ -64,6 +64,7 @@ WHEN = {
     "compile": "at the first compile",
     "start": "at the first materialization",
     "native": "by the C++ runtime, at its first allocation",
+    "program": "by each compiled program, at its first bfloat16 product",
     "tests": "by the test suite",
 }
 """When a setting is read: key -> the words `render_table` prints."""
@@ -363,6 +364,14 @@ declare(
     1024,
     "MiB of freed output blocks kept for reuse (0 turns the pool off); checked when the native runtime loads",
     when="native",
+)
+declare(
+    "LAZYTORCH_BF16_GEMM",
+    "choice",
+    "auto",
+    "the cpp backend's bfloat16 matmul: `auto` takes AMX tiles, else AVX512-BF16, else float32 copies and sgemm; naming a path the CPU lacks gets the best below it; checked when the cpp backend starts",
+    when="program",
+    choices=("auto", "amx", "avx512", "widened"),
 )
 declare(
     "LAZYTORCH_DEVICE_BACKEND_AUTOLOAD",

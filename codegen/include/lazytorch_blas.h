@@ -22,14 +22,17 @@
 // accumulated in float32, C rounded once at the end. OpenBLAS's bfloat16 GEMM (sbgemm) is
 // used where the loaded library exports it and the CPU has bfloat16 dot products (without
 // them OpenBLAS runs a generic C kernel, slower than the alternative); otherwise, and for
-// float16, A and B are widened to float32 and multiplied by sgemm (`gemm16`). Each program
-// counts which path its products took in `lt_gemm16_calls` (tests read it).
+// float16, A and B are widened to float32 and multiplied by sgemm (`gemm16`). Before both,
+// bfloat16 products run natively on AMX tiles or AVX512-BF16 where the CPU has them
+// (lazytorch_gemm_bf16.h). Each program counts which path its products took in
+// `lt_gemm16_calls` (tests read it).
 #pragma once
 #include <omp.h>
 
 #include <atomic>
 #include <cstdint>
 
+#include "lazytorch_gemm_bf16.h"
 #include "lazytorch_runtime.h"
 
 extern "C" void scipy_cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
@@ -44,10 +47,11 @@ extern "C" void scipy_cblas_sbgemm(int, int, int, int, int, int, float, const ui
                                    const uint16_t*, int, float, float*, int)
     __attribute__((weak));
 
-// The products of 16-bit float operands this program ran: [0] widened to float32 (sgemm),
-// [1] through OpenBLAS's sbgemm. Weak: one copy however many units the program is split in.
+// The products of 16-bit float operands this program ran, by path (lt::bf16gemm::Path):
+// [0] widened to float32 (sgemm), [1] through OpenBLAS's sbgemm, [2] AVX512-BF16, [3] AMX.
+// Weak: one copy however many units the program is split in.
 extern "C" {
-__attribute__((weak)) int64_t lt_gemm16_calls[2] = {0, 0};
+__attribute__((weak)) int64_t lt_gemm16_calls[4] = {0, 0, 0, 0};
 }
 
 namespace lt {
@@ -142,6 +146,8 @@ inline bool use_sbgemm(const bf16*) {
 #endif
 }
 inline bool use_sbgemm(const half*) { return false; }
+inline constexpr bool is_bf16(const bf16*) { return true; }
+inline constexpr bool is_bf16(const half*) { return false; }
 // block b of C = op(A) @ op(B) by sbgemm (unreachable for float16: no use_sbgemm)
 template <class... Rest>
 inline void sbgemm_block(int64_t b, int64_t nb, bool by_rows, int ta, int tb, int64_t m,
@@ -197,11 +203,22 @@ inline void convert_rows(const S* src, int64_t lds, int64_t rows, int64_t cols, 
 // float32 into a float32 C, rounded once into C. One parallel region: the threads widen A
 // and B to float32 (kept in their layouts, contiguous), then each multiplies its blocks of
 // C (as `gemm` cuts them) and rounds them while they are in its cache.
-template <class T>
+// bfloat16 products take a native path first (lazytorch_gemm_bf16.h), whose results do not
+// depend on how C is cut. C may also be float32 (TC = float): the sum, not rounded.
+template <class T, class TC>
 inline void gemm16(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda,
-                   const T* B, int64_t ldb, T* C, int64_t ldc, bool fixed_blocks) {
+                   const T* B, int64_t ldb, TC* C, int64_t ldc, bool fixed_blocks) {
+    if (detail::is_bf16(A) && bf16gemm::path() != bf16gemm::kWidened) {
+        const int path = bf16gemm::path();
+        __atomic_fetch_add(&lt_gemm16_calls[path], 1, __ATOMIC_RELAXED);
+        const bool parallel = !omp_in_parallel() && m * n * k >= detail::kParallelMinWork;
+        bf16gemm::gemm(path, ta == kTrans, tb == kTrans, m, n, k, (const uint16_t*)A, lda,
+                       (const uint16_t*)B, ldb, C, ldc, parallel);
+        return;
+    }
     const bool native = detail::use_sbgemm(A);
-    __atomic_fetch_add(&lt_gemm16_calls[native ? 1 : 0], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&lt_gemm16_calls[native ? bf16gemm::kSbgemm : bf16gemm::kWidened], 1,
+                       __ATOMIC_RELAXED);
     // op(A) as stored: m x k (kNoTrans) or k x m; op(B): k x n or n x k
     const int64_t ra = ta == kNoTrans ? m : k, ca = ta == kNoTrans ? k : m;
     const int64_t rb = tb == kNoTrans ? k : n, cb = tb == kNoTrans ? n : k;

@@ -362,6 +362,8 @@ class CppBackend:
         self._disk: Any = None
         self._scratch: Path | None = None
         self.toolchain = toolchain(self._memo_dir())  # raises CompilerMissing with the fix
+        # read by the programs themselves (lazytorch_gemm_bf16.h): a bad value fails here
+        env_value("LAZYTORCH_BF16_GEMM")
         mod = _native.load(warn=False)
         if mod is None:
             raise CompilerMissing(

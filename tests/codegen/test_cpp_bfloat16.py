@@ -14,8 +14,11 @@ every primitive, as the reference interpreter (ml_dtypes) and torch's CPU kernel
   lazytorch_math.h and NumPy differ in float32 (tests/codegen/test_math_header.py);
 * reductions accumulate in float32: a bfloat16 reduction is the float32 reduction of the
   widened input, rounded once (the same lanes and order, so bit for bit);
-* matmul widens to float32 and calls sgemm (this OpenBLAS has no sbgemm), rounding C once:
-  bit for bit the float32 product of the widened operands, and the program reports the path.
+* bfloat16 matmul runs on AMX or AVX512-BF16 where the CPU has them (the kernels themselves:
+  tests/codegen/test_gemm_bf16.py): float32 sums of exact products, within k·eps(float32)
+  of the float64 product, the same bits on 1 and 2 threads; else, and for float16, it widens
+  to float32 and calls sgemm (this OpenBLAS has no sbgemm), rounding C once: bit for bit
+  the float32 product of the widened operands. The program reports the path it took.
 
 NaN: a float NaN becomes the quiet NaN of its sign (0x7FC0 / 0xFFC0), as ml_dtypes gives it;
 torch's CPU kernels give 0xFFFF (and c10's scalar conversion 0x7FC0), so against torch a NaN
@@ -26,6 +29,11 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import os
+import platform
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -384,30 +392,126 @@ def _openblas_exports(symbol: str) -> bool:
 
 
 def _gemm16_calls(cache: Path) -> list[int]:
-    """The program's count of 16-bit products: [widened to sgemm, through sbgemm]."""
+    """The 16-bit products run by the cache's programs in this process, by path:
+    [widened to sgemm, sbgemm, AVX512-BF16, AMX] (lazytorch_blas.h's lt_gemm16_calls)."""
     from lazytorch.runtime.disk_cache import DiskCache
 
-    (entry,) = DiskCache(cache).entries()
-    counts = (ctypes.c_int64 * 2).in_dll(
-        ctypes.CDLL(str(entry.file("program.so"))), "lt_gemm16_calls"
-    )
-    return list(counts)
+    total = [0, 0, 0, 0]
+    for entry in DiskCache(cache).entries():
+        lib = ctypes.CDLL(str(entry.file("program.so")))
+        if hasattr(lib, "lt_gemm16_calls"):
+            total = [
+                t + c for t, c in zip(total, (ctypes.c_int64 * 4).in_dll(lib, "lt_gemm16_calls"))
+            ]
+    return total
+
+
+PATH_INDEX = {"widened": 0, "sbgemm": 1, "avx512": 2, "amx": 3}
+
+
+def _os_grants_amx() -> bool:
+    """Whether Linux gives this process AMX's tile state (what a program asks before its
+    first tile instruction: arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA))."""
+    if sys.platform != "linux" or platform.machine() != "x86_64":
+        return False
+    sys_arch_prctl, req_xcomp_perm, xtiledata = 158, 0x1023, 18
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(sys_arch_prctl, req_xcomp_perm, xtiledata) == 0
+
+
+def _bf16_path(wanted: str = "auto") -> str:
+    """The path a program takes for bfloat16 products on this machine, LAZYTORCH_BF16_GEMM
+    being `wanted`: the best the CPU (and OS) can run, no better than the one asked for."""
+    flags = set(cpu_features().split())
+    if wanted in ("auto", "amx") and {"amx_bf16", "amx_tile"} <= flags and _os_grants_amx():
+        return "amx"
+    if wanted in ("auto", "amx", "avx512") and {"avx512_bf16", "avx512bw"} <= flags:
+        return "avx512"
+    sbgemm = _openblas_exports("scipy_cblas_sbgemm") and bool({"avx512_bf16", "amx_bf16"} & flags)
+    return "sbgemm" if sbgemm else "widened"
 
 
 def test_bfloat16_matmul_path_is_reported(cpp):
-    """sbgemm where the linked OpenBLAS exports it and the CPU has bfloat16 dot products;
-    else (this machine's scipy-openblas32 has no sbgemm) float32 operands and sgemm. The
-    compiled program counts the products each path ran."""
-    native = _openblas_exports("scipy_cblas_sbgemm") and bool(
-        {"avx512_bf16", "amx_bf16"} & set(cpu_features().split())
-    )
+    """AMX where the CPU has it and the OS grants it, else AVX512-BF16, else sbgemm where
+    the linked OpenBLAS exports it, else (this machine's scipy-openblas32 has no sbgemm)
+    float32 operands and sgemm; float16 always the latter. The compiled program counts the
+    products each path ran."""
     rng = np.random.default_rng(9)
     a, b = (rng.standard_normal((200, 300)).astype(np.float32).astype(BF16) for _ in range(2))
     la, lb = lt.tensor(a), lt.tensor(b)
-    (la @ lb.T).numpy()
-    assert _gemm16_calls(cpp) == ([0, 1] if native else [1, 0])
-    (la @ lb.T).numpy()  # the same program again
-    assert _gemm16_calls(cpp) == ([0, 2] if native else [2, 0])
+    want = [0, 0, 0, 0]
+    for _ in range(2):  # the same program again
+        (la @ lb.T).numpy()
+        want[PATH_INDEX[_bf16_path()]] += 1
+        assert _gemm16_calls(cpp) == want
+    (la.half() @ lb.half().T).numpy()
+    assert _gemm16_calls(cpp)[0] == want[0] + 1
+
+
+_PATHS_RUN = textwrap.dedent(
+    """
+    import ctypes, sys
+    import numpy as np
+    import lazytorch as lt
+    from lazytorch.runtime.disk_cache import DiskCache
+
+    lt.use_deterministic_algorithms(True)
+    rng = np.random.default_rng(12)
+    def bf16(*shape):
+        return lt.tensor(rng.standard_normal(shape).astype(np.float32).astype(lt.bfloat16.np))
+    a, b, c, d = bf16(300, 257), bf16(257, 200), bf16(4, 33, 65), bf16(4, 65, 47)
+    outs = {
+        "nn": a @ b,  # split over threads: 300·200·257 > 128^3
+        "tn": a.T[:100] @ a[:, :90],  # a transposed view; the other strided (lda 257)
+        "nt": a[:31] @ a[40:90].T,
+        "batched": c @ d,
+    }
+    lt.materialize(*outs.values())
+    np.savez(sys.argv[1], **{k: v.numpy().astype(np.float32) for k, v in outs.items()})
+    (entry,) = DiskCache(sys.argv[2]).entries()
+    calls = (ctypes.c_int64 * 4).in_dll(ctypes.CDLL(str(entry.file("program.so"))), "lt_gemm16_calls")
+    print(list(calls))
+    """
+)
+
+
+@pytest.mark.parametrize("wanted", ["auto", "avx512", "widened"])
+def test_forced_paths_are_deterministic_across_thread_counts(tmp_path, wanted):
+    """LAZYTORCH_BF16_GEMM picks the path (the best the CPU has, no better than asked); in
+    deterministic mode each gives the same bits on 1 and 2 threads, within k·eps(float32)
+    of the float64 product (plus C's rounding). A new process per run: a program reads the
+    variable once."""
+    cache = tmp_path / "cache"
+    results, reported = [], set()
+    for threads in (1, 2):
+        env = {**os.environ, "LAZYTORCH_CACHE_DIR": str(cache), "LAZYTORCH_BACKEND": "cpp",
+               "LAZYTORCH_BF16_GEMM": wanted, "OMP_NUM_THREADS": str(threads)}  # fmt: skip
+        out = tmp_path / f"out{threads}.npz"
+        r = subprocess.run(
+            [sys.executable, "-c", _PATHS_RUN, str(out), str(cache)],
+            env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        reported.add(r.stdout.strip())
+        results.append(dict(np.load(out)))
+    calls = [0, 0, 0, 0]
+    calls[PATH_INDEX[_bf16_path(wanted)]] = 4 + 3  # one product each, the batch's 4
+    assert reported == {str(calls)}
+    for name in results[0]:
+        np.testing.assert_array_equal(results[0][name], results[1][name], err_msg=name)
+    # the values: the same products of the same inputs, in float64
+    rng = np.random.default_rng(12)
+    a, b, c, d = (
+        rng.standard_normal(s).astype(np.float32).astype(BF16).astype(np.float64)
+        for s in ((300, 257), (257, 200), (4, 33, 65), (4, 65, 47))
+    )
+    refs = {"nn": (a, b), "tn": (a.T[:100], a[:, :90]), "nt": (a[:31], a[40:90].T)}
+    refs["batched"] = (c, d)
+    for name, (x, y) in refs.items():
+        ref, scale = x @ y, np.abs(x) @ np.abs(y)
+        bound = 2.0**-8 * np.abs(ref) + (x.shape[-1] + 1) * 2.0**-24 * scale
+        err = np.abs(results[0][name] - ref)
+        assert (err <= bound).all(), (name, err.max())
 
 
 MATMULS = {  # name: operand shapes, product
@@ -416,13 +520,17 @@ MATMULS = {  # name: operand shapes, product
     "tn": (((300, 64), (300, 80)), lambda x, y: x.transpose(0, 1) @ y),
     "batched": (((6, 17, 40), (6, 40, 23)), lambda x, y: x @ y),
     "large": (((260, 520), (520, 130)), lambda x, y: x @ y),
+    "odd": (((1, 77), (77, 1)), lambda x, y: x @ y),  # one row, one column, k odd
+    "strided": (((40, 90), (90, 50)), lambda x, y: x[:, 3:70] @ y[3:70, 1:34]),
 }
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_16bit_matmul_is_the_float32_product_rounded_once(cpp, dtype):
-    """Widened operands, float32 accumulation (sgemm), C rounded once: bit for bit the
-    float32 program's product of the same values, rounded; and torch's within rounding."""
+    """float32 accumulation, C rounded once. Widened operands and sgemm (float16; bfloat16
+    without a native path): bit for bit the float32 program's product of the same values,
+    rounded. A native bfloat16 path sums in another order: within k·eps(float32) of the
+    float64 product, plus C's rounding. Both within rounding of torch's."""
     rng = np.random.default_rng(10)
     np16 = BF16 if dtype == "bfloat16" else np.float16
     ins = [
@@ -441,9 +549,19 @@ def test_16bit_matmul_is_the_float32_product_rounded_once(cpp, dtype):
     want = products(
         *(torch.from_numpy(v.astype(np.float32)).to(getattr(torch, dtype)) for v in ins)
     )
+    exact = dtype == "float16" or _bf16_path() in ("widened", "sbgemm")
+    f64 = products(*(torch.from_numpy(v.astype(np.float64)) for v in ins))
+    absolute = products(*(torch.from_numpy(np.abs(v.astype(np.float64))) for v in ins))
+    ks = products(*(torch.ones(v.shape, dtype=torch.float64) for v in ins))  # k, per element
     for name in MATMULS:
         assert got[name].dtype == np16, name
-        np.testing.assert_array_equal(bits(got[name]), bits(f32[name].astype(np16)), name)
+        if exact:
+            np.testing.assert_array_equal(bits(got[name]), bits(f32[name].astype(np16)), name)
+        else:
+            ref = f64[name].numpy()
+            k = ks[name].numpy()
+            bound = 2.0**-8 * np.abs(ref) + (k + 1) * 2.0**-24 * absolute[name].numpy()
+            assert (np.abs(got[name].astype(np.float64) - ref) <= bound).all(), name
         np.testing.assert_allclose(
             got[name].astype(np.float32),
             want[name].float().numpy(),
