@@ -196,12 +196,6 @@ class SparseCOOTensor(Tensor):
             return self._with_values(self._structure()[1] / other)
         return _core.wrap(self._node) / other
 
-    def __matmul__(self, other: Any) -> Any:  # type: ignore[override]
-        return L.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Any:  # type: ignore[override]
-        return L.matmul(other, self)
-
     def __repr__(self) -> str:
         idx, vals = self._structure()
         pad = " " * len("tensor(indices=")
