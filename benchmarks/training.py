@@ -78,9 +78,19 @@ def _step(model: Any, opt: Any, loss_fn: Any, forward_in: Any = None) -> Any:
 
 
 def time_steps(
-    lib: Any, which: str, repeats: int, compiled: bool = False, amp: bool = False
+    lib: Any,
+    which: str,
+    repeats: int,
+    compiled: bool = False,
+    amp: bool = False,
+    whole_step: bool = False,
 ) -> dict[str, float]:
-    """Median seconds per step (and torch.compile's first step); `amp`: bfloat16 autocast."""
+    """Median seconds per step (and torch.compile's first step); `amp`: bfloat16 autocast.
+
+    `compiled`: the model's forward compiled (torch.compile's usual use); `whole_step`
+    (lazytorch): the whole step — forward, backward, update — compiled, so the steady state
+    replays its program without the step's Python (`lazytorch._compile.step`).
+    """
     model, opt, loss_fn = _setup(lib, which)
     run = model
     first = None
@@ -89,16 +99,24 @@ def time_steps(
         t = time.perf_counter()
         _step(run, opt, loss_fn, _autocast(lib, amp))
         first = time.perf_counter() - t
-    for _ in range(3):
-        _step(run, opt, loss_fn, _autocast(lib, amp))
+
+    def one() -> Any:
+        return _step(run, opt, loss_fn, _autocast(lib, amp))
+
+    if whole_step:
+        one = lib.compile(one)
+    for _ in range(4):  # (a compiled step: its first step, then recorded twice)
+        one()
     per = 5 if which == "gpt" else 10
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
         for _ in range(per):
-            loss = _step(run, opt, loss_fn, _autocast(lib, amp))
+            loss = one()
         float(loss.detach())  # lazytorch computed it in the step; torch already has it
         times.append((time.perf_counter() - t) / per)
+    if whole_step:
+        assert one.stats["hits"] >= repeats * per, one.explain()
     return {"step": statistics.median(times), "first": first or 0.0}
 
 
@@ -159,20 +177,21 @@ def report(repeats: int, torch_compile: bool = True) -> None:
 
     lt.set_backend("cpp")
     print(
-        "| training step | torch eager | torch.compile | lazytorch | lt/eager | lt/compile "
+        "| training step | torch eager | torch.compile | lazytorch | lazytorch, compiled step "
+        "| lt/eager | compiled step/eager | compiled step/torch.compile "
         "| torch.compile first step |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for which, label in (("gpt", "GPT-small, AdamW"), ("mlp", "MLP 784-1024-1024-10, SGD")):
         eager = time_steps(torch, which, repeats)["step"]
         comp = time_steps(torch, which, repeats, compiled=True) if torch_compile else None
         ours = time_steps(lt, which, repeats)["step"]
-        c_step = comp["step"] if comp else None
+        whole = time_steps(lt, which, repeats, whole_step=True)["step"]
+        c_step = comp["step"] if comp else float("nan")
         print(
-            f"| {label} | {eager * 1e3:.1f} | {c_step * 1e3 if c_step else float('nan'):.1f} | "
-            f"{ours * 1e3:.1f} | {ours / eager:.2f} | "
-            f"{ours / c_step if c_step else float('nan'):.2f} | "
-            f"{comp['first'] if comp else float('nan'):.1f} s |",
+            f"| {label} | {eager * 1e3:.1f} | {c_step * 1e3:.1f} | {ours * 1e3:.1f} | "
+            f"{whole * 1e3:.1f} | {ours / eager:.2f} | {whole / eager:.2f} | "
+            f"{whole / c_step:.2f} | {comp['first'] if comp else float('nan'):.1f} s |",
             flush=True,
         )
     print()

@@ -58,6 +58,7 @@ from typing import Any
 from lazytorch import _config, metrics
 from lazytorch import runtime as _runtime
 from lazytorch._compile import free as _free
+from lazytorch._compile import step as _step
 from lazytorch._compile.backends import CompileBackend, Runner, _make_backend
 from lazytorch._compile.free import _as_module, _code_names, _is_module_like, _module_tensors, _tree
 from lazytorch._compile.graph import (
@@ -66,13 +67,15 @@ from lazytorch._compile.graph import (
     _capture,
     _fast_unflatten,
     _NotReplayable,
+    _out_spec,
     _shape_str,
     _Uncacheable,
 )
-from lazytorch._compile.hooks import _Trace, _tracing
+from lazytorch._compile.hooks import _hooks, _Trace, _tracing
 from lazytorch._compile.options import CompileMode, CompileOptions
 from lazytorch._shapes import mark_dynamic, mark_static
 from lazytorch.ir.node import Node, grad_mode
+from lazytorch.ops import autocast as _autocast
 from lazytorch.tensor import Tensor
 
 __all__ = [
@@ -86,7 +89,7 @@ __all__ = [
 
 # -- the compiled function ------------------------------------------------------------------
 class _Entry:
-    __slots__ = ("graph", "reason", "run", "unflatten")
+    __slots__ = ("confirmed", "graph", "reason", "run", "step", "unflatten")
 
     def __init__(
         self,
@@ -94,11 +97,16 @@ class _Entry:
         unflatten: Callable[[list[Any]], Any] | None,
         graph: TracedGraph | None,
         reason: str | None,
+        step: _step.StepPlan | None = None,
     ) -> None:
         self.run = run
         self.unflatten = unflatten
         self.graph = graph
         self.reason = reason
+        # A whole-step capture (lazytorch._compile.step): replayed once a second call has
+        # recorded the same plan (`confirmed`).
+        self.step = step
+        self.confirmed = False
 
 
 class CompiledFunction:
@@ -190,6 +198,17 @@ class CompiledFunction:
         entry = self._cache.get(key)
         if entry is None:
             return self._trace(key, tensors, args, kwargs)
+        if entry.step is not None:
+            if _hooks.stack:
+                # Inside another trace: that one must see the programs run, so run the Python.
+                return self._invoke(args, kwargs)
+            if not entry.confirmed:
+                return self._trace(key, tensors, args, kwargs, entry)
+            self._hits += 1
+            if self._scoped:
+                with self._scope():
+                    return entry.unflatten(_step.replay(entry.step, tensors))  # type: ignore[misc]
+            return entry.unflatten(_step.replay(entry.step, tensors))  # type: ignore[misc]
         if entry.run is None:
             return self._call_through(args, kwargs, entry.reason or "")
         self._hits += 1
@@ -226,6 +245,13 @@ class CompiledFunction:
             free.append(_module_tensors(m, tensors))
         for m in modules:
             free.append(_module_tensors(m, tensors))
+        # The gradients of the leaves among them: a training step reads and writes them.
+        grads = []
+        for i in range(len(tensors)):
+            meta = getattr(tensors[i], "_meta", None)
+            if meta is not None and meta.grad is not None:
+                grads.append(i)
+                tensors.append(meta.grad)
         metas = []
         first: dict[Node, int] = {}
         for i, t in enumerate(tensors):
@@ -235,20 +261,50 @@ class CompiledFunction:
             tree,
             tuple(free),
             tuple(metas),
+            tuple(grads),
             grad_mode.enabled,
             _config.get_default_dtype(),
             _config.get_default_device(),
+            # autocast changes what the ops record (a replay would keep the other choice)
+            _autocast.enabled_anywhere
+            and (tuple(_autocast.state.enabled.items()), tuple(_autocast.state.dtype.items())),
         )
         return key, tensors
 
     @staticmethod
-    def _free(v: Any, tensors: list[Tensor], modules: list[Any]) -> Any:
+    def _free(v: Any, tensors: list[Tensor], modules: list[Any], depth: int = 0) -> Any:
         if isinstance(v, Tensor):
             tensors.append(v)
             return _TENSOR
+        tp = type(v)
+        if tp is CompiledFunction and v.module is None:  # a compiled helper: its function's
+            v = v._fn
+            tp = type(v)
+        if tp is types.FunctionType:
+            # A helper the function calls (a loss function, an inner step): what its closure
+            # holds is read too (two levels deep; its globals are the caller's or fixed).
+            cells = v.__closure__
+            if not cells or depth >= 2:
+                return None
+            out = []
+            for cell in cells:
+                try:
+                    c = cell.cell_contents
+                except ValueError:  # an empty cell
+                    out.append(None)
+                    continue
+                out.append(CompiledFunction._free(c, tensors, modules, depth + 1))
+            return (id(v.__code__), tuple(out))
+        if tp is float:  # a number the function reads: guarded by value (a new one retraces)
+            return (float, v.hex())
+        if tp is int or tp is bool or tp is str:
+            return (tp, v)
         m = _as_module(v)
         if m is not None:
             modules.append(m)
+            return None
+        if _free._is_optimizer(v):
+            return _free._optimizer_key(v, tensors)
         return None
 
     def _scope(self) -> contextlib.ExitStack:
@@ -282,30 +338,64 @@ class CompiledFunction:
         self._reasons[reason] += 1
         return self._invoke(args, kwargs)
 
-    def _trace(self, key: Any, tensors: list[Tensor], args: Any, kwargs: Any) -> Any:
-        if len(self._cache) >= self.options.cache_size_limit:
-            reason = f"cache_size_limit ({self.options.cache_size_limit}) reached"
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    f"lazytorch.compile: {self._name} has traced {len(self._cache)} "
-                    f"signatures, its cache_size_limit; new signatures now run the function "
-                    f"uncompiled (last change: {_describe_change(self._last_key, key)}). "
-                    "Raise options={'cache_size_limit': ...} if this is expected.",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
-            return self._call_through(args, kwargs, reason)
-        if any(type(d) is not int for m in key[2] for d in m[0]):
-            return self._call_through(args, kwargs, "symbolic (dynamic) shapes")
-        self._traces += 1
+    def _trace(
+        self,
+        key: Any,
+        tensors: list[Tensor],
+        args: Any,
+        kwargs: Any,
+        confirming: _Entry | None = None,
+    ) -> Any:
+        """Run the function recording it: as a node template (`_capture`), else as a whole
+        step (`lazytorch._compile.step`); `confirming` is a step entry traced once already,
+        whose plan this second recording must reproduce before it is replayed."""
+        if confirming is None:
+            if len(self._cache) >= self.options.cache_size_limit:
+                reason = f"cache_size_limit ({self.options.cache_size_limit}) reached"
+                if not self._warned:
+                    self._warned = True
+                    warnings.warn(
+                        f"lazytorch.compile: {self._name} has traced {len(self._cache)} "
+                        f"signatures, its cache_size_limit; new signatures now run the "
+                        f"function uncompiled (last change: "
+                        f"{_describe_change(self._last_key, key)}). "
+                        "Raise options={'cache_size_limit': ...} if this is expected.",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+                return self._call_through(args, kwargs, reason)
+            if any(type(d) is not int for m in key[2] for d in m[0]):
+                return self._call_through(args, kwargs, "symbolic (dynamic) shapes")
+            self._traces += 1
+        rec = None
+        if self.options.step_capture and not _hooks.stack:
+            # A step's programs must read the tracked tensors' values, not compute them.
+            pending = [t for t in tensors if t._node.buffer is None]
+            if pending:
+                _runtime.materialize(*pending)
+            rec = _step.StepRecorder(metrics._node_id_now())
         in_nodes = [t._node for t in tensors]
-        trace = _Trace(metrics._node_id_now(), self.fullgraph, tensors)
-        with _tracing(trace):
+        trace = _Trace(metrics._node_id_now(), self.fullgraph, tensors, rec)
+        leaves: list[Tensor] = []
+        with _tracing(trace), rec if rec is not None else contextlib.nullcontext():
             out = self._fn_traced(args, kwargs)
-        reason = trace.reason
-        if reason is None and any(t._node is not n for t, n in zip(tensors, in_nodes)):
-            reason = "rebinds an input tensor to a new value (an in-place write or out=)"
+            reason = trace.reason
+            if reason is None and any(t._node is not n for t, n in zip(tensors, in_nodes)):
+                reason = "rebinds an input tensor to a new value (an in-place write or out=)"
+            if rec is not None and reason is not None and rec.reason is None:
+                # The end of a step: what it leaves pending runs now, as one more program.
+                _collect_tensors(out, leaves)
+                ends = [t for t in (*tensors, *leaves) if t._node.buffer is None]
+                for t in tensors:
+                    g = getattr(t, "_meta", None)
+                    g = g.grad if g is not None else None
+                    if g is not None and g._node.buffer is None:
+                        ends.append(g)
+                if ends:
+                    with self._scope():
+                        _runtime.materialize(*ends)
+        if confirming is not None:
+            return self._confirm(confirming, key, rec, reason, tensors, in_nodes, out, args, kwargs)
         entry: _Entry
         if reason is None:
             try:
@@ -317,16 +407,94 @@ class CompiledFunction:
             except _NotReplayable as e:
                 reason = str(e)
         if reason is not None:
-            entry = _Entry(None, None, None, reason)
-            self._fallbacks += 1  # this call ran the function, and so will the next ones
-            self._reasons[reason] += 1
+            plan, why = self._step_plan(rec, key, tensors, in_nodes, out, args, kwargs)
+            if plan is not None:
+                spec = _out_spec(out, [], {})
+                entry = _Entry(None, _fast_unflatten(spec), None, None, plan)
+            else:
+                if why is not None:
+                    reason = f"{reason}; as a whole step: {why}"
+                entry = _Entry(None, None, None, reason)
+                self._fallbacks += 1  # this call ran the function, and so will the next ones
+                self._reasons[reason] += 1
         self._cache[key] = entry
         self._last_key = key
-        if self.options.materialize_outputs:
-            leaves: list[Tensor] = []
+        if self.options.materialize_outputs and not leaves:
             _collect_tensors(out, leaves)
             with self._scope():
                 _runtime.materialize(*leaves)
+        return out
+
+    def _step_plan(
+        self,
+        rec: _step.StepRecorder | None,
+        key: Any,
+        tensors: list[Tensor],
+        in_nodes: list[Node],
+        out: Any,
+        args: Any,
+        kwargs: Any,
+    ) -> tuple[_step.StepPlan | None, str | None]:
+        """The whole-step plan of a traced call, or (None, why not); (None, None) when no
+        step capture listened."""
+        if rec is None or (rec.reason is None and not rec.cuts):
+            return None, None  # no step: the graph's reason is the whole story
+        try:
+            after, _ = self._signature(args, kwargs)
+        except _Uncacheable as e:
+            return None, str(e)
+        if (after[0], after[1], after[4:]) != (key[0], key[1], key[4:]):
+            what = (
+                "the arguments"
+                if after[0] != key[0]
+                else "grad mode or default dtype/device"
+                if after[4:] != key[4:]
+                else "the numbers, modules or optimizer state and settings it reads (an "
+                "optimizer's first step, or an LR scheduler stepped inside the function)"
+            )
+            return None, f"the call changes {what}, which a replay would not"
+        leaves: list[Tensor] = []
+        try:
+            _out_spec(out, leaves, {})
+        except _NotReplayable as e:
+            return None, str(e)
+        try:
+            plan = _step.build_plan(
+                rec, tensors, in_nodes, leaves, self._labels(args, kwargs, tensors)
+            )
+        except ValueError as e:
+            return None, str(e)
+        return plan, None
+
+    def _confirm(
+        self,
+        entry: _Entry,
+        key: Any,
+        rec: _step.StepRecorder | None,
+        reason: str | None,
+        tensors: list[Tensor],
+        in_nodes: list[Node],
+        out: Any,
+        args: Any,
+        kwargs: Any,
+    ) -> Any:
+        """The second recording of a step signature: replay it from now on if it made the
+        same plan as the first (every constant equal), else run the function from now on."""
+        plan, why = self._step_plan(rec, key, tensors, in_nodes, out, args, kwargs)
+        if plan is not None and entry.step is not None:
+            if plan.signature() == entry.step.signature():
+                entry.step = plan  # its providers are bound to this call's objects
+                entry.confirmed = True
+                return out
+            why = (
+                "two calls recorded different programs or constants (a number that changes "
+                "from call to call, such as a step count read as a Python number)"
+            )
+        entry.step = None
+        entry.unflatten = None
+        entry.reason = f"{reason or 'runs as a whole step'}; as a whole step: {why}"
+        self._fallbacks += 1
+        self._reasons[entry.reason] += 1
         return out
 
     def _fn_traced(self, args: Any, kwargs: Any) -> Any:
@@ -336,12 +504,17 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
 
     def _labels(self, args: Any, kwargs: Any, tensors: list[Tensor]) -> list[str]:
-        """Names for the flat inputs (the slow path of _signature, for graph listings)."""
-        labels: list[str] = []
+        """Names for the flat inputs (the slow path of _signature, for graph listings and
+        messages): each tensor by where the function reaches it, found by identity."""
+        names: dict[int, str] = {}
+
+        def name(t: Any, label: str) -> None:
+            if isinstance(t, Tensor):
+                names.setdefault(id(t), label)
 
         def walk(obj: Any, path: str) -> None:
             if isinstance(obj, Tensor):
-                labels.append(path)
+                name(obj, path)
             elif isinstance(obj, (tuple, list)):
                 for i, o in enumerate(obj):
                     walk(o, f"{path}[{i}]")
@@ -353,27 +526,41 @@ class CompiledFunction:
             walk(a, f"arg {i}")
         for k, v in kwargs.items():
             walk(v, k)
-        # Free tensors, in _signature's order: closure cells, globals, then modules.
-        for name, cell in zip(self._cell_names, self._cells):
-            with contextlib.suppress(ValueError):
-                if isinstance(cell.cell_contents, Tensor):
-                    labels.append(name)
-        for name in self._global_names:
-            if isinstance(self._globals.get(name), Tensor):
-                labels.append(name)
-        modules = _arg_modules(args, kwargs)
-        for v in [*_cell_values(self._cells), *map(self._globals.get, self._global_names)]:
+        free = [(n, c) for n, c in zip(self._cell_names, _cell_values(self._cells))]
+        free += [(n, self._globals.get(n)) for n in self._global_names]
+        modules = [("", m) for m in self._modules]  # the compiled module: its own names
+        modules += [(f"arg module {i}", m) for i, m in enumerate(_arg_modules(args, kwargs))]
+        optimizers = []
+        for n, v in free:
+            name(v, n)
             m = _as_module(v)
             if m is not None:
-                modules.append(m)
-        for m in (*self._modules, *modules):
+                modules.append((n, m))
+            elif _free._is_optimizer(v):
+                optimizers.append((n, v))
+        params: dict[int, str] = {}
+        for mname, m in modules:
             named = getattr(m, "named_parameters", None), getattr(m, "named_buffers", None)
             if all(callable(f) for f in named):
-                labels += [n for f in named for n, _ in f()]  # type: ignore[misc]
-        labels = labels[: len(tensors)]
-        while len(labels) < len(tensors):
-            labels.append(f"free {len(labels)}")
-        return labels
+                for f in named:
+                    for n, t in f():  # type: ignore[misc]
+                        full = f"{mname}.{n}" if mname else n
+                        name(t, full)
+                        params.setdefault(id(t), full)
+        for oname, opt in optimizers:
+            k = 0
+            for g in opt.param_groups:
+                for p in g["params"]:
+                    pname = params.get(id(p), f"{oname} parameter {k}")
+                    name(p, pname)
+                    for key, v in opt.state.get(p, {}).items():
+                        name(v, f"{oname}.state[{pname}][{key!r}]")
+                    k += 1
+        for t in tensors:
+            meta = getattr(t, "_meta", None)
+            if meta is not None and meta.grad is not None and id(t) in names:
+                name(meta.grad, f"{names[id(t)]}.grad")
+        return [names.get(id(t), f"free tensor {i}") for i, t in enumerate(tensors)]
 
     # -- inspection --------------------------------------------------------------------------
     @property
@@ -415,6 +602,15 @@ class CompiledFunction:
             if e.graph is not None:
                 ins = ", ".join(_shape_str(shape, d) for _, shape, d, _ in e.graph.inputs)
                 lines.append(f"  signature {i}: replays {e.graph.num_nodes} nodes on ({ins})")
+            elif e.step is not None:
+                n = e.step.num_programs
+                what = f"{n} program{'s' * (n != 1)} as a whole step"
+                lines.append(
+                    f"  signature {i}: replays {what}"
+                    if e.confirmed
+                    else f"  signature {i}: captured {what}; replayed once a second call "
+                    "records the same plan"
+                )
             else:
                 lines.append(f"  signature {i}: runs the function: {e.reason}")
         calls_through = {r: c for r, c in self._reasons.items() if c}
@@ -461,8 +657,10 @@ def _describe_change(old: Any, new: Any) -> str:
     """What differs between two signatures, in a few words (for the cache-limit warning)."""
     if old is None:
         return "unknown"
-    if old[3:] != new[3:]:
-        return "grad mode or default dtype/device"
+    if old[3] != new[3]:
+        return "which parameters have a .grad"
+    if old[4:] != new[4:]:
+        return "grad mode, autocast or default dtype/device"
     om, nm = old[2], new[2]
     if len(om) != len(nm):
         return f"{len(om)} -> {len(nm)} input tensors"

@@ -111,3 +111,62 @@ def _module_tensors(m: Any, tensors: list[Tensor]) -> Any:
     if callable(mods):
         return (id(m), tuple([getattr(s, "training", None) for s in mods()]))
     return (id(m), getattr(m, "training", None))
+
+
+# -- optimizers: their state tensors are free tensors, their hyperparameters guarded ----------
+_optimizer_types: dict[type, bool] = {}
+
+
+def _is_optimizer(v: Any) -> bool:
+    """Whether `v` looks like a torch optimizer (decided once per type: a missing attribute
+    of a module object costs a suggestion search)."""
+    tp = type(v)
+    k = _optimizer_types.get(tp)
+    if k is None:
+        k = _optimizer_types[tp] = (
+            not issubclass(tp, (type, types.ModuleType))
+            and callable(getattr(tp, "step", None))
+            and callable(getattr(tp, "zero_grad", None))
+            and callable(getattr(tp, "state_dict", None))
+        )
+    return (
+        k
+        and isinstance(getattr(v, "param_groups", None), list)
+        and isinstance(getattr(v, "state", None), dict)
+    )
+
+
+def _optimizer_key(opt: Any, tensors: list[Tensor]) -> Any:
+    """Append an optimizer's parameters and state tensors; its part of the signature.
+
+    Hyperparameters and non-tensor state enter by value (a new ``lr`` is a new signature),
+    except the state a replay advances itself (the class's ``_host_state``, e.g. Adam's
+    ``step``: its scalars reach the program through a provider, lazytorch._compile.step).
+    """
+    groups = []
+    params: list[Tensor] = []
+    for g in opt.param_groups:
+        ps = g["params"]
+        hyper = tuple((k, _tree(v, tensors, [])) for k, v in g.items() if k != "params")
+        groups.append((hyper, len(ps)))
+        params.extend(ps)
+    tensors.extend(params)
+    host = getattr(type(opt), "_host_state", ())
+    state = opt.state
+    per_param = []
+    for p in params:
+        st = state.get(p)
+        if not st:
+            per_param.append(None)
+            continue
+        items = []
+        for k, v in st.items():
+            if isinstance(v, Tensor):
+                tensors.append(v)
+                items.append((k, _TENSOR))
+            elif k in host:
+                items.append((k,))
+            else:
+                items.append((k, _tree(v, tensors, [])))
+        per_param.append(tuple(items))
+    return ("optimizer", id(opt), tuple(groups), tuple(per_param))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 from lazytorch import runtime as _runtime
 from lazytorch._errors import ImplicitMaterializationError
@@ -16,14 +17,19 @@ from lazytorch.tensor import Tensor
 
 # -- tracing hooks: what views.assign, runtime and the autograd engine report ---------------
 class _Trace:
-    __slots__ = ("fullgraph", "input_nodes", "input_tensors", "reason", "start")
+    __slots__ = ("fullgraph", "input_nodes", "input_tensors", "reason", "start", "step")
 
-    def __init__(self, start: int, fullgraph: bool, tensors: list[Tensor]) -> None:
+    def __init__(
+        self, start: int, fullgraph: bool, tensors: list[Tensor], step: Any = None
+    ) -> None:
         self.start = start
         self.fullgraph = fullgraph
         self.input_tensors = {id(t) for t in tensors}
         self.input_nodes = {t._node for t in tensors}
         self.reason: str | None = None
+        # A lazytorch._compile.step.StepRecorder when the call may be captured as a whole
+        # step (its programs rather than its nodes), else None.
+        self.step = step
 
     def writes_outside(self, root: Tensor) -> bool:
         """Whether an in-place write to `root` changes a tensor that outlives the call."""
@@ -63,6 +69,9 @@ class _Hooks(threading.local):
                 "fullgraph=True (the value would be baked into the traced graph)"
             )
         self._fail(f"reads a tensor's value: {cause} at {loc}")
+        for tr in self.stack:
+            if tr.step is not None:
+                tr.step.fail(f"reads a tensor's value: {cause} at {loc}")
 
     def materialized(self, cause: str) -> None:
         if self.stack:
@@ -82,6 +91,26 @@ class _Hooks(threading.local):
     def backward(self) -> None:
         if self.stack:
             self._fail(f"runs backward at {format_loc(user_loc())}")
+
+    # -- whole-step capture (lazytorch._compile.step) ---------------------------------------
+    def ran(self, key: Any, exe: Any, params: list[Any], roots: list[Any], device: Any) -> None:
+        """The executor is about to run a program."""
+        for tr in self.stack:
+            if tr.step is not None:
+                tr.step.ran(key, exe, params, roots, device)
+
+    def collective(self) -> None:
+        """A cut runs collectives (all_reduce...): a replay would skip them."""
+        for tr in self.stack:
+            if tr.step is not None:
+                tr.step.fail(f"runs a collective at {format_loc(user_loc())} (not captured yet)")
+
+    def host_provider(self, fn: Any) -> int | None:
+        """Register an optimizer's host-scalar provider with the step capture listening
+        (the outermost trace's); its index tags the scalars it made, or None."""
+        if self.stack and self.stack[0].step is not None:
+            return int(self.stack[0].step.provide(fn))
+        return None
 
 
 _hooks = _Hooks()

@@ -55,6 +55,9 @@ class CompileOptions:
       fuse with the caller.
     * ``deterministic`` — run the call (and its materializations) with deterministic
       algorithms on or off (`lazytorch.deterministic_algorithms`); None: as the caller.
+    * ``step_capture`` — False: a function that cannot be replayed as a graph (a training
+      step: backward, in-place updates, ``opt.step()``) is not captured as a whole step
+      either (`lazytorch._compile.step`); it runs its Python on every call.
 
     >>> from lazytorch._compile import CompileOptions
     >>> CompileOptions.from_dict({"cache_size_limit": 2}).cache_size_limit
@@ -62,13 +65,14 @@ class CompileOptions:
     >>> CompileOptions.from_dict({"cache_size_limt": 2})
     Traceback (most recent call last):
     ...
-    ValueError: unknown compile option 'cache_size_limt' (did you mean 'cache_size_limit'?); valid options: cache_size_limit, deterministic, materialize_outputs, trace_cache
+    ValueError: unknown compile option 'cache_size_limt' (did you mean 'cache_size_limit'?); valid options: cache_size_limit, deterministic, materialize_outputs, step_capture, trace_cache
     """
 
     cache_size_limit: int = 8
     trace_cache: bool = True
     materialize_outputs: bool = False
     deterministic: bool | None = None
+    step_capture: bool = True
 
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(type(self))

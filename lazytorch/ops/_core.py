@@ -86,7 +86,34 @@ def scalar_node(value: Any, dtype: dt.DType, device: Device) -> Node:
     if type(value) is int and not INT64_MIN <= value < UINT64_END:  # check_python_int, inline
         raise python_int_overflow(value)
     h = hash((_SCALAR, dtype, (), device))
-    return Node(_SCALAR, (), (), (), dtype, device, h, None, dtype.to_python(value))
+    n = Node(_SCALAR, (), (), (), dtype, device, h, None, dtype.to_python(value))
+    if value.__class__ is HostScalar and host_scalars is not None:
+        host_scalars[id(n)] = (n, value.tag)
+    return n
+
+
+class HostScalar(float):
+    """A Python number an optimizer computes on the host from state that a replay advances
+    (Adam's bias corrections from its step count), tagged with where a replay gets it anew.
+
+    It is a float everywhere; only `scalar_node` looks at the tag, and only while a
+    `lazytorch.compile` step capture listens (`host_scalars` is its registry then). A tag
+    lost on the way (an op deriving a new float from it) leaves an untagged input, which the
+    capture treats as a constant and so checks between two calls (see
+    `lazytorch._compile.step`).
+    """
+
+    __slots__ = ("tag",)
+
+    def __new__(cls, value: float, tag: Any) -> HostScalar:
+        self = super().__new__(cls, value)
+        self.tag = tag
+        return self
+
+
+# id(scalar node) -> (node, tag) for each HostScalar turned into a program input; a dict only
+# while a step capture records (lazytorch._compile.step), else None.
+host_scalars: dict[int, tuple[Node, Any]] | None = None
 
 
 # -- Python ints as torch Scalars ---------------------------------------------------------

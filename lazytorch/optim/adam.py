@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+from lazytorch import runtime as _runtime
+from lazytorch.ops._core import HostScalar
 from lazytorch.ops.creation import zeros_like
 from lazytorch.optim.optimizer import Optimizer, ParamsT, check_adam_family, check_number
 
@@ -77,6 +80,10 @@ class Adam(Optimizer):
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
+    # The state a compiled step's replay advances itself (lazytorch._compile.step): the step
+    # count, through `_host_scalars`; every other hyperparameter is guarded by value.
+    _host_state = ("step",)
+
     def _step_group(self, group: dict[str, Any]) -> None:
         lr = group["lr"]
         beta1, beta2 = group["betas"]
@@ -84,9 +91,9 @@ class Adam(Optimizer):
         weight_decay = group["weight_decay"]
         amsgrad = group["amsgrad"]
         check_number("lr", lr)
+        params = []
         for p in group["params"]:
-            grad = p.grad
-            if grad is None:
+            if p.grad is None:
                 continue
             state = self.state[p]
             if len(state) == 0:
@@ -95,12 +102,22 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = zeros_like(p)
                 if amsgrad:
                     state["max_exp_avg_sq"] = zeros_like(p)
+            params.append(p)
+        advance = functools.partial(self._host_scalars, group, params)
+        scalars = advance()
+        hooks = _runtime._compile_trace
+        k = hooks.host_provider(advance) if hooks is not None else None
+        for i, p in enumerate(params):
+            grad = p.grad
+            state = self.state[p]
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            neg_step_size, bias_correction2_sqrt = scalars[i]
+            if k is not None:  # a compiled step's replay recomputes them (HostScalar)
+                neg_step_size = HostScalar(neg_step_size, (k, i, 0))
+                bias_correction2_sqrt = HostScalar(bias_correction2_sqrt, (k, i, 1))
 
             if group["maximize"]:
                 grad = -grad
-            state["step"] += 1
-            step = state["step"]
 
             if weight_decay != 0:
                 if group["decoupled_weight_decay"]:
@@ -112,19 +129,32 @@ class Adam(Optimizer):
             exp_avg.lerp_(grad, 1 - beta1)
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
 
-            # Host-side scalars: program inputs, so a new step or lr reuses the program.
-            bias_correction1 = 1 - beta1**step
-            bias_correction2 = 1 - beta2**step
-            step_size = lr / bias_correction1
-            bias_correction2_sqrt = bias_correction2**0.5
-
             if amsgrad:
                 max_exp_avg_sq = state["max_exp_avg_sq"]
                 max_exp_avg_sq.copy_(max_exp_avg_sq.maximum(exp_avg_sq))
                 denom = (max_exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             else:
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-            p.addcdiv_(exp_avg, denom, value=-step_size)
+            p.addcdiv_(exp_avg, denom, value=neg_step_size)
+
+    def _host_scalars(self, group: dict[str, Any], params: list[Any]) -> list[tuple[float, float]]:
+        """Advance each parameter's step count; its ``(-step_size, sqrt(bias_correction2))``.
+
+        Host-side scalars are program inputs, so a new step or lr reuses the program; a
+        compiled step's replay calls this again instead of the Python of ``step()``.
+        """
+        lr = group["lr"]
+        beta1, beta2 = group["betas"]
+        out = []
+        for p in params:
+            state = self.state[p]
+            state["step"] += 1
+            step = state["step"]
+            bias_correction1 = 1 - beta1**step
+            bias_correction2 = 1 - beta2**step
+            step_size = lr / bias_correction1
+            out.append((-step_size, bias_correction2**0.5))
+        return out
 
 
 class AdamW(Adam):

@@ -151,6 +151,8 @@ def materialize_as_read(*tensors: Tensor) -> None:
 def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -> None:
     global last_cut_id
     if pending_collectives:  # collectives first, in recording order (see collectives.py)
+        if _compile_trace is not None:
+            _compile_trace.collective()
         nodes = list(nodes)
         _collectives.resolve(nodes)
     roots = [n for n in nodes if n.buffer is None]

@@ -9,6 +9,7 @@ from typing import Any
 from cachetools import LRUCache
 
 from lazytorch import _config, _native, metrics
+from lazytorch import runtime as _runtime
 from lazytorch._devices import backend_for, device_scope, place
 from lazytorch.ir.device import CPU
 from lazytorch.ir.generalize import SizePattern
@@ -91,6 +92,9 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
         exe = exe.pick()
     else:
         metrics.increment("cache_hits_memory")
+    hooks = _runtime._compile_trace
+    if hooks is not None:  # a lazytorch.compile trace records the programs it runs
+        hooks.ran(key, exe, cap.params, cap.roots, device)
     t_run = time.perf_counter()
     # A 0-d tensor may come from another device (as in torch): its value is moved here.
     inputs = [p.buffer if p.device is device else _moved(p, device) for p in cap.params]

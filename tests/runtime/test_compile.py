@@ -456,13 +456,34 @@ def _runs_every_time(fn, make_args, reason, compare=True):
     return outs
 
 
+def _captured_as_step(fn, make_args, calls_made=4):
+    """fn compiled is captured as a whole step (lazytorch._compile.step): its Python runs on
+    the first two calls (trace, then the confirming second recording) and is replayed after;
+    the outputs equal fn's own on the same arguments."""
+    calls = []
+
+    def counted(*a):
+        calls.append(1)
+        return fn(*a)
+
+    c = lt.compile(counted)
+    outs = [c(*make_args()) for _ in range(calls_made)]
+    assert len(calls) == 2, c.explain()
+    assert c.stats["hits"] == calls_made - 2 and c.stats["fallbacks"] == 0, c.explain()
+    assert "as a whole step" in c.explain()
+    return c, outs
+
+
 def test_materializing_inside_falls_back():
     _runs_every_time(
         lambda x: x * (x.sum().item() > 0), lambda: (lt.tensor([1.0, -3.0]),), "item()"
     )
-    _runs_every_time(
-        lambda x: lt.materialize(x + 1) or x, lambda: (lt.ones(2) * 2,), "materializes"
-    )
+
+
+def test_materializing_inside_is_captured_as_a_step():
+    # A cut inside cannot be a node template; the programs it runs can be replayed.
+    _, outs = _captured_as_step(lambda x: lt.materialize(x + 1) or x, lambda: (lt.ones(2) * 2,))
+    assert [o.tolist() for o in outs] == [[2.0, 2.0]] * 4
 
 
 def test_value_dependent_results_stay_correct():
@@ -471,16 +492,32 @@ def test_value_dependent_results_stay_correct():
     assert c(lt.tensor([-1.0])).tolist() == [1.0]  # not the first trace replayed
 
 
-def test_in_place_writes_to_outside_tensors_fall_back():
+def test_in_place_writes_to_outside_tensors_are_captured_as_a_step():
     def f(x, buf):
         buf.add_(1)  # a side effect on an argument
         return x + buf
 
     buf = lt.zeros(2)
-    _runs_every_time(f, lambda: (lt.ones(2), buf), "writes in place", compare=False)
-    assert buf.tolist() == [6.0, 6.0]  # three compiled + three reference calls
-    # A view of an argument written in place.
-    _runs_every_time(lambda x: x[0].fill_(0) + 1, lambda: (lt.ones(2),), "writes in place")
+    _, outs = _captured_as_step(f, lambda: (lt.ones(2), buf))
+    # Each replay read buf's value then and wrote the new one: 1, 2, 3, 4.
+    assert [o.tolist() for o in outs] == [[k + 1.0, k + 1.0] for k in (1, 2, 3, 4)]
+    assert buf.tolist() == [4.0, 4.0]
+    # A view of an argument written in place: the argument holds the write afterwards.
+    args = []
+
+    def fresh():
+        args.append(lt.ones(2))
+        return (args[-1],)
+
+    _, outs = _captured_as_step(lambda x: x[0].fill_(0) + 1, fresh)
+    assert [o.tolist() for o in outs] == [1.0] * 4
+    assert [a.tolist() for a in args] == [[0.0, 1.0]] * 4
+    # Without step capture they run the function every time.
+    c = lt.compile(f, options={"step_capture": False})
+    for _ in range(3):
+        c(lt.ones(2), buf)
+    assert c.stats["hits"] == 0 and buf.tolist() == [7.0, 7.0]
+    assert "writes in place" in c.explain()
 
     # In-place on a tensor created inside is fine.
     c = lt.compile(lambda x: x.clone().mul_(2).add_(1))
@@ -502,12 +539,20 @@ def test_module_buffer_update_falls_back():
     assert "writes in place" in c.explain()
 
 
-def test_backward_random_views_and_objects_fall_back():
+def test_random_views_and_objects_fall_back():
     def bw(x):
         (x * x).sum().backward()
         return x.grad * 1
 
-    _runs_every_time(bw, lambda: (lt.tensor([1.0, 2.0], requires_grad=True),), "runs backward")
+    xs = []
+
+    def leaf():
+        xs.append(lt.tensor([1.0, 2.0], requires_grad=True))
+        return (xs[-1],)
+
+    _, outs = _captured_as_step(bw, leaf)  # a whole step: gradients are program outputs
+    assert [o.tolist() for o in outs] == [[2.0, 4.0]] * 4
+    assert [x.grad.tolist() for x in xs] == [[2.0, 4.0]] * 4
     outs = _runs_every_time(
         lambda x: x + lt.rand(2), lambda: (lt.zeros(2),), "draws random numbers", compare=False
     )
