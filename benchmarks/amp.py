@@ -29,12 +29,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def time_steps(lib: Any, which: str, repeats: int, amp: bool, compiled: bool = False) -> float:
-    """Median ms per training step (benchmarks/training.py's, under autocast with `amp`)."""
+def time_steps(
+    lib: Any, which: str, repeats: int, amp: bool, compiled: bool = False, whole: bool = False
+) -> float:
+    """Median ms per training step (benchmarks/training.py's, under autocast with `amp`;
+    `whole`: lazytorch's whole step compiled)."""
     sys.path.insert(0, str(ROOT))
     from benchmarks.training import time_steps as steps
 
-    return steps(lib, which, repeats, compiled=compiled, amp=amp)["step"] * 1e3
+    return steps(lib, which, repeats, compiled=compiled, amp=amp, whole_step=whole)["step"] * 1e3
 
 
 _PEAK = """
@@ -133,18 +136,23 @@ def report(repeats: int, torch_compile: bool = True) -> None:
             f"({a16 / max(a32, 1e-9):.2f}) |"
         )
     print()
-    print("| step (ms) | torch eager | torch.compile | lazytorch | lt/eager | lt/compile |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "| step (ms) | torch eager | torch.compile | lazytorch | lazytorch, compiled step "
+        "| lt/eager | compiled step/eager | compiled step/torch.compile |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for which, label in (("gpt", "GPT-small, AdamW"), ("mlp", "MLP 784-1024-1024-10, SGD")):
         for amp in (False, True):
             eager = time_steps(torch, which, repeats, amp)
             comp = time_steps(torch, which, repeats, amp, compiled=True) if torch_compile else None
             ours = time_steps(lt, which, repeats, amp)
+            whole = time_steps(lt, which, repeats, amp, whole=True)
             tag = "bf16 autocast" if amp else "float32"
             c = f"{comp:.1f}" if comp else "—"
-            rc = f"{ours / comp:.2f}" if comp else "—"
+            rc = f"{whole / comp:.2f}" if comp else "—"
             print(
-                f"| {label}, {tag} | {eager:.1f} | {c} | {ours:.1f} | {ours / eager:.2f} | {rc} |"
+                f"| {label}, {tag} | {eager:.1f} | {c} | {ours:.1f} | {whole:.1f} | "
+                f"{ours / eager:.2f} | {whole / eager:.2f} | {rc} |"
             )
     print()
     print("| GEMM n³ (GFLOP/s) | torch f32 | torch bf16 | lazytorch f32 | lazytorch bf16 |")

@@ -192,8 +192,18 @@ def _state(m: Any, lib: Any) -> dict[str, np.ndarray]:
     return out
 
 
-def train(lib: Any, case: TrainingCase, dtype: str | None = None) -> list[dict[str, Any]]:
-    """Run `case` on `lib`; after each step, the loss and every parameter and buffer."""
+def train(
+    lib: Any,
+    case: TrainingCase,
+    dtype: str | None = None,
+    whole_step: bool = False,
+    compiled: list[Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Run `case` on `lib`; after each step, the loss and every parameter and buffer.
+
+    `whole_step` (lazytorch): the step is `lazytorch.compile`d, so from its fourth call on
+    it is replayed as a whole step (lazytorch._compile.step) where the model allows.
+    """
     dtype = dtype or case.dtype
     if lib is torch:
         torch.manual_seed(case.seed)
@@ -205,23 +215,35 @@ def train(lib: Any, case: TrainingCase, dtype: str | None = None) -> list[dict[s
     _load_same_weights([model], TrainingCase(**{**case.__dict__, "dtype": dtype}))
     opt = _optimizer(lib, case, model.parameters())
     F = lib.nn.functional
-    states = []
-    for xb, yb in batches(case):
-        x = lib.tensor(xb.astype(dtype) if xb.dtype.kind == "f" else xb)
-        y = lib.tensor(yb)
+
+    def step(x: Any, y: Any) -> Any:
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         if lib is lt:  # one cut for the whole step: loss, parameters, buffers, optimizer state
             lt.materialize()
+        return loss
+
+    if whole_step:
+        step = lt.compile(step)
+        if compiled is not None:
+            compiled.append(step)
+    states = []
+    for xb, yb in batches(case):
+        x = lib.tensor(xb.astype(dtype) if xb.dtype.kind == "f" else xb)
+        y = lib.tensor(yb)
+        loss = step(x, y)
         state = _state(model, lib)
         state["loss"] = np.asarray(loss.item())
         states.append(state)
     return states
 
 
-RUNS = {"cpp": "cpp", "interpreter": "interpreter"}
+RUNS = {"cpp": "cpp", "interpreter": "interpreter", "cpp compiled step": "cpp"}
+# Steps of the compiled-step run: the optimizer's first step, the steady step recorded
+# twice, then replays.
+STEP_CAPTURE_STEPS = 6
 
 
 def check_training(case: TrainingCase, runs: tuple[str, ...] = tuple(RUNS)) -> list[Mismatch]:
@@ -239,6 +261,9 @@ def check_training(case: TrainingCase, runs: tuple[str, ...] = tuple(RUNS)) -> l
         want = train(torch, case)
         truth = train(torch, case, dtype="float64") if case.dtype == "float32" else None
     found = []
+    if "cpp compiled step" in runs:
+        found += check_step_capture(case)
+        runs = tuple(r for r in runs if r != "cpp compiled step")
     for name in runs:
         try:
             with lt.backend(RUNS[name]):
@@ -255,6 +280,36 @@ def check_training(case: TrainingCase, runs: tuple[str, ...] = tuple(RUNS)) -> l
             if found:
                 break  # later steps only repeat the first difference
     return found
+
+
+def check_step_capture(case: TrainingCase) -> list[Mismatch]:
+    """The case trained for `STEP_CAPTURE_STEPS` steps with the step compiled, against the
+    same steps uncompiled on the same backend: bit for bit, since a replay runs the very
+    programs the uncompiled step runs (a difference is a wrong binding or a stale input)."""
+    longer = TrainingCase(**{**case.__dict__, "steps": STEP_CAPTURE_STEPS})
+    with lt.backend("cpp"):
+        want = train(lt, longer)
+        compiled: list[Any] = []
+        try:
+            got = train(lt, longer, whole_step=True, compiled=compiled)
+        except Exception as e:
+            return [Mismatch("cpp compiled step", f"raises {type(e).__name__}", str(e)[:500])]
+    # Replayed unless the model draws random numbers (dropout in training mode).
+    random = case.arch.get("dropout", 0.0) > 0 and case.train_mode
+    if not random and compiled[0].stats["hits"] == 0:
+        return [Mismatch("cpp compiled step", "not replayed", compiled[0].explain()[:800])]
+    for step, (g, w) in enumerate(zip(got, want)):
+        for key in w:
+            if not np.array_equal(g[key], w[key], equal_nan=True):
+                diff = np.max(np.abs(g[key].astype(np.float64) - w[key]))
+                return [
+                    Mismatch(
+                        "cpp compiled step",
+                        "value",
+                        f"step {step + 1} {key}: differs from the uncompiled step by {diff:.3g}",
+                    )
+                ]
+    return []
 
 
 def assert_training(case: TrainingCase, runs: tuple[str, ...] = tuple(RUNS)) -> None:
