@@ -23,6 +23,42 @@ def mlp(lib: Any, sizes: tuple[int, ...] = (64, 128, 128, 10)) -> Any:
     return nn.Sequential(*layers)
 
 
+def cnn(lib: Any, classes: int = 10) -> Any:
+    """A ResNet-8-style net for 32×32 RGB: conv-BN-ReLU ×6 (a stem, two residual blocks of
+    two, a strided conv between them) with 2 residual adds, global average pool, a head."""
+    nn = lib.nn
+    F = nn.functional
+
+    def conv_bn(cin: int, cout: int, stride: int = 1) -> Any:
+        return nn.Sequential(
+            nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(cout)
+        )
+
+    class Block(nn.Module):
+        def __init__(self, c: int) -> None:
+            super().__init__()
+            self.a, self.b = conv_bn(c, c), conv_bn(c, c)
+
+        def forward(self, x: Any) -> Any:
+            return F.relu(x + self.b(F.relu(self.a(x))))
+
+    class ResNet8(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = conv_bn(3, 16)
+            self.block1 = Block(16)
+            self.down = conv_bn(16, 32, stride=2)
+            self.block2 = Block(32)
+            self.head = nn.Linear(32, classes)
+
+        def forward(self, x: Any) -> Any:
+            x = self.block1(F.relu(self.stem(x)))
+            x = self.block2(F.relu(self.down(x)))
+            return self.head(x.mean(dim=(2, 3)))
+
+    return ResNet8()
+
+
 def gpt(
     lib: Any,
     vocab: int = 65,

@@ -1,10 +1,12 @@
-"""Training-step benchmarks: a GPT-small step and an MLP step, side by side in one run.
+"""Training-step benchmarks: GPT-small, a wider GPT, an MLP and a CNN step, side by side.
 
     python -m benchmarks --only training [--repeats 9]
     python -m benchmarks.training --repeats 9        # the same, alone
 
-GPT-small: vocab 65, context 64, width 128, 4 heads, 2 layers, batch 16, AdamW. MLP:
-784 -> 1024 -> 1024 -> 10 with ReLU, batch 256, SGD with momentum. A step is forward,
+GPT-small: vocab 65, context 64, width 128, 4 heads, 2 layers, batch 16, AdamW; GPT wider:
+vocab 512, context 128, width 384, 6 heads, 4 layers, batch 8, AdamW. MLP: 784 -> 1024 ->
+1024 -> 10 with ReLU, batch 256, SGD with momentum. CNN: ResNet-8-style (conv-BN-ReLU ×6,
+2 residual adds) on 32×32×3, batch 32, SGD with momentum. A step is forward,
 cross-entropy, backward, optimizer update and zero_grad; for lazytorch the update's
 materialize() computes the whole step. Each figure is the median of --repeats blocks of
 steps (ms per step), after warm-up. torch.compile compiles the model's forward (the usual
@@ -32,25 +34,44 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 GPT = dict(vocab=65, context=64, width=128, heads=4, layers=2)
 GPT_BATCH = 16
+GPT_WIDE = dict(vocab=512, context=128, width=384, heads=6, layers=4)
+GPT_WIDE_BATCH = 8
 MLP = (784, 1024, 1024, 10)
 MLP_BATCH = 256
+CNN_BATCH = 32
+# The workloads of issue 21's table: (key, label).
+WORKLOADS = (
+    ("gpt", "GPT-small, AdamW"),
+    ("gpt-wide", "GPT wider (V512 T128 C384 H6 L4 B8), AdamW"),
+    ("mlp", "MLP 784-1024-1024-10, SGD"),
+    ("cnn", "CNN ResNet-8-style, 32×32×3, B32, SGD"),
+)
 
 
 def _setup(lib: Any, which: str, seed: int = 0) -> tuple[Any, Any, Any]:
     """(model, optimizer, step function) for `lib` (torch or lazytorch)."""
     sys.path.insert(0, str(ROOT))
-    from benchmarks.models import gpt, mlp
+    from benchmarks.models import cnn, gpt, mlp
 
     lib.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    if which == "gpt":
-        model = gpt(lib, **GPT)
+    if which in ("gpt", "gpt-wide"):
+        cfg, batch = (GPT, GPT_BATCH) if which == "gpt" else (GPT_WIDE, GPT_WIDE_BATCH)
+        model = gpt(lib, **cfg)
         opt = lib.optim.AdamW(model.parameters(), lr=1e-3)
-        idx = lib.tensor(rng.integers(0, GPT["vocab"], size=(GPT_BATCH, GPT["context"])))
-        tgt = lib.tensor(rng.integers(0, GPT["vocab"], size=(GPT_BATCH, GPT["context"])))
+        idx = lib.tensor(rng.integers(0, cfg["vocab"], size=(batch, cfg["context"])))
+        tgt = lib.tensor(rng.integers(0, cfg["vocab"], size=(batch, cfg["context"])))
 
         def loss_fn(m: Any) -> Any:
             return m(idx, tgt)[1]
+    elif which == "cnn":
+        model = cnn(lib)
+        opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        x = lib.tensor(rng.normal(size=(CNN_BATCH, 3, 32, 32)).astype(np.float32))
+        y = lib.tensor(rng.integers(0, 10, size=CNN_BATCH))
+
+        def loss_fn(m: Any) -> Any:
+            return lib.nn.functional.cross_entropy(m(x), y)
     else:
         model = mlp(lib, MLP)
         opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
@@ -107,7 +128,7 @@ def time_steps(
         one = lib.compile(one)
     for _ in range(4):  # (a compiled step: its first step, then recorded twice)
         one()
-    per = 5 if which == "gpt" else 10
+    per = 10 if which == "mlp" else 5
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
@@ -182,7 +203,7 @@ def report(repeats: int, torch_compile: bool = True) -> None:
         "| torch.compile first step |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for which, label in (("gpt", "GPT-small, AdamW"), ("mlp", "MLP 784-1024-1024-10, SGD")):
+    for which, label in WORKLOADS:
         eager = time_steps(torch, which, repeats)["step"]
         comp = time_steps(torch, which, repeats, compiled=True) if torch_compile else None
         ours = time_steps(lt, which, repeats)["step"]
