@@ -305,7 +305,7 @@ class CompiledFunction:
             return None
         if _free._is_optimizer(v):
             return _free._optimizer_key(v, tensors)
-        return None
+        return _free._plain_state(v)
 
     def _scope(self) -> contextlib.ExitStack:
         stack = contextlib.ExitStack()

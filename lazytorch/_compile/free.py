@@ -170,3 +170,41 @@ def _optimizer_key(opt: Any, tensors: list[Tensor]) -> Any:
                 items.append((k, _tree(v, tensors, [])))
         per_param.append(tuple(items))
     return ("optimizer", id(opt), tuple(groups), tuple(per_param))
+
+
+# -- plain Python state the function may branch on -----------------------------------------------
+_PRIMITIVES = (int, float, bool, str, type(None))
+_NOT_STATE = (
+    type,
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+)
+
+
+def _plain_state(v: Any) -> Any:
+    """The numbers and strings an object, dict or tuple in the function's closure or globals
+    holds (one level deep), by value: a function that branches on ``cfg.flag`` or
+    ``counter['step'] % 4`` must not replay the branch it took when traced. (Lists are
+    left out: a list in the closure is most often a log the function appends to.) None
+    when `v` holds none (or is too large to compare on every call)."""
+    tp = type(v)
+    if tp is dict:
+        items = v.items()
+    elif tp is tuple:
+        items = enumerate(v)
+    elif tp is list or isinstance(v, _NOT_STATE):
+        return None
+    else:
+        d = getattr(v, "__dict__", None)
+        if type(d) is not dict:
+            return None
+        items = d.items()
+    out = []
+    for k, x in items:
+        if len(out) > 256:
+            return None
+        if type(x) in _PRIMITIVES:
+            out.append((k, type(x), x))
+    return (id(v), tuple(out)) if out else None

@@ -30,8 +30,8 @@ every time, with the reason in ``explain()``):
    constant equal. A number that changes from call to call without a provider (a step
    count read as a Python number, a random seed) therefore stops the capture instead of
    being baked in.
-4. *Host state is guarded.* Numbers the function reads from its closure and globals, the
-   optimizers' hyperparameters (``lr``, betas, ...) and their non-tensor state (all but what
+4. *Host state is guarded.* Numbers the function reads from its closure and globals (and
+   those one object, dict or tuple deep there: ``cfg.flag``), the optimizers' hyperparameters (``lr``, betas, ...) and their non-tensor state (all but what
    a provider advances) are part of the signature: a new value traces anew. A call that
    changes any of them itself (an LR scheduler stepped inside the function) is not
    replayed, since the replay would not change them.
@@ -40,7 +40,7 @@ every time, with the reason in ``explain()``):
    side effects other than the optimizers' providers run only on traced calls, as for any
    compiled function.
 
-What is not checked: a number read from an attribute of an arbitrary object (``cfg.lr``)
+What is not checked: a number read two objects deep (``trainer.cfg.lr``) or from a list
 that stays the same for the two recorded calls and changes later is replayed with its old
 value; pass such numbers as arguments (they are part of the signature).
 """

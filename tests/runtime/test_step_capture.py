@@ -198,12 +198,16 @@ def test_a_number_that_changes_without_a_guard_is_caught_by_the_second_recording
     class Counter:
         k = 0.0
 
-    counter = Counter()
+    class Holder:
+        def __init__(self):
+            self.counter = Counter()
+
+    holder = Holder()
     w = lt.ones(3)
 
     def f(x):
-        counter.k += 1.0  # read through an object: not part of the signature
-        w.add_(x * counter.k)
+        holder.counter.k += 1.0  # two objects deep: not part of the signature
+        w.add_(x * holder.counter.k)
         return w.sum() * 1
 
     c = lt.compile(f)
@@ -343,3 +347,43 @@ def test_a_step_called_inside_another_trace_runs_its_python():
             assert outer.stats["hits"] == 3, outer.explain()
     assert results[0][0] == results[1][0]
     _same(results[0][1], results[1][1])
+
+
+def _counter_run(holder_kind, compiled):
+    """A step that halves w on every fourth call, decided by a counter in an object or a
+    dict that the loop advances: calls 1 and 2 (trace and confirmation) take the same
+    branch, call 3 the other one."""
+
+    class Counter:
+        n = 0
+
+    counter = Counter() if holder_kind == "object" else {"n": 0}
+    w = lt.ones(3)
+
+    def read():
+        return counter.n if holder_kind == "object" else counter["n"]
+
+    def step(x):
+        w.add_(x)
+        if read() == 3:
+            w.mul_(0.5)
+        return w.sum() * 1
+
+    step = lt.compile(step) if compiled else step
+    out = []
+    for i in range(1, 17):
+        if holder_kind == "object":
+            counter.n = i % 4
+        else:
+            counter["n"] = i % 4
+        out.append(step(lt.ones(3)).item())
+    if compiled:
+        assert step.stats["hits"] > 0, step.explain()
+    return out
+
+
+@pytest.mark.parametrize("holder_kind", ["object", "dict"])
+def test_a_branch_on_an_object_or_dict_counter_is_guarded(holder_kind):
+    """Each call's counter value is part of the signature (the helper `read` in the step's
+    closure reaches it), so a replay never repeats the branch another call took."""
+    assert _counter_run(holder_kind, True) == _counter_run(holder_kind, False)
