@@ -1,12 +1,14 @@
 """A tiny character-level GPT trained on Shakespeare's sonnets (public domain, kept in
 examples/data/), printing the loss and then a generated sample.
 
-    python examples/train_char_gpt.py [--steps 300] [--torch]
+    python examples/train_char_gpt.py [--steps 300] [--torch] [--compile]
 
 Written as a PyTorch script: ``import lazytorch as torch`` is the only change (``--torch``
 runs the same code on PyTorch). Every training step — forward, backward and the AdamW
-update — is one compiled program, built on the first two steps and reused after; sampling
-uses a fixed-length window so it reuses one program too.
+update — is one compiled program, built on the first two steps and reused after; with
+``--compile`` the step function is ``torch.compile``d and lazytorch replays that program
+without running the step's Python. Sampling uses a fixed-length window so it reuses one
+program too.
 """
 
 from __future__ import annotations
@@ -77,6 +79,12 @@ def main() -> None:
     ap.add_argument("--context", type=int, default=64)
     ap.add_argument("--sample", type=int, default=300, help="characters to generate")
     ap.add_argument("--torch", action="store_true", help="run on PyTorch instead")
+    ap.add_argument(
+        "--compile",
+        action="store_true",
+        help="compile the whole training step: from its fourth call lazytorch replays the "
+        "step's program without running its Python (docs/compile.md)",
+    )
     args = ap.parse_args()
     if args.torch:
         import torch
@@ -94,18 +102,24 @@ def main() -> None:
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{len(text)} characters, vocabulary {len(chars)}, {n_params} parameters")
 
+    def train_step(x, y):
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, len(chars)), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    if args.compile:
+        train_step = torch.compile(train_step)
+
     gen = torch.Generator().manual_seed(1)
     t0 = time.perf_counter()
     for step in range(args.steps):
         starts = torch.randint(0, len(text) - ctx - 1, (args.batch,), generator=gen)
         offsets = starts[:, None] + torch.arange(ctx + 1)
         chunk = data[offsets]
-        x, y = chunk[:, :-1], chunk[:, 1:]
-        logits = model(x)
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, len(chars)), y.reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        loss = train_step(chunk[:, :-1], chunk[:, 1:])
         if step % 50 == 0 or step == args.steps - 1:
             print(f"step {step:4d}  loss {loss.item():.3f}  ({time.perf_counter() - t0:.1f} s)")
 

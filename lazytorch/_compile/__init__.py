@@ -369,10 +369,10 @@ class CompiledFunction:
             self._traces += 1
         rec = None
         if self.options.step_capture and not _hooks.stack:
-            # A step's programs must read the tracked tensors' values, not compute them.
-            pending = [t for t in tensors if t._node.buffer is None]
-            if pending:
-                _runtime.materialize(*pending)
+            # A step's programs must read values, not compute what was pending before the
+            # call: the tracked tensors (its inputs), and anything else live that a cut
+            # inside (opt.step's materialize()) would sweep in (the batch the loop sliced).
+            _runtime.materialize()
             rec = _step.StepRecorder(metrics._node_id_now())
         in_nodes = [t._node for t in tensors]
         trace = _Trace(metrics._node_id_now(), self.fullgraph, tensors, rec)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dis
 import types
 from typing import Any
 
@@ -44,8 +45,17 @@ def _as_module(v: Any) -> Any:
     return v if _kind(tp) == _MODULE else None
 
 
+_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"})
+
+
 def _code_names(code: types.CodeType) -> list[str]:
-    names = list(code.co_names)
+    """The global names `code` (and the functions defined in it) read or write.
+
+    Read from the bytecode, not ``co_names``, which also lists attribute names: with
+    ``opt.step()`` in the body, a module-level loop variable ``step`` would otherwise look
+    like a global the function reads (and, being a number, a new signature every call).
+    """
+    names = [i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS]
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             names += _code_names(c)

@@ -35,6 +35,15 @@ def test_train_char_gpt_prints_loss_and_a_sample():
     assert len(sample.rstrip("\n")) == 64 + 20, out
 
 
+def test_train_char_gpt_compiled_step_trains_the_same():
+    """--compile replays the whole step from its fourth call: the same losses."""
+    args = ("--steps", "7", "--sample", "0")
+    plain = _run(str(EXAMPLES / "train_char_gpt.py"), *args)
+    compiled = _run(str(EXAMPLES / "train_char_gpt.py"), *args, "--compile")
+    losses = [re.findall(r"loss ([0-9.]+)", out) for out in (plain, compiled)]
+    assert len(losses[0]) == 2 and losses[0] == losses[1], (plain, compiled)
+
+
 def test_train_ddp_on_two_ranks_trains_like_one_process():
     """Same global batch (64 / ranks per rank), same shuffle: the same training."""
     import os

@@ -387,3 +387,18 @@ def test_a_branch_on_an_object_or_dict_counter_is_guarded(holder_kind):
     """Each call's counter value is part of the signature (the helper `read` in the step's
     closure reaches it), so a replay never repeats the branch another call took."""
     assert _counter_run(holder_kind, True) == _counter_run(holder_kind, False)
+
+
+backward = 0  # a module-level number named like an attribute the step uses (loss.backward)
+
+
+def test_an_attribute_name_is_not_taken_for_a_global_it_reads():
+    """Only the globals the bytecode loads are part of the signature: `loss.backward()` in
+    the step does not make the module-level number `backward` one (it changes every call)."""
+    global backward
+    m, o = _mlp()
+    step = lt.compile(_make_step(m, o))
+    for i, (x, y) in enumerate(_data(6)):
+        backward = i
+        step(x, y)
+    assert step.stats["hits"] == 3, step.explain()
