@@ -149,15 +149,22 @@ def _is_optimizer(v: Any) -> bool:
 def _optimizer_key(opt: Any, tensors: list[Tensor]) -> Any:
     """Append an optimizer's parameters and state tensors; its part of the signature.
 
-    Hyperparameters and non-tensor state enter by value (a new ``lr`` is a new signature),
-    except the state a replay advances itself (the class's ``_host_state``, e.g. Adam's
-    ``step``: its scalars reach the program through a provider, lazytorch._compile.step).
+    Hyperparameters and non-tensor state enter by value (a new ``momentum`` is a new
+    signature), except what a replay reads itself: the state the class advances
+    (``_host_state``, e.g. Adam's ``step``) and the float hyperparameters its provider reads
+    anew (``_host_hyper``, e.g. Adam's ``lr``), whose scalars reach the program through the
+    provider (lazytorch._compile.step).
     """
     groups = []
     params: list[Tensor] = []
+    provided = getattr(type(opt), "_host_hyper", ())
     for g in opt.param_groups:
         ps = g["params"]
-        hyper = tuple((k, _tree(v, tensors, [])) for k, v in g.items() if k != "params")
+        hyper = tuple(
+            (k, _tree(v, tensors, []) if k not in provided or type(v) is not float else float)
+            for k, v in g.items()
+            if k != "params"
+        )
         groups.append((hyper, len(ps)))
         params.extend(ps)
     tensors.extend(params)

@@ -89,7 +89,7 @@ class StepRecorder:
     runs, every host-scalar provider an optimizer registers, and why it cannot be captured.
     """
 
-    __slots__ = ("cuts", "host", "providers", "reason", "start")
+    __slots__ = ("cuts", "host", "providers", "reason", "start", "tags")
 
     def __init__(self, start: int) -> None:
         self.start = start
@@ -97,13 +97,16 @@ class StepRecorder:
         self.providers: list[Callable[[], Any]] = []
         self.reason: str | None = None
         self.host: dict[int, tuple[Node, Any]] = {}
+        self.tags: set[Any] = set()
 
     def __enter__(self) -> StepRecorder:
         _core.host_scalars = self.host
+        _core.host_tags = self.tags
         return self
 
     def __exit__(self, *exc: Any) -> None:
         _core.host_scalars = None
+        _core.host_tags = None
 
     def fail(self, reason: str) -> None:
         if self.reason is None:
@@ -248,6 +251,15 @@ def build_plan(
         for k, r in enumerate(cut.roots):
             made[id(r)] = (c, k)
         cut.params = []  # the nodes are not needed (nor kept alive) once bound
+    bound = {(b[1], b[2], b[3]) for cut in rec.cuts for b in cut.inputs if b[0] == _HOST}
+    lost = sorted(rec.tags - bound)
+    if lost:
+        # A provided number that reached no program as itself (an op derived a new float
+        # from it, or dropped it): its uses are constants a replay would not update.
+        raise ValueError(
+            f"an optimizer's host-computed number (provider {lost[0][0]}, parameter "
+            f"{lost[0][1]}) did not reach the program as an input"
+        )
     seen: set[int] = set()
     owners: list[int] = []
     for i, t in enumerate(tensors):

@@ -108,12 +108,16 @@ class HostScalar(float):
     def __new__(cls, value: float, tag: Any) -> HostScalar:
         self = super().__new__(cls, value)
         self.tag = tag
+        if host_tags is not None:
+            host_tags.add(tag)
         return self
 
 
-# id(scalar node) -> (node, tag) for each HostScalar turned into a program input; a dict only
-# while a step capture records (lazytorch._compile.step), else None.
+# While a step capture records (lazytorch._compile.step), else None: id(scalar node) ->
+# (node, tag) for each HostScalar turned into a program input, and every tag issued (one
+# issued but never an input was lost on the way: the capture is refused).
 host_scalars: dict[int, tuple[Node, Any]] | None = None
+host_tags: set[Any] | None = None
 
 
 # -- Python ints as torch Scalars ---------------------------------------------------------

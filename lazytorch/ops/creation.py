@@ -23,6 +23,7 @@ from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import (
     INT64_MAX,
     INT64_MIN,
+    HostScalar,
     P,
     cast,
     check_new_tensor,
@@ -141,7 +142,9 @@ def checked_scalar(value: Any, d: dt.DType, op: str, *, check_float: bool = True
         v = float(value)
         if check_float and math.isfinite(v) and builtins.abs(v) > _FLOAT_MAX[d.name]:
             raise _overflow(d, op)
-        return v
+        # (a HostScalar keeps its tag: the same value, which a compiled step's replay reads
+        # anew; lazytorch._compile.step)
+        return value if value.__class__ is HostScalar else v
     lo, hi = _int_range(d)
     if isinstance(value, float) or getattr(getattr(value, "dtype", None), "kind", "") == "f":
         f = float(value)

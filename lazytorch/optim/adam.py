@@ -80,9 +80,11 @@ class Adam(Optimizer):
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-    # The state a compiled step's replay advances itself (lazytorch._compile.step): the step
-    # count, through `_host_scalars`; every other hyperparameter is guarded by value.
+    # What a compiled step's replay reads anew through `_host_scalars` (lazytorch._compile.
+    # step): the step count it advances and the learning rate (a schedule changing lr every
+    # step keeps replaying); every other hyperparameter is guarded by value.
     _host_state = ("step",)
+    _host_hyper = ("lr",)
 
     def _step_group(self, group: dict[str, Any]) -> None:
         lr = group["lr"]
@@ -111,7 +113,7 @@ class Adam(Optimizer):
             grad = p.grad
             state = self.state[p]
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            neg_step_size, bias_correction2_sqrt = scalars[i]
+            neg_step_size, bias_correction2_sqrt, decay = scalars[i]
             if k is not None:  # a compiled step's replay recomputes them (HostScalar)
                 neg_step_size = HostScalar(neg_step_size, (k, i, 0))
                 bias_correction2_sqrt = HostScalar(bias_correction2_sqrt, (k, i, 1))
@@ -121,7 +123,7 @@ class Adam(Optimizer):
 
             if weight_decay != 0:
                 if group["decoupled_weight_decay"]:
-                    p.mul_(1 - lr * weight_decay)
+                    p.mul_(decay if k is None else HostScalar(decay, (k, i, 2)))
                 else:
                     grad = grad.add(p, alpha=weight_decay)
 
@@ -137,14 +139,19 @@ class Adam(Optimizer):
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             p.addcdiv_(exp_avg, denom, value=neg_step_size)
 
-    def _host_scalars(self, group: dict[str, Any], params: list[Any]) -> list[tuple[float, float]]:
-        """Advance each parameter's step count; its ``(-step_size, sqrt(bias_correction2))``.
+    def _host_scalars(
+        self, group: dict[str, Any], params: list[Any]
+    ) -> list[tuple[float, float, float]]:
+        """Advance each parameter's step count; its ``(-step_size, sqrt(bias_correction2),
+        1 - lr * weight_decay)``: every number of the update that depends on the step count
+        or on ``lr``.
 
         Host-side scalars are program inputs, so a new step or lr reuses the program; a
         compiled step's replay calls this again instead of the Python of ``step()``.
         """
         lr = group["lr"]
         beta1, beta2 = group["betas"]
+        decay = 1 - lr * group["weight_decay"]
         out = []
         for p in params:
             state = self.state[p]
@@ -153,7 +160,7 @@ class Adam(Optimizer):
             bias_correction1 = 1 - beta1**step
             bias_correction2 = 1 - beta2**step
             step_size = lr / bias_correction1
-            out.append((-step_size, bias_correction2**0.5))
+            out.append((-step_size, bias_correction2**0.5, decay))
         return out
 
 

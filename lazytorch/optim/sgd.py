@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+from lazytorch import runtime as _runtime
+from lazytorch.ops._core import HostScalar
 from lazytorch.optim.optimizer import Optimizer, ParamsT, check_number, same_value
 
 __all__ = ["SGD"]
@@ -73,12 +76,22 @@ class SGD(Optimizer):
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
+    # A compiled step's replay reads lr anew (lazytorch._compile.step): an LR schedule that
+    # sets it before every step keeps replaying; the other hyperparameters are guarded.
+    _host_hyper = ("lr",)
+
     def _step_group(self, group: dict[str, Any]) -> None:
         lr = group["lr"]
         momentum = group["momentum"]
         dampening = group["dampening"]
         weight_decay = group["weight_decay"]
         check_number("lr", lr)
+        neg_lr = -lr
+        hooks = _runtime._compile_trace
+        if hooks is not None and type(lr) is float:
+            k = hooks.host_provider(functools.partial(_neg_lr, group))
+            if k is not None:
+                neg_lr = HostScalar(neg_lr, (k, 0, 0))  # every parameter's input: one value
         for p in group["params"]:
             grad = p.grad
             if grad is None:
@@ -95,4 +108,9 @@ class SGD(Optimizer):
                 else:
                     buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                 grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-            p.add_(grad, alpha=-lr)
+            p.add_(grad, alpha=neg_lr)
+
+
+def _neg_lr(group: dict[str, Any]) -> list[tuple[float]]:
+    """SGD's host-scalar provider: the one number of its update that a replay reads anew."""
+    return [(-group["lr"],)]

@@ -198,11 +198,14 @@ def train(
     dtype: str | None = None,
     whole_step: bool = False,
     compiled: list[Any] | None = None,
+    decay_lr_from: int | None = None,
 ) -> list[dict[str, Any]]:
     """Run `case` on `lib`; after each step, the loss and every parameter and buffer.
 
     `whole_step` (lazytorch): the step is `lazytorch.compile`d, so from its fourth call on
     it is replayed as a whole step (lazytorch._compile.step) where the model allows.
+    `decay_lr_from`: from that step (0-based) on, every group's lr is halved before each
+    step, as an LR schedule outside the step does.
     """
     dtype = dtype or case.dtype
     if lib is torch:
@@ -230,7 +233,10 @@ def train(
         if compiled is not None:
             compiled.append(step)
     states = []
-    for xb, yb in batches(case):
+    for i, (xb, yb) in enumerate(batches(case)):
+        if decay_lr_from is not None and i >= decay_lr_from:
+            for g in opt.param_groups:
+                g["lr"] = g["lr"] * 0.5
         x = lib.tensor(xb.astype(dtype) if xb.dtype.kind == "f" else xb)
         y = lib.tensor(yb)
         loss = step(x, y)
@@ -285,13 +291,15 @@ def check_training(case: TrainingCase, runs: tuple[str, ...] = tuple(RUNS)) -> l
 def check_step_capture(case: TrainingCase) -> list[Mismatch]:
     """The case trained for `STEP_CAPTURE_STEPS` steps with the step compiled, against the
     same steps uncompiled on the same backend: bit for bit, since a replay runs the very
-    programs the uncompiled step runs (a difference is a wrong binding or a stale input)."""
+    programs the uncompiled step runs (a difference is a wrong binding or a stale input).
+    The lr is constant over the recorded calls and decays after them (a number kept from
+    the recording would then be stale)."""
     longer = TrainingCase(**{**case.__dict__, "steps": STEP_CAPTURE_STEPS})
     with lt.backend("cpp"):
-        want = train(lt, longer)
+        want = train(lt, longer, decay_lr_from=3)
         compiled: list[Any] = []
         try:
-            got = train(lt, longer, whole_step=True, compiled=compiled)
+            got = train(lt, longer, whole_step=True, compiled=compiled, decay_lr_from=3)
         except Exception as e:
             return [Mismatch("cpp compiled step", f"raises {type(e).__name__}", str(e)[:500])]
     # Replayed unless the model draws random numbers (dropout in training mode).

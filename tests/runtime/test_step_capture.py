@@ -153,7 +153,7 @@ def test_outputs_and_parameters_of_each_replay_stay_distinct():
         np.testing.assert_array_equal(row[3], runs[0][-1][1])
 
 
-def test_a_changed_learning_rate_retraces_and_is_used():
+def test_a_changed_hyperparameter_retraces_and_is_used():
     data = _data()
     results = []
     for compiled in (True, False):
@@ -164,7 +164,8 @@ def test_a_changed_learning_rate_retraces_and_is_used():
         for i in range(10):
             if i == 6:
                 for g in o.param_groups:
-                    g["lr"] = 0.2  # an LR schedule outside the step
+                    g["lr"] = 0.2  # read anew by a replay (SGD's provider)
+                    g["momentum"] = 0.5  # guarded: a new signature
             losses.append(step(*data[i % 4]).item())
         results.append((losses, _snapshot(m, o)))
         if compiled:  # SGD: three signatures before the change (see above), one after
@@ -402,3 +403,70 @@ def test_an_attribute_name_is_not_taken_for_a_global_it_reads():
         backward = i
         step(x, y)
     assert step.stats["hits"] == 3, step.explain()
+
+
+@pytest.mark.parametrize("opt", ["adamw", "sgd"])
+def test_a_per_step_learning_rate_schedule(opt):
+    """nanoGPT sets every group's lr before each step. The optimizers' providers read lr
+    anew at each replay (no new signature). The lr is constant over the recorded calls and
+    changes after: a number the replay kept from the recording would now be stale, and the
+    results would differ."""
+    data = _data()
+    results = []
+    for compiled in (True, False):
+        m, o = _mlp(opt=opt)
+        step = _make_step(m, o)
+        step = lt.compile(step) if compiled else step
+        losses = []
+        for i in range(10):
+            lr = 0.01 if i < 4 else 0.01 * 0.5 * (1 + np.cos(np.pi * i / 10))
+            for g in o.param_groups:
+                g["lr"] = float(lr)
+            losses.append(step(*data[i % 4]).item())
+        results.append((losses, _snapshot(m, o)))
+        if compiled:  # (SGD's second step is a signature of its own: see above)
+            extra = opt == "sgd"
+            assert step.stats["traces"] == 2 + extra, step.explain()
+            assert step.stats["hits"] == 7 - extra, step.explain()
+    assert results[0][0] == results[1][0]
+    _same(results[0][1], results[1][1])
+
+
+def test_a_provided_number_that_loses_its_tag_stops_the_capture():
+    """An optimizer whose provided number reaches the program only through a float derived
+    from it (the tag lost) must not be replayed: the derived number would be baked in."""
+    from lazytorch import runtime
+    from lazytorch.ops._core import HostScalar
+
+    class Lossy(lt.optim.SGD):
+        _host_hyper = ("lr",)
+
+        def _step_group(self, group):
+            def scalars():
+                return [group["lr"]]
+
+            hooks = runtime._compile_trace
+            k = hooks.host_provider(scalars) if hooks is not None else None
+            lr = scalars()[0]
+            lr = HostScalar(lr, (k, 0, 0)) if k is not None else lr
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad * (lr * 1.0), alpha=-1)  # lr * 1.0: a new float, untagged
+
+    data = _data()
+    results = []
+    for compiled in (True, False):
+        m, _ = _mlp(opt="sgd")
+        o = Lossy(m.parameters(), lr=0.1)
+        step = _make_step(m, o)
+        step = lt.compile(step) if compiled else step
+        losses = []
+        for i in range(8):
+            for g in o.param_groups:
+                g["lr"] = 0.1 if i < 4 else 0.05
+            losses.append(step(*data[i % 4]).item())
+        results.append(losses)
+        if compiled:
+            assert step.stats["hits"] == 0
+            assert "did not reach the program as an input" in step.explain()
+    assert results[0] == results[1]
