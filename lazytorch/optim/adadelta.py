@@ -66,20 +66,27 @@ class Adadelta(Optimizer):
         }
         super().__init__(params, defaults)
 
+    # Read anew by a compiled step's replay (Optimizer._host_numbers).
+    _host_state = ("step",)
+    _host_hyper = ("lr",)
+
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
         check_number("lr", lr)
+        params = []
         for p in group["params"]:
-            grad = p.grad
-            if grad is None:
+            if p.grad is None:
                 continue
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = 0.0
                 state["square_avg"] = zeros_like(p)
                 state["acc_delta"] = zeros_like(p)
-            state["step"] += 1
-
+            params.append(p)
+        numbers = self._host_numbers(group, params, _neg_lr)
+        for p, (neg_lr,) in zip(params, numbers):
+            grad = p.grad
+            state = self.state[p]
             if group["maximize"]:
                 grad = -grad
             if weight_decay != 0:
@@ -90,4 +97,8 @@ class Adadelta(Optimizer):
             std = square_avg.add(eps).sqrt_()
             delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
             acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-            p.add_(delta, alpha=-lr)
+            p.add_(delta, alpha=neg_lr)
+
+
+def _neg_lr(state: dict[str, Any], group: dict[str, Any]) -> tuple[float]:
+    return (-group["lr"],)

@@ -80,23 +80,30 @@ class Adagrad(Optimizer):
                 state["step"] = 0.0
                 state["sum"] = full_like(p, group["initial_accumulator_value"])
 
+    # Read anew by a compiled step's replay (Optimizer._host_numbers).
+    _host_state = ("step",)
+    _host_hyper = ("lr",)
+
     def _step_group(self, group: dict[str, Any]) -> None:
-        lr, lr_decay = group["lr"], group["lr_decay"]
+        lr = group["lr"]
         eps, weight_decay = group["eps"], group["weight_decay"]
         check_number("lr", lr)
-        for p in group["params"]:
+        params = [p for p in group["params"] if p.grad is not None]
+        numbers = self._host_numbers(group, params, _neg_clr)
+        for p, (neg_clr,) in zip(params, numbers):
             grad = p.grad
-            if grad is None:
-                continue
             state = self.state[p]
-            state["step"] += 1
             if group["maximize"]:
                 grad = -grad
             if weight_decay != 0:
                 grad = grad.add(p, alpha=weight_decay)
 
-            clr = lr / (1 + (state["step"] - 1) * lr_decay)
             state_sum = state["sum"]
             state_sum.addcmul_(grad, grad, value=1)
             std = state_sum.sqrt().add_(eps)
-            p.addcdiv_(grad, std, value=-clr)
+            p.addcdiv_(grad, std, value=neg_clr)
+
+
+def _neg_clr(state: dict[str, Any], group: dict[str, Any]) -> tuple[float]:
+    """-(the step's learning rate), host-side: a program input."""
+    return (-(group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])),)

@@ -64,20 +64,28 @@ class Adamax(Optimizer):
         }
         super().__init__(params, defaults)
 
+    # Read anew by a compiled step's replay (Optimizer._host_numbers).
+    _host_state = ("step",)
+    _host_hyper = ("lr",)
+
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, (beta1, beta2) = group["lr"], group["betas"]
         eps, weight_decay = group["eps"], group["weight_decay"]
         check_number("lr", lr)
+        params = []
         for p in group["params"]:
-            grad = p.grad
-            if grad is None:
+            if p.grad is None:
                 continue
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = 0.0
                 state["exp_avg"] = zeros_like(p)
                 state["exp_inf"] = zeros_like(p)
-            state["step"] += 1
+            params.append(p)
+        numbers = self._host_numbers(group, params, _neg_clr)
+        for p, (neg_clr,) in zip(params, numbers):
+            grad = p.grad
+            state = self.state[p]
             if group["maximize"]:
                 grad = -grad
             if weight_decay != 0:
@@ -86,5 +94,9 @@ class Adamax(Optimizer):
             exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
             exp_avg.lerp_(grad, 1 - beta1)
             exp_inf.copy_(exp_inf.mul(beta2).maximum(grad.abs().add_(eps)))
-            clr = lr / (1 - beta1 ** state["step"])  # host-side: a program input
-            p.addcdiv_(exp_avg, exp_inf, value=-clr)
+            p.addcdiv_(exp_avg, exp_inf, value=neg_clr)
+
+
+def _neg_clr(state: dict[str, Any], group: dict[str, Any]) -> tuple[float]:
+    """-(lr / (1 - beta1**step)), host-side: a program input."""
+    return (-(group["lr"] / (1 - group["betas"][0] ** state["step"])),)

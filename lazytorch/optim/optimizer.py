@@ -19,11 +19,12 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
+from lazytorch import runtime as _runtime
 from lazytorch._config import get_default_dtype
 from lazytorch.autograd.engine import stop_gradient
 from lazytorch.autograd.grad_mode import enable_grad, no_grad
 from lazytorch.ir.dtypes import bfloat16, float16, float32
-from lazytorch.ops._core import wrap
+from lazytorch.ops._core import HostScalar, wrap
 from lazytorch.runtime import materialize
 from lazytorch.tensor import Tensor
 
@@ -317,6 +318,41 @@ class Optimizer:
     def _step_group(self, group: dict[str, Any]) -> None:
         """Record the update of one parameter group (in-place ops; grad mode is off)."""
         raise NotImplementedError
+
+    def _host_numbers(
+        self,
+        group: dict[str, Any],
+        params: list[Tensor],
+        numbers: Callable[[dict[str, Any], dict[str, Any]], tuple[float, ...]],
+    ) -> list[tuple[float, ...]]:
+        """Advance each parameter's ``state["step"]``; then ``numbers(state, group)``, the
+        host-side numbers of its update that depend on the step count or on ``lr``.
+
+        Under a `lazytorch.compile` step capture the numbers come back as `HostScalar`s and
+        the advance is registered as a provider, which a replay calls instead of this
+        Python (lazytorch._compile.step): a subclass using this lists ``"step"`` in
+        ``_host_state`` and ``"lr"`` in ``_host_hyper``, and passes every number it returns
+        to an op as it is (a float derived from one is refused by the capture).
+        """
+        state = self.state
+
+        def advance() -> list[tuple[float, ...]]:
+            out = []
+            for p in params:
+                st = state[p]
+                st["step"] += 1
+                out.append(numbers(st, group))
+            return out
+
+        values = advance()
+        hooks = _runtime._compile_trace
+        k = hooks.host_provider(advance) if hooks is not None else None
+        if k is None:
+            return values
+        return [
+            tuple(HostScalar(v, (k, i, j)) for j, v in enumerate(row))
+            for i, row in enumerate(values)
+        ]
 
     # -- state dicts ---------------------------------------------------------------------------
     def state_dict(self) -> StateDict:

@@ -75,13 +75,17 @@ class RMSprop(Optimizer):
         }
         super().__init__(params, defaults)
 
+    # Read anew by a compiled step's replay (Optimizer._host_numbers).
+    _host_state = ("step",)
+    _host_hyper = ("lr",)
+
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
         weight_decay, momentum = group["weight_decay"], group["momentum"]
         check_number("lr", lr)
+        params = []
         for p in group["params"]:
-            grad = p.grad
-            if grad is None:
+            if p.grad is None:
                 continue
             state = self.state[p]
             if len(state) == 0:
@@ -91,8 +95,11 @@ class RMSprop(Optimizer):
                     state["momentum_buffer"] = zeros_like(p)
                 if group["centered"]:
                     state["grad_avg"] = zeros_like(p)
-            state["step"] += 1
-
+            params.append(p)
+        numbers = self._host_numbers(group, params, _neg_lr)
+        for p, (neg_lr,) in zip(params, numbers):
+            grad = p.grad
+            state = self.state[p]
             if group["maximize"]:
                 grad = -grad
             if weight_decay != 0:
@@ -111,6 +118,10 @@ class RMSprop(Optimizer):
             if momentum > 0:
                 buf = state["momentum_buffer"]
                 buf.mul_(momentum).addcdiv_(grad, avg)
-                p.add_(buf, alpha=-lr)
+                p.add_(buf, alpha=neg_lr)
             else:
-                p.addcdiv_(grad, avg, value=-lr)
+                p.addcdiv_(grad, avg, value=neg_lr)
+
+
+def _neg_lr(state: dict[str, Any], group: dict[str, Any]) -> tuple[float]:
+    return (-group["lr"],)

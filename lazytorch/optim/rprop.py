@@ -62,21 +62,29 @@ class Rprop(Optimizer):
         }
         super().__init__(params, defaults)
 
+    # Advanced by a compiled step's replay (Optimizer._host_numbers); lr only seeds the
+    # step sizes (guarded by value, with the other hyperparameters).
+    _host_state = ("step",)
+
     def _step_group(self, group: dict[str, Any]) -> None:
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
+        params = []
         for p in group["params"]:
-            grad = p.grad
-            if grad is None:
+            if p.grad is None:
                 continue
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = 0.0
                 state["prev"] = zeros_like(p)
-                state["step_size"] = full_like(grad, group["lr"])
+                state["step_size"] = full_like(p.grad, group["lr"])
+            params.append(p)
+        self._host_numbers(group, params, _no_numbers)
+        for p in params:
+            grad = p.grad
+            state = self.state[p]
             if group["maximize"]:
                 grad = -grad
-            state["step"] += 1
 
             prev, step_size = state["prev"], state["step_size"]
             # torch's three masked writes, in its order (NaN signs stay NaN).
@@ -89,3 +97,7 @@ class Rprop(Optimizer):
             grad = where(sign.eq(etaminus), 0.0, grad)  # a flip: no move, and no flip next
             p.addcmul_(grad.sign(), step_size, value=-1)
             prev.copy_(grad)
+
+
+def _no_numbers(state: dict[str, Any], group: dict[str, Any]) -> tuple[()]:
+    return ()
