@@ -444,13 +444,18 @@ class CompiledFunction:
         except _Uncacheable as e:
             return None, str(e)
         if (after[0], after[1], after[4:]) != (key[0], key[1], key[4:]):
+            if _creates_optimizer_state(key[1], after[1]):
+                return None, (
+                    "this call creates optimizer state (an optimizer's first step); the "
+                    "steady step is a signature of its own"
+                )
             what = (
                 "the arguments"
                 if after[0] != key[0]
                 else "grad mode or default dtype/device"
                 if after[4:] != key[4:]
                 else "the numbers, modules or optimizer state and settings it reads (an "
-                "optimizer's first step, or an LR scheduler stepped inside the function)"
+                "LR scheduler stepped inside the function?)"
             )
             return None, f"the call changes {what}, which a replay would not"
         leaves: list[Tensor] = []
@@ -651,6 +656,24 @@ def _collect_tensors(out: Any, leaves: list[Tensor]) -> None:
     elif type(out) is dict:
         for o in out.values():
             _collect_tensors(o, leaves)
+
+
+def _creates_optimizer_state(before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+    """Whether the free-value parts of two signatures differ only by optimizer state made
+    (a parameter's state None before, filled after) — an optimizer's first step."""
+    if len(before) != len(after):
+        return False
+    made = False
+    for b, a in zip(before, after):
+        if b == a:
+            continue
+        if not (type(b) is tuple and b[:1] == ("optimizer",) and a[:3] == b[:3]):
+            return False
+        for sb, sa in zip(b[3], a[3]):
+            if sb != sa and sb is not None:
+                return False
+        made = True
+    return made
 
 
 def _describe_change(old: Any, new: Any) -> str:
