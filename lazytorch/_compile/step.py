@@ -58,6 +58,11 @@ from lazytorch.ir.device import CPU
 from lazytorch.ir.node import Node, format_loc
 from lazytorch.ir.primitives import PRIMITIVES
 from lazytorch.ops import _core
+from lazytorch.ops.views import _refresh
+from lazytorch.runtime import materialize
+from lazytorch.runtime.backends import ProgramError
+from lazytorch.runtime.executor import _programs
+from lazytorch.runtime.tiered import Tiered
 from lazytorch.tensor import Tensor
 
 _BUFFER = PRIMITIVES["buffer"]
@@ -333,11 +338,6 @@ def _node(meta: _Shape, value: Any) -> Node:
 
 def replay(plan: StepPlan, tensors: list[Tensor]) -> list[Any]:
     """Run the plan on the current values of `tensors`; the flat outputs."""
-    from lazytorch.runtime import materialize
-    from lazytorch.runtime.backends import ProgramError
-    from lazytorch.runtime.executor import _programs
-    from lazytorch.runtime.tiered import Tiered
-
     pending = [t for t in tensors if t._node.buffer is None]
     if pending:
         materialize(*pending)
@@ -415,6 +415,4 @@ def _wrap(n: Node) -> Tensor:
 
 
 def _refresh_views(t: Tensor) -> None:
-    from lazytorch.ops.views import _refresh
-
     _refresh(t, skip=None)
