@@ -30,16 +30,18 @@ os.environ.setdefault("LAZYTORCH_TIERED", "0")
 os.environ.setdefault("LAZYTORCH_RECOMPILE_LIMIT", "0")
 # Under pytest-xdist (pyproject.toml's addopts: ``-n logical``) each worker is a process whose
 # kernels run under OpenMP, and NumPy and torch (the oracle) have thread pools of their own:
-# every worker using every core, spin-waiting, is slower than one process. Each worker gets its
-# share of the cores (one on CI's two), set before NumPy, torch or a kernel's OpenMP starts.
-# Tests that are about thread counts start their processes with explicit ones.
+# N workers of N threads each on N cores spin-wait against each other. Each worker gets its
+# share of the cores, but at least two threads, so that kernels still run split across threads
+# as in one process on CI's two cores (on two cores, two threads per worker measured no
+# clearly slower than one). Set before NumPy, torch or a kernel's OpenMP starts; tests that are
+# about thread counts set their own.
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     os.environ.setdefault(
         "OMP_NUM_THREADS",
         str(
-            max(1, len(os.sched_getaffinity(0)) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+            max(2, len(os.sched_getaffinity(0)) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
             if hasattr(os, "sched_getaffinity")
-            else 1
+            else 2
         ),
     )
     os.environ.setdefault("OPENBLAS_NUM_THREADS", os.environ["OMP_NUM_THREADS"])

@@ -201,7 +201,7 @@ def test_pool_limit_from_the_environment(tmp_path):
 @pytest.fixture
 def two_threads():
     """At least two OpenMP threads for the programs this test runs, whatever this process
-    was started with (a pytest-xdist worker gets one thread per core it shares): these
+    was started with (``OMP_NUM_THREADS=1``, or a single core): these
     tests are about products cut across threads. Sets the calling thread's count in the
     OpenMP runtime the programs link (g++'s libgomp), as ``omp_set_num_threads`` does."""
     try:
