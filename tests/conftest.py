@@ -28,6 +28,23 @@ os.environ.setdefault("LAZYTORCH_TIERED", "0")
 # The op matrix compiles many shapes from one helper line on purpose; a RecompileWarning
 # there says nothing about the code under test (tests/runtime/test_observe.py sets its own limit).
 os.environ.setdefault("LAZYTORCH_RECOMPILE_LIMIT", "0")
+# Under pytest-xdist (pyproject.toml's addopts: ``-n logical``) each worker is a process whose
+# kernels run under OpenMP, and NumPy and torch (the oracle) have thread pools of their own:
+# N workers of N threads each on N cores spin-wait against each other. Each worker gets its
+# share of the cores, but at least two threads, so that kernels still run split across threads
+# as in one process on CI's two cores (on two cores, two threads per worker measured no
+# clearly slower than one). Set before NumPy, torch or a kernel's OpenMP starts; tests that are
+# about thread counts set their own.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    os.environ.setdefault(
+        "OMP_NUM_THREADS",
+        str(
+            max(2, len(os.sched_getaffinity(0)) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+            if hasattr(os, "sched_getaffinity")
+            else 2
+        ),
+    )
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", os.environ["OMP_NUM_THREADS"])
 if not os.environ.get("LAZYTORCH_CACHE_DIR"):
     os.environ["LAZYTORCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="lazytorch-test-cache-")
 sys.path.insert(0, os.path.dirname(__file__))

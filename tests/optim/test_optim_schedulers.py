@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import warnings
 
 import numpy as np
@@ -352,7 +353,12 @@ ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,kwargs", ERROR_CASES, ids=[f"{n}-{k}" for n, k in ERROR_CASES])
+# ids without a function's address: the same in every process (pytest-xdist workers compare them)
+@pytest.mark.parametrize(
+    "name,kwargs",
+    ERROR_CASES,
+    ids=[re.sub(" at 0x[0-9a-f]+", "", f"{n}-{k}") for n, k in ERROR_CASES],
+)
 def test_argument_errors_match_torch(name, kwargs):
     opt, topt = optimizers()
     with pytest.raises(Exception) as theirs:

@@ -8,6 +8,7 @@ results equal to NumPy's whichever way the product is cut across threads.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import subprocess
@@ -197,12 +198,30 @@ def test_pool_limit_from_the_environment(tmp_path):
 # -- GEMM cut across OpenMP threads ------------------------------------------------------------
 
 
+@pytest.fixture
+def two_threads():
+    """At least two OpenMP threads for the programs this test runs, whatever this process
+    was started with (``OMP_NUM_THREADS=1``, or a single core): these
+    tests are about products cut across threads. Sets the calling thread's count in the
+    OpenMP runtime the programs link (g++'s libgomp), as ``omp_set_num_threads`` does."""
+    try:
+        gomp = ctypes.CDLL("libgomp.so.1")
+    except OSError:  # another compiler's runtime: the process's own thread count decides
+        yield
+        return
+    before = gomp.omp_get_max_threads()
+    gomp.omp_set_num_threads(max(2, before))
+    assert gomp.omp_get_max_threads() >= 2
+    yield
+    gomp.omp_set_num_threads(before)
+
+
 @pytest.mark.parametrize(
     "m,k,n",
     [(300, 200, 40), (40, 200, 300), (256, 128, 256), (7, 5, 3), (1, 4096, 1000), (1000, 64, 1)],
 )
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
-def test_gemm_blocks_match_numpy(cpp, m, k, n, ta, tb):
+def test_gemm_blocks_match_numpy(cpp, two_threads, m, k, n, ta, tb):
     rng = np.random.default_rng(m * 7 + n)
     a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
     b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
@@ -212,7 +231,7 @@ def test_gemm_blocks_match_numpy(cpp, m, k, n, ta, tb):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * np.sqrt(k))
 
 
-def test_batched_gemm_runs_one_product_per_thread(cpp):
+def test_batched_gemm_runs_one_product_per_thread(cpp, two_threads):
     rng = np.random.default_rng(5)
     a = rng.standard_normal((6, 128, 96)).astype(np.float32)
     b = rng.standard_normal((6, 96, 200)).astype(np.float32)
@@ -252,9 +271,21 @@ _BLAS_THREADS = textwrap.dedent(
 )
 
 
+def _subprocess_env(tmp_path, **threads: str) -> dict[str, str]:
+    """This environment for a cpp child process, with thread counts set only by `threads`:
+    one inherited (a pytest-xdist worker's share of the cores, say) must not decide what the
+    test checks."""
+    env = {k: v for k, v in os.environ.items() if k not in _THREAD_VARIABLES}
+    return {**env, "LAZYTORCH_CACHE_DIR": str(tmp_path), "LAZYTORCH_BACKEND": "cpp", **threads}
+
+
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS")
+
+
 def test_openblas_runs_on_the_callers_thread(tmp_path):
-    # OpenMP threads do the parallel work; OpenBLAS's own pool would fight them for cores
-    env = {**os.environ, "LAZYTORCH_CACHE_DIR": str(tmp_path), "LAZYTORCH_BACKEND": "cpp"}
+    # OpenMP threads do the parallel work; OpenBLAS's own pool would fight them for cores.
+    # Its pool is told to take 2 threads, so only lazytorch's setting can make it 1.
+    env = _subprocess_env(tmp_path, OPENBLAS_NUM_THREADS="2")
     r = subprocess.run(
         [sys.executable, "-c", _BLAS_THREADS], env=env, capture_output=True, text=True
     )
@@ -332,7 +363,8 @@ _EXIT = textwrap.dedent(
 def test_process_exits_cleanly_after_running_programs(tmp_path):
     # Closing the last program must not unload the OpenMP runtime under its idle workers:
     # before the fix this script crashed with SIGSEGV at exit in about one run in four.
-    env = {**os.environ, "LAZYTORCH_CACHE_DIR": str(tmp_path), "LAZYTORCH_BACKEND": "cpp"}
+    # At least one idle worker beside the main thread, whatever this process was given.
+    env = _subprocess_env(tmp_path, OMP_NUM_THREADS="2")
     for _ in range(12):
         r = subprocess.run([sys.executable, "-c", _EXIT], env=env, capture_output=True, text=True)
         assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
