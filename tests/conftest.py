@@ -17,7 +17,9 @@ Compiled programs go to a per-session cache directory unless LAZYTORCH_CACHE_DIR
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
@@ -47,6 +49,9 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", os.environ["OMP_NUM_THREADS"])
 if not os.environ.get("LAZYTORCH_CACHE_DIR"):
     os.environ["LAZYTORCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="lazytorch-test-cache-")
+    # Made here (the controller: xdist workers inherit the variable), so removed here when
+    # the session's process exits; every run left its compiled programs behind before.
+    atexit.register(shutil.rmtree, os.environ["LAZYTORCH_CACHE_DIR"], ignore_errors=True)
 sys.path.insert(0, os.path.dirname(__file__))
 # the repository root, for the models shared with the benchmarks (benchmarks/models.py)
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
