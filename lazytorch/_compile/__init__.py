@@ -62,7 +62,6 @@ from lazytorch._compile import step as _step
 from lazytorch._compile.backends import CompileBackend, Runner, _make_backend
 from lazytorch._compile.free import _as_module, _code_names, _is_module_like, _module_tensors, _tree
 from lazytorch._compile.graph import (
-    _TENSOR,
     TracedGraph,
     _capture,
     _fast_unflatten,
@@ -234,13 +233,13 @@ class CompiledFunction:
         free: list[Any] = []
         for cell in self._cells:
             try:
-                free.append(self._free(cell.cell_contents, tensors, modules))
+                free.append(_free.free_value(cell.cell_contents, tensors, modules))
             except ValueError:  # an empty cell
                 free.append(None)
         g = self._globals
         for name in self._global_names:
             v = g.get(name)
-            free.append(None if v is None else self._free(v, tensors, modules))
+            free.append(None if v is None else _free.free_value(v, tensors, modules))
         for m in self._modules:
             free.append(_module_tensors(m, tensors))
         for m in modules:
@@ -270,42 +269,6 @@ class CompiledFunction:
             and (tuple(_autocast.state.enabled.items()), tuple(_autocast.state.dtype.items())),
         )
         return key, tensors
-
-    @staticmethod
-    def _free(v: Any, tensors: list[Tensor], modules: list[Any], depth: int = 0) -> Any:
-        if isinstance(v, Tensor):
-            tensors.append(v)
-            return _TENSOR
-        tp = type(v)
-        if tp is CompiledFunction and v.module is None:  # a compiled helper: its function's
-            v = v._fn
-            tp = type(v)
-        if tp is types.FunctionType:
-            # A helper the function calls (a loss function, an inner step): what its closure
-            # holds is read too (two levels deep; its globals are the caller's or fixed).
-            cells = v.__closure__
-            if not cells or depth >= 2:
-                return None
-            out = []
-            for cell in cells:
-                try:
-                    c = cell.cell_contents
-                except ValueError:  # an empty cell
-                    out.append(None)
-                    continue
-                out.append(CompiledFunction._free(c, tensors, modules, depth + 1))
-            return (id(v.__code__), tuple(out))
-        if tp is float:  # a number the function reads: guarded by value (a new one retraces)
-            return (float, v.hex())
-        if tp is int or tp is bool or tp is str:
-            return (tp, v)
-        m = _as_module(v)
-        if m is not None:
-            modules.append(m)
-            return None
-        if _free._is_optimizer(v):
-            return _free._optimizer_key(v, tensors)
-        return _free._plain_state(v)
 
     def _scope(self) -> contextlib.ExitStack:
         stack = contextlib.ExitStack()

@@ -48,6 +48,46 @@ def _as_module(v: Any) -> Any:
 _GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"})
 
 
+def free_value(v: Any, tensors: list[Tensor], modules: list[Any], depth: int = 0) -> Any:
+    """A closure cell's or a global's part of the signature: a tensor is appended to
+    `tensors`, a module to `modules`; numbers count by value; an optimizer, a helper
+    function's closure and plain state held one object deep are walked (module docstring
+    of lazytorch._compile for what a signature holds)."""
+    if isinstance(v, Tensor):
+        tensors.append(v)
+        return _TENSOR
+    tp = type(v)
+    if tp is compiled_type and v.module is None:  # a compiled helper: its function's
+        v = v._fn
+        tp = type(v)
+    if tp is types.FunctionType:
+        # A helper the function calls (a loss function, an inner step): what its closure
+        # holds is read too (two levels deep; its globals are the caller's or fixed).
+        cells = v.__closure__
+        if not cells or depth >= 2:
+            return None
+        out = []
+        for cell in cells:
+            try:
+                c = cell.cell_contents
+            except ValueError:  # an empty cell
+                out.append(None)
+                continue
+            out.append(free_value(c, tensors, modules, depth + 1))
+        return (id(v.__code__), tuple(out))
+    if tp is float:  # a number the function reads: guarded by value (a new one retraces)
+        return (float, v.hex())
+    if tp is int or tp is bool or tp is str:
+        return (tp, v)
+    m = _as_module(v)
+    if m is not None:
+        modules.append(m)
+        return None
+    if _is_optimizer(v):
+        return _optimizer_key(v, tensors)
+    return _plain_state(v)
+
+
 def _code_names(code: types.CodeType) -> list[str]:
     """The global names `code` (and the functions defined in it) read or write.
 

@@ -87,7 +87,7 @@ def scalar_node(value: Any, dtype: dt.DType, device: Device) -> Node:
         raise python_int_overflow(value)
     h = hash((_SCALAR, dtype, (), device))
     n = Node(_SCALAR, (), (), (), dtype, device, h, None, dtype.to_python(value))
-    if value.__class__ is HostScalar and host_scalars is not None:
+    if host_scalars is not None and value.__class__ is HostScalar:  # (None but in a capture)
         host_scalars[id(n)] = (n, value.tag)
     return n
 

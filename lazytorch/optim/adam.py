@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-from lazytorch import runtime as _runtime
-from lazytorch.ops._core import HostScalar
 from lazytorch.ops.creation import zeros_like
 from lazytorch.optim.optimizer import Optimizer, ParamsT, check_adam_family, check_number
 
@@ -80,9 +77,9 @@ class Adam(Optimizer):
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-    # What a compiled step's replay reads anew through `_host_scalars` (lazytorch._compile.
-    # step): the step count it advances and the learning rate (a schedule changing lr every
-    # step keeps replaying); every other hyperparameter is guarded by value.
+    # What a compiled step's replay reads anew through `_adam_numbers` (Optimizer.
+    # _host_numbers): the step count it advances and the learning rate (a schedule changing
+    # lr every step keeps replaying); every other hyperparameter is guarded by value.
     _host_state = ("step",)
     _host_hyper = ("lr",)
 
@@ -105,25 +102,18 @@ class Adam(Optimizer):
                 if amsgrad:
                     state["max_exp_avg_sq"] = zeros_like(p)
             params.append(p)
-        advance = functools.partial(self._host_scalars, group, params)
-        scalars = advance()
-        hooks = _runtime._compile_trace
-        k = hooks.host_provider(advance) if hooks is not None else None
-        for i, p in enumerate(params):
+        numbers = self._host_numbers(group, params, _adam_numbers)
+        for p, (neg_step_size, bias_correction2_sqrt, *decay) in zip(params, numbers):
             grad = p.grad
             state = self.state[p]
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            neg_step_size, bias_correction2_sqrt, decay = scalars[i]
-            if k is not None:  # a compiled step's replay recomputes them (HostScalar)
-                neg_step_size = HostScalar(neg_step_size, (k, i, 0))
-                bias_correction2_sqrt = HostScalar(bias_correction2_sqrt, (k, i, 1))
 
             if group["maximize"]:
                 grad = -grad
 
             if weight_decay != 0:
                 if group["decoupled_weight_decay"]:
-                    p.mul_(decay if k is None else HostScalar(decay, (k, i, 2)))
+                    p.mul_(decay[0])
                 else:
                     grad = grad.add(p, alpha=weight_decay)
 
@@ -139,29 +129,25 @@ class Adam(Optimizer):
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             p.addcdiv_(exp_avg, denom, value=neg_step_size)
 
-    def _host_scalars(
-        self, group: dict[str, Any], params: list[Any]
-    ) -> list[tuple[float, float, float]]:
-        """Advance each parameter's step count; its ``(-step_size, sqrt(bias_correction2),
-        1 - lr * weight_decay)``: every number of the update that depends on the step count
-        or on ``lr``.
 
-        Host-side scalars are program inputs, so a new step or lr reuses the program; a
-        compiled step's replay calls this again instead of the Python of ``step()``.
-        """
-        lr = group["lr"]
-        beta1, beta2 = group["betas"]
-        decay = 1 - lr * group["weight_decay"]
-        out = []
-        for p in params:
-            state = self.state[p]
-            state["step"] += 1
-            step = state["step"]
-            bias_correction1 = 1 - beta1**step
-            bias_correction2 = 1 - beta2**step
-            step_size = lr / bias_correction1
-            out.append((-step_size, bias_correction2**0.5, decay))
-        return out
+def _adam_numbers(state: dict[str, Any], group: dict[str, Any]) -> tuple[float, ...]:
+    """A parameter's host-side numbers after its step count advanced: ``-step_size``,
+    ``sqrt(bias_correction2)`` and, with decoupled weight decay, ``1 - lr * weight_decay``
+    (only numbers the update uses: each reaches the program as an input).
+
+    Host-side scalars are program inputs, so a new step or lr reuses the program; a
+    compiled step's replay recomputes them (Optimizer._host_numbers).
+    """
+    lr = group["lr"]
+    beta1, beta2 = group["betas"]
+    step = state["step"]
+    bias_correction1 = 1 - beta1**step
+    bias_correction2 = 1 - beta2**step
+    step_size = lr / bias_correction1
+    out: tuple[float, ...] = (-step_size, bias_correction2**0.5)
+    if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
+        out += (1 - lr * group["weight_decay"],)
+    return out
 
 
 class AdamW(Adam):

@@ -324,9 +324,11 @@ class Optimizer:
         group: dict[str, Any],
         params: list[Tensor],
         numbers: Callable[[dict[str, Any], dict[str, Any]], tuple[float, ...]],
+        count_steps: bool = True,
     ) -> list[tuple[float, ...]]:
-        """Advance each parameter's ``state["step"]``; then ``numbers(state, group)``, the
-        host-side numbers of its update that depend on the step count or on ``lr``.
+        """Advance each parameter's ``state["step"]`` (unless not `count_steps`); then
+        ``numbers(state, group)``, the host-side numbers of its update that depend on the
+        step count or on ``lr``.
 
         Under a `lazytorch.compile` step capture the numbers come back as `HostScalar`s and
         the advance is registered as a provider, which a replay calls instead of this
@@ -339,8 +341,11 @@ class Optimizer:
         def advance() -> list[tuple[float, ...]]:
             out = []
             for p in params:
-                st = state[p]
-                st["step"] += 1
+                if count_steps:
+                    st = state[p]
+                    st["step"] += 1
+                else:  # (no state made for a parameter that keeps none)
+                    st = state.get(p, {})
                 out.append(numbers(st, group))
             return out
 
@@ -349,8 +354,9 @@ class Optimizer:
         k = hooks.host_provider(advance) if hooks is not None else None
         if k is None:
             return values
+        # Only floats: an int lr is guarded by value instead (lazytorch._compile.free).
         return [
-            tuple(HostScalar(v, (k, i, j)) for j, v in enumerate(row))
+            tuple(HostScalar(v, (k, i, j)) if type(v) is float else v for j, v in enumerate(row))
             for i, row in enumerate(values)
         ]
 

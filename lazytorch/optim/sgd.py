@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-from lazytorch import runtime as _runtime
-from lazytorch.ops._core import HostScalar
 from lazytorch.optim.optimizer import Optimizer, ParamsT, check_number, same_value
 
 __all__ = ["SGD"]
@@ -76,7 +73,7 @@ class SGD(Optimizer):
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-    # A compiled step's replay reads lr anew (lazytorch._compile.step): an LR schedule that
+    # A compiled step's replay reads lr anew (Optimizer._host_numbers): an LR schedule that
     # sets it before every step keeps replaying; the other hyperparameters are guarded.
     _host_hyper = ("lr",)
 
@@ -86,16 +83,10 @@ class SGD(Optimizer):
         dampening = group["dampening"]
         weight_decay = group["weight_decay"]
         check_number("lr", lr)
-        neg_lr = -lr
-        hooks = _runtime._compile_trace
-        if hooks is not None and type(lr) is float:
-            k = hooks.host_provider(functools.partial(_neg_lr, group))
-            if k is not None:
-                neg_lr = HostScalar(neg_lr, (k, 0, 0))  # every parameter's input: one value
-        for p in group["params"]:
+        params = [p for p in group["params"] if p.grad is not None]
+        numbers = self._host_numbers(group, params, _neg_lr, count_steps=False)
+        for p, (neg_lr,) in zip(params, numbers):
             grad = p.grad
-            if grad is None:
-                continue
             if group["maximize"]:
                 grad = -grad
             if weight_decay != 0:
@@ -111,6 +102,6 @@ class SGD(Optimizer):
             p.add_(grad, alpha=neg_lr)
 
 
-def _neg_lr(group: dict[str, Any]) -> list[tuple[float]]:
-    """SGD's host-scalar provider: the one number of its update that a replay reads anew."""
-    return [(-group["lr"],)]
+def _neg_lr(state: dict[str, Any], group: dict[str, Any]) -> tuple[float]:
+    """SGD's one host-side number, which a compiled step's replay reads anew."""
+    return (-group["lr"],)

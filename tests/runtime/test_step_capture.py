@@ -63,6 +63,13 @@ def _train(m, o, step, data, steps):
     return losses
 
 
+def _training(compiled, opt="adamw"):
+    """(model, optimizer, step): the step compiled or not."""
+    m, o = _mlp(opt=opt)
+    step = _make_step(m, o)
+    return m, o, (lt.compile(step) if compiled else step)
+
+
 def _make_step(m, o):
     def train_step(x, y):
         o.zero_grad()
@@ -132,9 +139,7 @@ def test_outputs_and_parameters_of_each_replay_stay_distinct():
     data = _data()
     runs = []
     for compiled in (True, False):
-        m, o = _mlp()
-        step = _make_step(m, o)
-        step = lt.compile(step) if compiled else step
+        m, _, step = _training(compiled)
         kept = []
         for i in range(7):
             loss = step(*data[i % 4])
@@ -157,9 +162,7 @@ def test_a_changed_hyperparameter_retraces_and_is_used():
     data = _data()
     results = []
     for compiled in (True, False):
-        m, o = _mlp(opt="sgd")
-        step = _make_step(m, o)
-        step = lt.compile(step) if compiled else step
+        m, o, step = _training(compiled, opt="sgd")
         losses = []
         for i in range(10):
             if i == 6:
@@ -309,9 +312,7 @@ def test_autocast_is_part_of_the_signature():
     data = _data()
     results = []
     for compiled in (True, False):
-        m, o = _mlp()
-        step = _make_step(m, o)
-        step = lt.compile(step) if compiled else step
+        m, o, step = _training(compiled)
         losses = []
         for i in range(8):
             if i % 4 < 2:
@@ -414,9 +415,7 @@ def test_a_per_step_learning_rate_schedule(opt):
     data = _data()
     results = []
     for compiled in (True, False):
-        m, o = _mlp(opt=opt)
-        step = _make_step(m, o)
-        step = lt.compile(step) if compiled else step
+        m, o, step = _training(compiled, opt=opt)
         losses = []
         for i in range(10):
             lr = 0.01 if i < 4 else 0.01 * 0.5 * (1 + np.cos(np.pi * i / 10))
