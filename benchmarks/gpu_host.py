@@ -43,9 +43,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--big", action="store_true", help="also the 8192x4096 calls of gpu.py")
+    ap.add_argument(
+        "--train", action="store_true", help="only gpu.py's GPT training step, split and profiled"
+    )
     args = ap.parse_args(argv)
     dev = args.device
     sync = lt.cuda.synchronize if dev == "cuda" else (lambda: None)
+    if args.train:
+        train(dev, sync)
+        return 0
     a = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
     x = lt.tensor(a, device=dev)
     w = lt.tensor(a, device=dev)
@@ -139,6 +145,65 @@ def big(dev: str, sync: Callable[[], None]) -> None:
     prof.disable()
     print("\ncProfile of 100 synchronized 8192x4096 layer_norm calls (tottime, top 30):")
     pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(30)
+
+
+
+def train(dev: str, sync: Callable[[], None], steps: int = 20) -> None:
+    """benchmarks/gpu.py's GPT training step (AdamW) split into its phases, each timed per
+    step over `steps` steps after warm-up, then a cProfile of whole steps: where the host
+    time of a step that runs 79 kernels goes."""
+    from benchmarks.models import gpt
+    from benchmarks.training import GPT, GPT_BATCH
+
+    lt.manual_seed(0)
+    model = gpt(lt, **GPT)
+    model.to(dev)
+    opt = lt.optim.AdamW(model.parameters(), lr=1e-3)
+    rng = np.random.default_rng(0)
+    idx, tgt = (
+        lt.tensor(rng.integers(0, GPT["vocab"], size=(GPT_BATCH, GPT["context"]))).to(dev)
+        for _ in range(2)
+    )
+    phases = {"forward": 0.0, "backward": 0.0, "opt.step": 0.0, "loss read + sync": 0.0}
+
+    def step(clock: bool) -> None:
+        t0 = time.perf_counter()
+        with lt.device(dev):
+            loss = model(idx, tgt)[1]
+        t1 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        t3 = time.perf_counter()
+        float(loss.detach())
+        sync()
+        t4 = time.perf_counter()
+        if clock:
+            for name, dt in zip(phases, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                phases[name] += dt
+
+    for _ in range(3):
+        step(False)
+    before = lt.metrics.counters()
+    for _ in range(steps):
+        step(True)
+    after = lt.metrics.counters()
+    print(f"\n| GPT step on {dev}, ms per step ({steps} steps) | ms |\n|---|---:|")
+    for name, total in phases.items():
+        print(f"| {name} | {total / steps * 1e3:.2f} |")
+    print(f"| whole step | {sum(phases.values()) / steps * 1e3:.2f} |")
+    moved = {k: (after[k] - before.get(k, 0)) / steps for k in after if after[k] != before.get(k, 0)}
+    print("counters per step:", {k: round(v, 1) for k, v in moved.items()})
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(steps):
+        step(False)
+    prof.disable()
+    print(f"\ncProfile of {steps} GPT steps (tottime, top 35):")
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(35)
+    print("by cumulative time (top 40):")
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("cumtime").print_stats(40)
 
 
 if __name__ == "__main__":
