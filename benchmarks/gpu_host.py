@@ -147,7 +147,6 @@ def big(dev: str, sync: Callable[[], None]) -> None:
     pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(30)
 
 
-
 def train(dev: str, sync: Callable[[], None], steps: int = 20) -> None:
     """benchmarks/gpu.py's GPT training step (AdamW) split into its phases, each timed per
     step over `steps` steps after warm-up, then a cProfile of whole steps: where the host
@@ -193,7 +192,9 @@ def train(dev: str, sync: Callable[[], None], steps: int = 20) -> None:
     for name, total in phases.items():
         print(f"| {name} | {total / steps * 1e3:.2f} |")
     print(f"| whole step | {sum(phases.values()) / steps * 1e3:.2f} |")
-    moved = {k: (after[k] - before.get(k, 0)) / steps for k in after if after[k] != before.get(k, 0)}
+    moved = {
+        k: (after[k] - before.get(k, 0)) / steps for k in after if after[k] != before.get(k, 0)
+    }
     print("counters per step:", {k: round(v, 1) for k, v in moved.items()})
     prof = cProfile.Profile()
     prof.enable()
