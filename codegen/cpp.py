@@ -10,7 +10,9 @@ Loop structure, decided here (codegen owns loops, the scheduler owns fusion):
 * a kernel with one huge row and few outer points splits each pass into fixed-size blocks
   reduced in parallel and combined in block order (deterministic as well);
 * a reduction down strided columns (a bias or LayerNorm weight gradient) runs its lanes
-  across adjacent outputs instead, per-row operands computed once per row and broadcast;
+  across adjacent outputs instead, per-row operands computed once per row and broadcast,
+  and elements the kernel stores on the way (a ReLU's gradient summed into a bias gradient)
+  written by their lane;
 * a scatter whose last loop splits its targets into disjoint sets (an embedding gradient)
   runs blocks of that loop in parallel, without atomics, in the serial order per target;
 * a pointwise loop whose innermost variable is tested against constant bounds (the pieces
@@ -657,13 +659,21 @@ class _KernelWriter:
             or not self.onames
             or not self.inames
             or self.outer[-1] < LANES
-            or any(s.inner for s in k.stores)
+            or any(s.inner and s.mode != "set" for s in k.stores)
             or any(r.kind not in ("sum", "max", "min") for r in k.reductions)
         ):
             return False
         o_last, r_last = self.onames[-1], self.inames[-1]
+        for s in k.stores:
+            if s.inner:
+                # An element stored on the way (a ReLU's gradient, fused before the bias
+                # gradient that sums it) is written once per (row, output), as in the row
+                # layout: lanes must write distinct elements, adjacent ones for a vector.
+                e = s.index.substitute(self.mapping) if self.mapping else s.index
+                if e.coefficient(o_last) != 1:
+                    return False
         column = False
-        for x in self.closure([r.value for r in k.reductions], True):
+        for x in self.closure(self._column_roots(), True):
             v = k.values[x]
             if v.op != "load":
                 continue
@@ -680,6 +690,13 @@ class _KernelWriter:
             if co == 1 and cr != 0:
                 column = True
         return column
+
+    def _column_roots(self) -> list[int]:
+        """What the lanes of a column reduction compute: the reduced values and what the
+        inner stores (always "set" there) write and index by."""
+        k = self.k
+        inner = [x for s in k.stores if s.inner for x in k.store_deps(s)]
+        return [r.value for r in k.reductions] + inner
 
     def varying(self, name: str) -> set[int]:
         """The values whose result changes with loop variable `name` (after coalescing):
@@ -713,7 +730,7 @@ class _KernelWriter:
             out.append(
                 INDENT * depth + f"for (int l = 0; l < {LANES}; ++l) a{r.id}_c[l] = {self.init(r)};"
             )
-        roots = [r.value for r in reds]
+        roots = self._column_roots()
         varies = self.varying(o)
         # the same for every lane and every row: once per block of outputs
         self.emit_values([x for x in self.closure(roots, False) if x not in varies], out, depth)
@@ -753,6 +770,9 @@ class _KernelWriter:
         for r in reds:
             a, v = f"a{r.id}_{acc}[lane]", self.value_ref(r.value)
             out.append(INDENT * (inner_d + 1) + f"{a} = {self.combine_expr(r, a, v)};")
+        for st in k.stores:
+            if st.inner:
+                out.append(INDENT * (inner_d + 1) + self.store_code(st))
         out.append(INDENT * inner_d + "}")
         if blocked:
             out.append(INDENT * d + "}")
