@@ -2,7 +2,7 @@
 
 Flags: ``-O3 -march=native -fopenmp`` plus ``-fno-math-errno -fno-trapping-math`` (they let
 g++ vectorize sqrt and if-convert without changing any result) — never ``-ffast-math``, so
-NaN and Inf propagate as in torch. ``LAZYTORCH_CXX`` picks the compiler (default: ``g++``,
+NaN and Inf propagate as in torch — and 512-bit vectors on AVX-512 CPUs (`_vector_flags`). ``LAZYTORCH_CXX`` picks the compiler (default: ``g++``,
 then ``c++``) and ``LAZYTORCH_CXXFLAGS`` adds flags; both are part of the fingerprint that
 keys the compile cache, together with the compiler's version, the CPU's features and the
 runtime headers' contents.
@@ -308,6 +308,21 @@ def _isa_flags(cxx: str, memo_dir: Path | None = None) -> tuple[str, ...]:
     return (flag,) if probe.returncode == 0 else ()
 
 
+def _vector_flags() -> tuple[str, ...]:
+    """512-bit vectors where the CPU has AVX-512F.
+
+    ``-march=native`` on g++ 12 still prefers 256-bit vectors on most AVX-512 CPUs (a
+    guard against the clock drop of early Skylake-X parts). lazytorch's kernels are
+    long SIMD loops over the math header, compute-bound where it matters (exp, erf, the
+    bfloat16 conversions), and the wider vectors pay on the CPUs measured: on a 2-core
+    Sapphire Rapids, the GPT-small step 4-5% faster (float32 and bf16 autocast) and the
+    MLP's bf16 step 18% (benchmarks/RESULTS.md, 2026-11-26). Results are unchanged: the
+    kernels fix their summation order with explicit lanes and never contract or
+    reassociate. A ``-mprefer-vector-width`` in ``LAZYTORCH_CXXFLAGS`` comes later and wins.
+    """
+    return ("-mprefer-vector-width=512",) if "avx512f" in cpu_features().split() else ()
+
+
 @functools.lru_cache(maxsize=4)
 def toolchain(memo_dir: Path | None = None) -> Toolchain:
     """The compiler and flags in use (looked up once); CompilerMissing if there is none.
@@ -327,7 +342,13 @@ def toolchain(memo_dir: Path | None = None) -> Toolchain:
             )
     version = _compiler_version(cxx, memo_dir)
     extra = _extra_flags()
-    flags = (*BASE_FLAGS, *_isa_flags(cxx, memo_dir), f"-I{include_dir()}", *extra)
+    flags = (
+        *BASE_FLAGS,
+        *_isa_flags(cxx, memo_dir),
+        *_vector_flags(),
+        f"-I{include_dir()}",
+        *extra,
+    )
     link = tuple(_blas_flags())
     h = hashlib.sha256()
     for part in (version, " ".join(flags), " ".join(link), cpu_features()):

@@ -643,3 +643,45 @@ def test_float16_kernels_assemble_on_cpus_with_avx512_fp16(monkeypatch):
     loss = (lt.clamp(x, min=lo).double() * lt.tensor([1.0, 2, 3])).sum()
     gx, glo = lt.autograd.grad(loss, [x, lo])
     assert gx.tolist() == [0.0, 2.0, 3.0] and glo.tolist() == [1.0, 0.0, 0.0]
+
+
+_WIDTH_PROGRAM = """
+import hashlib, sys
+import numpy as np
+import lazytorch as lt
+rng = np.random.default_rng(7)
+x = lt.tensor(rng.normal(size=(67, 301)).astype(np.float32))
+w = lt.tensor(rng.normal(size=(301,)).astype(np.float32))
+with lt.backend("cpp"):
+    outs = [
+        (x * w).exp().sum(1), x.erf().mean(0), x.softmax(1), x.sigmoid() * x.tanh(),
+        (x.bfloat16() * w.bfloat16()).float().sum(0), x.var(1), x.log_softmax(0),
+    ]
+    lt.materialize(*outs)
+h = hashlib.sha256()
+for o in outs:
+    h.update(o.numpy().tobytes())
+print(h.hexdigest())
+"""
+
+
+def test_vector_width_changes_no_result(tmp_path):
+    """Kernels compiled for 512-bit vectors (the default on AVX-512 CPUs) give the same bits
+    as for 256-bit ones: explicit lanes fix every summation order, and nothing contracts."""
+    import subprocess
+    import sys
+
+    from lazytorch.codegen import compiler
+
+    wide = "avx512f" in compiler.cpu_features().split()
+    assert ("-mprefer-vector-width=512" in compiler.toolchain().flags) == wide
+    digests = []
+    for flags in ("-mprefer-vector-width=256", "-mprefer-vector-width=512"):
+        env = {**os.environ, "LAZYTORCH_CXXFLAGS": flags}
+        env["LAZYTORCH_CACHE_DIR"] = str(tmp_path / flags[-3:])
+        run = subprocess.run(
+            [sys.executable, "-c", _WIDTH_PROGRAM], env=env, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        digests.append(run.stdout.strip())
+    assert digests[0] == digests[1]
