@@ -35,8 +35,10 @@ every time, with the reason in ``explain()``):
    a provider advances) are part of the signature: a new value traces anew. A call that
    changes any of them itself (an LR scheduler stepped inside the function) is not
    replayed, since the replay would not change them.
-5. *Not captured:* random draws (a replay would repeat them), collectives, programs on a
-   device other than the CPU, reads of values (``.item()``) inside the function. Python
+5. *Not captured:* random draws (a replay would repeat them), collectives, reads of values
+   (``.item()``) inside the function. Programs on another device (cuda) replay there, under
+   its device scope, with 0-d inputs from another device moved as the executor moves them;
+   a constant on a device is compared by its contents. Python
    side effects other than the optimizers' providers run only on traced calls, as for any
    compiled function.
 
@@ -53,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from lazytorch import metrics
+from lazytorch._devices import device_scope, host_value, place
 from lazytorch.autograd.engine import FREED
 from lazytorch.ir.device import CPU
 from lazytorch.ir.node import Node, format_loc
@@ -77,15 +80,20 @@ _AG_NONE, _AG_FREED, _AG_META = 0, 1, 2
 
 
 class _Cut:
-    """One program that ran inside the call: its cache key, executable and wiring."""
+    """One program that ran inside the call: its cache key, executable, wiring and device
+    (with the inputs recorded on another device, moved there as the executor moves them)."""
 
-    __slots__ = ("exe", "inputs", "key", "params", "roots")
+    __slots__ = ("device", "exe", "inputs", "key", "moved", "params", "roots")
 
-    def __init__(self, key: Any, exe: Any, params: list[Node], roots: list[Node]) -> None:
+    def __init__(
+        self, key: Any, exe: Any, params: list[Node], roots: list[Node], device: Any = CPU
+    ) -> None:
         self.key = key
         self.exe = exe
         self.params = params
         self.roots = roots
+        self.device = device
+        self.moved = [i for i, p in enumerate(params) if p.device is not device]
         self.inputs: list[tuple[Any, ...]] = []
 
 
@@ -125,9 +133,6 @@ class StepRecorder:
         """A program is about to run (called by the executor, before it runs)."""
         if self.reason is not None:
             return
-        if device is not CPU:
-            self.fail(f"runs a program on {device} (step capture is CPU-only for now)")
-            return
         start = self.start
         seen: set[int] = set()
         stack = list(roots)
@@ -151,7 +156,7 @@ class StepRecorder:
                 )
                 return
             stack.extend(n.inputs)
-        self.cuts.append(_Cut(key, exe, list(params), list(roots)))
+        self.cuts.append(_Cut(key, exe, list(params), list(roots), device))
 
 
 class StepPlan:
@@ -192,6 +197,9 @@ def _comparable(b: tuple[Any, ...]) -> Any:
             return (_CONST, "array", v.dtype.str, v.shape, v.tobytes())
         if isinstance(v, float):
             return (_CONST, "float", v.hex())
+        if hasattr(v, "to_host"):  # a device buffer: by its contents, as an array
+            a = np.asarray(host_value(v))
+            return (_CONST, "device array", a.dtype.str, a.shape, a.tobytes())
         return (_CONST, type(v).__name__, repr(v))
     if b[0] == _HOST:
         return b[:4]
@@ -361,8 +369,19 @@ def replay(plan: StepPlan, tensors: list[Tensor]) -> list[Any]:
         elif type(exe) is Tiered:
             exe = exe.pick()
         metrics.increment("materializations")
+        device = cut.device
         try:
-            results.append(exe.run(ins))
+            if device is CPU:
+                results.append(exe.run(ins))
+            else:
+                for j in cut.moved:  # a 0-d value from another device, as the executor does
+                    ins[j] = place(ins[j], device)
+                scope = device_scope(device)
+                if scope is None:
+                    results.append(exe.run(ins))
+                else:
+                    with scope:
+                        results.append(exe.run(ins))
         except ProgramError as pe:
             raise _located(pe, exe) from pe.error
     for i, c, k, ag in plan.rebinds:

@@ -393,6 +393,50 @@ def test_mlp_forward_backward_and_sgd_step_match_the_cpu(fake):
         assert p.grad.device == lt.device("cuda", 0)
 
 
+def _compiled_step_run(compiled, steps=6):
+    """`steps` AdamW steps of the MLP on cuda, as a compiled step or not, the learning rate
+    decaying after the recorded calls: losses and parameters on the host."""
+    model = make_mlp("cuda")
+    opt = lt.optim.AdamW(model.parameters(), lr=0.05)
+    x = lt.tensor(rand(8, 6), device="cuda")
+    target = lt.tensor(np.arange(8) % 3, device="cuda")
+
+    def step():
+        loss = F.cross_entropy(model(x), target)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    run = lt.compile(step) if compiled else step
+    losses = []
+    for i in range(steps):
+        if i >= 3:
+            opt.param_groups[0]["lr"] = 0.05 * 0.5 ** (i - 2)
+        losses.append(run().detach().cpu().numpy())
+    return run, losses, [p.detach().cpu().numpy() for p in model.parameters()]
+
+
+def test_a_compiled_training_step_replays_its_programs_on_cuda(fake):
+    """Whole-step capture on the cuda device: from the fourth call the step replays its
+    Triton programs (no recording), bit for bit the uncompiled step, parameters and
+    losses staying device buffers."""
+    start = lt.metrics.counters()["nodes_recorded"]
+    _, want_losses, want_params = _compiled_step_run(False)
+    recorded = (lt.metrics.counters()["nodes_recorded"] - start) / 6
+    run, got_losses, got_params = _compiled_step_run(True)
+    assert run.stats["hits"] == 3, run.explain()  # calls 4-6: after first, trace, confirm
+    np.testing.assert_array_equal(np.array(got_losses), np.array(want_losses))
+    for g, w in zip(got_params, want_params):
+        np.testing.assert_array_equal(g, w)
+    before = lt.metrics.counters()["nodes_recorded"]
+    run()
+    # A replay records no op: its only nodes hold the new values of the 4 parameters, their
+    # 2 x 4 Adam moments and the loss (an uncompiled step records hundreds).
+    assert lt.metrics.counters()["nodes_recorded"] - before == 3 * 4 + 1
+    assert recorded > 100
+
+
 def test_a_training_step_reuses_the_memory_of_the_step_before(fake):
     model = make_mlp("cuda")
     opt = lt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -680,3 +724,42 @@ def test_the_error_slots_are_zeroed_again_after_a_reported_error(fake):
         quotient([1, 2, 0, 1, 2, 3])
     # the error array was written: a run reusing it would report the old error
     np.testing.assert_array_equal(quotient([3, 2, 1, 3, 2, 1]), np.arange(6) // [3, 2, 1, 3, 2, 1])
+
+
+@pytest.mark.parametrize("changing", [True, False])
+def test_a_compiled_step_never_replays_a_stale_device_constant(fake, changing):
+    """A tensor the step makes on the device from host data is a constant of the plan,
+    compared by its contents: data that changes every call is never baked in (the
+    capture stops), data that stays the same replays."""
+    model = make_mlp("cuda")
+    opt = lt.optim.SGD(model.parameters(), lr=0.1)
+    feed = {"x": rand(8, 6)}
+
+    def step():
+        x = lt.tensor(feed["x"], device="cuda")  # uploaded inside the step
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    run = lt.compile(step)
+    for i in range(6):
+        if changing:
+            feed["x"] = rand(8, 6, seed=i + 1)
+        run()
+    params = [p.detach().cpu().numpy() for p in model.parameters()]
+    # the same six steps uncompiled, on a fresh model with the same initial weights
+    model2 = make_mlp("cuda")
+    opt2 = lt.optim.SGD(model2.parameters(), lr=0.1)
+    x2 = rand(8, 6)
+    for i in range(6):
+        if changing:
+            x2 = rand(8, 6, seed=i + 1)
+        loss = model2(lt.tensor(x2, device="cuda")).square().mean()
+        loss.backward()
+        opt2.step()
+        opt2.zero_grad()
+    for g, w in zip(params, [p.detach().cpu().numpy() for p in model2.parameters()]):
+        np.testing.assert_array_equal(g, w)
+    assert (run.stats["hits"] == 0) == changing, run.explain()
