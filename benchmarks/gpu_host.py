@@ -201,6 +201,27 @@ def train(dev: str, sync: Callable[[], None], steps: int = 20) -> None:
     for _ in range(steps):
         step(False)
     prof.disable()
+
+    # the same step compiled as a whole (`lazytorch._compile.step`): replayed from its
+    # fourth call, so its steady time has no recording in it
+    def plain() -> object:  # the step without its read-back (a read stops the capture)
+        with lt.device(dev):
+            loss = model(idx, tgt)[1]
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    compiled = lt.compile(plain)
+    for _ in range(4):
+        float(compiled().detach())
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        float(compiled().detach())
+        sync()
+    per = (time.perf_counter() - t0) / steps
+    print(f"\ncompiled step, replayed: {per * 1e3:.2f} ms per step (synchronized each step)")
+    print(compiled.explain())
     print(f"\ncProfile of {steps} GPT steps (tottime, top 35):")
     pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(35)
     print("by cumulative time (top 40):")

@@ -415,3 +415,42 @@ def test_repeated_runs_launch_compiled_kernels_directly_with_fresh_values():
         close(got, want, rtol=1e-4, atol=1e-5)
     c = lt.metrics.counters()
     assert c["compiles"] == 1 and c["triton_direct_launches"] >= 5 * c["kernels_launched"] // 6
+
+
+def _gpt_steps(compiled):
+    """Six AdamW steps of a GPT-small-shaped model on the device (compiled as a whole or
+    not), the learning rate halving from the fourth: losses, parameters, the callable."""
+    from benchmarks.models import gpt
+
+    lt.manual_seed(0)
+    model = gpt(lt).to("cuda")
+    opt = lt.optim.AdamW(model.parameters(), lr=1e-3)
+    x = lt.tensor(np.random.default_rng(0).integers(0, 65, (4, 64)), device="cuda")
+    y = lt.tensor(np.random.default_rng(1).integers(0, 65, (4, 64)), device="cuda")
+
+    def step():
+        with lt.device("cuda"):
+            loss = model(x, y)[1]
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    run = lt.compile(step) if compiled else step
+    losses = []
+    for i in range(6):
+        opt.param_groups[0]["lr"] = 1e-3 * 0.5 ** max(0, i - 2)
+        losses.append(run().detach().cpu().numpy())
+    return losses, [p.detach().cpu().numpy() for p in model.parameters()], run
+
+
+def test_a_compiled_training_step_replays_on_the_device_bit_for_bit():
+    """Whole-step capture on the device: the compiled step replays its Triton programs
+    from the fourth call, the learning rate changing after the recorded calls, with the
+    same bits as the uncompiled step."""
+    want_losses, want_params, _ = _gpt_steps(False)
+    got_losses, got_params, run = _gpt_steps(True)
+    assert run.stats["hits"] == 3, run.explain()
+    np.testing.assert_array_equal(np.array(got_losses), np.array(want_losses))
+    for g, w in zip(got_params, want_params):
+        np.testing.assert_array_equal(g, w)
