@@ -464,6 +464,11 @@ class Bench:
             per = 2 if self.smoke else 5
             row.kernels = self.kernels_per_call(lambda: _step(lm, l_opt, l_loss))
             row.lt_s = self.median_step_s(lambda: _step(lm, l_opt, l_loss), self.sync_lt, per)
+            # the same step compiled as a whole (lazytorch._compile.step): replayed from
+            # its fourth call, so its steady time has no recording in it
+            whole = lt.compile(lambda: _step(lm, l_opt, l_loss))
+            row.extra["whole_step_s"] = self.median_step_s(whole, self.sync_lt, per)
+            row.extra["whole_step_replays"] = whole.stats["hits"]
             row.eager_s = self.median_step_s(lambda: _step(tm, t_opt, t_loss), self.sync_torch, per)
             row.ref_s = row.eager_s
             c = self.compiled(tm, lambda c: _step(c, t_opt, t_loss), row)
@@ -575,6 +580,14 @@ def markdown(rows: list[Row]) -> str:
             f"{times(r.speed_vs_compile)} | {times(r.speed_vs_ref_b2b)} | {kernels} | "
             f"{first_lt} / {first_c} | {check_text(r)} |"
         )
+    for r in rows:
+        whole = r.extra.get("whole_step_s") if r.supported else None
+        if whole is not None and r.eager_s:
+            lines.append(
+                f"\n{r.label}, compiled as a whole step (`lazytorch.compile` of forward, "
+                f"backward and update; {r.extra['whole_step_replays']} replays): "
+                f"{whole * 1e3:.2f} ms, {r.eager_s / whole:.2f}× torch eager's speed."
+            )
     return "\n".join(lines)
 
 
