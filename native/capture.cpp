@@ -80,7 +80,7 @@ enum Tag : uint64_t { kParam = 1, kNode = 2, kRoots = 3 };
 // (about twice as fast as std::unordered_map here, which allocates a node per entry).
 class IdMap {
    public:
-    IdMap() : keys_(256, nullptr), vals_(256, 0) {}
+    IdMap() : keys_(512, nullptr), vals_(512, 0) {}
     int64_t find(PyObject* k) const {  // -1 if absent
         for (size_t i = slot(k);; i = (i + 1) & (keys_.size() - 1)) {
             if (keys_[i] == k) return vals_[i];
@@ -126,40 +126,55 @@ py::tuple capture_key(const py::sequence& roots_seq) {
 
     IdMap ids;
     Hash128 h;
-    std::vector<PyObject*> stack, missing;
+    // An iterative post-order walk: each frame scans its node's inputs left to right and
+    // descends into the first one not numbered yet, so every input is looked up once on
+    // the way down and once for the wiring (the same order as pushing all missing inputs,
+    // with half the lookups).
+    struct Frame {
+        PyObject* node;
+        PyObject* inputs;  // borrowed: the node holds it
+        uint64_t hash;
+        Py_ssize_t next;
+    };
+    std::vector<Frame> stack;
+    stack.reserve(64);
+    auto enter = [&](PyObject* n) {  // false: a parameter, numbered at once
+        if (Py_TYPE(n) != lay.type) throw py::type_error("capture_key: a graph input is not a Node");
+        PyObject* struct_hash = slot(n, lay.struct_hash, "struct_hash");
+        const uint64_t sh = uint64_t(PyLong_AsLongLong(struct_hash));
+        if (sh == uint64_t(-1) && PyErr_Occurred()) throw py::error_already_set();
+        if (slot(n, lay.buffer, "buffer") != Py_None) {
+            ids.insert(n, int64_t(ids.size()));
+            if (PyList_Append(params.ptr(), n) < 0) throw py::error_already_set();
+            h.add(kParam);
+            h.add(sh);
+            return;
+        }
+        PyObject* inputs = slot(n, lay.inputs, "inputs");
+        if (!PyTuple_Check(inputs)) throw py::type_error("capture_key: Node.inputs is not a tuple");
+        stack.push_back(Frame{n, inputs, sh, 0});
+    };
     for (PyObject* root : roots) {
         if (ids.find(root) >= 0) continue;
-        stack.assign(1, root);
+        enter(root);
         while (!stack.empty()) {
-            PyObject* n = stack.back();
-            if (Py_TYPE(n) != lay.type) throw py::type_error("capture_key: a graph input is not a Node");
-            if (ids.find(n) >= 0) {
-                stack.pop_back();
+            Frame& f = stack.back();
+            const Py_ssize_t k = PyTuple_GET_SIZE(f.inputs);
+            PyObject* down = nullptr;
+            while (f.next < k) {
+                PyObject* in = PyTuple_GET_ITEM(f.inputs, f.next++);
+                if (ids.find(in) < 0) {
+                    down = in;
+                    break;
+                }
+            }
+            if (down != nullptr) {
+                enter(down);  // may grow the stack: `f` is not used after this
                 continue;
             }
-            PyObject* struct_hash = slot(n, lay.struct_hash, "struct_hash");
-            const uint64_t sh = uint64_t(PyLong_AsLongLong(struct_hash));
-            if (sh == uint64_t(-1) && PyErr_Occurred()) throw py::error_already_set();
-            if (slot(n, lay.buffer, "buffer") != Py_None) {
-                ids.insert(n, int64_t(ids.size()));
-                if (PyList_Append(params.ptr(), n) < 0) throw py::error_already_set();
-                h.add(kParam);
-                h.add(sh);
-                stack.pop_back();
-                continue;
-            }
-            PyObject* inputs = slot(n, lay.inputs, "inputs");
-            if (!PyTuple_Check(inputs)) throw py::type_error("capture_key: Node.inputs is not a tuple");
-            const Py_ssize_t k = PyTuple_GET_SIZE(inputs);
-            missing.clear();
-            for (Py_ssize_t i = 0; i < k; ++i) {
-                PyObject* in = PyTuple_GET_ITEM(inputs, i);
-                if (ids.find(in) < 0) missing.push_back(in);
-            }
-            if (!missing.empty()) {
-                stack.insert(stack.end(), missing.rbegin(), missing.rend());
-                continue;
-            }
+            PyObject* n = f.node;
+            PyObject* inputs = f.inputs;
+            const uint64_t sh = f.hash;
             stack.pop_back();
             ids.insert(n, int64_t(ids.size()));
             if (PyList_Append(order.ptr(), n) < 0) throw py::error_already_set();

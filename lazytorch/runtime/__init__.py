@@ -169,7 +169,7 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
     from lazytorch.runtime.executor import run  # lazy: import time (first materialize)
 
     metrics.increment("materializations")
-    last_cut_id = max(n.id for n in roots)
+    last_cut_id = roots[0].id if len(roots) == 1 else max(n.id for n in roots)
     run(roots, cause=cause, loc=loc)
 
 
