@@ -2,10 +2,11 @@
 
 Flags: ``-O3 -march=native -fopenmp`` plus ``-fno-math-errno -fno-trapping-math`` (they let
 g++ vectorize sqrt and if-convert without changing any result) — never ``-ffast-math``, so
-NaN and Inf propagate as in torch — and 512-bit vectors on AVX-512 CPUs (`_vector_flags`). ``LAZYTORCH_CXX`` picks the compiler (default: ``g++``,
-then ``c++``) and ``LAZYTORCH_CXXFLAGS`` adds flags; both are part of the fingerprint that
-keys the compile cache, together with the compiler's version, the CPU's features and the
-runtime headers' contents.
+NaN and Inf propagate as in torch — and 512-bit vectors on AVX-512 CPUs (`_vector_flags`).
+``LAZYTORCH_CXX`` picks the compiler (default: ``g++``, then ``c++``) and
+``LAZYTORCH_CXXFLAGS`` adds flags; both are part of the fingerprint that keys the compile
+cache, together with the compiler's version, the CPU's features and the runtime headers'
+contents.
 
 Failures are sorted by cause. `CompilerMissing` (no compiler, or ``LAZYTORCH_CXX`` names
 something that is not one) and `ToolchainError` (the compiler, its flags, the BLAS or the

@@ -138,7 +138,8 @@ py::tuple capture_key(const py::sequence& roots_seq) {
     };
     std::vector<Frame> stack;
     stack.reserve(64);
-    auto enter = [&](PyObject* n) {  // false: a parameter, numbered at once
+    // A parameter (a computed value) is numbered at once; a pending node gets a frame.
+    auto enter = [&](PyObject* n) {
         if (Py_TYPE(n) != lay.type) throw py::type_error("capture_key: a graph input is not a Node");
         PyObject* struct_hash = slot(n, lay.struct_hash, "struct_hash");
         const uint64_t sh = uint64_t(PyLong_AsLongLong(struct_hash));

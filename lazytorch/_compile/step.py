@@ -36,11 +36,11 @@ every time, with the reason in ``explain()``):
    changes any of them itself (an LR scheduler stepped inside the function) is not
    replayed, since the replay would not change them.
 5. *Not captured:* random draws (a replay would repeat them), collectives, reads of values
-   (``.item()``) inside the function. Programs on another device (cuda) replay there, under
-   its device scope, with 0-d inputs from another device moved as the executor moves them;
-   a constant on a device is compared by its contents. Python
-   side effects other than the optimizers' providers run only on traced calls, as for any
-   compiled function.
+   (``.item()``) inside the function. Python side effects other than the optimizers'
+   providers run only on traced calls, as for any compiled function.
+6. *Devices.* Programs on another device (cuda) replay there, under its device scope, with
+   0-d inputs from another device moved as the executor moves them; a constant on a device
+   is compared by its contents.
 
 What is not checked: a number read two objects deep (``trainer.cfg.lr``) or from a list
 that stays the same for the two recorded calls and changes later is replayed with its old
