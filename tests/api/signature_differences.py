@@ -42,6 +42,9 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "F.avg_pool1d": {
         "'stride' default None, torch's ()": "torch.avg_pool1d's parser writes stride=() and its docs None: both mean kernel_size",
     },
+    "F.hardshrink": {
+        "missing parameter 'out'": NO_OUT,
+    },
     "F.normalize": {
         "missing parameter 'out'": NO_OUT,
     },

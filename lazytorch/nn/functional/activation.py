@@ -12,6 +12,8 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops._core import tensor_arg
 from lazytorch.ops.activation import log_softmax as log_softmax
 from lazytorch.ops.activation import softmax as softmax
+from lazytorch.ops.creation import empty_like, zeros_like
+from lazytorch.ops.random import rand
 from lazytorch.tensor import Tensor
 
 
@@ -175,3 +177,193 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 # softmax and log_softmax are `lazytorch.ops.activation`'s (Tensor methods use them too).
 def softmin(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     return softmax(-input, dim, dtype=dtype)  # type: ignore[operator]
+
+
+# -- thresholds and shrinkage ------------------------------------------------------------------
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """`value` where x <= `threshold`, else x (NaN stays NaN, as in torch).
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.threshold(lazytorch.tensor([-1.0, 0.5, 2.0]), 0.5, 9.0)
+    tensor([9., 9., 2.])
+    """
+    return _threshold(input, threshold, value, inplace)
+
+
+def _threshold(input: Tensor, threshold: float, value: float, inplace: bool) -> Tensor:
+    x = tensor_arg(input, "threshold")
+    return _maybe_inplace(x, E.where(x <= threshold, value, x), inplace)  # type: ignore[operator]
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """0 inside [-lambd, lambd], x outside.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.hardshrink(lazytorch.tensor([-1.0, 0.25, 2.0]))
+    tensor([-1.,  0.,  2.])
+    """
+    x = _float_input(input, "hardshrink", "hardshrink_cpu")
+    inside = (x >= -lambd) & (x <= lambd)  # type: ignore[operator]
+    return E.where(inside, 0.0, x)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.softshrink(lazytorch.tensor([-1.0, 0.25, 2.0]))
+    tensor([-0.5000,  0.0000,  1.5000])
+    """
+    if lambd < 0:
+        raise op_error(
+            RuntimeError,
+            "softshrink",
+            f"lambda must be greater or equal to 0, but found to be {lambd}.",
+        )
+    x = _float_input(input, "softshrink", "softshrink_cpu")
+    inside = (x >= -lambd) & (x <= lambd)  # type: ignore[operator]
+    # x * 0 inside (NaN stays NaN with gradient 0 there); a NaN takes the outer branch,
+    # whose gradient is torch's 1 at NaN
+    outer = E.where(x < -lambd, x + lambd, x - lambd)  # type: ignore[operator]
+    return E.where(inside, x * 0.0, outer)  # type: ignore[operator]
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - E.tanh(input)  # type: ignore[operator,no-any-return]
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """The gated linear unit: a * sigmoid(b), a and b the two halves along `dim`.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.glu(lazytorch.tensor([[1.0, 2.0, 0.0, 0.0]]))
+    tensor([[0.5000, 1.0000]])
+    """
+    x = tensor_arg(input, "glu")
+    if x.ndim == 0:
+        raise op_error(
+            RuntimeError, "glu", "glu does not support scalars because halving size must be even"
+        )
+    d = dim % x.ndim
+    n = x.shape[d]
+    if n % 2:
+        raise op_error(
+            RuntimeError,
+            "glu",
+            f"Halving dimension must be even, but dimension {d} is size {n}",
+        )
+    a, b = x.chunk(2, d)  # type: ignore[attr-defined]
+    return a * E.sigmoid(b)  # type: ignore[no-any-return]
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, x) + weight * min(0, x), one weight for all channels or one per channel (dim 1).
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.prelu(lazytorch.tensor([[-2.0, 3.0]]), lazytorch.tensor([0.25]))
+    tensor([[-0.5000,  3.0000]])
+    """
+    x = tensor_arg(input, "prelu")
+    w = tensor_arg(weight, "prelu")
+    if w.ndim > 1:
+        raise op_error(
+            RuntimeError,
+            "prelu",
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}",
+        )
+    if w.numel() != 1:
+        if x.ndim == 0:
+            raise op_error(RuntimeError, "prelu", "Not allow zero-dim input tensor.")
+        channels = x.shape[1] if x.ndim > 1 else 1
+        if channels != w.numel():
+            raise op_error(
+                RuntimeError,
+                "prelu",
+                "Mismatch of parameter numbers and input channel size. Found parameter "
+                f"numbers = {w.numel()} and channel size = {channels}.",
+            )
+    if w.ndim == 1 and x.ndim >= 2:
+        w = w.reshape(1, -1, *([1] * (x.ndim - 2)))  # type: ignore[attr-defined]
+    return E.where(x > 0, x, w * x)  # type: ignore[operator]
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """Randomized leaky ReLU: in training each negative element is scaled by a slope drawn
+    uniformly from [lower, upper] (lazytorch's generator); in evaluation by their mean."""
+    return _rrelu(input, lower, upper, training, inplace, None)
+
+
+def _rrelu(
+    input: Tensor, lower: float, upper: float, training: bool, inplace: bool, generator: Any
+) -> Tensor:
+    x = _float_input(input, "rrelu", "rrelu_with_noise_cpu")
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2, inplace)
+    slope = rand(x.shape, dtype=x.dtype, generator=generator) * (upper - lower) + lower  # type: ignore[operator]
+    return _maybe_inplace(x, E.where(x >= 0, x, x * slope), inplace)  # type: ignore[operator]
+
+
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """Samples of the Gumbel-softmax distribution; with `hard`, one-hot in the forward pass
+    and the soft sample's gradient (the straight-through estimator), as torch does."""
+    x = tensor_arg(logits, "gumbel_softmax")
+    gumbels = -empty_like(x).exponential_().log()  # type: ignore[attr-defined]
+    y_soft = softmax((x + gumbels) / tau, dim)  # type: ignore[operator]
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]  # type: ignore[attr-defined]
+    y_hard = zeros_like(x).scatter_(dim, index, 1.0)  # type: ignore[attr-defined]
+    return y_hard - y_soft.detach() + y_soft  # type: ignore[no-any-return]
+
+
+# -- in-place forms (torch.nn.functional.relu_ & co) ---------------------------------------------
+def relu_(input: Tensor) -> Tensor:
+    return relu(input, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return _threshold(input, threshold, value, True)
+
+
+def rrelu_(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    generator: Any = None,
+) -> Tensor:
+    return _rrelu(input, lower, upper, training, True, generator)

@@ -16,6 +16,7 @@ from lazytorch.ops import linalg as LA
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import tensor_arg
+from lazytorch.ops.composite import searchsorted
 from lazytorch.ops.random import rand
 from lazytorch.tensor import Tensor
 
@@ -72,6 +73,161 @@ def embedding(
         keep = S.unsqueeze(flat != padding_idx % weight.shape[0], -1)  # type: ignore[operator]
         rows = E.where(keep, rows, rows.detach())
     return S.reshape(rows, (*idx.shape, weight.shape[-1]))
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """Sums, means or maxima of bags of embedding rows, without the (bags, length, dim)
+    intermediate. A 2-D `input` is one bag per row; a 1-D `input` is cut into bags where
+    `offsets` start them. An empty bag (and a bag of only `padding_idx`) gives zeros.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> w = lazytorch.arange(15.0).reshape(5, 3)
+    >>> F.embedding_bag(lazytorch.tensor([1, 2, 4]), w, lazytorch.tensor([0, 2]), mode="sum")
+    tensor([[ 9., 11., 13.],
+            [12., 13., 14.]])
+    """
+    idx = tensor_arg(input, "embedding_bag")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+            "on GitHub."
+        )
+    if per_sample_weights is not None and tuple(per_sample_weights.shape) != tuple(idx.shape):
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not "
+            f"None, then it must have the same shape as the input ({list(idx.shape)})"
+        )
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets).__name__}"
+            )
+        bags, length = idx.shape
+        starts = C.arange(0, bags * length, max(length, 1), dtype=idx.dtype)[:bags]
+        idx = S.reshape(idx, -1)
+        if per_sample_weights is not None:
+            per_sample_weights = S.reshape(per_sample_weights, -1)
+    elif idx.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        starts = offsets[:-1] if include_last_offset else offsets
+        if starts.shape[0] and int(starts[0]) != 0:
+            raise op_error(
+                RuntimeError,
+                "embedding_bag",
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+                f"start from position 0. However, got {int(starts[0])}",
+            )
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}")
+    n, bags = idx.shape[0], starts.shape[0]
+    ends = offsets[-1] if include_last_offset and offsets is not None else None
+    rows = embedding(idx, weight, None, max_norm, norm_type)
+    # bag[k]: the bag element k falls in (the last start at or before k)
+    position = C.arange(n, dtype=starts.dtype)
+    bag = searchsorted(starts, position, right=True) - 1  # type: ignore[operator]
+    keep = bag >= 0  # type: ignore[operator]
+    if ends is not None:
+        keep = keep & (position < ends)  # type: ignore[operator]
+    if padding_idx is not None:
+        keep = keep & (idx != padding_idx % weight.shape[0])  # type: ignore[operator]
+    if per_sample_weights is not None:
+        rows = rows * S.unsqueeze(per_sample_weights, -1)  # type: ignore[operator]
+    dim = weight.shape[-1]
+    if mode == "max":
+        member = (S.unsqueeze(C.arange(bags, dtype=bag.dtype), 1) == bag) & keep  # type: ignore[operator]
+        filled = E.where(S.unsqueeze(member, -1), S.unsqueeze(rows, 0), -math.inf)
+        best = R.amax(filled, 1)
+        return E.where(S.unsqueeze(R.any(member, 1), -1), best, 0.0)
+    rows = E.where(S.unsqueeze(keep, -1), rows, 0.0)
+    target = E.where(keep, bag, 0)
+    out = C.zeros((bags, dim), dtype=rows.dtype).index_add(0, target, rows)  # type: ignore[attr-defined]
+    if mode == "sum":
+        return out  # type: ignore[no-any-return]
+    count = C.zeros(bags, dtype=rows.dtype).index_add(0, target, keep.to(rows.dtype))  # type: ignore[attr-defined]
+    return out / S.unsqueeze(E.clamp_min(count, 1), -1)  # type: ignore[no-any-return]
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]``; weight is (out, in1, in2).
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.bilinear(lazytorch.ones(1, 2), lazytorch.ones(1, 3), lazytorch.ones(4, 2, 3)).shape
+    lazytorch.Size([1, 4])
+    """
+    o, i, j = weight.shape
+    if input1.shape[-1] != i:
+        raise op_error(
+            RuntimeError,
+            "bilinear",
+            f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected {i}",
+        )
+    if input2.shape[-1] != j:
+        raise op_error(
+            RuntimeError,
+            "bilinear",
+            f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected {j}",
+        )
+    # input1 @ weight viewed as (i, o*j): one matmul, then a product with input2 summed over j
+    w = S.reshape(S.permute(weight, (1, 0, 2)), (i, o * j))
+    t = S.reshape(input1 @ w, (*input1.shape[:-1], o, j))  # type: ignore[operator]
+    y = R.sum(t * S.unsqueeze(input2, -2), -1)  # type: ignore[operator]
+    if bias is not None:
+        y = y + bias  # type: ignore[operator]
+    return y
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Channels (dim 1) split into `groups` and interleaved: (N, g, C/g, ...) -> (N, C/g, g, ...).
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.channel_shuffle(lazytorch.arange(4.0).reshape(1, 4, 1), 2).flatten()
+    tensor([0., 2., 1., 3.])
+    """
+    x = tensor_arg(input, "channel_shuffle")
+    if groups <= 0:
+        raise op_error(
+            RuntimeError,
+            "channel_shuffle",
+            f"Number of groups to divide channels in must be positive. Value of groups:{groups}",
+        )
+    if x.ndim < 3:
+        raise op_error(
+            RuntimeError,
+            "channel_shuffle",
+            f"channel_shuffle expects input to have at least 3 dimensions, but got input with sizes {list(x.shape)}",
+        )
+    n, c, rest = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    if c % groups:
+        raise op_error(
+            RuntimeError,
+            "channel_shuffle",
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.",
+        )
+    y = S.reshape(x, (n, groups, c // groups, *rest))
+    return S.reshape(S.transpose(y, 1, 2), (n, c, *rest))
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

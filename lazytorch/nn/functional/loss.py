@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Any
 
 from lazytorch._errors import op_error
@@ -12,12 +14,36 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import result_type, tensor_arg
-from lazytorch.ops.creation import ones_like
+from lazytorch.ops.composite import triu_indices
+from lazytorch.ops.creation import arange, ones_like
 from lazytorch.ops.indexing import gather, index_select
+from lazytorch.ops.linalg import norm
 from lazytorch.tensor import Tensor
 
 
 # -- losses ------------------------------------------------------------------------------------------
+def legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    """`reduction`, or what torch's deprecated `size_average`/`reduce` flags mean when either
+    is given (with torch's warning): both true -> "mean", reduce only -> "sum", else "none".
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     legacy_reduction(False, None, "mean"), legacy_reduction(None, False, "mean")
+    ('sum', 'none')
+    """
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(
+        f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+        stacklevel=3,
+    )
+    return ret
+
+
 def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
     if reduction == "mean":
         return R.mean(loss)
@@ -67,6 +93,7 @@ def mse_loss(
     >>> F.mse_loss(x, y).item(), F.mse_loss(x, y, weight=lazytorch.tensor([3.0, 1.0])).item()
     (2.5, 1.75)
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _float_loss_inputs(input, target, "mse_loss", "mse_cpu")
     d = input - target  # type: ignore[operator]
     if weight is not None:
@@ -83,6 +110,7 @@ def l1_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean absolute error; with `weight` (input's shape), each error weighted."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     errors = E.abs(input - target)  # type: ignore[operator]
     if weight is not None:
         return _weighted(errors, weight, input, reduction)
@@ -97,6 +125,7 @@ def smooth_l1_loss(
     reduction: str = "mean",
     beta: float = 1.0,
 ) -> Tensor:
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise op_error(
             RuntimeError,
@@ -186,6 +215,7 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of class indices under log-probabilities `input`."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     return _nll(input, target, weight, ignore_index, reduction, 0.0, "nll_loss")
 
 
@@ -234,6 +264,7 @@ def cross_entropy(
 ) -> Tensor:
     """log_softmax over the class dim (1) then NLL; targets are class indices or
     probabilities; optional class weights, ignore_index and label smoothing."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     x = tensor_arg(input, "cross_entropy")
     class_dim = 0 if x.ndim == 1 else 1
     # As torch: a negative label_smoothing means none; above 1 is an error.
@@ -297,6 +328,7 @@ def binary_cross_entropy(
     reduction: str = "mean",
 ) -> Tensor:
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch does."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     x = tensor_arg(input, "binary_cross_entropy")
     if tuple(target.shape) != tuple(x.shape):
         raise op_error(
@@ -359,6 +391,7 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """Sigmoid + BCE in the numerically stable form torch uses."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     x = tensor_arg(input, "binary_cross_entropy_with_logits")
     if tuple(target.shape) != tuple(x.shape):
         raise op_error(
@@ -381,3 +414,428 @@ def binary_cross_entropy_with_logits(
     if weight is not None:
         loss = loss * weight  # type: ignore[operator]
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+# -- divergences, likelihoods, margins and embeddings ---------------------------------------------
+def _check_reduction(reduction: str, op: str) -> None:
+    if reduction not in ("none", "mean", "sum"):
+        raise op_error(ValueError, op, f"{reduction} is not a valid value for reduction")
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """KL divergence of `target` from log-probabilities `input`, pointwise:
+    target * (log(target) - input) (0 where target is 0), or with `log_target`
+    exp(target) * (target - input). "batchmean" divides the sum by the batch size.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> p = lazytorch.tensor([[0.5, 0.5]])
+    >>> F.kl_div(p.log(), p, reduction="batchmean").item()
+    0.0
+    """
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, reduction)
+    elif reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            stacklevel=2,
+        )
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise op_error(ValueError, "kl_div", f"{reduction} is not a valid value for reduction")
+    if log_target:
+        loss = E.exp(target) * (target - input)  # type: ignore[operator]
+    else:
+        loss = E.xlogy(target, target) - target * input  # type: ignore[operator]
+    if reduction == "batchmean":
+        total = R.sum(loss)
+        return total / input.shape[0] if input.ndim else total  # type: ignore[operator,no-any-return]
+    return _reduce(loss, reduction, "kl_div")
+
+
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """0.5 * z**2 where |z| < delta, else delta * (|z| - 0.5 * delta); z = input - target.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.huber_loss(lazytorch.tensor([0.5, 3.0]), lazytorch.zeros(2), reduction="none")
+    tensor([0.1250, 2.5000])
+    """
+    if delta <= 0:
+        raise op_error(
+            RuntimeError, "huber_loss", "huber_loss does not support non-positive values for delta."
+        )
+    _float_loss_inputs(input, target, "huber_loss", "huber_cpu")
+    z = input - target  # type: ignore[operator]
+    d = E.abs(z)
+    # z * z as in smooth_l1_loss: a second derivative of 1 at 0, as torch's
+    loss = E.where(d < delta, 0.5 * z * z, delta * (d - 0.5 * delta))  # type: ignore[operator]
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction)
+    return _reduce(loss, reduction, "huber_loss")
+
+
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: Any = None,
+    eps: float = 1e-8,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of `target` under Poisson(rate): exp(input) - target * input
+    when `input` is the log-rate, else input - target * log(input + eps); `full` adds the
+    Stirling term where target > 1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "poisson_nll_loss")
+    if log_input:
+        loss = E.exp(input) - target * input  # type: ignore[operator]
+    else:
+        loss = input - target * E.log(input + eps)  # type: ignore[operator]
+    if full:
+        stirling = target * E.log(target) - target + 0.5 * E.log(2 * math.pi * target)  # type: ignore[operator]
+        loss = loss + E.where(target > 1, stirling, 0.0)  # type: ignore[operator]
+    return _reduce(loss, reduction, "poisson_nll_loss")
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of `target` under N(input, var): 0.5 * (log(var) +
+    (input - target)**2 / var), var clamped below at `eps` (without a gradient through the
+    clamp, as torch), plus 0.5 * log(2 pi) with `full`."""
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = ones_like(input) * var  # type: ignore[operator]
+    elif bool(R.any(var < 0)):  # type: ignore[operator]
+        raise ValueError("var has negative entry/entries")
+    in_shape, var_shape = tuple(input.shape), tuple(var.shape)  # type: ignore[union-attr]
+    if var_shape != in_shape:
+        if in_shape[:-1] == var_shape:
+            var = S.unsqueeze(var, -1)  # type: ignore[arg-type]
+        elif not (
+            len(in_shape) == len(var_shape)
+            and sum(v for i, v in zip(in_shape, var_shape) if i != v) == 1
+        ):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    # clamp's value without its gradient: d/dvar passes through where var < eps too
+    clamped = var + (E.clamp(var, min=eps) - var).detach()  # type: ignore[operator,union-attr]
+    loss = 0.5 * (E.log(clamped) + (input - target) ** 2 / clamped)  # type: ignore[operator]
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)  # type: ignore[operator]
+    return _reduce(loss, reduction, "gaussian_nll_loss")
+
+
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, -target * (input1 - input2) + margin)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "margin_ranking_loss")
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise op_error(
+            RuntimeError,
+            "margin_ranking_loss",
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {_size(input1)}, input2: {_size(input2)}, target: {_size(target)} ",
+        )
+    loss = E.clamp_min(-target * (input1 - input2) + margin, 0)  # type: ignore[operator]
+    return _reduce(loss, reduction, "margin_ranking_loss")
+
+
+def _size(t: Tensor) -> str:
+    return f"torch.Size({list(t.shape)})"
+
+
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """x where target is 1, max(0, margin - x) where target is -1 (torch's formula, which
+    adds both terms where target is neither)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "hinge_embedding_loss")
+    margin_clamp = E.clamp_min(margin - input, 0)  # type: ignore[operator]
+    loss = E.where(target != 1, margin_clamp, 0.0) + E.where(target != -1, input, 0.0)  # type: ignore[operator]
+    return _reduce(loss, reduction, "hinge_embedding_loss")
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """log(1 + exp(-target * input))."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "soft_margin_loss")
+    loss = E.log1p(E.exp(-input * target))  # type: ignore[operator]
+    return _reduce(loss, reduction, "soft_margin_loss")
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Binary cross entropy of sigmoid(input) per class, averaged over the classes."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * log_sigmoid_opmath(input) + (1 - target) * log_sigmoid_opmath(-input))  # type: ignore[operator]
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = R.sum(loss, class_dim) / input.shape[class_dim]  # type: ignore[operator]
+    if reduction == "none":
+        return loss  # type: ignore[no-any-return]
+    if reduction == "mean":
+        return R.mean(loss)
+    if reduction == "sum":
+        return R.sum(loss)
+    raise op_error(
+        ValueError, "multilabel_soft_margin_loss", f"{reduction} is not a valid value for reduction"
+    )
+
+
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "cosine_embedding_loss")
+    if input1.ndim != input2.ndim:
+        raise op_error(
+            RuntimeError,
+            "cosine_embedding_loss",
+            f"cosine_embedding_loss : All input tensors should have same dimension but got "
+            f"sizes: input1: {_size(input1)}, input2: {_size(input2)}",
+        )
+    if input1.ndim not in (1, 2):
+        raise op_error(
+            RuntimeError,
+            "cosine_embedding_loss",
+            f"1D target tensor expects 2D input tensors, but found inputs with sizes "
+            f"{_size(input1)} and {_size(input2)}.",
+        )
+    dim = input1.ndim - 1
+    eps = 1e-12
+    prod = R.sum(input1 * input2, dim)  # type: ignore[operator]
+    mag1 = R.sum(input1 * input1, dim) + eps  # type: ignore[operator]
+    mag2 = R.sum(input2 * input2, dim) + eps  # type: ignore[operator]
+    cos = prod / E.sqrt(mag1 * mag2)  # type: ignore[operator]
+    pos = E.where(target == 1, 1 - cos, 0.0)  # type: ignore[operator]
+    neg = E.where(target == -1, E.clamp_min(cos - margin, 0), 0.0)  # type: ignore[operator]
+    return _reduce(pos + neg, reduction, "cosine_embedding_loss")  # type: ignore[operator]
+
+
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """The p-norm of x1 - x2 + eps over the last dimension.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.pairwise_distance(lazytorch.tensor([[3.0, 0.0]]), lazytorch.tensor([[0.0, 4.0]]), eps=0)
+    tensor([5.])
+    """
+    a, b = tensor_arg(x1, "pairwise_distance"), tensor_arg(x2, "pairwise_distance")
+    out_dim = max(a.ndim, b.ndim, 1) - 1
+    return norm(a - b + eps, p, out_dim, keepdim)  # type: ignore[operator,no-any-return]
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distances between every pair of rows (i < j), in row-major order.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.pdist(lazytorch.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
+    tensor([5.0000, 1.0000, 4.2426])
+    """
+
+    x = tensor_arg(input, "pdist")
+    if x.ndim != 2:
+        raise op_error(RuntimeError, "pdist", f"pdist only supports 2D tensors, got: {x.ndim}D")
+    if p < 0:
+        raise op_error(RuntimeError, "pdist", "pdist only supports non-negative p values")
+    n = x.shape[0]
+    i, j = triu_indices(n, n, 1)
+    return norm(index_select(x, 0, i) - index_select(x, 0, j), p, 1)  # type: ignore[operator,no-any-return]
+
+
+def _check_triplet(anchor: Tensor, positive: Tensor, negative: Tensor, op: str) -> None:
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative "
+            f"{dims[2]}D inputs",
+        )
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise p-norm
+    distance; with `swap`, d(anchor, negative) is replaced by d(positive, negative) where
+    that is smaller."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "triplet_margin_loss")
+    _check_triplet(anchor, positive, negative, "triplet_margin_loss")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = E.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    loss = E.clamp_min(margin + dist_pos - dist_neg, 0)  # type: ignore[operator]
+    return _reduce(loss, reduction, "triplet_margin_loss")
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Any = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """The triplet margin loss with any distance (default: `pairwise_distance`)."""
+    if margin <= 0:
+        raise ValueError(
+            f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead"
+        )
+    _check_reduction(reduction, "triplet_margin_with_distance_loss")
+    _check_triplet(anchor, positive, negative, "triplet_margin_with_distance_loss")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    dist_pos = dist(anchor, positive)
+    dist_neg = dist(anchor, negative)
+    if swap:
+        dist_neg = E.minimum(dist_neg, dist(positive, negative))
+    loss = E.clamp_min(margin + dist_pos - dist_neg, 0.0)  # type: ignore[operator]
+    return _reduce(loss, reduction, "triplet_margin_with_distance_loss")
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-class hinge loss: for each sample, the sum over classes i != y of
+    max(0, margin - x[y] + x[i]) ** p (times weight[y]), divided by the number of classes."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "multi_margin_loss")
+    if p not in (1, 2):
+        raise op_error(ValueError, "multi_margin_loss", "only p == 1 and p == 2 supported")
+    x = tensor_arg(input, "multi_margin_loss")
+    if x.ndim > 2:
+        raise op_error(
+            RuntimeError,
+            "multi_margin_loss",
+            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: {_size(x)}",
+        )
+    one = x.ndim < 2
+    x2 = S.reshape(x, (1, -1)) if one else x
+    t = S.reshape(target, (-1, 1))
+    c = x2.shape[1]
+    x_y = gather(x2, 1, t)
+    z = E.clamp_min(margin - x_y + x2, 0)  # type: ignore[operator]
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * S.reshape(index_select(weight, 0, S.reshape(t, (-1,))), (-1, 1))  # type: ignore[operator]
+    not_y = arange(c) != t  # type: ignore[operator]
+    loss = R.sum(E.where(not_y, z, 0.0), 1) / c  # type: ignore[operator]
+    if one:
+        loss = S.reshape(loss, ())
+    return _reduce(loss, reduction, "multi_margin_loss")
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-label hinge loss. `target` holds class indices per sample, ended by the
+    first -1; the loss is the sum over target classes j and non-target classes i of
+    max(0, 1 - (x[j] - x[i])), divided by the number of classes."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "multilabel_margin_loss")
+    x = tensor_arg(input, "multilabel_margin_loss")
+    one = x.ndim < 2
+    x2 = S.reshape(x, (1, -1)) if one else x
+    t2 = S.reshape(target, tuple(x2.shape))
+    c = x2.shape[1]
+    valid = (t2 != -1).long().cumprod(1) == 1  # type: ignore[attr-defined,operator]
+    safe = E.where(valid, t2, 0)
+    # is_target[n, i]: class i is among sample n's targets
+    hits = (S.unsqueeze(safe, 2) == arange(c)) & S.unsqueeze(valid, 2)  # type: ignore[operator]
+    is_target = R.any(hits, 1)
+    x_j = gather(x2, 1, safe)  # (N, C): the value of the k-th target class
+    z = E.clamp_min(1 - (S.unsqueeze(x_j, 2) - S.unsqueeze(x2, 1)), 0)  # type: ignore[operator]
+    keep = S.unsqueeze(valid, 2) & ~S.unsqueeze(is_target, 1)  # type: ignore[operator]
+    loss = R.sum(E.where(keep, z, 0.0), (1, 2)) / c  # type: ignore[operator]
+    if one:
+        loss = S.reshape(loss, ())
+    return _reduce(loss, reduction, "multilabel_margin_loss")

@@ -440,3 +440,150 @@ def lp_pool3d(
     lazytorch.Size([1, 1, 1, 1, 1])
     """
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, "lp_pool3d")
+
+
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """`max_pool1d` with its indices: (values, indices)."""
+    return _max_pool(
+        input, kernel_size, stride, padding, dilation, ceil_mode, True, 1, "max_pool1d"
+    )
+
+
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """`max_pool2d` with its indices: (values, indices)."""
+    return _max_pool(
+        input, kernel_size, stride, padding, dilation, ceil_mode, True, 2, "max_pool2d"
+    )
+
+
+def max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """`max_pool3d` with its indices: (values, indices)."""
+    return _max_pool(
+        input, kernel_size, stride, padding, dilation, ceil_mode, True, 3, "max_pool3d"
+    )
+
+
+# -- unpooling ---------------------------------------------------------------------------------
+def _unpool_size(
+    x: Tensor, k: tuple[int, ...], s: tuple[int, ...], p: tuple[int, ...], output_size: Any
+) -> tuple[int, ...]:
+    n = len(k)
+    default = [(x.shape[-n + i] - 1) * s[i] + k[i] - 2 * p[i] for i in range(n)]
+    if output_size is None:
+        return tuple(default)
+    size = list(output_size)
+    if len(size) == n + 2:
+        size = size[2:]
+    if len(size) != n:
+        raise ValueError(
+            f"output_size should be a sequence containing {n} or {n + 2} elements, but it "
+            f"has a length of '{len(size)}'"
+        )
+    for i in range(n):
+        lo, hi = default[i] - s[i], default[i] + s[i]
+        if not lo < size[i] < hi:
+            raise ValueError(
+                f'invalid output_size "{tuple(output_size)}" (dim {i} must be between {lo} and {hi})'
+            )
+    return tuple(int(v) for v in size)
+
+
+def _max_unpool(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    output_size: Any,
+    n: int,
+    op: str,
+) -> Tensor:
+    x = tensor_arg(input, op)
+    k = _ntuple(kernel_size, n, op)
+    s = k if stride is None else _ntuple(stride, n, op)
+    p = _ntuple(padding, n, op)
+    out = _unpool_size(x, k, s, p, output_size)
+    if tuple(indices.shape) != tuple(x.shape):
+        raise op_error(
+            RuntimeError,
+            op,
+            f"Expected shape of indices to be same as that of the input tensor "
+            f"({list(x.shape)}) but got indices tensor with shape: {list(indices.shape)}",
+        )
+    lead = tuple(x.shape[: x.ndim - n])
+    flat_in = S.reshape(x, (*lead, -1))
+    flat_idx = S.reshape(indices, (*lead, -1))
+    volume = math.prod(out)
+    # an index outside the output stops the scatter with IndexOutOfRangeError (checked when
+    # the program runs: no synchronization here)
+    zeros = C.zeros((*lead, volume), dtype=x.dtype, device=x.device)
+    return S.reshape(zeros.scatter(-1, flat_idx, flat_in), (*lead, *out))  # type: ignore[attr-defined]
+
+
+def max_unpool1d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    output_size: Any = None,
+) -> Tensor:
+    """The inverse of `max_pool1d`: each value placed at its index, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1, "max_unpool1d")
+
+
+def max_unpool2d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    output_size: Any = None,
+) -> Tensor:
+    """The inverse of `max_pool2d`: each value placed at its flat index in its output plane,
+    zeros elsewhere.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> y, i = F.max_pool2d(lazytorch.tensor([[[[1.0, 2.0], [4.0, 3.0]]]]), 2, return_indices=True)
+    >>> F.max_unpool2d(y, i, 2)
+    tensor([[[[0., 0.],
+              [4., 0.]]]])
+    """
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    output_size: Any = None,
+) -> Tensor:
+    """The inverse of `max_pool3d`: each value placed at its index, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3, "max_unpool3d")

@@ -508,3 +508,24 @@ __all__: Sequence[str] = [
     "upsample_bilinear",
     "upsample_nearest",
 ]
+
+
+def adaptive_max_pool1d_with_indices(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
+    """`adaptive_max_pool1d` with its indices: (values, indices)."""
+    return _adaptive_max(input, output_size, True, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d_with_indices(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
+    """`adaptive_max_pool2d` with its indices: (values, indices)."""
+    return _adaptive_max(input, output_size, True, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d_with_indices(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
+    """`adaptive_max_pool3d` with its indices: (values, indices)."""
+    return _adaptive_max(input, output_size, True, 3, "adaptive_max_pool3d")

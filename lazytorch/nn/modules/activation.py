@@ -17,7 +17,9 @@ __all__ = [
     "CELU",
     "ELU",
     "GELU",
+    "GLU",
     "SELU",
+    "Hardshrink",
     "Hardsigmoid",
     "Hardswish",
     "Hardtanh",
@@ -26,15 +28,21 @@ __all__ = [
     "LogSoftmax",
     "Mish",
     "MultiheadAttention",
+    "PReLU",
+    "RReLU",
     "ReLU",
     "ReLU6",
     "SiLU",
     "Sigmoid",
     "Softmax",
+    "Softmax2d",
     "Softmin",
     "Softplus",
+    "Softshrink",
     "Softsign",
     "Tanh",
+    "Tanhshrink",
+    "Threshold",
 ]
 
 
@@ -538,3 +546,148 @@ class MultiheadAttention(Module):
                 )
                 merged = merged + kpm  # type: ignore[operator]
         return merged, mask_type
+
+
+class Threshold(Module):
+    """`value` where x <= `threshold`, else x.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.Threshold(0.5, 9.0)(lazytorch.tensor([0.0, 1.0]))
+    tensor([9., 1.])
+    """
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"threshold={self.threshold}, value={self.value}{inplace}"
+
+
+class Hardshrink(Module):
+    """0 inside [-lambd, lambd], x outside.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.Hardshrink()(lazytorch.tensor([0.25, 1.0]))
+    tensor([0., 1.])
+    """
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """x -+ lambd outside [-lambd, lambd], 0 inside.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.Softshrink()(lazytorch.tensor([0.25, 1.0]))
+    tensor([0.0000, 0.5000])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+
+class Tanhshrink(_Stateless):
+    """x - tanh(x).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.Tanhshrink()(lazytorch.tensor([0.0]))
+    tensor([0.])
+    """
+
+    _fn = staticmethod(F.tanhshrink)
+
+
+class GLU(Module):
+    """The gated linear unit: a * sigmoid(b), a and b the halves of the input along `dim`.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.GLU()(lazytorch.zeros(2, 4)).shape
+    lazytorch.Size([2, 2])
+    """
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """max(0, x) + a * min(0, x), `a` learned: one for all channels or one per channel.
+
+    >>> import lazytorch
+    >>> m = lazytorch.nn.PReLU()
+    >>> m(lazytorch.tensor([-4.0, 2.0])).tolist(), [tuple(p.shape) for p in m.parameters()]
+    ([-1.0, 2.0], [(1,)])
+    """
+
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None
+    ) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(C.empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Every slope set to `init`."""
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: negative slopes drawn from U(lower, upper) in training, their
+    mean in evaluation.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.RReLU(0.1, 0.3).eval()(lazytorch.tensor([-1.0, 1.0]))
+    tensor([-0.2000,  1.0000])
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace}"
+
+
+class Softmax2d(Module):
+    """softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W) input.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.Softmax2d()(lazytorch.zeros(1, 2, 1, 1)).flatten()
+    tensor([0.5000, 0.5000])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)

@@ -10,8 +10,6 @@ from lazytorch.nn import init
 from lazytorch.nn.modules.module import Module
 from lazytorch.nn.parameter import Parameter
 from lazytorch.ops import creation as C
-from lazytorch.ops import reduction as R
-from lazytorch.ops import shape as S
 from lazytorch.tensor import Tensor
 
 __all__ = ["Bilinear", "Identity", "Linear", "NonDynamicallyQuantizableLinear"]
@@ -131,19 +129,7 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
-        o, i, j = self.weight.shape
-        if input1.shape[-1] != i or input2.shape[-1] != j:
-            raise RuntimeError(
-                f"Bilinear: expected inputs with last dims {i} and {j}, got "
-                f"{list(input1.shape)} and {list(input2.shape)}"
-            )
-        # x1 @ W viewed as (i, o*j): one matmul, then a product with x2 summed over j.
-        w = S.reshape(S.permute(self.weight, (1, 0, 2)), (i, o * j))
-        t = S.reshape(input1 @ w, (*input1.shape[:-1], o, j))  # type: ignore[operator]
-        y = R.sum(t * S.unsqueeze(input2, -2), -1)  # type: ignore[operator]
-        if self.bias is not None:
-            y = y + self.bias  # type: ignore[operator]
-        return y
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (

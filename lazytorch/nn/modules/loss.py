@@ -2,42 +2,41 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from lazytorch.nn import functional as F
+from lazytorch.nn.modules.distance import PairwiseDistance
 from lazytorch.nn.modules.module import Module
 from lazytorch.tensor import Tensor
 
 __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
+    "CosineEmbeddingLoss",
     "CrossEntropyLoss",
+    "GaussianNLLLoss",
+    "HingeEmbeddingLoss",
+    "HuberLoss",
+    "KLDivLoss",
     "L1Loss",
     "MSELoss",
+    "MarginRankingLoss",
+    "MultiLabelMarginLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
     "NLLLoss",
+    "PoissonNLLLoss",
     "SmoothL1Loss",
+    "SoftMarginLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
 ]
-
-
-def _legacy_reduction(size_average: Any, reduce: Any) -> str:
-    """torch's mapping of the deprecated size_average/reduce flags to `reduction`."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    ret = ("mean" if size_average else "sum") if reduce else "none"
-    warnings.warn(
-        f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-        stacklevel=3,
-    )
-    return ret
 
 
 class _Loss(Module):
     def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean"):
         super().__init__()
-        if size_average is not None or reduce is not None:
-            reduction = _legacy_reduction(size_average, reduce)
-        self.reduction = reduction
+        self.reduction = F.loss.legacy_reduction(size_average, reduce, reduction)
 
 
 class _WeightedLoss(_Loss):
@@ -200,3 +199,265 @@ class BCEWithLogitsLoss(_Loss):
         return F.binary_cross_entropy_with_logits(
             input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
         )
+
+
+class KLDivLoss(_Loss):
+    """KL divergence of the target from log-probabilities (`F.kl_div`); "batchmean" is the
+    mathematically right reduction.
+
+    >>> import lazytorch
+    >>> p = lazytorch.tensor([[0.25, 0.75]])
+    >>> lazytorch.nn.KLDivLoss(reduction="batchmean")(p.log(), p)
+    tensor(0.)
+    """
+
+    def __init__(
+        self,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+        log_target: bool = False,
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class HuberLoss(_Loss):
+    """Quadratic below `delta`, linear above (`F.huber_loss`).
+
+    >>> import lazytorch
+    >>> lazytorch.nn.HuberLoss(delta=1.0)(lazytorch.tensor([3.0]), lazytorch.zeros(1))
+    tensor(2.5000)
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class PoissonNLLLoss(_Loss):
+    """Negative log-likelihood of a Poisson target (`F.poisson_nll_loss`)."""
+
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average: Any = None,
+        eps: float = 1e-8,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(
+            log_input,
+            target,
+            log_input=self.log_input,
+            full=self.full,
+            eps=self.eps,
+            reduction=self.reduction,
+        )
+
+
+class GaussianNLLLoss(_Loss):
+    """Negative log-likelihood of the target under N(input, var) (`F.gaussian_nll_loss`)."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(None, None, reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+        return F.gaussian_nll_loss(
+            input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
+        )
+
+
+class MarginRankingLoss(_Loss):
+    """max(0, -y * (x1 - x2) + margin) (`F.margin_ranking_loss`)."""
+
+    def __init__(
+        self,
+        margin: float = 0.0,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.margin_ranking_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class HingeEmbeddingLoss(_Loss):
+    """x where y is 1, max(0, margin - x) where y is -1 (`F.hinge_embedding_loss`)."""
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """log(1 + exp(-y * x)) (`F.soft_margin_loss`)."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class binary cross entropy of sigmoid(x), averaged over the classes."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_soft_margin_loss(
+            input, target, weight=self.weight, reduction=self.reduction
+        )
+
+
+class CosineEmbeddingLoss(_Loss):
+    """1 - cos(x1, x2) where y is 1, max(0, cos - margin) where y is -1."""
+
+    def __init__(
+        self,
+        margin: float = 0.0,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class TripletMarginLoss(_Loss):
+    """max(0, margin + d(a, p) - d(a, n)) with the pairwise p-norm distance.
+
+    >>> import lazytorch
+    >>> a = lazytorch.zeros(1, 2)
+    >>> lazytorch.nn.TripletMarginLoss(eps=0)(a, a, a + 3)
+    tensor(0.)
+    """
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """The triplet margin loss with any distance function (default: pairwise distance)."""
+
+    def __init__(
+        self,
+        *,
+        distance_function: Any = None,
+        margin: float = 1.0,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                f"{margin} instead"
+            )
+        if distance_function is None:
+            distance_function = PairwiseDistance()  # a submodule, as in torch (and its repr)
+        self.distance_function = distance_function
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """The multi-class hinge loss (`F.multi_margin_loss`)."""
+
+    def __init__(
+        self,
+        p: int = 1,
+        margin: float = 1.0,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(
+                f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.ndim}D instead"
+            )
+        self.p, self.margin = p, margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(
+            input,
+            target,
+            p=self.p,
+            margin=self.margin,
+            weight=self.weight,
+            reduction=self.reduction,
+        )
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss (`F.multilabel_margin_loss`)."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)

@@ -24,6 +24,9 @@ __all__ = [
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 
@@ -397,3 +400,51 @@ class LPPool3d(_LPPoolNd):
     """
 
     _fn = staticmethod(F.lp_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    """What every max unpooling module holds: kernel, stride and padding as n-tuples."""
+
+    _n = 2
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+
+        def tup(v: Any) -> tuple[int, ...]:
+            return tuple(v) if isinstance(v, (tuple, list)) else (v,) * self._n
+
+        self.kernel_size = tup(kernel_size)
+        self.stride = tup(stride if stride is not None else kernel_size)
+        self.padding = tup(padding)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        fn = getattr(F, f"max_unpool{self._n}d")
+        return fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)  # type: ignore[no-any-return]
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The inverse of MaxPool1d: values placed at their indices, zeros elsewhere."""
+
+    _n = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The inverse of MaxPool2d: values placed at their indices, zeros elsewhere.
+
+    >>> import lazytorch
+    >>> pool, unpool = lazytorch.nn.MaxPool2d(2, return_indices=True), lazytorch.nn.MaxUnpool2d(2)
+    >>> unpool(*pool(lazytorch.tensor([[[[1.0, 2.0], [4.0, 3.0]]]])))
+    tensor([[[[0., 0.],
+              [4., 0.]]]])
+    """
+
+    _n = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The inverse of MaxPool3d: values placed at their indices, zeros elsewhere."""
+
+    _n = 3
