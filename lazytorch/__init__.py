@@ -166,6 +166,8 @@ _LAZY_SUBMODULES = (
     "onnx",
     "hub",
     "sparse",
+    "testing",
+    "random",
 )
 # Functions whose module is loaded on first use: name -> submodule defining it.
 _LAZY_FUNCTIONS = {

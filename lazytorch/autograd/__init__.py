@@ -16,6 +16,15 @@ tensor([1., 4.])
 from lazytorch.autograd import function
 from lazytorch.autograd import saved as saved  # registers the runtime's before-cut hook
 from lazytorch.autograd import tensor_methods as tensor_methods  # declares Tensor.backward & co
+from lazytorch.autograd.checks import (
+    GradcheckError,
+    detect_anomaly,
+    gradcheck,
+    gradgradcheck,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from lazytorch.autograd.engine import backward, grad
 from lazytorch.autograd.function import Function
 from lazytorch.autograd.grad_mode import (
@@ -30,15 +39,22 @@ from lazytorch.autograd.variable import Variable
 
 __all__ = [
     "Function",
+    "GradcheckError",
     "Variable",
     "backward",
+    "detect_anomaly",
     "enable_grad",
     "function",
     "grad",
+    "gradcheck",
+    "gradgradcheck",
     "inference_mode",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "no_grad",
+    "set_detect_anomaly",
     "set_grad_enabled",
 ]
 

@@ -403,3 +403,32 @@ def _default_weight_and_bias_(weight: Tensor, bias: Tensor | None) -> None:
 from lazytorch._as_torch import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__)
+
+
+# -- torch's deprecated names without the trailing underscore ---------------------------------
+def _deprecated(fill: Any) -> Any:
+    new = fill.__name__
+    old = new[:-1]
+
+    def deprecated_init(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(
+            f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return fill(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"Deprecated: `{new}`, with torch's warning."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -10,12 +10,21 @@ tensor(6.)
 """
 
 from lazytorch.nn.utils import rnn
-from lazytorch.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
+from lazytorch.nn.utils.clip_grad import (
+    clip_grad_norm,
+    clip_grad_norm_,
+    clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
+)
 from lazytorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = [
+    "clip_grad_norm",
     "clip_grad_norm_",
     "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "get_total_norm",
     "parameters_to_vector",
     "rnn",
     "vector_to_parameters",

@@ -18,7 +18,13 @@ from lazytorch.ops import linalg as L
 from lazytorch.ops import shape as S
 from lazytorch.tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+__all__ = [
+    "clip_grad_norm",
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "get_total_norm",
+]
 
 
 def _as_list(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -74,11 +80,65 @@ def clip_grad_norm_(
     with no_grad():
         grads = [p.grad for p in params if p.grad is not None]
         total_norm = _get_total_norm(grads, norm_type, error_if_nonfinite)  # type: ignore[arg-type]
-        if grads:
-            coef = E.clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)  # type: ignore[operator]
-            for g in grads:
-                g.mul_(coef)  # type: ignore[union-attr]
+        clip_grads_with_norm_(params, max_norm, total_norm)
     return total_norm
+
+
+def clip_grad_norm(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
+    """Deprecated in torch: `clip_grad_norm_`, with torch's warning."""
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def get_total_norm(
+    tensors: Tensor | Iterable[Tensor],
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
+    """The joint `norm_type`-norm of `tensors` (the norm of their norms), lazily.
+
+    >>> import lazytorch
+    >>> lazytorch.nn.utils.get_total_norm([lazytorch.tensor([3.0]), lazytorch.tensor([4.0])])
+    tensor(5.)
+    """
+    with no_grad():
+        return _get_total_norm(_as_list(tensors), float(norm_type), error_if_nonfinite)
+
+
+def clip_grads_with_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    total_norm: Tensor,
+    foreach: bool | None = None,
+) -> None:
+    """Scale the gradients in place by min(1, max_norm / (total_norm + 1e-6)).
+
+    >>> import lazytorch
+    >>> p = lazytorch.nn.Parameter(lazytorch.zeros(2))
+    >>> p.grad = lazytorch.tensor([3.0, 4.0])
+    >>> lazytorch.nn.utils.clip_grads_with_norm_(p, 1.0, lazytorch.tensor(5.0))
+    >>> p.grad
+    tensor([0.6000, 0.8000])
+    """
+    with no_grad():
+        grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+        if not grads:
+            return
+        coef = E.clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)  # type: ignore[operator]
+        for g in grads:
+            g.mul_(coef)  # type: ignore[union-attr]
 
 
 def clip_grad_value_(
