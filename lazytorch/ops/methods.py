@@ -18,13 +18,14 @@ the result's dtype can be cast to the tensor's own.
 from __future__ import annotations
 
 import sys
+import weakref
 from typing import Any
 
 from lazytorch._dtype_info import contiguous_format, preserve_format
 from lazytorch._errors import op_error
 from lazytorch._public import REGISTRY, Registry, public
 from lazytorch.autograd import tensor_methods as _tensor_methods  # declares Tensor.backward
-from lazytorch.autograd.engine import leaf_alias, stop_gradient
+from lazytorch.autograd.engine import keep_leaf, leaf_alias, stop_gradient
 from lazytorch.autograd.grad_mode import is_grad_enabled
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import as_device
@@ -185,6 +186,124 @@ def _inplace(fn: Any, name: str) -> Any:
     method.__doc__ = f"In-place version of `{name[:-1]}` (rebinds this tensor; views see it)."
     method.__wrapped__ = fn  # inspect.signature shows the op's parameters, as torch's do
     return method
+
+
+def _inplace_shape(name: str, op: Any) -> Any:
+    """``x.unsqueeze_(0)`` & co: `x` takes the new shape and keeps aliasing what it aliased.
+
+    A view becomes the same view with one more step. A base whose views are alive hands
+    them a hidden root holding its value (as ``.data =`` does) and becomes a view of that
+    root too, so writes through either side still reach the other, as in torch.
+    """
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        keep_leaf(self, self._node)  # torch's refusal for a grad leaf, before any view exists
+        live = self._views is not None and any(r() is not None for r in self._views)
+        if self._view is None and not live:
+            self._node = keep_leaf(self, op(self, *args, **kwargs)._node)
+            return self
+        if getattr(self, "_meta", None) is not None and self._node.ag is self._meta:
+            raise op_error(
+                NotImplementedError,
+                name,
+                f"{name} on a leaf tensor that has views is not supported in lazytorch: use "
+                f"x = x.{name[:-1]}(...) instead",
+            )
+        src = self
+        if self._view is None:
+            src = wrap(self._node)
+            src._views = self._views
+            for r in src._views or ():
+                v = r()
+                if v is not None and v._view is not None:
+                    v._view = (src, v._view[1])
+            self._views = None
+        reshaped = op(src, *args, **kwargs)
+        self._node, self._view = reshaped._node, reshaped._view
+        if src is not self:
+            src._views.append(weakref.ref(self))  # type: ignore[union-attr]
+        return self
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place version of `{name[:-1]}`: this tensor takes the new shape."
+    method.__wrapped__ = op
+    return method
+
+
+INPLACE_SHAPES: dict[str, Any] = {
+    "unsqueeze_": _inplace_shape("unsqueeze_", S.unsqueeze),
+    "squeeze_": _inplace_shape("squeeze_", S.squeeze),
+    "t_": _inplace_shape("t_", S.t),
+    "transpose_": _inplace_shape("transpose_", S.transpose),
+    "swapaxes_": _inplace_shape("swapaxes_", S.swapaxes),
+    "swapdims_": _inplace_shape("swapdims_", S.transpose),
+}
+
+
+@public(torch=False, method=True)
+def detach_(self: Tensor) -> Tensor:
+    """Cut this tensor from the graph that made it, in place: it becomes a leaf that does
+    not require grad (its value is unchanged)."""
+    if self._view is not None:
+        raise op_error(
+            RuntimeError,
+            "detach_",
+            "Can't detach views in-place. Use detach() instead.",
+        )
+    self._node = stop_gradient(self._node)
+    return self
+
+
+@public(torch=False, method=True)
+def pin_memory(self: Tensor, device: Any = None) -> Tensor:
+    """This tensor: lazytorch has no page-locked host memory, and transfers do not need it."""
+    return self
+
+
+@public(torch=False, method=True)
+def is_pinned(self: Tensor, device: Any = None) -> bool:
+    return False
+
+
+@public(torch=False, method=True)
+def share_memory_(self: Tensor) -> Tensor:
+    """This tensor, unchanged: lazytorch's tensors live in one process (processes exchange
+    values through lazytorch.distributed), so there is no shared segment to move it to."""
+    return self
+
+
+@public(torch=False, method=True)
+def is_shared(self: Tensor) -> bool:
+    return False
+
+
+@public(torch=False, method=True)
+def sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    """Sum this tensor down to `size` (a shape it broadcasts from), as a gradient is summed.
+
+    >>> import lazytorch
+    >>> lazytorch.ones(2, 3).sum_to_size(1, 3)
+    tensor([[2., 2., 2.]])
+    """
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    shape = tuple(self.shape)
+    target = tuple(int(v) for v in size)
+    lead = len(shape) - len(target)
+    if lead < 0 or any(t not in (1, s) for t, s in zip(target, shape[lead:])):
+        raise op_error(
+            RuntimeError,
+            "sum_to_size",
+            f"size {{{', '.join(map(str, target))}}} is not expandable to size "
+            f"{{{', '.join(map(str, shape))}}}.",
+        )
+    out = self
+    if lead:
+        out = out.sum(tuple(range(lead)))  # type: ignore[attr-defined]
+    dims = tuple(i for i, t in enumerate(target) if t == 1 and out.shape[i] != 1)
+    if dims:
+        out = out.sum(dims, keepdim=True)  # type: ignore[attr-defined]
+    return out
 
 
 @public(torch=False, method=True)
@@ -543,6 +662,7 @@ TABLES: dict[str, dict[str, Any]] = {
     "ADAPTERS": ADAPTERS,
     "CONVERSIONS": CONVERSIONS,
     "FACTORIES": FACTORIES,
+    "INPLACE_SHAPES": INPLACE_SHAPES,
     "OPERATORS": OPERATORS,
     "PROPERTIES": PROPERTIES,
     "PROTOCOL": PROTOCOL,

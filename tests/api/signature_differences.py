@@ -124,6 +124,9 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "Tensor.squeeze": {
         "positional order (dim) does not take torch's ()": DIMS_AS_TUPLE,
     },
+    "Tensor.squeeze_": {
+        "positional order (dim) does not take torch's ()": DIMS_AS_TUPLE,
+    },
     "Tensor.subtract": {
         "positional order (other) does not take torch's (other, alpha)": STUB_POSITIONAL_ALPHA,
     },

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lazytorch as lt
-from helpers import ALL, arr, check, randn
+from helpers import ALL, arr, check, check_grad, randn
 
 
 def base(*shape: int, dtype: str = "float32") -> np.ndarray:
@@ -660,3 +660,76 @@ def _random_program(seed: int, steps: int = 12):
 @pytest.mark.parametrize("seed", range(30))
 def test_random_views_and_writes(seed):
     check(_random_program(seed), base(3, 4, 2))
+
+
+# -- in-place shape changes and the other state methods -------------------------------------
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("unsqueeze_", (0,)),
+        ("unsqueeze_", (-1,)),
+        ("squeeze_", ()),
+        ("squeeze_", (1,)),
+        ("t_", ()),
+        ("transpose_", (0, 1)),
+        ("swapaxes_", (1, 0)),
+        ("swapdims_", (0, 1)),
+    ],
+)
+def test_inplace_shape_methods_match_torch_with_gradients(name, args):
+    def fn(t, x):
+        y = (x * 2).reshape(3, 1, 2) if name == "squeeze_" else x * 2
+        if name in ("t_", "transpose_", "swapaxes_", "swapdims_"):
+            y = y.reshape(3, 2)
+        out = getattr(y, name)(*args)
+        assert out is y
+        return y * 1.5
+
+    check(fn, randn(3, 2))
+    check_grad(fn, randn(3, 2))
+
+
+def test_inplace_shape_methods_keep_every_alias():
+    def fn(t, x):
+        base = x.clone()
+        row = base[0]  # a view of base, alive across base.t_()
+        base.t_()  # base: a transposed view of the same memory
+        base[1, 0] = 100.0  # writes row 0, column 1 of the original: row sees it
+        col = base[:, 1].clone()
+        row.unsqueeze_(0)  # a view with one more step still writes through
+        row[0, 2] = -7.0
+        return base * 1, row * 1, col, x
+
+    check(fn, randn(2, 3))
+
+
+def test_inplace_shape_methods_refuse_grad_leaves():
+    p = lt.nn.Parameter(lt.ones(2))
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        p.unsqueeze_(0)
+    with lt.no_grad():
+        p.unsqueeze_(0)  # allowed under no_grad, as in torch; p stays a leaf
+    assert tuple(p.shape) == (1, 2) and p.is_leaf and p.requires_grad
+    (p * 3).sum().backward()
+    assert p.grad.tolist() == [[3.0, 3.0]]
+
+
+def test_detach_in_place_cuts_the_graph():
+    x = lt.ones(2, requires_grad=True)
+    h = x * 3
+    assert h.detach_() is h
+    assert not h.requires_grad and h.grad_fn is None and h.is_leaf
+    assert h.tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        (x * 2)[0].detach_()
+
+
+def test_sum_to_size_and_the_memory_state_methods():
+    check(lambda t, x: x.sum_to_size(1, 3), randn(2, 3))
+    check(lambda t, x: x.sum_to_size((3,)), randn(4, 2, 3))
+    check(lambda t, x: x.sum_to_size(2, 1), randn(2, 3))
+    check_grad(lambda t, x: x.sum_to_size(2, 1), randn(2, 3))
+    check(lambda t, x: x.sum_to_size(3, 3), randn(2, 3))  # both raise
+    x = lt.ones(2)
+    assert x.pin_memory() is x and not x.is_pinned()
+    assert x.share_memory_() is x and not x.is_shared()
