@@ -49,6 +49,7 @@ class Entry:
 EX = "pytorch/examples"
 TU = "pytorch/tutorials beginner_source"
 MK = "karpathy/makemore makemore.py"
+YJ = "yunjey/pytorch-tutorial tutorials"
 WLM = f"{EX} word_language_model/main.py + model.py + data.py"
 MAKEMORE = "--max-steps 41 --batch-size 16 --n-layer 2 --n-embd 32 --n-embd2 32 --type"
 WLM_ARGS = "--emsize 32 --nhid 32 --nlayers 1 --bptt 10 --batch_size 8 --epochs 1 --model"
@@ -174,6 +175,68 @@ CORPUS: list[Entry] = [
     Entry("makemore_gru", "makemore.py", MK, args=f"{MAKEMORE} gru"),
     Entry("makemore_bow", "makemore.py", MK, args=f"{MAKEMORE} bow"),
     Entry("makemore_transformer", "makemore.py", MK, args=f"{MAKEMORE} transformer"),
+    # yunjey/pytorch-tutorial
+    Entry(
+        "yunjey_pytorch_basics",
+        "yunjey_pytorch_basics.py",
+        f"{YJ}/01-basics/pytorch_basics/main.py",
+    ),
+    Entry(
+        "yunjey_linear_regression",
+        "yunjey_linear_regression.py",
+        f"{YJ}/01-basics/linear_regression/main.py",
+    ),
+    Entry(
+        "yunjey_logistic_regression",
+        "yunjey_logistic_regression.py",
+        f"{YJ}/01-basics/logistic_regression/main.py",
+    ),
+    Entry(
+        "yunjey_feedforward_neural_network",
+        "yunjey_feedforward_neural_network.py",
+        f"{YJ}/01-basics/feedforward_neural_network/main.py",
+    ),
+    Entry(
+        "yunjey_convolutional_neural_network",
+        "yunjey_convolutional_neural_network.py",
+        f"{YJ}/02-intermediate/convolutional_neural_network/main.py",
+    ),
+    # Adam on this BatchNorm ResNet amplifies rounding from the first steps: torch float32
+    # itself drifts from the same training in float64 by 2e-5 at step 1, 2e-4 at step 4 and
+    # 1e-3 at step 5 (lazytorch float32 vs float64: 1e-5, 1.4e-4, 1.7e-4; same initial
+    # weights and data); torch/lazytorch differ by 1.2e-5 at step 1 and 2.1e-4 at step 4
+    # (README.md, "Chaotic scripts")
+    Entry(
+        "yunjey_deep_residual_network",
+        "yunjey_deep_residual_network.py",
+        f"{YJ}/02-intermediate/deep_residual_network/main.py",
+        chaotic_after=4,
+    ),
+    Entry(
+        "yunjey_recurrent_neural_network",
+        "yunjey_recurrent_neural_network.py",
+        f"{YJ}/02-intermediate/recurrent_neural_network/main.py",
+    ),
+    Entry(
+        "yunjey_bidirectional_recurrent_neural_network",
+        "yunjey_bidirectional_recurrent_neural_network.py",
+        f"{YJ}/02-intermediate/bidirectional_recurrent_neural_network/main.py",
+    ),
+    Entry(
+        "yunjey_language_model",
+        "yunjey_language_model/main.py",
+        f"{YJ}/02-intermediate/language_model/main.py + data_utils.py",
+    ),
+    Entry(
+        "yunjey_generative_adversarial_network",
+        "yunjey_generative_adversarial_network.py",
+        f"{YJ}/03-advanced/generative_adversarial_network/main.py",
+    ),
+    Entry(
+        "yunjey_variational_autoencoder",
+        "yunjey_variational_autoencoder.py",
+        f"{YJ}/03-advanced/variational_autoencoder/main.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
