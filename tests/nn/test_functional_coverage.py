@@ -550,3 +550,51 @@ def test_prelu_and_embedding_bag_modules_hold_torch_parameters():
     assert not frozen.weight.requires_grad
     unpool = lt.nn.MaxUnpool2d(2)
     assert repr(unpool) == repr(torch.nn.MaxUnpool2d(2))
+
+
+# -- weight normalization (the hook form) ---------------------------------------------------
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_matches_torch_values_gradients_and_removal(dim):
+    w0, b0, x0 = randn(4, 3, 3, 3), randn(4), randn(2, 3, 5, 5)
+
+    def run(t):
+        conv = t.nn.Conv2d(3, 4, 3)
+        with t.no_grad():
+            conv.weight.copy_(t.tensor(w0))
+            conv.bias.copy_(t.tensor(b0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            t.nn.utils.weight_norm(conv, dim=dim)
+        names = sorted(n for n, _ in conv.named_parameters())
+        y = conv(t.tensor(x0))
+        (y * y).sum().backward()
+        grads = [conv.weight_g.grad.numpy(), conv.weight_v.grad.numpy()]
+        with t.no_grad():
+            conv.weight_g.mul_(2.0)  # the next forward recomputes the weight from g
+        y2 = conv(t.tensor(x0)).detach().numpy()
+        t.nn.utils.remove_weight_norm(conv)
+        after = sorted(n for n, _ in conv.named_parameters())
+        return names, y.detach().numpy(), grads, y2, after, conv.weight.detach().numpy()
+
+    ours, theirs = run(lt), run(torch)
+    assert ours[0] == theirs[0] == ["bias", "weight_g", "weight_v"]
+    assert ours[4] == theirs[4] == ["bias", "weight"]
+    for a, b in [
+        (ours[1], theirs[1]),
+        *zip(ours[2], theirs[2]),
+        (ours[3], theirs[3]),
+        (ours[5], theirs[5]),
+    ]:
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_weight_norm_refuses_twice_and_warns_as_deprecated():
+    m = lt.nn.Linear(3, 2)
+    with pytest.warns(FutureWarning, match="parametrizations.weight_norm"):
+        lt.nn.utils.weight_norm(m)
+    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            lt.nn.utils.weight_norm(m)
+    with pytest.raises(ValueError, match="weight_norm of 'bias' not found"):
+        lt.nn.utils.remove_weight_norm(m, "bias")

@@ -18,6 +18,7 @@ from lazytorch.nn.utils.clip_grad import (
     get_total_norm,
 )
 from lazytorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from lazytorch.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm",
@@ -26,6 +27,8 @@ __all__ = [
     "clip_grads_with_norm_",
     "get_total_norm",
     "parameters_to_vector",
+    "remove_weight_norm",
     "rnn",
     "vector_to_parameters",
+    "weight_norm",
 ]
