@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from lazytorch import _config
@@ -186,21 +187,32 @@ def _leaf_dtype(x: Any) -> dt.DType:
         return x.dtype
     if isinstance(x, (np.ndarray, np.generic)):
         return _numpy_dtype(x.dtype, "tensor")
-    if isinstance(x, (list, tuple)):
+    if _is_sequence(x):
         d: dt.DType | None = None
         for item in x:
             i = _leaf_dtype(item)
             d = i if d is None else dt.promote_types(d, i)
         return d or _config.get_default_dtype()  # an empty list is a float tensor
-    if isinstance(x, str):
-        raise op_error(TypeError, "tensor", "new(): invalid data type 'str'")
+    if isinstance(x, (str, bytes)):
+        raise op_error(TypeError, "tensor", f"new(): invalid data type '{type(x).__name__}'")
     raise op_error(RuntimeError, "tensor", f"Could not infer dtype of {type(x).__name__}")
+
+
+def _is_sequence(x: Any) -> bool:
+    """Whether ``tensor()`` reads `x` as a sequence, as torch's PySequence_Check does:
+    lists and tuples, and any other sequence type (a deque, a range, an array.array, a
+    UserList), but not a string, bytes or a mapping (nor a tensor or array, read apart)."""
+    if isinstance(x, (list, tuple)):
+        return True
+    if isinstance(x, (str, bytes, bytearray, Mapping, Tensor)) or hasattr(x, "ndim"):
+        return False
+    return hasattr(type(x), "__getitem__") and hasattr(type(x), "__len__")
 
 
 def _data_shape(x: Any) -> list[int]:
     """torch's compute_sizes: the lengths along the first element of each nesting level."""
     shape: list[int] = []
-    while isinstance(x, (list, tuple)):
+    while _is_sequence(x):
         shape.append(len(x))
         if not x:
             return shape
@@ -216,7 +228,7 @@ def _flatten_data(x: Any, shape: list[int], dim: int, out: list[Any]) -> None:
     """Append the leaves of `x` to `out`, checking that every level has the expected length."""
     if isinstance(x, Tensor):
         x = x.numpy()
-    if not isinstance(x, (list, tuple)) and getattr(x, "ndim", 0):
+    if not _is_sequence(x) and getattr(x, "ndim", 0):
         if list(x.shape) != shape[dim:]:
             raise op_error(
                 ValueError,
@@ -226,7 +238,7 @@ def _flatten_data(x: Any, shape: list[int], dim: int, out: list[Any]) -> None:
         out.extend(x.reshape(-1).tolist())
         return
     if dim == len(shape):
-        if isinstance(x, (list, tuple)):
+        if _is_sequence(x):
             raise op_error(
                 TypeError,
                 "tensor",
@@ -237,7 +249,7 @@ def _flatten_data(x: Any, shape: list[int], dim: int, out: list[Any]) -> None:
             raise op_error(TypeError, "tensor", f"must be real number, not {type(v).__name__}")
         out.append(v)
         return
-    if not isinstance(x, (list, tuple)):
+    if not _is_sequence(x):
         raise op_error(TypeError, "tensor", "not a sequence")
     if len(x) != shape[dim]:
         raise op_error(
@@ -253,8 +265,8 @@ def _from_python(data: Any, dtype: dt.DType | None) -> tuple[Any, dt.DType]:
     """A NumPy array for (nested) Python data, with torch's dtype inference and checks."""
     import numpy as np
 
-    if isinstance(data, str):
-        raise op_error(TypeError, "tensor", "new(): invalid data type 'str'")
+    if isinstance(data, (str, bytes)):
+        raise op_error(TypeError, "tensor", f"new(): invalid data type '{type(data).__name__}'")
     shape = _data_shape(data)
     d = _leaf_dtype(data) if dtype is None else dtype
     leaves: list[Any] = []

@@ -6,6 +6,8 @@ same call on torch and on lazytorch (lazy and sync), compared in dtype, shape an
 
 from __future__ import annotations
 
+import array
+import collections
 import math
 
 import numpy as np
@@ -135,9 +137,29 @@ def test_tensor_copies_its_input():
     np.testing.assert_array_equal(z.numpy(), [1, 2])
 
 
+# Any Python sequence is data, as torch's PySequence_Check reads it (reinforce.py of
+# pytorch/examples builds its returns in a deque)
+SEQUENCES = [
+    collections.deque([1.0, 2.5]),
+    collections.deque([[1, 2], [3, 4]]),
+    [collections.deque([1, 2]), (3, 4)],
+    range(4),
+    array.array("f", [1.5, 2.0]),
+    collections.UserList([1, 2]),
+]
+
+
+@pytest.mark.parametrize("data", SEQUENCES, ids=repr)
+def test_tensor_from_other_sequences(data):
+    check(lambda t: t.tensor(data))
+
+
 @pytest.mark.parametrize(
     "data",
-    [[1, [2, 3]], [[1, 2], [3]], [[1], 2], "abc", ["a", "b"], None, [None], {1: 2}, object()],
+    [
+        *([1, [2, 3]], [[1, 2], [3]], [[1], 2], "abc", ["a", "b"], None, [None], {1: 2}),
+        *(object(), {1, 2}, b"ab", collections.deque([1, [2]])),
+    ],
     ids=lambda d: "object()" if type(d) is object else repr(d),  # no address: same in every run
 )
 def test_tensor_rejects_bad_data(data):
