@@ -72,12 +72,27 @@ def missing_message(torch_name: str, lazy_module: Any | None, attr: str) -> str:
 
 
 class _Placeholder(types.ModuleType):
-    """A torch submodule lazytorch lacks: importable, every attribute a clear error."""
+    """A torch submodule lazytorch lacks: importable, every attribute a clear error.
+
+    ``from torch.fx import symbolic_trace`` imports too: the attribute is missing, so
+    Python imports ``torch.fx.symbolic_trace`` as a submodule and gets a placeholder.
+    Calling it or deriving a class from it is the same clear error, naming that API.
+    """
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         raise MissingTorchAPI(missing_message(f"{self.__name__}.{name}", None, name))
+
+    def _missing(self) -> MissingTorchAPI:
+        leaf = self.__name__.rsplit(".", 1)[-1]
+        return MissingTorchAPI(missing_message(self.__name__, None, leaf))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._missing()
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[Any, ...]:
+        raise self._missing()
 
 
 def module_getattr(module_name: str) -> Any:

@@ -72,10 +72,11 @@ def test_a_missing_module_imports_and_fails_at_its_use(tmp_path):
         tmp_path,
         """
         import torch
-        import torch.distributions as D            # only imported: the script runs on
+        import torch.fx as fx                      # only imported: the script runs on
         from torch._dynamo import config as _c     # nested missing modules import too
+        from torch.fx import symbolic_trace        # a name from a missing module too
         print("imported")
-        print("hasattr", hasattr(torch, "no_such_fn"), hasattr(D, "Normal"))
+        print("hasattr", hasattr(torch, "no_such_fn"), hasattr(fx, "Tracer"))
         try:
             torch.flipp
         except AttributeError as e:
@@ -84,7 +85,11 @@ def test_a_missing_module_imports_and_fails_at_its_use(tmp_path):
             torch.nn.functional.reluu
         except AttributeError as e:
             print("E2", type(e).__name__, e)
-        D.Normal(0.0, 1.0)
+        try:
+            symbolic_trace(torch.nn.Linear(2, 2))  # used: the same error, not "not callable"
+        except AttributeError as e:
+            print("E3", type(e).__name__, e)
+        fx.Tracer()
         """,
     )
     assert r.returncode == 1
@@ -98,10 +103,14 @@ def test_a_missing_module_imports_and_fails_at_its_use(tmp_path):
         "lazytorch.nn.functional.relu" in r.stdout
     )
     # the traceback points at the script's line that used it, naming the torch API
-    assert "D.Normal(0.0, 1.0)" in r.stderr
     assert (
-        "MissingTorchAPI: torch.distributions.Normal is not available in lazytorch "
-        "(there is no lazytorch.distributions module)" in r.stderr
+        "E3 MissingTorchAPI torch.fx.symbolic_trace is not available in lazytorch "
+        "(there is no lazytorch.fx module)" in r.stdout
+    )
+    assert "fx.Tracer()" in r.stderr
+    assert (
+        "MissingTorchAPI: torch.fx.Tracer is not available in lazytorch "
+        "(there is no lazytorch.fx module)" in r.stderr
     )
 
 
