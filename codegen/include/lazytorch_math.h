@@ -357,8 +357,11 @@ LT_MATH_INLINE float tanh(float x) {
 }
 
 // sigmoid(x) = 1 / (1 + exp(-x)), computed without overflow: with e = exp(-|x|) in (0, 1],
-// sigmoid = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0 (subnormal for x < -87.3, 0 below
-// -103.98, as the correctly rounded value).
+// sigmoid = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0 (subnormal for x < -87.3).
+// 0 from x <= -88.72283935546875 on, where torch's 1 / (1 + exp(-x)) is 0 because exp(-x)
+// overflows (the correctly rounded value would stay subnormal down to -103.98: a saturated
+// sigmoid fed to binary_cross_entropy, whose log is clamped at -100, then gives a loss of 100
+// in torch and of -x in lazytorch).
 //   e: exp's algorithm (detail::exp_core) for the argument -|x| <= 0 only (clamped to -104),
 //   so the scaling is always p * 2^(n+64) (exact) * 2^-64 (one rounding, which makes e a
 //   correctly scaled subnormal where it is one).
@@ -378,7 +381,8 @@ LT_MATH_INLINE float sigmoid(float x) {
     float s;
     float p = detail::exp_core(t, detail::kShift + 191.0f, s);  // s = 2^(n+64)
     float e = (p * s) * 0x1p-64f;
-    float num = x >= 0.0f ? 1.0f : e;  // NaN selects e, which is NaN
+    // NaN selects e, which is NaN; exp(-x) overflows float from -x = 0x1.62e43p+6 on
+    float num = x >= 0.0f ? 1.0f : (x <= -0x1.62e43p+6f ? 0.0f : e);
 #ifndef __FP_FAST_FMAF
     return float(double(num) / (1.0 + double(e)));
 #else
@@ -532,10 +536,11 @@ LT_MATH_INLINE double erf(double x) { return __builtin_erf(x); }
 LT_MATH_INLINE double atan(double x) { return __builtin_atan(x); }
 LT_MATH_INLINE double atan2(double y, double x) { return __builtin_atan2(y, x); }
 LT_MATH_INLINE double pow(double x, double y) { return __builtin_pow(x, y); }
-// sigmoid without overflow: exp of a non-positive argument only.
+// sigmoid without overflow: exp of a non-positive argument only; 0 where torch's
+// 1 / (1 + exp(-x)) is, from exp(-x) overflowing (-x > log(DBL_MAX), 0x1.62e42fefa39efp+9).
 LT_MATH_INLINE double sigmoid(double x) {
     double e = __builtin_exp(-__builtin_fabs(x));
-    return (x >= 0.0 ? 1.0 : e) / (1.0 + e);
+    return (x >= 0.0 ? 1.0 : (x < -0x1.62e42fefa39efp+9 ? 0.0 : e)) / (1.0 + e);
 }
 
 }  // namespace lt

@@ -153,9 +153,15 @@ def lt_math(tmp_path_factory) -> Harness:
 # ---------------------------------------------------------------------------------------------
 
 
+# sigmoid's float result is torch's: 0 where torch's 1 / (1 + exp(-x)) has exp(-x) overflow
+# (x <= -88.72283935546875), the correctly rounded value elsewhere
+SIGMOID_ZERO_FROM = -88.72283935546875
+
+
 def _sigmoid64(x):
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    s = np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    return np.where(x <= SIGMOID_ZERO_FROM, 0.0, s)
 
 
 def _from_math(f):
@@ -442,6 +448,13 @@ def test_subnormal_outputs_rounded_once(lt_math):
         err = ulp_error(lt_math(fn, xs), reference(fn, xs))
         assert err.max() <= 1.0, fn
     assert lt_math("exp", np.float32([-104.0, -103.98, -1e4]))[...].tolist() == [0.0, 0.0, 0.0]
+    # sigmoid is 0 where torch's is (exp(-x) overflows), though its value is representable:
+    # binary_cross_entropy clamps its log at -100, so 0 there is a loss of 100, not of -x
+    # (siamese_network of pytorch/examples, whose BCELoss saturates)
+    lim = np.float32(SIGMOID_ZERO_FROM)
+    x = np.float32([lim, -90.0, -97.6, -103.0, -103.98, np.nextafter(lim, np.float32(0))])
+    s = lt_math("sigmoid", x)
+    assert s[:5].tolist() == [0.0] * 5 and s[5] == np.float32(2.9387583e-39)
     b = np.full(1000, 0.5, np.float32)
     e = _lin(126, 151, 1000)
     err = ulp_error(lt_math("pow", b, e), reference("pow", b, e))
@@ -608,12 +621,12 @@ def test_branch_points(lt_math):
     # signs: erf (polynomial | 1 - 2^M at 0.75, clamp at 4, rounds to 1 from 3.92), tanh
     # (polynomial | 1 - 2/(E+1) at 0.875, clamp at 10, rounds to 1 from 9.01), sigmoid (the
     # two quotients at 0, 1 + e rounds to 1 from 16.64, subnormal results from 87.34, 0 from
-    # 103.97, clamp at 104), exp (the 2^n scaling switches with the sign of x; n steps at
+    # 88.72 as in torch, clamp at 104), exp (the 2^n scaling switches with the sign of x; n steps at
     # ln2/2)
     points = {
         "erf": [0.75, 4.0, 3.9192],
         "tanh": [0.875, 10.0, 9.01],
-        "sigmoid": [0.0, 16.635532, 87.33654, 103.97208, 104.0],
+        "sigmoid": [0.0, 16.635532, 87.33654, 88.72283935546875, 103.97208, 104.0],
         "exp": [0.0, 0.34657359, 1.0397208],
     }
     for fn, p in points.items():
@@ -681,10 +694,13 @@ def test_float64_overloads_forward_to_libm(lt_math):
                 y if fn == "pow" else (x if fn == "atan2" else None),
             )
             np.testing.assert_allclose(got, ref, rtol=1e-15, atol=0, equal_nan=True, err_msg=fn)
-    # sigmoid in float64 does not overflow
-    s = lt_math.f64("sigmoid", np.array([-1000.0, 1000.0, -np.inf, np.inf, np.nan, 0.0, -745.0]))
+    # sigmoid in float64 does not overflow, and is 0 where torch's 1 / (1 + exp(-x)) is:
+    # from exp(-x) overflowing (x < -log(DBL_MAX))
+    lim = float.fromhex("0x1.62e42fefa39efp+9")
+    x = np.array([-1000.0, 1000.0, -np.inf, np.inf, np.nan, 0.0, -745.0, -700.0, -lim])
+    s = lt_math.f64("sigmoid", np.append(x, np.nextafter(-lim, -np.inf)))
     assert s[:4].tolist() == [0.0, 1.0, 0.0, 1.0] and np.isnan(s[4]) and s[5] == 0.5
-    assert s[6] == math.exp(-745.0)
+    assert s[6] == 0.0 and s[7] == math.exp(-700.0) and s[8] == math.exp(-lim) and s[9] == 0.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -731,9 +747,9 @@ static double ulp_err(float got, double ref) {
     int e = ref == 0 ? -126 : std::ilogb(ref);
     return std::fabs((double)got - ref) / std::ldexp(1.0, (e < -126 ? -126 : e) - 23);
 }
-static double sigmoid64(double x) {
+static double sigmoid64(double x) {  // torch's float result: 0 where exp(-x) overflows
     double e = std::exp(-std::fabs(x));
-    return (x >= 0 ? 1.0 : e) / (1.0 + e);
+    return x <= -88.72283935546875 ? 0.0 : (x >= 0 ? 1.0 : e) / (1.0 + e);
 }
 #define SCAN(NAME, F, REF)                                                              \
 extern "C" void scan_##NAME(double lim, double* max_err, float* worst) {              \

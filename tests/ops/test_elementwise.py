@@ -126,6 +126,21 @@ def test_unary_odd_shapes(name, shape):
     check(lambda t, x: getattr(t, name)(x), arr(*shape, seed=3))
 
 
+@pytest.mark.backends("interpreter", "cpp")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sigmoid_saturates_to_zero_as_torch(dtype):
+    # torch's sigmoid is 1 / (1 + exp(-x)): 0 once exp(-x) overflows (float32 from -88.72),
+    # though the value would be subnormal; binary_cross_entropy clamps its log at -100, so a
+    # saturated logit costs 100 there (siamese_network of pytorch/examples)
+    x = np.array([4.37, -72.96, -88.5, -88.72284, -97.6, -98.4, -120.0, -709.0, -710.0, 0.5])
+
+    def fn(t, z):
+        s = t.sigmoid(z * 1.0)
+        return s, t.nn.functional.binary_cross_entropy(s, t.ones_like(s), reduction="none")
+
+    check(fn, x.astype(dtype), atol=0, rtol=1e-5)  # atol=0: a subnormal is not 0
+
+
 def test_unary_rejects_non_tensor():
     check_raises(lambda t: t.exp(2.0))
     check_raises(lambda t: t.abs([1.0]))
