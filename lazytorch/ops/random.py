@@ -379,6 +379,19 @@ def randperm(
     return wrap(cast(order, d))
 
 
+def categorical_draws(rows: Tensor, num_samples: int, *, generator: Any = None) -> Tensor:
+    """`num_samples` category indices (int64, ``(rows, num_samples)``) per row of the 2-d
+    non-negative float64 weights `rows`, drawn with replacement: each draw inverts the
+    row's cumulative distribution at a uniform number. The weights are not checked (the
+    caller does, or not: `multinomial` checks eagerly, a ``Categorical`` at construction).
+    """
+    nrows, k = rows.shape
+    cdf = rows.cumsum(-1)
+    cdf = cdf / cdf[:, -1:]  # the last entry is exactly 1: every u < 1 lands in a row
+    u = rand(nrows, num_samples, dtype=dt.float64, generator=generator, device=rows.device)
+    return (cdf.unsqueeze(1) <= u.unsqueeze(2)).sum(-1).clamp(max=k - 1)
+
+
 @public(method=True)
 def multinomial(
     input: Tensor,
@@ -440,10 +453,7 @@ def multinomial(
     rows = w.reshape(-1, k).detach().to(dt.float64)
     nrows = rows.shape[0]
     if replacement:
-        cdf = rows.cumsum(-1)
-        cdf = cdf / cdf[:, -1:]  # the last entry is exactly 1: every u < 1 lands in a row
-        u = rand(nrows, num_samples, dtype=dt.float64, generator=generator, device=w.device)
-        picks = (cdf.unsqueeze(1) <= u.unsqueeze(2)).sum(-1).clamp(max=k - 1)
+        picks = categorical_draws(rows, num_samples, generator=generator)
     else:
         u = rand(nrows, k, dtype=dt.float64, generator=generator, device=w.device)
         finish = -u.log() / rows
