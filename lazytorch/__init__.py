@@ -156,6 +156,7 @@ _LAZY_SUBMODULES = (
     "autograd",
     "ops",
     "optim",
+    "distributions",
     "func",
     "utils",
     "amp",

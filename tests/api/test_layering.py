@@ -93,6 +93,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "lazytorch.nn",
             "lazytorch.optim",
+            "lazytorch.distributions",
             "lazytorch.amp",
             "lazytorch.utils",
             "lazytorch.distributed",

@@ -356,7 +356,7 @@ def public_apis() -> list[Api]:
     import torch.nn.functional as TF
 
     import lazytorch.nn.functional as F
-    from lazytorch import linalg, nn, optim
+    from lazytorch import distributions, linalg, nn, optim
     from lazytorch.nn import init
     from lazytorch.optim import lr_scheduler
 
@@ -368,6 +368,7 @@ def public_apis() -> list[Api]:
         *_functions("init", init, torch.nn.init, list(init.__all__)),
         *_classes("nn", nn, torch.nn, list(nn.__all__)),
         *_classes("optim", optim, torch.optim, list(optim.__all__)),
+        *_classes("distributions", distributions, torch.distributions, list(distributions.__all__)),
         *_classes(
             "lr_scheduler", lr_scheduler, torch.optim.lr_scheduler, list(lr_scheduler.__all__)
         ),

@@ -1,0 +1,54 @@
+"""Probability distributions with torch.distributions' names, parameters and formulas.
+
+``log_prob``, ``entropy``, ``rsample`` and ``kl_divergence`` are ordinary lazytorch ops:
+they record lazily, fuse with the model around them and differentiate through autograd
+(``Normal.rsample`` is ``loc + eps * scale``: gradients reach both). Draws come from the
+default generator, so ``lazytorch.manual_seed`` makes them reproducible (the numbers are
+not torch's). Validation (``validate_args``, on by default as in torch) reads parameter
+values, an implicit materialization; ``validate_args=False`` keeps the graph whole.
+
+>>> import lazytorch
+>>> from lazytorch.distributions import Categorical, Normal, kl_divergence
+>>> _ = lazytorch.manual_seed(0)
+>>> logits = lazytorch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+>>> pi = Categorical(logits=logits)
+>>> action = pi.sample()
+>>> (-pi.log_prob(action) * 2.0).backward()       # REINFORCE with a reward of 2
+>>> logits.grad.shape
+lazytorch.Size([3])
+>>> kl_divergence(Normal(0.0, 1.0), Normal(0.0, 2.0))
+tensor(0.3181)
+"""
+
+from lazytorch._as_torch import module_getattr as _module_getattr
+from lazytorch.distributions import constraints
+from lazytorch.distributions.bernoulli import Bernoulli
+from lazytorch.distributions.categorical import Categorical
+from lazytorch.distributions.distribution import Distribution
+from lazytorch.distributions.exp_family import ExponentialFamily
+from lazytorch.distributions.exponential import Exponential
+from lazytorch.distributions.independent import Independent
+from lazytorch.distributions.kl import kl_divergence, register_kl
+from lazytorch.distributions.laplace import Laplace
+from lazytorch.distributions.normal import Normal
+from lazytorch.distributions.one_hot_categorical import OneHotCategorical
+from lazytorch.distributions.uniform import Uniform
+
+__all__ = [
+    "Bernoulli",
+    "Categorical",
+    "Distribution",
+    "Exponential",
+    "ExponentialFamily",
+    "Independent",
+    "Laplace",
+    "Normal",
+    "OneHotCategorical",
+    "Uniform",
+    "constraints",
+    "kl_divergence",
+    "register_kl",
+]
+
+# torch.distributions.<missing> names itself as torch's under install_as_torch
+__getattr__ = _module_getattr(__name__)
