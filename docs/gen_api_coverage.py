@@ -192,7 +192,8 @@ def main() -> None:
         "`nn.functional` functions.",
         "",
         "Beyond these tables: autograd ([autograd.md](autograd.md)), `nn` modules and "
-        "`nn.init` ([nn.md](nn.md)), `optim` ([optim.md](optim.md)), `utils.data` and "
+        "`nn.init` ([nn.md](nn.md)), `optim` ([optim.md](optim.md)), `distributions` "
+        "([distributions.md](distributions.md)), `utils.data` and "
         "`save`/`load` ([concepts.md](concepts.md)) and `compile` ([compile.md](compile.md)). "
         "The cuda device (Triton kernels) is described in [backends.md](backends.md); its test "
         "suite passes on an H200.",

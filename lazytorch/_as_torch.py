@@ -10,7 +10,7 @@ The contract:
 
 * **Same module objects.** ``torch.nn`` *is* ``lazytorch.nn``: ``isinstance(x,
   torch.Tensor)``, pickling and ``lazytorch.metrics`` see one library, never two copies.
-* **A module we lack imports, and fails at its use.** ``import torch.distributions`` (or any
+* **A module we lack imports, and fails at its use.** ``import torch.fx`` (or any
   ``torch.<sub>`` lazytorch has no module for) succeeds and gives a placeholder whose every
   attribute raises `MissingTorchAPI` naming the torch API and the nearest lazytorch names —
   a script that only imports a module (for a type annotation, a guarded feature) still runs.
@@ -24,10 +24,10 @@ For example (in a fresh process: real torch must not be imported yet)::
     import lazytorch
     lazytorch.install_as_torch()
     import torch.nn.functional as F      # F is lazytorch.nn.functional
-    import torch.distributions           # importing a missing module works...
-    torch.distributions.Normal           # ...using it raises MissingTorchAPI:
-    # torch.distributions.Normal is not available in lazytorch (there is no
-    # lazytorch.distributions module)
+    import torch.fx                      # importing a missing module works...
+    torch.fx.symbolic_trace              # ...using it raises MissingTorchAPI:
+    # torch.fx.symbolic_trace is not available in lazytorch (there is no
+    # lazytorch.fx module)
 """
 
 from __future__ import annotations

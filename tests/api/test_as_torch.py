@@ -114,6 +114,35 @@ def test_a_missing_module_imports_and_fails_at_its_use(tmp_path):
     )
 
 
+def test_distributions_import_as_torch(tmp_path):
+    r = _run_as_torch(
+        tmp_path,
+        """
+        import torch
+        import torch.distributions
+        import torch.distributions.normal
+        from torch.distributions import Categorical, kl_divergence
+        from torch.distributions.normal import Normal
+        import lazytorch
+        assert torch.distributions is lazytorch.distributions
+        torch.manual_seed(0)
+        pi = Categorical(logits=torch.zeros(3))
+        print("action", pi.sample().item() in (0, 1, 2))
+        print("kl", round(kl_divergence(Normal(0.0, 1.0), Normal(1.0, 1.0)).item(), 4))
+        try:
+            torch.distributions.Normall
+        except AttributeError as e:
+            print("E", type(e).__name__, e)
+        """,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "action True" in r.stdout and "kl 0.5" in r.stdout
+    assert (
+        "E MissingTorchAPI torch.distributions.Normall is not available in lazytorch; "
+        "nearest: lazytorch.distributions.Normal" in r.stdout
+    )
+
+
 def test_install_refuses_when_real_torch_is_imported():
     assert "torch" in sys.modules  # the oracle
     with pytest.raises(RuntimeError, match="the real torch is already imported"):
