@@ -50,6 +50,7 @@ EX = "pytorch/examples"
 TU = "pytorch/tutorials beginner_source"
 MK = "karpathy/makemore makemore.py"
 YJ = "yunjey/pytorch-tutorial tutorials"
+MZ = "MorvanZhou/PyTorch-Tutorial tutorial-contents/"
 WLM = f"{EX} word_language_model/main.py + model.py + data.py"
 MAKEMORE = "--max-steps 41 --batch-size 16 --n-layer 2 --n-embd 32 --n-embd2 32 --type"
 WLM_ARGS = "--emsize 32 --nhid 32 --nlayers 1 --bptt 10 --batch_size 8 --epochs 1 --model"
@@ -150,6 +151,49 @@ CORPUS: list[Entry] = [
         "gat.py",
         f"{EX} gat/main.py",
         args="--epochs 10 --hidden-dim 16 --num-heads 2",
+    ),
+    # gymnasium's CartPole-v1 written out in _cartpole.py (gymnasium is not installed)
+    Entry(
+        "reinforce",
+        "reinforcement_learning/reinforce.py",
+        f"{EX} reinforcement_learning/reinforce.py",
+    ),
+    Entry(
+        "actor_critic",
+        "reinforcement_learning/actor_critic.py",
+        f"{EX} reinforcement_learning/actor_critic.py",
+    ),
+    # Hogwild training in processes started by torch.multiprocessing (shared-memory
+    # parameters); the torch run logs only the test pass made in the main process
+    Entry(
+        "mnist_hogwild",
+        "mnist_hogwild/main.py",
+        f"{EX} mnist_hogwild/main.py + train.py",
+        args="--num-processes 2 --test-batch-size 64",
+        xfail="MissingTorchAPI: torch.multiprocessing.set_start_method is not available",
+    ),
+    # MorvanZhou/PyTorch-Tutorial tutorial-contents/
+    Entry("morvan_variable", "morvan_variable.py", f"{MZ}202_variable.py", fast=True),
+    Entry("morvan_regression", "morvan_regression.py", f"{MZ}301_regression.py", fast=True),
+    Entry("morvan_classification", "morvan_classification.py", f"{MZ}302_classification.py"),
+    Entry("morvan_optimizer", "morvan_optimizer.py", f"{MZ}306_optimizer.py"),
+    Entry("morvan_cnn", "morvan_cnn.py", f"{MZ}401_CNN.py"),
+    Entry("morvan_rnn_classifier", "morvan_rnn_classifier.py", f"{MZ}402_RNN_classifier.py"),
+    Entry("morvan_rnn_regressor", "morvan_rnn_regressor.py", f"{MZ}403_RNN_regressor.py"),
+    Entry("morvan_autoencoder", "morvan_autoencoder.py", f"{MZ}404_autoencoder.py"),
+    Entry("morvan_gan", "morvan_gan.py", f"{MZ}406_GAN.py"),
+    Entry("morvan_dynamic_graph", "morvan_dynamic_graph.py", f"{MZ}501_why_torch_dynamic_graph.py"),
+    Entry("morvan_dropout", "morvan_dropout.py", f"{MZ}503_dropout.py"),
+    # Eight tanh layers with batch norm (momentum 0.5) on nearly constant activations: the
+    # BN net's losses (odd steps) differ by 1e-6 at step 1, 5e-5 at step 5, 4e-4 at step 7
+    # and 1e-2 at step 11, and the same growth shows between two torch runs (1 thread
+    # against 2: 9.4e-3 at step 11, 8e-4 in the test loss after epoch 1, items[3]); float64
+    # lazytorch matches float64 torch to 3e-13 (README.md, "Chaotic scripts")
+    Entry(
+        "morvan_batch_normalization",
+        "morvan_batch_normalization.py",
+        f"{MZ}504_batch_normalization.py",
+        chaotic_after=3,
     ),
     # karpathy
     Entry(
