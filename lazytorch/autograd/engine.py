@@ -598,5 +598,62 @@ class GradFn:
             return fn_class.__name__ + "Backward"
         return "".join(w.capitalize() for w in op.name.split("_")) + "Backward0"
 
+    @property
+    def next_functions(self) -> tuple[tuple[GradFn | AccumulateGrad | None, int], ...]:
+        """One ``(node, 0)`` pair per input of the op, as torch gives: the input's
+        `GradFn` when it has a history, `AccumulateGrad` at a leaf that requires grad, None
+        where no gradient flows. lazytorch records primitives, so the graph walked this way
+        can be finer than torch's (one torch op may be several nodes here)."""
+        a = self._node.ag
+        if a is FREED:  # its inputs were released with the history
+            return ()
+        h = history(self._node)
+        if h is None:
+            return ()
+        out: list[tuple[GradFn | AccumulateGrad | None, int]] = []
+        for i in h[1]:
+            ia = i.ag
+            if ia is None:
+                out.append((None, 0))
+            elif isinstance(ia, TensorMeta):
+                out.append((AccumulateGrad(ia), 0))
+            else:
+                out.append((GradFn(i), 0))
+        return tuple(out)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GradFn) and other._node is self._node
+
+    def __hash__(self) -> int:
+        return id(self._node)
+
     def __repr__(self) -> str:
         return f"<{self.name()} recorded at {_fmt(self._node.loc)}>"
+
+
+class AccumulateGrad:
+    """The node torch's ``next_functions`` gives for a leaf that requires grad: its
+    ``variable`` is the leaf tensor."""
+
+    __slots__ = ("_meta",)
+
+    def __init__(self, meta: TensorMeta) -> None:
+        self._meta = meta
+
+    @property
+    def variable(self) -> Tensor | None:
+        return self._meta.tensor()
+
+    next_functions: tuple[()] = ()
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AccumulateGrad) and other._meta is self._meta
+
+    def __hash__(self) -> int:
+        return id(self._meta)
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"

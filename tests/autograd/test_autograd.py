@@ -329,6 +329,35 @@ def test_sync_mode_gradients(name):
 # -- the Tensor API ----------------------------------------------------------------------------
 
 
+def test_grad_fn_next_functions_reach_the_leaves_like_torch():
+    # the blitz neural-networks tutorial prints loss.grad_fn.next_functions[0][0]...; the
+    # nodes between may be finer than torch's, the leaves reached and the ends are the same
+    def walk(lib):
+        lin = lib.nn.Linear(3, 2)
+        frozen = lib.ones(2, 3, requires_grad=True)
+        x = lib.ones(4, 3)
+        loss = lib.relu(lin(x)).sum() + (frozen.detach() * 2).sum()
+        named = {id(lin.weight): "weight", id(lin.bias): "bias", id(frozen): "frozen"}
+        leaves, seen, stack = set(), set(), [loss.grad_fn]
+        while stack:
+            f = stack.pop()
+            if f is None or f in seen:
+                continue
+            seen.add(f)
+            if hasattr(f, "variable"):
+                assert f.next_functions == ()
+                leaves.add(named[id(f.variable)])
+            stack.extend(g for g, _ in f.next_functions)
+        w = lib.ones(2, requires_grad=True)
+        ends = [
+            (type(g).__name__ if g is not None else None, k)
+            for g, k in (w * lib.ones(2)).grad_fn.next_functions
+        ]
+        return leaves, ends
+
+    assert walk(lt) == walk(torch) == ({"weight", "bias"}, [("AccumulateGrad", 0), (None, 0)])
+
+
 def test_leaf_and_requires_grad_flags():
     w = lt.ones(2, requires_grad=True)
     x = lt.ones(2)
