@@ -97,6 +97,14 @@ CORPUS: list[Entry] = [
         f"{TU}/nlp/word_embeddings_tutorial.py",
     ),
     Entry("cifar10_tutorial", "cifar10_tutorial.py", f"{TU}/blitz/cifar10_tutorial.py"),
+    Entry("nn_tutorial", "nn_tutorial.py", f"{TU}/nn_tutorial.py"),
+    Entry(
+        "neural_networks_tutorial",
+        "neural_networks_tutorial.py",
+        f"{TU}/blitz/neural_networks_tutorial.py",
+    ),
+    Entry("autograd_tutorial", "autograd_tutorial.py", f"{TU}/blitz/autograd_tutorial.py"),
+    Entry("tensor_tutorial", "tensor_tutorial.py", f"{TU}/blitz/tensor_tutorial.py"),
     # pytorch/examples
     Entry("regression", "regression.py", f"{EX} regression/main.py", fast=True),
     Entry("mnist", "mnist.py", f"{EX} mnist/main.py"),
