@@ -105,6 +105,14 @@ CORPUS: list[Entry] = [
     ),
     Entry("autograd_tutorial", "autograd_tutorial.py", f"{TU}/blitz/autograd_tutorial.py"),
     Entry("tensor_tutorial", "tensor_tutorial.py", f"{TU}/blitz/tensor_tutorial.py"),
+    Entry("tensorqs_tutorial", "tensorqs_tutorial.py", f"{TU}/basics/tensorqs_tutorial.py"),
+    Entry("autogradqs_tutorial", "autogradqs_tutorial.py", f"{TU}/basics/autogradqs_tutorial.py"),
+    Entry("buildmodel_tutorial", "buildmodel_tutorial.py", f"{TU}/basics/buildmodel_tutorial.py"),
+    Entry(
+        "optimization_tutorial",
+        "optimization_tutorial.py",
+        f"{TU}/basics/optimization_tutorial.py",
+    ),
     # pytorch/examples
     Entry("regression", "regression.py", f"{EX} regression/main.py", fast=True),
     Entry("mnist", "mnist.py", f"{EX} mnist/main.py"),
