@@ -407,15 +407,40 @@ def _with_alpha(prim: Primitive, input: Any, other: Any, alpha: Any, op: str) ->
     return binary(prim, input, wrap(binary_node(P.mul, n, to_node(alpha, d, dev))), op)
 
 
+def _scalar_first(op: str, scalar: Any, rest: tuple[Any, ...], given: Any, kw: str) -> Any:
+    """The operands of torch's deprecated scalar-first overloads, which torch 2.13 still
+    accepts (with a warning) and older scripts and hand-written optimizers use:
+    ``add/sub(input, alpha, other)`` (``p.data.add_(-lr, p.grad)``) and
+    ``addcmul/addcdiv(input, value, tensor1, tensor2)``. Returns `rest`, the operands;
+    `scalar` is the factor."""
+    if not isinstance(scalar, Number) or given != 1:
+        extra = f": unrecognized keyword argument {kw}" if given != 1 else ""
+        raise op_error(TypeError, op, f"received an invalid combination of arguments{extra}")
+    return rest
+
+
 @public(method=True, inplace=True)
-def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
-    """input + alpha * other, with broadcasting and type promotion."""
+def add(input: Any, other: Any, *args: Any, alpha: Any = 1, out: Any = None) -> Tensor:
+    """input + alpha * other, with broadcasting and type promotion (also torch's deprecated
+    ``add(input, alpha, other)``)."""
+    if args:
+        if len(args) != 1:
+            raise op_error(
+                TypeError, "add", f"takes 3 positional arguments but {2 + len(args)} were given"
+            )
+        (other,), alpha = _scalar_first("add", other, args, alpha, "alpha"), other
     return cast_into_out(_with_alpha(P.add, input, other, alpha, "add"), out, "add")
 
 
 @public(torch=("sub", "subtract"), method=True, inplace=True)
-def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
-    """input - alpha * other."""
+def sub(input: Any, other: Any, *args: Any, alpha: Any = 1, out: Any = None) -> Tensor:
+    """input - alpha * other (also torch's deprecated ``sub(input, alpha, other)``)."""
+    if args:
+        if len(args) != 1:
+            raise op_error(
+                TypeError, "sub", f"takes 3 positional arguments but {2 + len(args)} were given"
+            )
+        (other,), alpha = _scalar_first("sub", other, args, alpha, "alpha"), other
     if _is_bool(input) or _is_bool(other):
         raise op_error(
             RuntimeError,
@@ -767,15 +792,37 @@ def _addc(name: str, input: Tensor, t1: Tensor, t2: Tensor, value: Any, prim: Pr
 
 @public(method=True, inplace=True)
 def addcmul(
-    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1, out: Any = None
+    input: Tensor, tensor1: Any, tensor2: Tensor, *args: Any, value: Any = 1, out: Any = None
 ) -> Tensor:
+    """input + value * tensor1 * tensor2 (also torch's deprecated
+    ``addcmul(input, value, tensor1, tensor2)``)."""
+    if args:
+        if len(args) != 1:
+            raise op_error(
+                TypeError, "addcmul", f"takes 4 positional arguments but {3 + len(args)} were given"
+            )
+        (tensor1, tensor2), value = (
+            _scalar_first("addcmul", tensor1, (tensor2, *args), value, "value"),
+            tensor1,
+        )
     return cast_into_out(_addc("addcmul", input, tensor1, tensor2, value, P.mul), out, "addcmul")
 
 
 @public(method=True, inplace=True)
 def addcdiv(
-    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1, out: Any = None
+    input: Tensor, tensor1: Any, tensor2: Tensor, *args: Any, value: Any = 1, out: Any = None
 ) -> Tensor:
+    """input + value * tensor1 / tensor2 (also torch's deprecated
+    ``addcdiv(input, value, tensor1, tensor2)``)."""
+    if args:
+        if len(args) != 1:
+            raise op_error(
+                TypeError, "addcdiv", f"takes 4 positional arguments but {3 + len(args)} were given"
+            )
+        (tensor1, tensor2), value = (
+            _scalar_first("addcdiv", tensor1, (tensor2, *args), value, "value"),
+            tensor1,
+        )
     for t in (tensor1, tensor2):
         tensor_arg(t, "addcdiv")
     if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:

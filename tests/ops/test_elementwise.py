@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazytorch as lt
-from helpers import ALL, FLOATS, INTS, arr, check, check_raises, positive, randn
+from helpers import ALL, FLOATS, INTS, arr, check, check_grad, check_raises, positive, randn
 
 NAN, INF = math.nan, math.inf
 
@@ -793,6 +793,33 @@ def test_add_sub_alpha():
             check(lambda t, x, y, a=alpha: t.sub(x, y, alpha=a), x, y)
             check(lambda t, x, y, a=alpha: x.add_(y, alpha=a), x, y)
             check(lambda t, x, y, a=alpha: t.add(x, 3, alpha=a), x, y)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch warns on the deprecated forms
+def test_deprecated_scalar_first_overloads():
+    # ``p.data.add_(-lr, p.grad.data)`` (char-RNN generation tutorial) and old hand-written
+    # Adam's ``addcmul_(1 - beta2, grad, grad)`` / ``addcdiv_(-step, m, denom)``: torch 2.13
+    # still accepts scalar-first add/sub/addcmul/addcdiv
+    x, a, b = (
+        arr(3, 4, dtype="float64", seed=45),
+        arr(3, 4, dtype="float64", seed=46),
+        nonzero(4, dtype="float64", seed=47),
+    )
+    check(lambda t, x, a: t.add(x, -0.5, a), x, a)
+    check(lambda t, x, a: x.add(2, a), x, a)
+    check(lambda t, x, a: x.add(2, 3), x, a)
+    check(lambda t, x, a: x.add_(-0.1, a), x, a)
+    check(lambda t, x, a: t.sub(x, 3, a), x, a)
+    check(lambda t, x, a: x.sub_(0.25, a), x, a)
+    for name in ("addcmul", "addcdiv"):
+        check(lambda t, x, a, b, n=name: getattr(t, n)(x, 0.5, a, b), x, a, b)
+        check(lambda t, x, a, b, n=name: getattr(x, n)(-2, a, b), x, a, b)
+        check(lambda t, x, a, b, n=name: getattr(x, n + "_")(0.1, a, b), x, a, b)
+    check_grad(lambda t, x, a, b: x.add(3, a) * x.addcmul(0.5, a, b), x, a, b)
+    # the scalar comes first, and not with the keyword too
+    check_raises(lambda t, x, a: x.add(a, 2), x, a)
+    check_raises(lambda t, x, a: x.add(2, a, alpha=2), x, a)
+    check_raises(lambda t, x, a: x.addcmul(0.5, a, a, value=2), x, a)
 
 
 # -- nan_to_num, isnan & co, sign --------------------------------------------------------------------
