@@ -113,6 +113,16 @@ CORPUS: list[Entry] = [
         "optimization_tutorial.py",
         f"{TU}/basics/optimization_tutorial.py",
     ),
+    Entry(
+        "char_rnn_classification",
+        "char_rnn_classification_tutorial.py",
+        "pytorch/tutorials intermediate_source/char_rnn_classification_tutorial.py",
+    ),
+    Entry(
+        "char_rnn_generation",
+        "char_rnn_generation_tutorial.py",
+        "pytorch/tutorials intermediate_source/char_rnn_generation_tutorial.py",
+    ),
     # pytorch/examples
     Entry("regression", "regression.py", f"{EX} regression/main.py", fast=True),
     Entry("mnist", "mnist.py", f"{EX} mnist/main.py"),
