@@ -48,6 +48,7 @@ class Entry:
 
 EX = "pytorch/examples"
 TU = "pytorch/tutorials beginner_source"
+RE = "pytorch/tutorials recipes_source/recipes"
 MK = "karpathy/makemore makemore.py"
 YJ = "yunjey/pytorch-tutorial tutorials"
 MZ = "MorvanZhou/PyTorch-Tutorial tutorial-contents/"
@@ -122,6 +123,28 @@ CORPUS: list[Entry] = [
         "char_rnn_generation",
         "char_rnn_generation_tutorial.py",
         "pytorch/tutorials intermediate_source/char_rnn_generation_tutorial.py",
+    ),
+    Entry(
+        "defining_a_neural_network",
+        "defining_a_neural_network.py",
+        f"{RE}/defining_a_neural_network.py",
+    ),
+    Entry("zeroing_out_gradients", "zeroing_out_gradients.py", f"{RE}/zeroing_out_gradients.py"),
+    Entry("what_is_state_dict", "what_is_state_dict.py", f"{RE}/what_is_state_dict.py"),
+    Entry(
+        "general_checkpoint",
+        "saving_and_loading_a_general_checkpoint.py",
+        f"{RE}/saving_and_loading_a_general_checkpoint.py",
+    ),
+    Entry(
+        "warmstarting_model",
+        "warmstarting_model_using_parameters_from_a_different_model.py",
+        f"{RE}/warmstarting_model_using_parameters_from_a_different_model.py",
+    ),
+    Entry(
+        "multiple_models_one_file",
+        "saving_multiple_models_in_one_file.py",
+        f"{RE}/saving_multiple_models_in_one_file.py",
     ),
     # pytorch/examples
     Entry("regression", "regression.py", f"{EX} regression/main.py", fast=True),
