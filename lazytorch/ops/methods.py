@@ -708,6 +708,32 @@ def bind(
     registry.seal(f"{__name__}.bind")
 
 
+# -- torch's function forms of in-place methods: ``torch.sin_(x)`` is ``x.sin_()`` -------------
+TORCH_INPLACE_FUNCTIONS = (
+    "abs_ acos_ acosh_ arccos_ arcsin_ arctan_ asin_ asinh_ atan_ atanh_ ceil_ clamp_ "
+    "clamp_max_ clamp_min_ clip_ cos_ cosh_ erf_ erfc_ exp2_ exp_ expm1_ fill_ fix_ floor_ "
+    "frac_ index_put_ log10_ log1p_ log2_ log_ nan_to_num_ neg_ negative_ reciprocal_ relu_ "
+    "round_ rsqrt_ sigmoid_ sin_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ zero_"
+).split()
+
+
+def _torch_inplace(name: str) -> Any:
+    def fn(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if not isinstance(input, Tensor):
+            raise op_error(
+                TypeError, name, f"argument 'input' must be Tensor, not {type(input).__name__}"
+            )
+        return getattr(input, name)(*args, **kwargs)  # type: ignore[no-any-return]
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``input.{name}(...)``: in place, returns `input`."
+    return fn
+
+
+for _name in TORCH_INPLACE_FUNCTIONS:
+    public(torch=_name)(_torch_inplace(_name))
+
+
 # Every op module is imported above, each declaring its names (these only declare, from here
 # on nothing reads them): bind them all, once.
 _DECLARING = (_tensor_methods, _composite, _pad, _sorting, _transcendental)

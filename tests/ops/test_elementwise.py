@@ -910,3 +910,18 @@ def test_out_argument_integer_input(name):
         return o
 
     check(run, np.array([-3, 0, 2, 9]))
+
+
+@pytest.mark.parametrize(
+    "name", ["sin_", "exp_", "relu_", "sigmoid_", "tanh_", "abs_", "neg_", "sqrt_", "zero_"]
+)
+def test_torch_function_forms_of_inplace_methods(name):
+    # torch.sin_(b) (the introyt tensors tutorial): the function form of b.sin_(), in place
+    def fn(t, x):
+        y = x.clone()
+        r = getattr(t, name)(y)
+        return y, r is y
+
+    check(fn, positive(2, 3, dtype="float32"))
+    check(lambda t, x: (t.clamp_(x, -0.5, 0.5), t.fill_(x.clone(), 2.5)), arr(4, seed=48))
+    check_raises(lambda t: getattr(t, name)(1.0))
