@@ -176,6 +176,24 @@ def _draw(
     return make_node(P.rand, (seed_n, off_n), (shape, dtype, dist), shape, dtype, dev)
 
 
+def _dtype_with_out(dtype: Any, out: Any, op: str) -> Any:
+    """The dtype of a random factory given `out=`: out's, or `dtype` when it agrees (torch
+    refuses a different one)."""
+    d = resolve_dtype(dtype, op)
+    if out is None:
+        return d
+    if not isinstance(out, Tensor):
+        raise op_error(TypeError, op, f"out must be a Tensor, not {type(out).__name__}")
+    if d is not None and d is not out.dtype:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"dtype {d.legacy_name} does not match dtype of out parameter "
+            f"({out.dtype.legacy_name})",
+        )
+    return out.dtype
+
+
 @public()
 @with_requires_grad
 def rand(
@@ -188,10 +206,11 @@ def rand(
     **kwargs: Any,
 ) -> Tensor:
     """Uniform samples in [0, 1). ``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``."""
+    out = kwargs.pop("out", None)
     shape = size_args(size, kwargs, "rand")
-    d = resolve_dtype(dtype, "rand") or _config.get_default_dtype()
+    d = _dtype_with_out(dtype, out, "rand") or _config.get_default_dtype()
     check_new_tensor(shape, d, "rand")
-    return wrap(_draw(shape, d, "uniform", generator, device, "rand"))
+    return into_out(wrap(_draw(shape, d, "uniform", generator, device, "rand")), out, "rand")
 
 
 @public()
@@ -206,10 +225,11 @@ def randn(
     **kwargs: Any,
 ) -> Tensor:
     """Standard normal samples."""
+    out = kwargs.pop("out", None)
     shape = size_args(size, kwargs, "randn")
-    d = resolve_dtype(dtype, "randn") or _config.get_default_dtype()
+    d = _dtype_with_out(dtype, out, "randn") or _config.get_default_dtype()
     check_new_tensor(shape, d, "randn")
-    return wrap(_draw(shape, d, "normal", generator, device, "randn"))
+    return into_out(wrap(_draw(shape, d, "normal", generator, device, "randn")), out, "randn")
 
 
 _C_TYPES = {
@@ -240,6 +260,7 @@ def randint(
     device: Any = None,
     requires_grad: bool = False,
     pin_memory: bool = False,
+    out: Any = None,
     **kwargs: Any,
 ) -> Tensor:
     """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``.
@@ -265,7 +286,7 @@ def randint(
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}",
         )
     shape = shape_arg((given["size"],), "randint")
-    d = resolve_dtype(dtype, "randint") or dt.int64
+    d = _dtype_with_out(dtype, out, "randint") or dt.int64
     check_new_tensor(shape, d, "randint")
     if not d.is_floating_point:
         lo = -(1 << (d.bits - 1)) if d.is_signed else 0
@@ -285,7 +306,7 @@ def randint(
     floor = make_node(P.floor, (span,), (), shape, dt.float64, dev)
     ints = cast(floor, dt.int64)
     shifted = make_node(P.add, (ints, scalar_node(low, dt.int64, dev)), (), shape, dt.int64, dev)
-    return wrap(cast(shifted, d))
+    return into_out(wrap(cast(shifted, d)), out, "randint")
 
 
 @public()
@@ -358,11 +379,12 @@ def randperm(
     device: Any = None,
     pin_memory: bool = False,
     requires_grad: bool = False,
+    out: Any = None,
 ) -> Tensor:
     """A random permutation of 0..n-1 (argsort of uniform keys)."""
     unpack_int64(n, "randperm")
     (n,) = shape_arg((n,), "randperm")
-    d = resolve_dtype(dtype, "randperm") or dt.int64
+    d = _dtype_with_out(dtype, out, "randperm") or dt.int64
     check_new_tensor((n,), d, "randperm")
     if d is dt.bool_:
         raise op_error(NotImplementedError, "randperm", "\"randperm\" not implemented for 'Bool'")
@@ -376,7 +398,7 @@ def randperm(
             )
     keys = _draw((n,), dt.float64, "uniform", generator, device, "randperm")
     order = make_node(P.argsort, (keys,), (0, False), (n,), dt.int64, keys.device)
-    return wrap(cast(order, d))
+    return into_out(wrap(cast(order, d)), out, "randperm")
 
 
 def categorical_draws(rows: Tensor, num_samples: int, *, generator: Any = None) -> Tensor:

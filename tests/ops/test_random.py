@@ -389,3 +389,29 @@ def test_uniform_and_normal_are_functions_of_seed_and_counter():
     z = philox.normal(10, seed=5, offset=100, dtype=np.float64)
     assert z.dtype == np.float64 and np.isfinite(z).all()
     assert not np.array_equal(u, philox.uniform(10, seed=6, offset=100, dtype=np.float32))
+
+
+def test_random_factories_write_into_out():
+    # ``torch.rand(2, 2, out=c)`` (the introyt tensors tutorial): out= takes the draw (and
+    # gives its dtype, or is resized), and is returned; values differ between the libraries'
+    # generators, so compare what torch fixes: identity, shape, dtype, range
+    def run(lib):
+        got = []
+        for make, dtype, shape in (
+            (lambda c: lib.rand(2, 3, out=c), lib.float64, (2, 3)),
+            (lambda c: lib.rand((2, 2), out=c), lib.float32, (5,)),  # resized
+            (lambda c: lib.randn(4, out=c), lib.float32, (4,)),
+            (lambda c: lib.randint(3, 7, (2, 2), out=c), lib.int32, (2, 2)),
+            (lambda c: lib.randperm(5, out=c), lib.int64, (5,)),
+        ):
+            c = lib.zeros(shape, dtype=dtype)
+            r = make(c)
+            got.append((r is c, tuple(c.shape), str(c.dtype).split(".")[-1]))
+        c = lib.zeros(2, 3, dtype=lib.int32)
+        got.append(int(lib.randint(3, 7, (2, 3), out=c).min()) >= 3)
+        return got
+
+    assert run(lt) == run(torch)
+    x = np.zeros((2, 2), dtype="float64")
+    check_raises(lambda t, c: t.rand(2, 2, out=c, dtype=t.float32), x)
+    check_raises(lambda t, c: t.rand(2, 2, out=c.long()), x)
