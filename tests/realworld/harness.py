@@ -171,6 +171,9 @@ class Hooks:
             value = self.tape.take(kind, tuple(out.shape))
             self.draws[kind] += 1
             t = self.from_array(value, out).to(out.dtype)
+            if kwargs.get("out") is not None:  # ``torch.rand(2, 2, out=c)`` draws into c
+                out.copy_(t)
+                return out
             if getattr(out, "requires_grad", False):
                 t.requires_grad_(True)
             return t
