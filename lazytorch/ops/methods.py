@@ -506,11 +506,13 @@ def _invert(self: Tensor) -> Tensor:
 
 OPERATORS = {
     "__add__": E.add,
-    "__radd__": _reversed(E.add),
+    # torch's __radd__/__rmul__ are __add__/__mul__ (self first: ``2 * b`` records b's
+    # history as the first input, which grad_fn.next_functions shows); both commute exactly
+    "__radd__": E.add,
     "__sub__": E.sub,
     "__rsub__": _reversed(E.sub),
     "__mul__": E.mul,
-    "__rmul__": _reversed(E.mul),
+    "__rmul__": E.mul,
     "__truediv__": E.div,
     "__rtruediv__": _rdiv,
     "__floordiv__": _floordiv,

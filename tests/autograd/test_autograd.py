@@ -358,6 +358,21 @@ def test_grad_fn_next_functions_reach_the_leaves_like_torch():
     assert walk(lt) == walk(torch) == ({"weight", "bias"}, [("AccumulateGrad", 0), (None, 0)])
 
 
+def test_grad_fn_next_functions_chain_of_scalar_ops_like_torch():
+    # the introyt autograd tutorial walks d.grad_fn.next_functions[0][0]... down to the
+    # leaf: ``2 * b`` and ``c + 1`` list the tensor's history first, as torch's do
+    def chain(lib):
+        a = lib.linspace(0.0, 6.0, steps=5, requires_grad=True)
+        d = 2 * lib.sin(a) + 1
+        out, f = [], d.grad_fn
+        while f is not None:
+            out.append([g is None for g, _ in f.next_functions])
+            f = f.next_functions[0][0] if f.next_functions else None
+        return out
+
+    assert chain(lt) == chain(torch) == [[False, True], [False, True], [False], []]
+
+
 def test_leaf_and_requires_grad_flags():
     w = lt.ones(2, requires_grad=True)
     x = lt.ones(2)
