@@ -35,10 +35,273 @@ STUB_POSITIONAL_ALPHA = (
     "(torch.subtract(x, y, 2) is a TypeError)"
 )
 SYM_NAMES = "lazytorch's symbolic-shape helpers (lazytorch.ir.symbolic) keep their own names"
+SCALAR_FIRST = (
+    "*args takes torch's deprecated scalar-first overload (x.add_(-lr, g), addcmul_(v, t1, "
+    "t2)), which torch 2.13's argument parser still accepts"
+)
+FUNCTION_FORM = (
+    "torch.X_(input, ...) forwards to the method input.X_(...), whose parameters are "
+    "compared with torch's there"
+)
 DIMS_AS_TUPLE = "several dims as separate arguments (x.squeeze(0, 2)) are not taken: pass a tuple"
 
 
 DIFFERENCES: dict[str, dict[str, str]] = {
+    "Tensor.add": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "Tensor.add_": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "Tensor.addcdiv": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "Tensor.addcdiv_": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "Tensor.addcmul": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "Tensor.addcmul_": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "Tensor.sub": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "Tensor.sub_": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "Tensor.subtract": {
+        "positional order (other) does not take torch's (other, alpha)": STUB_POSITIONAL_ALPHA,
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "Tensor.subtract_": {
+        "positional order (other) does not take torch's (other, alpha)": STUB_POSITIONAL_ALPHA,
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "torch.abs_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.acos_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.acosh_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.add": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "torch.addcdiv": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "torch.addcmul": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "torch.arccos_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.arcsin_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.arctan_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.asin_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.asinh_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.atan_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.atanh_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.ceil_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.clamp_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+        "missing parameter 'max'": FUNCTION_FORM,
+        "missing parameter 'min'": FUNCTION_FORM,
+    },
+    "torch.clamp_max_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+        "missing parameter 'max'": FUNCTION_FORM,
+    },
+    "torch.clamp_min_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+        "missing parameter 'min'": FUNCTION_FORM,
+    },
+    "torch.clip_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+        "missing parameter 'max'": FUNCTION_FORM,
+        "missing parameter 'min'": FUNCTION_FORM,
+    },
+    "torch.cos_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.cosh_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.erf_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.erfc_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.exp2_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.exp_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.expm1_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.fill_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+        "missing parameter 'value'": FUNCTION_FORM,
+    },
+    "torch.fix_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.floor_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.frac_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.index_put_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+        "missing parameter 'accumulate'": FUNCTION_FORM,
+        "missing parameter 'indices'": FUNCTION_FORM,
+        "missing parameter 'values'": FUNCTION_FORM,
+    },
+    "torch.log10_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.log1p_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.log2_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.log_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.nan_to_num_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+        "missing parameter 'nan'": FUNCTION_FORM,
+        "missing parameter 'neginf'": FUNCTION_FORM,
+        "missing parameter 'posinf'": FUNCTION_FORM,
+    },
+    "torch.neg_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.negative_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.reciprocal_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.relu_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.round_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+        "missing parameter 'decimals'": FUNCTION_FORM,
+    },
+    "torch.rsqrt_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.sigmoid_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.sin_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.sinh_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.sqrt_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.square_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.sub": {
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "torch.subtract": {
+        "positional order (input, other) does not take torch's (input, other, alpha)": STUB_POSITIONAL_ALPHA,
+        "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "torch.tan_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.tanh_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.trunc_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.xlogy_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+        "missing parameter 'other'": FUNCTION_FORM,
+    },
+    "torch.zero_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
     "F.avg_pool1d": {
         "'stride' default None, torch's ()": "torch.avg_pool1d's parser writes stride=() and its docs None: both mean kernel_size",
     },
@@ -126,12 +389,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     },
     "Tensor.squeeze_": {
         "positional order (dim) does not take torch's ()": DIMS_AS_TUPLE,
-    },
-    "Tensor.subtract": {
-        "positional order (other) does not take torch's (other, alpha)": STUB_POSITIONAL_ALPHA,
-    },
-    "Tensor.subtract_": {
-        "positional order (other) does not take torch's (other, alpha)": STUB_POSITIONAL_ALPHA,
     },
     "Tensor.to": {
         "extra parameter 'args'": "to(*args, **kwargs) sorts out torch's three overloads by the arguments' types",
@@ -291,8 +548,10 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "missing parameter 'high'": "randint(*args) sorts out (high, size) and (low, high, size) by their count",
         "missing parameter 'layout'": NO_LAYOUT,
         "missing parameter 'low'": "randint(*args) sorts out (high, size) and (low, high, size) by their count",
-        "missing parameter 'out'": NO_OUT,
         "missing parameter 'size'": "randint(*args) sorts out (high, size) and (low, high, size) by their count",
+    },
+    "torch.randperm": {
+        "missing parameter 'layout'": NO_LAYOUT,
     },
     "torch.randint_like": {
         "missing parameter 'layout'": NO_LAYOUT,
@@ -304,10 +563,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     },
     "torch.randn_like": {
         "missing parameter 'layout'": NO_LAYOUT,
-    },
-    "torch.randperm": {
-        "missing parameter 'layout'": NO_LAYOUT,
-        "missing parameter 'out'": NO_OUT,
     },
     "torch.result_type": {
         "positional order (tensor1, tensor2) does not take torch's (tensor, other | scalar, tensor | tensor, other | scalar1, scalar2)": "defined in lazytorch/__init__.py (tensor1, tensor2); not renamed yet",
@@ -334,9 +589,6 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     },
     "torch.softmax": {
         "missing parameter 'out'": NO_OUT,
-    },
-    "torch.subtract": {
-        "positional order (input, other) does not take torch's (input, other, alpha)": STUB_POSITIONAL_ALPHA,
     },
     "torch.sym_float": {
         "positional order (x) does not take torch's (a)": SYM_NAMES,
