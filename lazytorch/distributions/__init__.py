@@ -31,7 +31,10 @@ from lazytorch.distributions.independent import Independent
 from lazytorch.distributions.kl import kl_divergence, register_kl
 from lazytorch.distributions.laplace import Laplace
 from lazytorch.distributions.normal import Normal
-from lazytorch.distributions.one_hot_categorical import OneHotCategorical
+from lazytorch.distributions.one_hot_categorical import (
+    OneHotCategorical,
+    OneHotCategoricalStraightThrough,
+)
 from lazytorch.distributions.uniform import Uniform
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "Laplace",
     "Normal",
     "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
     "Uniform",
     "constraints",
     "kl_divergence",

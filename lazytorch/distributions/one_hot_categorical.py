@@ -1,4 +1,5 @@
-"""`OneHotCategorical`: a `Categorical` whose samples are one-hot vectors."""
+"""`OneHotCategorical`: a `Categorical` whose samples are one-hot vectors; its
+straight-through variant."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from lazytorch.nn.functional import one_hot
 from lazytorch.ops.creation import eye
 from lazytorch.tensor import Size, Tensor
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -94,3 +95,23 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n, *self.batch_shape, n))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """`OneHotCategorical` with a straight-through ``rsample``: the one-hot sample forward,
+    the gradient of `probs` backward (Bengio et al., 2013).
+
+    >>> import lazytorch
+    >>> logits = lazytorch.zeros(3, requires_grad=True)
+    >>> s = OneHotCategoricalStraightThrough(logits=logits).rsample()
+    >>> (s * lazytorch.tensor([1.0, 0.0, 0.0])).sum().backward()
+    >>> logits.grad
+    tensor([ 0.2222, -0.1111, -0.1111])
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = _EMPTY) -> Tensor:
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs  # cached (lazy_property)
+        return samples + (probs - probs.detach())

@@ -177,6 +177,21 @@ def test_one_hot_categorical_matches_torch(param):
     check_grad(lambda t, w, v: make(t, w).log_prob(v) + make(t, w).entropy(), w, v, diff=[0])
 
 
+@pytest.mark.parametrize("param", ["probs", "logits"])
+def test_straight_through_rsample_gradients_match_torch(param):
+    # the gradient of samples + (probs - probs.detach()) does not depend on the sample drawn
+    w = _u((2, 4), 0.05, 2) if param == "probs" else _u((2, 4), -3, 3)
+
+    def rsample(t, w):
+        d = t.distributions.OneHotCategoricalStraightThrough(**{param: w})
+        return d.rsample((3,))
+
+    check_grad(rsample, w)
+    lt.manual_seed(0)
+    s = rsample(lt, lt.from_numpy(w)).detach()
+    assert tuple(s.shape) == (3, 2, 4) and bool(lt.distributions.constraints.one_hot.check(s).all())
+
+
 def test_categorical_zero_probability_entropy():
     # log(0) = -inf is clamped to the dtype's min before multiplying by p = 0, as in torch
     check(lambda t, p: t.distributions.Categorical(probs=p).entropy(), np.float32([0.0, 0.5, 0.5]))
