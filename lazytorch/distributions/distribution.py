@@ -18,13 +18,17 @@ from typing import Any
 from lazytorch.autograd import no_grad
 from lazytorch.distributions import constraints
 from lazytorch.distributions.utils import _EMPTY, lazy_property
+from lazytorch.runtime import implicit_point
 from lazytorch.tensor import Size, Tensor
 
 __all__ = ["Distribution"]
 
 
-def _is_all_true(valid: Tensor) -> bool:
-    return bool(valid.all())
+def _is_all_true(valid: Tensor, cause: str) -> bool:
+    """Whether every entry of `valid` holds: a materialization named by `cause`."""
+    ok = valid.all()
+    implicit_point(ok, cause)
+    return bool(ok)
 
 
 class Distribution:
@@ -81,7 +85,7 @@ class Distribution:
                     continue  # not made yet: the other parameterization was given
                 value = getattr(self, param)
                 valid = constraint.check(value)
-                if not _is_all_true(valid):
+                if not _is_all_true(valid, f"{type(self).__name__}() argument validation"):
                     raise ValueError(
                         f"Expected parameter {param} "
                         f"({type(value).__name__} of shape {tuple(value.shape)}) "
@@ -199,7 +203,7 @@ class Distribution:
             )
             return
         valid = support.check(value)
-        if not _is_all_true(valid):
+        if not _is_all_true(valid, f"{type(self).__name__}.log_prob() value validation"):
             raise ValueError(
                 "Expected value argument "
                 f"({type(value).__name__} of shape {tuple(value.shape)}) "

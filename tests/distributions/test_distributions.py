@@ -495,7 +495,7 @@ def test_validation_materializes_and_off_keeps_the_graph_lazy():
     D = lt.distributions
     with lt.strict_mode():
         loc = lt.zeros(3) + 1  # pending
-        with pytest.raises(lt.ImplicitMaterializationError):
+        with pytest.raises(lt.ImplicitMaterializationError, match=r"Normal\(\) argument valid"):
             D.Normal(loc, lt.ones(3))
         d = D.Normal(loc, lt.ones(3) * 2, validate_args=False)
         lp = d.log_prob(lt.zeros(3)) + D.Categorical(logits=loc, validate_args=False).entropy()
@@ -564,7 +564,7 @@ def test_reinforce_training_steps_match_torch():
         loss_l.backward()
         opt_l.step()
         pi_t = torch.distributions.Categorical(logits=net_t(torch.from_numpy(states[step])))
-        a_t = torch.from_numpy(a.numpy())
+        a_t = torch.from_numpy(a.numpy().copy())
         loss_t = -(pi_t.log_prob(a_t) * torch.from_numpy(rewards[step])).sum()
         opt_t.zero_grad()
         loss_t.backward()
