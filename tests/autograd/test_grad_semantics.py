@@ -553,6 +553,167 @@ CASES = [
         lambda t, x: F(t).local_response_norm(x, 2),
         np.array([[[0, 0], [0, 1], [-1, 0]]], dtype=np.float64),
     ),
+    # -- the rest of nn.functional (shrinkage, thresholds, margins, in-place forms, pools) --------
+    C("F.threshold", "at-threshold", lambda t, x: F(t).threshold(x, 0.0, -2.0), KINK),
+    C("F.threshold_", "at-threshold", lambda t, x: F(t).threshold_(x * 1, 1.0, 5.0), KINK),
+    C("F.hardshrink", "bounds", lambda t, x: F(t).hardshrink(x, 1.0), KINK),
+    C("F.softshrink", "bounds", lambda t, x: F(t).softshrink(x, 1.0), KINK),
+    C("F.prelu", "kink", lambda t, x, w: F(t).prelu(x, w), KINK, v(0.25)),
+    C("F.rrelu", "kink-eval", lambda t, x: F(t).rrelu(x), KINK),
+    C("F.rrelu_", "kink-eval", lambda t, x: F(t).rrelu_(x * 1), KINK),
+    C("F.relu_", "kink", lambda t, x: F(t).relu_(x * 1), KINK),
+    C("F.elu_", "kink", lambda t, x: F(t).elu_(x * 1), KINK),
+    C("F.selu_", "kink", lambda t, x: F(t).selu_(x * 1), KINK),
+    C("F.celu_", "kink", lambda t, x: F(t).celu_(x * 1), KINK),
+    C("F.leaky_relu_", "kink", lambda t, x: F(t).leaky_relu_(x * 1, 0.2), KINK),
+    C("F.hardtanh_", "bounds", lambda t, x: F(t).hardtanh_(x * 1), v(-2, -1, 0, 1, 2, NAN)),
+    C(
+        "F.huber_loss",
+        "delta",
+        lambda t, x, y: F(t).huber_loss(x, y, reduction="none", delta=1.0),
+        v(-2, -1, 0, 1, 3),
+        v(0, 0, 0, 0, 0),
+    ),
+    C(
+        "F.margin_ranking_loss",
+        "hinge",
+        lambda t, a, b: F(t).margin_ranking_loss(
+            a, b, t.tensor([1.0, -1.0, 1.0]), reduction="none"
+        ),
+        v(1, 2, 0),
+        v(1, 2, 1),
+        diff=(0, 1),
+    ),
+    C(
+        "F.hinge_embedding_loss",
+        "margin",
+        lambda t, x: F(t).hinge_embedding_loss(x, t.tensor([-1.0, -1.0, 1.0]), reduction="none"),
+        v(1, 0.5, 0),
+    ),
+    C(
+        "F.soft_margin_loss",
+        "zero",
+        lambda t, x: F(t).soft_margin_loss(x, t.tensor([1.0, -1.0]), reduction="none"),
+        v(0, 0),
+    ),
+    C(
+        "F.cosine_embedding_loss",
+        "margin",
+        lambda t, a, b: F(t).cosine_embedding_loss(a, b, t.tensor([1.0, -1.0]), reduction="none"),
+        m([[1, 0], [1, 1]]),
+        m([[0, 1], [1, 1]]),
+    ),
+    C(
+        "F.triplet_margin_loss",
+        "hinge",
+        lambda t, a, p, n: F(t).triplet_margin_loss(a, p, n, margin=1.0, reduction="none"),
+        m([[0, 0], [0, 0]]),
+        m([[1, 0], [0, 1]]),
+        m([[2, 0], [0, 3]]),
+    ),
+    C(
+        "F.triplet_margin_with_distance_loss",
+        "hinge",
+        lambda t, a, p, n: F(t).triplet_margin_with_distance_loss(a, p, n, reduction="none"),
+        m([[0, 0], [0, 0]]),
+        m([[1, 0], [0, 1]]),
+        m([[2, 0], [0, 3]]),
+    ),
+    C(
+        "F.pairwise_distance",
+        "equal-rows",
+        lambda t, a, b: F(t).pairwise_distance(a, b),
+        m([[1, 2], [0, 0]]),
+        m([[1, 2], [1, 0]]),
+    ),
+    C("F.pdist", "distinct", lambda t, x: F(t).pdist(x), m([[0, 0], [3, 4], [1, 1]])),
+    C(
+        "F.multi_margin_loss",
+        "ties",
+        lambda t, x: F(t).multi_margin_loss(x, t.tensor([0, 2])),
+        m([[1, 0, 0], [0, 1, 1]]),
+    ),
+    C(
+        "F.multilabel_margin_loss",
+        "ties",
+        lambda t, x: F(t).multilabel_margin_loss(x, t.tensor([[0, -1, 1], [2, 1, -1]])),
+        m([[1, 0, 0], [0, 1, 1]]),
+    ),
+    C(
+        "F.max_pool2d_with_indices",
+        "ties",
+        lambda t, x: F(t).max_pool2d_with_indices(x, 2, 1)[0],
+        POOL,
+    ),
+    C(
+        "F.max_pool1d_with_indices",
+        "ties",
+        lambda t, x: F(t).max_pool1d_with_indices(x[0], 2, 1)[0],
+        POOL,
+    ),
+    C(
+        "F.max_pool3d_with_indices",
+        "ties",
+        lambda t, x: F(t).max_pool3d_with_indices(x, (1, 2, 2), 1)[0],
+        POOL,
+    ),
+    C(
+        "F.adaptive_max_pool2d_with_indices",
+        "ties",
+        lambda t, x: F(t).adaptive_max_pool2d_with_indices(x, 2)[0],
+        POOL,
+    ),
+    C(
+        "F.adaptive_max_pool1d_with_indices",
+        "ties",
+        lambda t, x: F(t).adaptive_max_pool1d_with_indices(x[0], 2)[0],
+        POOL,
+    ),
+    C(
+        "F.adaptive_max_pool3d_with_indices",
+        "ties",
+        lambda t, x: F(t).adaptive_max_pool3d_with_indices(x, 2)[0],
+        POOL,
+    ),
+    C(
+        "F.max_unpool2d",
+        "ties",
+        lambda t, x: F(t).max_unpool2d(*F(t).max_pool2d(x, 2, return_indices=True), 2),
+        POOL,
+    ),
+    C(
+        "F.max_unpool1d",
+        "ties",
+        lambda t, x: F(t).max_unpool1d(*F(t).max_pool1d(x[0], 2, return_indices=True), 2),
+        POOL,
+    ),
+    C(
+        "F.max_unpool3d",
+        "ties",
+        lambda t, x: F(t).max_unpool3d(
+            *F(t).max_pool3d(x, (1, 2, 2), return_indices=True), (1, 2, 2)
+        ),
+        POOL,
+    ),
+    C(
+        "F.embedding_bag",
+        "max-ties",
+        lambda t, w: F(t).embedding_bag(t.tensor([0, 1, 2, 3]), w, t.tensor([0, 2]), mode="max"),
+        m([[1, 2], [1, 0], [3, 3], [3, 3]]),
+    ),
+    C(
+        "F.kl_div",
+        "zero-target",
+        lambda t, x: F(t).kl_div(x, t.tensor([0.0, 0.5, 0.5]), reduction="sum"),
+        v(-1, -0.5, 0),
+    ),
+    C(
+        "F.gaussian_nll_loss",
+        "var-clamp",
+        lambda t, x, var: F(t).gaussian_nll_loss(x, t.zeros(3), var, eps=0.5, reduction="none"),
+        v(1, 2, 3),
+        v(0.25, 0.5, 1.0),
+    ),
 ]
 
 # Ops whose gradient here follows torch's *rule* but not torch's exact numbers, and why.
@@ -747,7 +908,8 @@ SMOOTH = set(
     F.sigmoid F.mse_loss F.nll_loss F.embedding F.conv1d F.conv3d F.conv_transpose1d
     F.conv_transpose2d F.conv_transpose3d F.fold F.unfold F.pixel_shuffle F.pixel_unshuffle
     F.adaptive_avg_pool1d F.adaptive_avg_pool2d F.adaptive_avg_pool3d F.interpolate F.upsample
-    F.upsample_nearest F.upsample_bilinear F.affine_grid
+    F.upsample_nearest F.upsample_bilinear F.affine_grid F.tanhshrink F.glu F.bilinear
+    F.channel_shuffle F.poisson_nll_loss F.multilabel_soft_margin_loss F.gumbel_softmax
     """.split()
 )
 

@@ -156,8 +156,11 @@ def embedding_bag(
     dim = weight.shape[-1]
     if mode == "max":
         member = (S.unsqueeze(C.arange(bags, dtype=bag.dtype), 1) == bag) & keep  # type: ignore[operator]
-        filled = E.where(S.unsqueeze(member, -1), S.unsqueeze(rows, 0), -math.inf)
-        best = R.amax(filled, 1)
+        filled = E.where(S.unsqueeze(member, -1), S.unsqueeze(rows, 0).detach(), -math.inf)
+        # the first maximal element per (bag, column), as torch's kernel keeps (a strict
+        # comparison): the gradient goes to that one element, not shared between ties
+        first = R.argmax(filled, 1)
+        best = IX.gather(rows, 0, first)
         return E.where(S.unsqueeze(R.any(member, 1), -1), best, 0.0)
     rows = E.where(S.unsqueeze(keep, -1), rows, 0.0)
     target = E.where(keep, bag, 0)

@@ -798,7 +798,8 @@ def multi_margin_loss(
     t = S.reshape(target, (-1, 1))
     c = x2.shape[1]
     x_y = gather(x2, 1, t)
-    z = E.clamp_min(margin - x_y + x2, 0)  # type: ignore[operator]
+    hinge = margin - x_y + x2  # type: ignore[operator]
+    z = E.where(hinge > 0, hinge, 0.0)  # no gradient on the hinge itself, as torch's kernel
     if p == 2:
         z = z * z
     if weight is not None:
@@ -833,7 +834,8 @@ def multilabel_margin_loss(
     hits = (S.unsqueeze(safe, 2) == arange(c)) & S.unsqueeze(valid, 2)  # type: ignore[operator]
     is_target = R.any(hits, 1)
     x_j = gather(x2, 1, safe)  # (N, C): the value of the k-th target class
-    z = E.clamp_min(1 - (S.unsqueeze(x_j, 2) - S.unsqueeze(x2, 1)), 0)  # type: ignore[operator]
+    hinge = 1 - (S.unsqueeze(x_j, 2) - S.unsqueeze(x2, 1))  # type: ignore[operator]
+    z = E.where(hinge > 0, hinge, 0.0)  # no gradient on the hinge itself, as torch's kernel
     keep = S.unsqueeze(valid, 2) & ~S.unsqueeze(is_target, 1)  # type: ignore[operator]
     loss = R.sum(E.where(keep, z, 0.0), (1, 2)) / c  # type: ignore[operator]
     if one:
