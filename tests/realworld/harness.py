@@ -18,7 +18,8 @@ kind        calls
             and torch's ``scaled_dot_product_attention`` with ``dropout_p > 0`` by its
             documented math, because torch draws those masks in C)
 others      ``randn``, ``randint``, ``randperm``, ``normal``, ``bernoulli``,
-            ``multinomial``, ``poisson``, ``random_`` — one queue each
+            ``multinomial`` (and lazytorch's ``Categorical`` sampling, which torch's does
+            through multinomial), ``poisson``, ``random_`` — one queue each
 ==========  =============================================================================
 
 Only the outermost draw is recorded (a ``rand_like`` built on ``rand`` is one draw). A
@@ -316,8 +317,13 @@ class Hooks:
         if not self.real_torch:
             # Load the modules that import a draw by name before the draws are wrapped
             # (`_patch` rebinds those names in the modules loaded so far).
-            for sub in ("nn", "nn.functional", "utils.data", "optim"):
+            for sub in ("nn", "nn.functional", "utils.data", "optim", "distributions"):
                 importlib.import_module(f"lazytorch.{sub}")
+            # torch's Categorical.sample calls torch.multinomial; lazytorch's calls
+            # categorical_draws (multinomial's with-replacement draw without its eager check
+            # of the weights): the same draw, replayed from the same queue
+            random_ops = importlib.import_module("lazytorch.ops.random")
+            self._wrap_draw(random_ops, "categorical_draws", "multinomial")
         for name, kind in FUNCTION_DRAWS.items():
             self._wrap_draw(torch, name, kind)
         for name, kind in INPLACE_METHODS.items():
