@@ -383,8 +383,15 @@ LT_MATH_INLINE float sigmoid(float x) {
     float e = (p * s) * 0x1p-64f;
     // NaN selects e, which is NaN; exp(-x) overflows float from -x = 0x1.62e43p+6 on
     float num = x >= 0.0f ? 1.0f : (x <= -0x1.62e43p+6f ? 0.0f : e);
+    // x >= 0: torch's roundings, 1 / (1 + exp(-x)) with the sum rounded to float first. Near
+    // 1 a last-bit difference is all 1 - sigmoid has left, and binary_cross_entropy's
+    // log(1 - sigmoid) turns it into a different loss: from x = 16.64 torch's 1 + exp(-x) is
+    // exactly 1 and its loss against a target 0 is log 0, clamped to 100, where the correctly
+    // rounded 1 - 2^-24 gave 16.6 (pytorch/examples siamese_network, saturated outputs).
+    float pos = 1.0f / (1.0f + e);
 #ifndef __FP_FAST_FMAF
-    return float(double(num) / (1.0 + double(e)));
+    float r = float(double(num) / (1.0 + double(e)));
+    return x >= 0.0f ? pos : r;
 #else
     float hi = 1.0f + e;
     float lo = (1.0f - hi) + e;
@@ -395,7 +402,8 @@ LT_MATH_INLINE float sigmoid(float x) {
     // GCC would thread it with the one above and duplicate the division.)
     float q1 = 1.0f - q;
     float rcp = q > q1 ? q : q1;
-    return detail::mad(rem, rcp, q);
+    float r = detail::mad(rem, rcp, q);
+    return x >= 0.0f ? pos : r;
 #endif
 }
 

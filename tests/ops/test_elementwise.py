@@ -141,6 +141,21 @@ def test_sigmoid_saturates_to_zero_as_torch(dtype):
     check(fn, x.astype(dtype), atol=0, rtol=1e-5)  # atol=0: a subnormal is not 0
 
 
+@pytest.mark.backends("interpreter", "cpp")
+def test_sigmoid_saturates_to_one_as_torch():
+    # torch's float 1 + exp(-x) is exactly 1 from x = 16.64 on, so its sigmoid is 1.0 there
+    # (the correctly rounded value is 1 - 2^-24 up to 17.33); against a target 0,
+    # binary_cross_entropy's log(1 - 1) is clamped to a loss of 100, not 16.6
+    # (pytorch/examples siamese_network: a step's loss 28.97 against torch's 34.14)
+    x = np.concatenate([np.linspace(15.5, 18.5, 61), [16.6355, 16.636, 17.33, 17.34, 30.0]])
+
+    def fn(t, z):
+        s = t.sigmoid(z * 1.0)
+        return s, t.nn.functional.binary_cross_entropy(s, t.zeros_like(s), reduction="none")
+
+    check(fn, x.astype("float32"), atol=0, rtol=0)
+
+
 def test_unary_rejects_non_tensor():
     check_raises(lambda t: t.exp(2.0))
     check_raises(lambda t: t.abs([1.0]))
