@@ -239,8 +239,6 @@ def assert_allclose(
         FutureWarning,
         stacklevel=2,
     )
-    if rtol is None and atol is None:
-        rtol, atol = None, None
     assert_close(
         actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
         check_device=True, check_dtype=False, msg=msg or None,

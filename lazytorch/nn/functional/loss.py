@@ -624,15 +624,7 @@ def multilabel_soft_margin_loss(
         loss = loss * weight
     class_dim = input.ndim - 1
     loss = R.sum(loss, class_dim) / input.shape[class_dim]  # type: ignore[operator]
-    if reduction == "none":
-        return loss  # type: ignore[no-any-return]
-    if reduction == "mean":
-        return R.mean(loss)
-    if reduction == "sum":
-        return R.sum(loss)
-    raise op_error(
-        ValueError, "multilabel_soft_margin_loss", f"{reduction} is not a valid value for reduction"
-    )
+    return _reduce(loss, reduction, "multilabel_soft_margin_loss")
 
 
 def cosine_embedding_loss(
