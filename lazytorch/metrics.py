@@ -50,6 +50,7 @@ KEYS = (
     "tier_switches",
     "held_materialized",
     "host_view_reads",
+    "host_folds",
     "collectives",
     "collective_bytes",
 )

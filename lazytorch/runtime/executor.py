@@ -16,7 +16,7 @@ from lazytorch.ir.generalize import SizePattern
 from lazytorch.ir.node import Node, format_loc, user_loc
 from lazytorch.ir.primitives import get
 from lazytorch.ir.program import Capture, Program, canonicalize, capture
-from lazytorch.runtime import dynamic, observe
+from lazytorch.runtime import compile_worker, dynamic, host_fold, observe
 from lazytorch.runtime.backends import Backend, Executable, ProgramError, get_backend
 from lazytorch.runtime.tiered import Tiered
 
@@ -78,6 +78,21 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     precision = _config.get_float32_matmul_precision()
     key = (backend.name, deterministic, autotune, precision, cap.key)
     exe = _programs.get(key)
+    if exe is None and device is CPU and _foldable(backend):
+        # A miss whose key holds moving offsets: they are computed on the host, and the cut
+        # is looked up again without them (lazytorch.runtime.host_fold); a base of windows
+        # computed in one round has its windows read in the next.
+        for _ in range(_FOLD_ROUNDS):
+            if not host_fold.fold(roots, cap.order):
+                break
+            roots = [n for n in roots if n.buffer is None]
+            if not roots:
+                return
+            cap = _walk(roots)
+            key = (backend.name, deterministic, autotune, precision, cap.key)
+            exe = _programs.get(key)
+            if exe is not None:
+                break
     if exe is None:
         if cap.wiring is None:
             cap = capture(roots)
@@ -216,6 +231,16 @@ def _tiering(backend: Backend) -> bool:
     )
 
 
+_FOLD_ROUNDS = 3
+
+
+def _foldable(backend: Backend) -> bool:
+    """Whether a missed cut folds its windows and constants on the host first: not when
+    the interpreter runs everything anyway, nor inside a lazytorch.compile trace (which
+    replays every value it records)."""
+    return backend.name != "interpreter" and _runtime._compile_trace is None
+
+
 def _on_disk(backend: Backend, program: Program, options: dict[str, Any]) -> bool:
     """Whether the disk cache already holds `program` compiled (then loading it is cheap)."""
     cached = getattr(backend, "is_cached", None)
@@ -238,6 +263,9 @@ def _tier0(
 
     def compile_in_background() -> Executable:  # on the compile thread: no shared state
         t = time.perf_counter()
+        root = _child_cache_root(backend)
+        if root is not None:  # the child compiles into the disk cache; this loads it
+            compile_worker.compile_in_child(program, options, root)
         exe = _compiled(backend, program, options)
         exe.info.setdefault("background_s", time.perf_counter() - t)
         return exe
@@ -252,6 +280,20 @@ def _tier0(
     tier = Tiered(fast, compile_in_background, install)
     _programs[key] = tier
     return tier.pick()
+
+
+def _child_cache_root(backend: Backend) -> str | None:
+    """The disk cache a compile child may write for `backend`, if one may
+    (lazytorch.runtime.compile_worker)."""
+    if backend.name != "cpp" or not compile_worker.enabled():
+        return None
+    try:
+        disk = backend.disk  # type: ignore[attr-defined]
+    except Exception:  # an unusable cache dir: the in-process compile reports it
+        return None
+    if disk is None or disk.read_only:
+        return None
+    return str(disk.root)
 
 
 def _compiled(backend: Backend, program: Program, options: dict[str, Any]) -> Executable:

@@ -26,12 +26,14 @@ the result is stored contiguous (programs read their inputs as dense arrays) and
 
 from __future__ import annotations
 
+from typing import Any
+
 from lazytorch import metrics
 from lazytorch.ir._lazynp import np
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import get
 
-__all__ = ["MAX_CHAIN", "read_on_host"]
+__all__ = ["MAX_CHAIN", "chain_value", "read_on_host", "realize_on_host"]
 
 MAX_CHAIN = 16
 _BUFFER = get("buffer")
@@ -40,19 +42,35 @@ _BUFFER = get("buffer")
 def read_on_host(n: Node) -> bool:
     """Compute `n` now with NumPy if it is a short chain of movements over a computed CPU
     buffer; returns whether it did (`n` then holds its value)."""
+    value = chain_value(n)
+    if value is None:
+        return False
+    realize_on_host(n, value)
+    return True
+
+
+def chain_value(n: Node) -> Any:
+    """`n`'s value computed with NumPy (a view where the movements allow one) if `n` is a
+    short chain of one-input movements over a computed CPU buffer, else None."""
     chain = []
     m = n
     while m.buffer is None:
         if m.op.category != "movement" or m.op.nin != 1 or len(chain) >= MAX_CHAIN:
-            return False
+            return None
         chain.append(m)
         m = m.inputs[0]
     value = m.buffer
     if type(value) is not np.ndarray:
-        return False  # a device buffer, or a scalar input
+        return None  # a device buffer, or a scalar input
     for node in reversed(chain):
         # recorded attrs are concrete ints (sizes become symbols only in compiled programs)
         value = node.op.ref(value, *node.attrs)
+    return value
+
+
+def realize_on_host(n: Node, value: Any) -> None:
+    """Attach `value` (from `chain_value`) to `n`, contiguous (programs read their inputs as
+    dense arrays)."""
     if not value.flags.c_contiguous:
         value = value.copy()  # (not ascontiguousarray: it turns a 0-d value into 1-d)
     if value.shape != n.shape or value.dtype != n.dtype.np:
@@ -62,4 +80,3 @@ def read_on_host(n: Node) -> bool:
         )
     n.realize(value, _BUFFER)
     metrics.increment("host_view_reads")
-    return True

@@ -64,7 +64,9 @@ CASES = {
     "var_over_dynamic": (lambda x: x.var(0), f32(None, 6)),
     "transpose_matmul": (lambda x: x.transpose(0, 1) @ x, f32(None, 8)),
     "outer_square": (lambda x: x[:, None] * x[None, :], f32(None)),
-    "slices": (lambda x: x[1:] - x[:-1], f32(None, 3)),
+    # of a computed value: slices of an input buffer are read on the host at a miss
+    # (lazytorch.runtime.host_fold), and the program then sees sizes n - 1
+    "slices": (lambda x: x.exp()[1:] - x.exp()[:-1], f32(None, 3)),
     "cat": (lambda x: lt.cat([x, x * 2], 0), f32(None, 4)),
     "cumsum": (lambda x: lt.cumsum(x, 0), f32(None, 3)),
     "flatten": (lambda x: x.reshape(-1) * 3, f32(None, 5, 2)),

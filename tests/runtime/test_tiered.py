@@ -5,6 +5,7 @@ its work."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -174,6 +175,7 @@ def test_exit_does_not_wait_for_a_background_compile(tmp_path):
         **__import__("os").environ,
         "LAZYTORCH_TIERED": "1",
         "LAZYTORCH_CACHE_DIR": str(tmp_path),
+        "LAZYTORCH_COMPILE_WORKER": "0",  # compiled in this process (the child: below)
     }
     r = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
@@ -188,6 +190,88 @@ def test_exit_does_not_wait_for_a_background_compile(tmp_path):
         alive = [p for p in alive if _alive(p)]
         time.sleep(0.05)
     assert not alive, f"compiler processes outlived the script: {alive}"
+
+
+def _group(pgid: int) -> list[int]:
+    """The living processes of process group `pgid`."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                out.append(int(d))
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_exit_stops_the_compile_child_and_its_compilers(tmp_path):
+    # As above, with the compile in the child process (lazytorch.runtime.compile_worker):
+    # the script waits until the child runs a compiler, then ends; the child's process
+    # group (the child and its compilers) must be gone at once.
+    code = textwrap.dedent(
+        """
+        import os, time
+        import lazytorch as lt
+        from lazytorch.runtime import compile_worker
+        x = lt.randn(64, 64)
+        lt.materialize(x)
+        for _ in range(2):
+            y = x
+            for i in range(150):
+                y = (y * 1.0001 + i).tanh() if i % 2 else y.exp().log1p()
+            y.sum().item()
+        assert lt.metrics.counters()["background_compiles"] == 1
+        end = time.monotonic() + 30
+        while compile_worker._proc is None and time.monotonic() < end:
+            time.sleep(0.001)
+        pgid = compile_worker._proc.pid
+        def group():
+            out = []
+            for d in os.listdir("/proc"):
+                if d.isdigit():
+                    try:
+                        with open(f"/proc/{d}/stat") as f:
+                            if int(f.read().rsplit(")", 1)[1].split()[2]) == pgid:
+                                out.append(d)
+                    except (FileNotFoundError, ProcessLookupError):
+                        pass
+            return out
+        while len(group()) < 2 and time.monotonic() < end:  # the child runs a compiler
+            time.sleep(0.005)
+        print("group:", pgid, len(group()), flush=True)
+        """
+    )
+    env = {**os.environ, "LAZYTORCH_TIERED": "1", "LAZYTORCH_CACHE_DIR": str(tmp_path)}
+    env.pop("LAZYTORCH_COMPILE_WORKER", None)
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    pgid, size = (int(v) for v in r.stdout.split("group:")[1].split())
+    assert size >= 2, r.stdout  # else the test would prove nothing
+    deadline = time.monotonic() + 1.0
+    while _group(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _group(pgid), f"the compile child's processes outlived the script: {_group(pgid)}"
+
+
+def test_a_background_compile_in_the_child_is_what_the_interpreter_computes(tiering):
+    from lazytorch.runtime import compile_worker
+
+    rng = np.random.default_rng(3)
+    x, w = lt.tensor(rng.standard_normal((8, 5))), lt.tensor(rng.standard_normal((5, 4)))
+    want = _step(x, w).numpy()  # 1st sighting: the interpreter
+    before = _count("compiles")
+    _step(x, w).numpy()  # 2nd: the background compile starts, in the child
+    assert tiered.drain(timeout=120)
+    assert compile_worker._proc is not None and compile_worker._proc.poll() is None
+    assert _count("compiles") == before + 1  # the child's compile, counted here
+    np.testing.assert_allclose(_step(x, w).numpy(), want, rtol=1e-12)  # the compiled program
+    assert _count("tier_switches") == 1
 
 
 def _alive(pid: int) -> bool:

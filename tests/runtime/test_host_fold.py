@@ -1,0 +1,215 @@
+"""Folding moving offsets on the host at a missed cut (lazytorch.runtime.host_fold): values
+equal to the reference, one compiled program where the offsets moved, nothing written in
+place, and no fold where the rules say none."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazytorch as lt
+from lazytorch.runtime import host_fold
+
+
+def _count(name):
+    return lt.metrics.counters().get(name, 0)
+
+
+def _one_hot(word, dtype=lt.float32):
+    t = lt.zeros(len(word), 1, 26, dtype=dtype)
+    for i, c in enumerate(word):
+        t[i][0][ord(c) - 97] = 1  # the char-RNN tutorials' lineToTensor
+    return t
+
+
+def _one_hot_np(word, dtype=np.float32):
+    t = np.zeros((len(word), 1, 26), dtype=dtype)
+    for i, c in enumerate(word):
+        t[i, 0, ord(c) - 97] = 1
+    return t
+
+
+WORDS = ("cat", "dog", "emu", "fox", "gnu")
+
+
+def test_one_hot_lines_share_one_program():
+    rng = np.random.default_rng(0)
+    w_np = rng.standard_normal((26, 4)).astype(np.float32)
+    w = lt.tensor(w_np)
+    lt.materialize(w)
+    lt.metrics.reset()
+    for word in WORDS:
+        got = (_one_hot(word) @ w).tanh().sum().item()
+        want = np.tanh(_one_hot_np(word) @ w_np).sum()
+        assert got == pytest.approx(float(want), rel=1e-6)
+    # without folding, every word's assignments put its letters in the key: 5 programs
+    assert _count("programs_built") == 1
+    assert _count("host_folds") == len(WORDS)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int64", "bool"])
+def test_folded_constants_keep_their_dtype(dtype):
+    lt_dt, np_dt = getattr(lt, dtype), np.dtype(dtype)
+    x = _one_hot("hello", lt_dt)
+    y = (x.to(lt.float32) * 2).sum(0)  # a program around the constant
+    lt.metrics.reset()
+    got = y.numpy()
+    assert _count("host_folds") == 1
+    np.testing.assert_array_equal(got, (_one_hot_np("hello", np_dt).astype(np.float32) * 2).sum(0))
+    assert x.dtype is lt_dt and x.numpy().dtype == np_dt
+
+
+def test_a_pending_read_of_the_value_before_an_assignment_keeps_it():
+    t = lt.zeros(3, 4)
+    t[0, 1] = 7
+    before = t * 2  # pending: reads t as it is now
+    view = t[1]  # a view: sees the assignment below, as in torch
+    t[1, 2] = 5
+    t[2] = 9
+    after = t + 1
+    lt.metrics.reset()
+    lt.materialize(before, after, view)
+    assert _count("host_folds") >= 1
+    ref = np.zeros((3, 4), np.float32)
+    ref[0, 1] = 7
+    np.testing.assert_array_equal(before.numpy(), ref * 2)
+    ref[1, 2] = 5
+    ref[2] = 9
+    np.testing.assert_array_equal(after.numpy(), ref + 1)
+    np.testing.assert_array_equal(view.numpy(), ref[1])
+    np.testing.assert_array_equal(t.numpy(), ref)
+    t[0, 0] = -1  # writing after the fold changes t only
+    np.testing.assert_array_equal(after.numpy(), ref + 1)
+    assert t[0, 0].item() == -1
+
+
+def test_moving_windows_of_a_computed_tensor_share_one_program():
+    data_np = np.arange(200, dtype=np.float32).reshape(50, 4) / 100
+    data = lt.tensor(data_np) * 1  # computed, as batchify's result is
+    lt.materialize(data)
+    w = lt.tensor(np.linspace(-1, 1, 4, dtype=np.float32))
+    lt.materialize(w)
+    lt.metrics.reset()
+    for i in range(0, 40, 5):  # word_language_model's get_batch: source[i:i + bptt]
+        got = (data[i : i + 5] * w).exp().sum().item()
+        want = np.exp(data_np[i : i + 5] * w.numpy()).sum()
+        assert got == pytest.approx(float(want), rel=1e-5)
+    assert _count("programs_built") == 1
+    assert _count("host_folds") == 8
+
+
+def test_a_strided_window_is_copied_and_equal():
+    data_np = np.arange(60, dtype=np.float32).reshape(6, 10)
+    data = lt.tensor(data_np)
+    lt.materialize(data)
+    lt.metrics.reset()
+    for i in range(0, 8, 2):
+        got = (data[:, i : i + 2].T * 3 + 1).numpy()
+        np.testing.assert_array_equal(got, data_np[:, i : i + 2].T * 3 + 1)
+    assert _count("programs_built") == 1 and _count("host_folds") == 4
+
+
+def test_a_window_over_the_copy_limit_is_left_in_the_program(monkeypatch):
+    monkeypatch.setattr(host_fold, "MAX_COPY", 4)
+    data_np = np.arange(60, dtype=np.float32).reshape(6, 10)
+    data = lt.tensor(data_np)
+    lt.materialize(data)
+    lt.metrics.reset()
+    got = (data[:, 2:5] * 2).numpy()  # strided, 18 elements: over the limit
+    np.testing.assert_array_equal(got, data_np[:, 2:5] * 2)
+    assert _count("host_folds") == 0
+    got = (data[2:5] * 2).numpy()  # rows of a contiguous buffer: a view, any size
+    np.testing.assert_array_equal(got, data_np[2:5] * 2)
+    assert _count("host_folds") == 1
+
+
+def test_windows_of_a_parameter_stay_in_the_program_for_autograd():
+    w = lt.tensor(np.arange(12, dtype=np.float32).reshape(6, 2), requires_grad=True)
+    lt.metrics.reset()
+    for i in range(3):
+        loss = (w[i : i + 2] ** 2).sum()
+        loss.backward()
+    assert _count("host_folds") == 0
+    want = np.zeros((6, 2), np.float32)
+    for i in range(3):
+        want[i : i + 2] += 2 * np.arange(12, dtype=np.float32).reshape(6, 2)[i : i + 2]
+    np.testing.assert_array_equal(w.grad.numpy(), want)
+
+
+def test_a_cached_program_is_run_without_looking_for_folds(monkeypatch):
+    calls = []
+    fold = host_fold.fold
+    monkeypatch.setattr(host_fold, "fold", lambda *a: calls.append(1) or fold(*a))
+    x = lt.tensor(np.arange(6, dtype=np.float32))
+    lt.materialize(x)
+    assert (x * 2).sum().item() == 30.0  # a miss: looked at, nothing to fold
+    assert len(calls) == 1
+    assert (x * 2).sum().item() == 30.0  # a hit: run as compiled
+    assert len(calls) == 1
+
+
+def test_the_interpreter_backend_does_not_fold():
+    with lt.backend("interpreter"):
+        lt.metrics.reset()
+        assert (_one_hot("abc") * 2).sum().item() == 6.0
+        assert _count("host_folds") == 0
+
+
+def test_a_compiled_function_replays_its_constant_and_the_caller_folds_it():
+    @lt.compile
+    def f(x, word):
+        return (x * _one_hot(word)).sum(2)
+
+    rng = np.random.default_rng(1)
+    for word in ("abc", "abc", "xyz", "xyz"):
+        x_np = rng.standard_normal((3, 1, 26)).astype(np.float32)
+        got = f(lt.tensor(x_np), word).numpy()
+        np.testing.assert_allclose(got, (x_np * _one_hot_np(word)).sum(2), rtol=1e-6)
+    assert f.stats["traces"] == 2 and f.stats["hits"] == 2
+
+
+def test_no_fold_runs_inside_a_compile_trace(monkeypatch):
+    seen = []
+    foldable = __import__("lazytorch.runtime.executor", fromlist=["_foldable"])._foldable
+
+    def spy(backend):
+        answer = foldable(backend)
+        seen.append((lt.runtime._compile_trace is not None, answer))
+        return answer
+
+    monkeypatch.setattr("lazytorch.runtime.executor._foldable", spy)
+
+    @lt.compile
+    def f(x):
+        t = _one_hot("abc")
+        return x * t.sum().item()  # a read inside the trace: a cut during tracing
+
+    assert f(lt.ones(2)).tolist() == [3.0, 3.0]
+    in_trace = [answer for tracing, answer in seen if tracing]
+    assert in_trace and not any(in_trace)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_folded_programs_compute_what_the_interpreter_computes(seed):
+    rng = np.random.default_rng(seed)
+    data_np = rng.standard_normal((12, 6)).astype(np.float32)
+
+    def run():
+        data = lt.tensor(data_np)
+        lt.materialize(data)
+        out = []
+        for _ in range(3):
+            i, j = int(rng.integers(0, 8)), int(rng.integers(0, 4))
+            t = lt.zeros(4, 6)
+            t[i % 4, j] = float(rng.standard_normal())
+            t[(i + 1) % 4, j:] = 2.5
+            out.append(((data[i : i + 4] + t).sigmoid() * data[i : i + 4, j : j + 2].sum()).numpy())
+        return out
+
+    state = rng.bit_generator.state
+    folded = run()
+    rng.bit_generator.state = state
+    with lt.backend("interpreter"):
+        reference = run()
+    for a, b in zip(folded, reference):
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-7)
