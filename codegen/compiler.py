@@ -374,7 +374,7 @@ def compile_shared(
 
     tc = tc or toolchain()
     link = tc.link if blas else ()
-    units = split_units(source, os.cpu_count() or 1)
+    units = split_units(source, env_value("LAZYTORCH_COMPILE_CORES") or os.cpu_count() or 1)
     try:
         with tempfile.TemporaryDirectory(prefix="lazytorch-cc-") as tmp:
             t0 = time.perf_counter()

@@ -352,6 +352,20 @@ declare(
     when="compile",
 )
 declare(
+    "LAZYTORCH_COMPILE_WORKER",
+    "bool",
+    True,
+    "background compiles run in a child process, not a thread of this one ([concepts.md](concepts.md))",
+    when="use",
+)
+declare(
+    "LAZYTORCH_COMPILE_CORES",
+    "count",
+    0,
+    "translation units a program is split into, compiled in parallel (0: one per core; the background compile child uses one core fewer)",
+    when="compile",
+)
+declare(
     "LAZYTORCH_CXXFLAGS",
     "text",
     "",

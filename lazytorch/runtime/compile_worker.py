@@ -23,6 +23,9 @@ child process instead, and only waits (without the lock) for its answer:
 * The child's compile counters (``compiles``, ``compile_seconds``, ``cache_misses``) are
   added to this process's `lazytorch.metrics`, so they count every compile made for it.
 
+* The child splits a program into one translation unit fewer than there are cores
+  (``LAZYTORCH_COMPILE_CORES``), so the script keeps a core while it compiles.
+
 ``LAZYTORCH_COMPILE_WORKER=0`` keeps background compiles in a thread of this process.
 """
 
@@ -39,6 +42,9 @@ import threading
 from typing import Any
 
 from lazytorch import metrics
+from lazytorch._settings import env_value
+from lazytorch.ir.serialize import program_from_json, program_to_json
+from lazytorch.runtime.backends import get_backend
 
 __all__ = ["compile_in_child", "enabled", "stop"]
 
@@ -57,7 +63,7 @@ _lock = threading.Lock()  # one request at a time (there is one background threa
 def enabled() -> bool:
     """Whether background compiles go to the child (``LAZYTORCH_COMPILE_WORKER``, default
     on)."""
-    return os.environ.get("LAZYTORCH_COMPILE_WORKER", "1") != "0" and not _broken
+    return bool(env_value("LAZYTORCH_COMPILE_WORKER")) and not _broken
 
 
 def _start() -> subprocess.Popen[str]:
@@ -65,6 +71,9 @@ def _start() -> subprocess.Popen[str]:
     if _proc is None or _proc.poll() is not None:
         env = dict(os.environ)
         env["LAZYTORCH_TIERED"] = "0"  # the child compiles; it never runs programs
+        if not env_value("LAZYTORCH_COMPILE_CORES"):
+            # one core is left to the process running the script meanwhile
+            env["LAZYTORCH_COMPILE_CORES"] = str(max(1, (os.cpu_count() or 1) - 1))
         _proc = subprocess.Popen(
             [sys.executable, "-m", "lazytorch.runtime.compile_worker"],
             stdin=subprocess.PIPE,
@@ -84,9 +93,6 @@ def compile_in_child(program: Any, options: dict[str, Any], cache_root: str) -> 
     """Have the child compile `program` into the disk cache at `cache_root`; returns
     whether it did (False: compile in-process, see the module doc)."""
     global _broken
-    # lazy: the JSON form is needed only here
-    from lazytorch.ir.serialize import program_to_json
-
     try:
         data = program_to_json(program, locs=False)
     except TypeError:
@@ -139,9 +145,6 @@ def _serve() -> None:
     """The child: compile each request into the disk cache it names; answer one line each."""
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but answers on the channel
-    from lazytorch.ir.serialize import program_from_json
-    from lazytorch.runtime.backends import get_backend
-
     backend = get_backend("cpp")
     for line in sys.stdin:
         request = json.loads(line)

@@ -235,10 +235,9 @@ _FOLD_ROUNDS = 3
 
 
 def _foldable(backend: Backend) -> bool:
-    """Whether a missed cut folds its windows and constants on the host first: not when
-    the interpreter runs everything anyway, nor inside a lazytorch.compile trace (which
-    replays every value it records)."""
-    return backend.name != "interpreter" and _runtime._compile_trace is None
+    """Whether a missed cut folds its windows and constants on the host first: on the cpp
+    backend, outside a lazytorch.compile trace (which replays every value it records)."""
+    return backend.name == "cpp" and _runtime._compile_trace is None
 
 
 def _on_disk(backend: Backend, program: Program, options: dict[str, Any]) -> bool:

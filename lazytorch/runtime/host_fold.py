@@ -31,8 +31,11 @@ Rules (each a contract a test holds):
   computed by the reference interpreter, which is what a first sighting would have run.
 * The outermost such nodes are folded (their inputs are then not needed); a node that does
   not qualify is looked through to its inputs.
-* Only CPU values, outside a ``lazytorch.compile`` trace (which must replay every value it
-  records), and not when the interpreter is the backend anyway.
+* Only CPU values on the ``cpp`` backend (not the interpreter, which runs everything anyway,
+  nor triton, whose kernels read strided operands as they are), outside a
+  ``lazytorch.compile`` trace (which must replay every value it records).
+* A folded constant that fails (a gather out of range) raises the reference's error with
+  the op and the user's line, as a program's failing step does.
 * Values are never written in place: a folded node *becomes* a buffer leaf holding a new
   array (or a view of an immutable buffer), so a pending reader of the value before an
   assignment still reads the value before it.
@@ -61,8 +64,9 @@ import math
 from typing import Any
 
 from lazytorch import metrics
+from lazytorch.ir._lazynp import np
 from lazytorch.ir.device import CPU
-from lazytorch.ir.node import Node
+from lazytorch.ir.node import Node, format_loc
 from lazytorch.ir.primitives import get, reference
 from lazytorch.ir.program import capture
 from lazytorch.runtime.host_views import chain_value, realize_on_host
@@ -82,8 +86,6 @@ _CONSTANT_CATEGORIES = frozenset(("elementwise", "movement", "reduce", "index"))
 
 def _host_data(n: Node) -> bool:
     """`n` holds a CPU NumPy array (not a scalar input nor a device buffer)."""
-    from lazytorch.ir._lazynp import np
-
     return n.buffer.__class__ is np.ndarray
 
 
@@ -149,15 +151,21 @@ def fold(roots: list[Node], order: list[Node]) -> bool:
 def _evaluate(nodes: list[Node]) -> None:
     """Compute `nodes` with the primitives' NumPy references, node by node in recording
     order, as the interpreter does (checking each result's shape and dtype)."""
-    from lazytorch.ir._lazynp import np
-
     cap = capture(nodes)
     values: dict[int, Any] = {id(p): np.asarray(p.buffer, dtype=p.dtype.np) for p in cap.params}
     with np.errstate(all="ignore"):  # inf and NaN as in torch, silently
         for n in cap.order:
             args = [values[id(i)] for i in n.inputs]
             ref = reference(n.op, [i.dtype for i in n.inputs], n.dtype)
-            out = np.asarray(ref(*args, **n.params))
+            try:
+                out = np.asarray(ref(*args, **n.params))
+            except Exception as e:  # as a program's failing step reports it (executor)
+                msg = f"{e} (in {n.op.name} recorded at {format_loc(n.loc)})"
+                try:
+                    located = type(e)(msg)
+                except Exception:
+                    located = RuntimeError(msg)
+                raise located from e
             if out.dtype != n.dtype.np or out.shape != n.shape:
                 raise AssertionError(
                     f"lazytorch: folding {n} on the host gave {out.dtype}{list(out.shape)}; "

@@ -213,3 +213,12 @@ def test_folded_programs_compute_what_the_interpreter_computes(seed):
         reference = run()
     for a, b in zip(folded, reference):
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-7)
+
+
+def test_an_error_in_a_folded_constant_names_the_op_and_the_line():
+    idx = lt.full((2,), 7, dtype=lt.int64)
+    t = lt.zeros(4).gather(0, idx)  # out of range, built only from constants: folded
+    with pytest.raises(
+        RuntimeError, match=r"out of bounds.*\(in gather recorded at .*test_host_fold.py:\d+\)"
+    ):
+        (t * 2).numpy()
