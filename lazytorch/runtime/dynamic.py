@@ -36,7 +36,16 @@ from lazytorch.ir.generalize import (
 from lazytorch.ir.poly import determines, monomials
 from lazytorch.ir.program import Program
 
-__all__ = ["enabled", "generalize_and_compile", "lookup", "marks", "marks_for", "sample_points"]
+__all__ = [
+    "adopt",
+    "enabled",
+    "generalize_and_compile",
+    "lookup",
+    "marks",
+    "marks_for",
+    "plan",
+    "sample_points",
+]
 
 _log = logging.getLogger("lazytorch.recompiles")
 _log_cache = logging.getLogger("lazytorch.cache")
@@ -47,6 +56,8 @@ _compiled: dict[tuple[Any, ...], list[Any]] = {}
 _last_at: dict[tuple[Any, ...], SizePattern] = {}
 # (backend, deterministic, pattern key, symbol positions) -> why that did not compile
 _refused: dict[tuple[Any, ...], str] = {}
+# (backend, deterministic, pattern key) of programs being compiled in the background (`plan`)
+_planned: set[tuple[Any, ...]] = set()
 # What `lazytorch.mark_dynamic` / `mark_static` said, by node: {dim: ("dynamic", min, max) |
 # ("static",)}; nodes of dead tensors drop out.
 marks: weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, ...]]] = weakref.WeakKeyDictionary()
@@ -75,6 +86,7 @@ def clear() -> None:
     _compiled.clear()
     _last_at.clear()
     _refused.clear()
+    _planned.clear()
 
 
 def lookup(
@@ -208,6 +220,51 @@ def generalize_and_compile(
         for n, (pos, w) in zip(gen.names, gen.sources)
     )
     return sym.bind(point), gen.symbolic_program(), changed
+
+
+def plan(
+    scope: tuple[Any, ...], where: str, pattern: SizePattern, marks: Marks | None = None
+) -> tuple[Any, tuple[int, ...]] | None:
+    """For a tiered size variant (`size_variant` said yes): the generalized program to
+    compile over symbolic sizes in the background, and `pattern`'s point in it; None when
+    there is nothing to compile (not generalizable, a size 0 or 1, refused before, or a
+    compile for this pattern already running). Remembers `pattern` at `where`; compiles
+    nothing. The caller hands the result to `adopt` on the main thread."""
+    prev = _last_at.get((*scope, where))
+    _last_at[(*scope, where)] = pattern
+    key = (*scope, pattern.key)
+    if key in _planned:
+        return None  # its compile is running: this size waits on the interpreter too
+    try:
+        if bool(marks) and any(m[0] == "dynamic" for m in (marks or {}).values()):
+            gen = generalize_marked(pattern, marks or {})
+        elif prev is not None:
+            gen = generalize(prev, pattern, marks)
+        else:
+            return None
+    except NotGeneralizable as e:
+        _log.info("not compiling the program at %s over symbolic sizes: %s", where, e)
+        return None
+    point = gen.match(pattern.ints)
+    if point is None or (*key, tuple(pos for pos, _ in gen.sources)) in _refused:
+        return None
+    _planned.add(key)
+    return gen, point
+
+
+def adopt(scope: tuple[Any, ...], gen: Any, sym: Any, error: BaseException | None) -> None:
+    """On the main thread: the background compile of `gen` (from `plan`) finished with
+    `sym`, or failed with `error` (then the pattern is not tried again for those symbols)."""
+    key = (*scope, gen.key)
+    _planned.discard(key)
+    if sym is not None:
+        sym.used = True
+        _compiled.setdefault(key, []).append(sym)
+        metrics.increment("dynamic_programs")
+        return
+    _refused[(*key, tuple(pos for pos, _ in gen.sources))] = str(error)
+    _log.info("not compiling over symbolic sizes (in the background): %s", error)
+    metrics.increment("dynamic_refused")
 
 
 # -- sample sizes ------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from cachetools import LRUCache
@@ -18,7 +19,8 @@ from lazytorch.ir.primitives import get
 from lazytorch.ir.program import Capture, Program, canonicalize, capture
 from lazytorch.runtime import compile_worker, dynamic, host_fold, observe
 from lazytorch.runtime.backends import Backend, Executable, ProgramError, get_backend
-from lazytorch.runtime.tiered import Tiered
+from lazytorch.runtime.interpreter import InterpretedProgram
+from lazytorch.runtime.tiered import COMPILE_AT_SIGHTING, Tiered
 
 _BUFFER = get("buffer")
 
@@ -162,6 +164,8 @@ def _build(
     pattern = None
     reason = None
     marks = None
+    if _planned_tiers:
+        _adopt_finished()
     if hasattr(backend, "compile_dynamic") and dynamic.enabled():
         pattern = SizePattern.of(program)
         marks = dynamic.marks_for(params)
@@ -182,14 +186,19 @@ def _build(
     where = format_loc(loc) if loc is not None else f"<{cause or 'unknown'}>"
     tiered = tier and not _on_disk(backend, program, options)
     if tiered:
-        # A size variant of the program last built here is compiled over symbolic sizes
-        # now, as without tiering (the interpreter would hide every size behind a compile
-        # of its own); any other first sighting runs on the interpreter.
+        # A first sighting runs on the interpreter; so does a size variant of the program
+        # last built here, whose program over symbolic sizes compiles meanwhile (below).
         scope = (backend.name, deterministic)
         if pattern is None or not dynamic.size_variant(scope, where, pattern, marks):
             if pattern is not None:
                 dynamic.remember(scope, where, pattern)
             return _tier0(key, program, backend, options, cause, loc, t0)
+        # A size variant: the program over symbolic sizes compiles in the background while
+        # this size (and every other until it is ready) runs on the interpreter — a loop
+        # over a growing sequence (sampling a language model token by token) must not stop
+        # for seconds at its second token.
+        planned = dynamic.plan(scope, where, pattern, marks)
+        return _tier0(key, program, backend, options, cause, loc, t0, scope, planned)
     t1 = time.perf_counter()
     shown = program
     made = None
@@ -254,22 +263,46 @@ def _tier0(
     cause: str,
     loc: Any,
     t0: float,
+    scope: Any = None,
+    planned: tuple[Any, tuple[int, ...]] | None = None,
 ) -> Executable:
     """A program seen for the first time: the interpreter runs it now; a `Tiered` entry
-    holds it until the background compile (started at its second sighting) is ready."""
-    fast = get_backend("interpreter").compile(program, options)
+    holds it until the background compile (started at its second sighting) is ready.
+    `planned` (a size variant's generalized program and point, `dynamic.plan`) is compiled
+    over symbolic sizes instead, starting now."""
+    fast = InterpretedProgram(program, single_threaded_blas=True)
     where = loc or user_loc()
+    # (the symbolic program, its compile error, whether dynamic.adopt heard of them)
+    dynamic_result: list[Any] = [None, None, False]
 
     def compile_in_background() -> Executable:  # on the compile thread: no shared state
         t = time.perf_counter()
-        root = _child_cache_root(backend)
-        if root is not None:  # the child compiles into the disk cache; this loads it
-            compile_worker.compile_in_child(program, options, root)
-        exe = _compiled(backend, program, options)
+        exe = None
+        if planned is not None:
+            gen, point = planned
+            try:
+                sym = backend.compile_dynamic(gen, options)  # type: ignore[attr-defined]
+                dynamic_result[0] = sym
+                exe = sym.bind(point)
+            except Exception as e:  # NotSymbolic, or a bug of that path: compile this size
+                dynamic_result[1] = e
+        if exe is None:
+            root = _child_cache_root(backend)
+            if root is not None:  # the child compiles into the disk cache; this loads it
+                compile_worker.compile_in_child(program, options, root)
+            exe = _compiled(backend, program, options)
         exe.info.setdefault("background_s", time.perf_counter() - t)
         return exe
 
+    def adopt() -> None:  # on the main thread, once the job is done (_adopt_finished)
+        if planned is not None and not dynamic_result[2]:
+            dynamic_result[2] = True
+            dynamic.adopt(scope, planned[0], dynamic_result[0], dynamic_result[1])
+
     def install(exe: Executable) -> None:  # on the main thread, at the first cut after
+        if planned is not None:
+            adopt()
+            exe.info["observe_key"] = key  # every size's executable shares info
         _programs[key] = exe
         metrics.increment("programs_built")
         metrics.timed("build", exe.info.get("background_s", 0.0))
@@ -278,7 +311,29 @@ def _tier0(
 
     tier = Tiered(fast, compile_in_background, install)
     _programs[key] = tier
+    if planned is not None:
+        tier.sightings = COMPILE_AT_SIGHTING - 1  # the pattern's second: compile now
+        _planned_tiers.append((key, tier, adopt))
     return tier.pick()
+
+
+# Tiered entries compiling a size variant over symbolic sizes: every later size waits for
+# that program, so it is adopted at the first cut after the compile finished, whichever
+# size that cut has (not only at the next cut of the size that started it).
+_planned_tiers: list[tuple[Any, Tiered, Callable[[], None]]] = []
+
+
+def _adopt_finished() -> None:
+    for entry in list(_planned_tiers):
+        key, tier, adopt = entry
+        job = tier.job
+        if job is None or not job.done.is_set():
+            continue
+        _planned_tiers.remove(entry)
+        adopt()
+        if job.error is None and _programs.get(key) is tier:
+            tier.on_ready(job.result)  # this size's executable, as its next cut would
+            metrics.increment("tier_switches")
 
 
 def _child_cache_root(backend: Backend) -> str | None:

@@ -16,6 +16,7 @@ from lazytorch.ir.primitives import reference
 from lazytorch.ir.program import Program
 from lazytorch.ir.symbolic import SymInt
 from lazytorch.runtime.backends import ProgramError
+from lazytorch.runtime.blas_threads import single_threaded
 
 __all__ = ["InterpretedProgram", "InterpreterBackend", "ProgramError"]
 
@@ -37,8 +38,12 @@ class _Step:
 
 
 class InterpretedProgram:
-    def __init__(self, program: Program) -> None:
+    """`program` run one primitive at a time. `single_threaded_blas`: NumPy's GEMMs on one
+    thread (the interpreter tier, beside a background compile: `blas_threads`)."""
+
+    def __init__(self, program: Program, single_threaded_blas: bool = False) -> None:
         self.program = program
+        self.single_threaded_blas = single_threaded_blas
         # what observers learn about the build (a compiled backend's executables carry one
         # too; a background compile that fell back to this one is installed the same way)
         self.info: dict[str, Any] = {}
@@ -69,6 +74,12 @@ class InterpretedProgram:
         self.n_values = base + len(program.instrs)
 
     def run(self, inputs: list[Any]) -> list[Any]:
+        if self.single_threaded_blas:
+            with single_threaded():
+                return self._run(inputs)
+        return self._run(inputs)
+
+    def _run(self, inputs: list[Any]) -> list[Any]:
         vals: list[Any] = [None] * self.n_values
         # Overflow and invalid operations give inf/NaN as in torch, silently.
         with np.errstate(all="ignore"):

@@ -8,13 +8,16 @@ program is not compiled yet does not wait for the compiler:
 
 * **Tier 0.** A program found neither in memory nor in the disk cache runs on the
   interpreter, now.
-* **A size variant** of the program last cut at the same line compiles at once over
-  symbolic sizes (one program for every size, as without tiering); a variant that does not
-  generalize (a slice whose offset moves each step) is a first sighting like any other.
+* **A size variant** of the program last cut at the same line starts one background
+  compile over symbolic sizes (one program for every size, as without tiering) and runs
+  on the interpreter, as does every other size until that program is ready (it is
+  adopted at the first cut after, whatever its size); a variant that does not generalize
+  is a first sighting like any other.
 * **Compile on the second sighting, in the background.** The second time the same program
-  (same structure, sizes and dtypes) is cut, it is handed to one background thread that
-  compiles it (the C++ compiler runs in a child process; the cut does not wait). Programs
-  seen once are never compiled.
+  (same structure, sizes and dtypes) is cut, it is handed to one background thread, which
+  has a child process compile it (`lazytorch.runtime.compile_worker`; the cut does not
+  wait). Programs seen once are never compiled. Meanwhile the interpreter runs NumPy's
+  GEMMs on one thread (`lazytorch.runtime.blas_threads`).
 * **Switch when ready.** The first cut after the compile finished runs the compiled
   program, and every later one does: the swap is one dictionary write on the main thread;
   the background thread touches no shared state but its job.
