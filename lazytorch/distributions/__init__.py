@@ -35,19 +35,37 @@ from lazytorch.distributions.one_hot_categorical import (
     OneHotCategorical,
     OneHotCategoricalStraightThrough,
 )
+from lazytorch.distributions.special_dists import (
+    Beta,
+    Cauchy,
+    Chi2,
+    Gamma,
+    Gumbel,
+    HalfNormal,
+    LogNormal,
+    Poisson,
+)
 from lazytorch.distributions.uniform import Uniform
 
 __all__ = [
     "Bernoulli",
+    "Beta",
     "Categorical",
+    "Cauchy",
+    "Chi2",
     "Distribution",
     "Exponential",
     "ExponentialFamily",
+    "Gamma",
+    "Gumbel",
+    "HalfNormal",
     "Independent",
     "Laplace",
+    "LogNormal",
     "Normal",
     "OneHotCategorical",
     "OneHotCategoricalStraightThrough",
+    "Poisson",
     "Uniform",
     "constraints",
     "kl_divergence",

@@ -27,6 +27,7 @@ __all__ = [
     "reduction",
     "shape",
     "sorting",
+    "special_math",
     "transcendental",
     "views",
 ]
