@@ -19,6 +19,7 @@ from lazytorch.autograd import no_grad
 from lazytorch.distributions import constraints
 from lazytorch.distributions.distribution import Distribution
 from lazytorch.distributions.utils import _EMPTY, _NUMBER, _standard_normal, broadcast_all
+from lazytorch.ops.elementwise import where, xlogy
 from lazytorch.ops.random import rand
 from lazytorch.ops.special_math import digamma, lgamma
 from lazytorch.tensor import Size, Tensor
@@ -279,7 +280,6 @@ class Gamma(_TwoParam):
         raise _no_sampler(type(self).__name__)
 
     def log_prob(self, value: Any) -> Tensor:
-        from lazytorch.ops.elementwise import xlogy
 
         if self._validate_args:
             self._validate_sample(value)
@@ -350,7 +350,6 @@ class Beta(Distribution):
     def mode(self) -> Tensor:
         # torch's (Dirichlet's): the clamped ratio; where both are below 1, torch's argmax over
         # that ratio (0 / 0, NaN in both places) picks the first: the mode is 1
-        from lazytorch.ops.elementwise import where
 
         a, b = self.concentration1, self.concentration0
         am, bm = (a - 1).clamp(min=0), (b - 1).clamp(min=0)
@@ -365,7 +364,6 @@ class Beta(Distribution):
         raise _no_sampler("Beta")
 
     def log_prob(self, value: Any) -> Tensor:
-        from lazytorch.ops.elementwise import xlogy
 
         if self._validate_args:
             self._validate_sample(value)
@@ -421,7 +419,6 @@ class Poisson(Distribution):
             raise _no_sampler("Poisson")
 
     def log_prob(self, value: Any) -> Tensor:
-        from lazytorch.ops.elementwise import xlogy
 
         if self._validate_args:
             self._validate_sample(value)

@@ -23,12 +23,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from lazytorch import _dtype_info
 from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.autograd.function import Function
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ops import _cephes as C
+from lazytorch.ops import transcendental as T
 from lazytorch.ops._core import (
     P,
     binary_node,
@@ -349,7 +351,6 @@ def _erfinv(y: _V) -> _V:
     # erf(x) - y, in the tails as (1 - |y|) - erfc(|x|) with y's sign: 1 - |y| is exact there,
     # and erf(x) rounded near 1 would leave only the last bits of the residual (torch's own
     # steps are 5e-7 off at y = 1 - 1e-12; these are within 1e-15 of scipy's erfinv)
-    from lazytorch.ops import transcendental as T
 
     for _ in range(2):
         ax = _where(central, 1.0, _abs(x), x)
@@ -413,7 +414,6 @@ def _ndtri(y0: _V) -> _V:
 def _erfcx_pos(u: _V) -> _V:
     """exp(u**2) erfc(u) for u >= 0.5 (Cody's rational forms, the erfc ones without the
     exp(-u**2) factor); accurate to any large u."""
-    from lazytorch.ops import transcendental as T
 
     y = _where(u < 0.5, 1.0, u, u)
     num: Any = y * T._ERFC_C[8]
@@ -431,7 +431,6 @@ def _erfcx_pos(u: _V) -> _V:
 
 
 def _erfc_v(v: _V) -> _V:
-    from lazytorch.ops import transcendental as T
 
     return _V(T._erfc(v.n))
 
@@ -529,7 +528,6 @@ special_i0e = _unary(
 
 def _tiny_safe(x: Tensor) -> tuple[Tensor, Tensor]:
     """torch's i1/i1e backward: |x| <= eps (and NaN) take the limit 0.5."""
-    from lazytorch import _dtype_info
 
     eps = _dtype_info.finfo(x.dtype).eps
     not_tiny = x.abs() > eps
