@@ -63,6 +63,12 @@ def _error(exc: type[Exception], msg: str) -> Exception:
     return exc(f"{msg} (at {format_loc(user_loc())})")
 
 
+def _no_tuple_out(out: Any, op: str) -> None:
+    """out= of the ops that return several tensors is not taken yet: refused, not ignored."""
+    if out is not None:
+        raise _error(NotImplementedError, f"{op}: out= is not supported yet by lazytorch")
+
+
 # -- the host side ----------------------------------------------------------------------------------
 def _host(x: Tensor, op: str) -> Any:
     """`x`'s value as a NumPy array (an implicit materialization when it is not computed)."""
@@ -313,6 +319,7 @@ def inv(A: Tensor, *, out: Any = None) -> Tensor:
 def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> Any:
     """torch.linalg.inv_ex: (inverse, info); info > 0 marks a singular matrix (whose inverse
     holds NaNs here, where LAPACK's getri leaves infinities and NaNs)."""
+    _no_tuple_out(out, "linalg.inv_ex")
     x = tensor_arg(A, "linalg.inv_ex", "A")
     _check_matrix(x, "linalg.inv_ex")
     y, info = _inv_attached(x, check_errors, "linalg.inv_ex")
@@ -449,12 +456,14 @@ def _slogdet(x: Tensor, op: str) -> tuple[Tensor, Tensor]:
 @public(torch="slogdet", method="slogdet")
 def slogdet(input: Tensor, *, out: Any = None) -> Any:
     """(sign, log|det|) of each square matrix (a host operation)."""
+    _no_tuple_out(out, "slogdet")
     x = tensor_arg(input, "slogdet")
     _check_matrix(x, "linalg.slogdet")
     return slogdet_result(*_slogdet(x, "linalg.slogdet"))
 
 
 def linalg_slogdet(A: Tensor, *, out: Any = None) -> Any:
+    _no_tuple_out(out, "linalg.slogdet")
     x = tensor_arg(A, "linalg.slogdet", "A")
     _check_matrix(x, "linalg.slogdet")
     return linalg_slogdet_result(*_slogdet(x, "linalg.slogdet"))
@@ -520,6 +529,7 @@ def cholesky_ex(
     """torch.linalg.cholesky_ex: (L, info); info > 0 is the order of the leading minor that
     is not positive-definite (that element's L holds NaNs here, where LAPACK leaves a
     partial factorization)."""
+    _no_tuple_out(out, "linalg.cholesky_ex")
     x = tensor_arg(input, "linalg.cholesky_ex")
     _check_matrix(x, "linalg.cholesky", low="cholesky_cpu")
     xs = _mT(x) if upper else x
@@ -720,6 +730,7 @@ def _attach_r_only(x: Tensor, r: Tensor) -> Tensor:
 def linalg_qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> Any:
     """torch.linalg.qr: (Q, R) with A = Q R (mode 'reduced', 'complete' or 'r'). A host
     operation (NumPy's LAPACK geqrf, as torch's)."""
+    _no_tuple_out(out, "linalg.qr")
     x = tensor_arg(A, "linalg.qr", "A")
     return linalg_qr_result(*_qr(x, mode))
 
@@ -727,6 +738,7 @@ def linalg_qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> Any:
 @public(torch="qr", method="qr")
 def qr(input: Tensor, some: bool = True, *, out: Any = None) -> Any:
     """torch.qr (deprecated in torch for linalg.qr)."""
+    _no_tuple_out(out, "qr")
     x = tensor_arg(input, "qr")
     return qr_result(*_qr(x, "reduced" if some else "complete"))
 
@@ -821,6 +833,7 @@ def linalg_svd(
     """torch.linalg.svd: (U, S, Vh) with A = U diag(S) Vh. A host operation. Singular vectors
     are unique up to sign (up to a rotation for repeated singular values): NumPy's LAPACK may
     choose other signs than torch's."""
+    _no_tuple_out(out, "linalg.svd")
     x = tensor_arg(A, "linalg.svd", "A")
     return linalg_svd_result(*_svd(x, full_matrices))
 
@@ -838,6 +851,7 @@ def svdvals(A: Tensor, *, driver: Any = None, out: Any = None) -> Tensor:
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out: Any = None) -> Any:
     """torch.svd: (U, S, V) with input = U diag(S) V^T (V, not Vh; ``some=False``: full U, V).
     ``compute_uv=False``: U and V are zeros of shapes (m, m) and (n, n)."""
+    _no_tuple_out(out, "svd")
     x = tensor_arg(input, "svd")
     if x.ndim < 2:
         raise _error(
@@ -897,6 +911,7 @@ def eigh(input: Tensor, UPLO: str = "L", *, out: Any = None) -> Any:
     """torch.linalg.eigh: (eigenvalues ascending, eigenvectors) of symmetric matrices, read
     from the lower (UPLO='L') or upper triangle. A host operation; eigenvectors are unique
     up to sign (NumPy's may differ from torch's)."""
+    _no_tuple_out(out, "linalg.eigh")
     x = tensor_arg(input, "linalg.eigh")
     return eigh_result(*_eigh(x, UPLO, True))
 
