@@ -1,10 +1,69 @@
-"""lazytorch.linalg: torch.linalg's names for the norms and products lazytorch provides."""
+"""lazytorch.linalg: torch.linalg's names for the norms, products, decompositions and solvers
+lazytorch provides.
+
+The decompositions and solvers (inv, solve, det, cholesky, qr, svd, eigh, pinv, lstsq...) are
+host operations (`lazytorch.ops.decomp`): they materialize their input, run NumPy's LAPACK and
+record lazy gradients.
+"""
 
 from lazytorch.ops import autocast as _autocast
+from lazytorch.ops.decomp import (
+    LinAlgError,
+    cholesky_ex,
+    eigh,
+    eigvalsh,
+    inv,
+    inv_ex,
+    lstsq,
+    matrix_power,
+    matrix_rank,
+    multi_dot,
+    pinv,
+    solve,
+    solve_triangular,
+    svdvals,
+    vander,
+    vecdot,
+)
+from lazytorch.ops.decomp import linalg_cholesky as cholesky
+from lazytorch.ops.decomp import linalg_cross as cross
+from lazytorch.ops.decomp import linalg_det as det
+from lazytorch.ops.decomp import linalg_diagonal as diagonal
+from lazytorch.ops.decomp import linalg_qr as qr
+from lazytorch.ops.decomp import linalg_slogdet as slogdet
+from lazytorch.ops.decomp import linalg_svd as svd
 from lazytorch.ops.linalg import linalg_norm as norm
 from lazytorch.ops.linalg import matmul, matrix_norm, vector_norm
 
-__all__ = ["matmul", "matrix_norm", "norm", "vector_norm"]
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "inv_ex",
+    "lstsq",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "vander",
+    "vecdot",
+    "vector_norm",
+]
 
 _autocast.install("linalg", globals())  # the names torch's autocast lists (lazytorch.ops.autocast)
 

@@ -18,6 +18,7 @@ __all__ = [
     "activation",
     "composite",
     "creation",
+    "decomp",
     "elementwise",
     "indexing",
     "linalg",

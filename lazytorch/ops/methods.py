@@ -33,6 +33,7 @@ from lazytorch.ops import activation as A
 from lazytorch.ops import autocast as _autocast
 from lazytorch.ops import composite as _composite  # (each op module declares its names)
 from lazytorch.ops import creation as C
+from lazytorch.ops import decomp as _decomp  # noqa: F401  (declares its names)
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import indexing as I
 from lazytorch.ops import linalg as L

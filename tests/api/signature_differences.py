@@ -46,7 +46,92 @@ FUNCTION_FORM = (
 DIMS_AS_TUPLE = "several dims as separate arguments (x.squeeze(0, 2)) are not taken: pass a tuple"
 
 
+LINALG_OVERRIDE = (
+    "torch.linalg's functions have no stub: the signature compared is the lambda of "
+    "torch.overrides.get_testing_overrides, whose names and defaults are not the ones torch's "
+    "argument parser takes (A=, x=/y=, input=/b=/rcond=, upper=, atol=/rtol=, driver=, out=: "
+    "checked by calling torch); lazytorch follows the parser"
+)
+
 DIFFERENCES: dict[str, dict[str, str]] = {
+    "linalg.cholesky": {
+        "extra parameter 'upper'": LINALG_OVERRIDE,
+    },
+    "linalg.cholesky_ex": {
+        "extra parameter 'upper'": LINALG_OVERRIDE,
+    },
+    "linalg.det": {
+        "positional order (A) does not take torch's (input)": LINALG_OVERRIDE,
+        "extra parameter 'A'": LINALG_OVERRIDE,
+        "extra parameter 'out'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
+    },
+    "linalg.diagonal": {
+        "positional order (A) does not take torch's (input, offset, dim1, dim2)": LINALG_OVERRIDE,
+        "extra parameter 'A'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
+    },
+    "linalg.inv": {
+        "positional order (A) does not take torch's (input, out)": LINALG_OVERRIDE,
+        "extra parameter 'A'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
+    },
+    "linalg.inv_ex": {
+        "positional order (A) does not take torch's (input, check_errors, out)": LINALG_OVERRIDE,
+        "extra parameter 'A'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
+    },
+    "linalg.lstsq": {
+        "positional order (input, b, rcond) does not take torch's (self, b, cond, driver)": LINALG_OVERRIDE,
+        "extra parameter 'input'": LINALG_OVERRIDE,
+        "extra parameter 'rcond'": LINALG_OVERRIDE,
+        "missing parameter 'cond'": LINALG_OVERRIDE,
+        "missing parameter 'self'": LINALG_OVERRIDE,
+    },
+    "linalg.matrix_rank": {
+        "extra parameter 'atol'": LINALG_OVERRIDE,
+        "extra parameter 'rtol'": LINALG_OVERRIDE,
+        "extra parameter 'out'": LINALG_OVERRIDE,
+    },
+    "linalg.pinv": {
+        "extra parameter 'atol'": LINALG_OVERRIDE,
+        "extra parameter 'rtol'": LINALG_OVERRIDE,
+        "extra parameter 'out'": LINALG_OVERRIDE,
+        "'rcond' default None, torch's 1e-15": LINALG_OVERRIDE,
+    },
+    "linalg.qr": {
+        "positional order (A, mode) does not take torch's (input, mode, out)": LINALG_OVERRIDE,
+        "extra parameter 'A'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
+    },
+    "linalg.slogdet": {
+        "positional order (A) does not take torch's (input)": LINALG_OVERRIDE,
+        "extra parameter 'A'": LINALG_OVERRIDE,
+        "extra parameter 'out'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
+    },
+    "linalg.solve_triangular": {
+        "extra parameter 'out'": LINALG_OVERRIDE,
+    },
+    "linalg.svd": {
+        "positional order (A, full_matrices) does not take torch's (input, full_matrices, out)": LINALG_OVERRIDE,
+        "extra parameter 'A'": LINALG_OVERRIDE,
+        "extra parameter 'driver'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
+    },
+    "linalg.svdvals": {
+        "positional order (A) does not take torch's (input, out)": LINALG_OVERRIDE,
+        "extra parameter 'A'": LINALG_OVERRIDE,
+        "extra parameter 'driver'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
+    },
+    "linalg.vecdot": {
+        "positional order (x, y) does not take torch's (input, other, dim, out)": LINALG_OVERRIDE,
+        "extra parameter 'x'": LINALG_OVERRIDE,
+        "extra parameter 'y'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
+        "missing parameter 'other'": LINALG_OVERRIDE,
+    },
     "Tensor.add": {
         "extra parameter 'args'": SCALAR_FIRST,
     },

@@ -114,12 +114,10 @@ CORPUS: list[Entry] = [
         "optimization_tutorial.py",
         f"{TU}/basics/optimization_tutorial.py",
     ),
-    # no matrix decompositions yet (torch.svd, torch.linalg.svd/qr/eigh...)
     Entry(
         "tensors_deeper_tutorial",
         "tensors_deeper_tutorial.py",
         f"{TU}/introyt/tensors_deeper_tutorial.py",
-        xfail="MissingTorchAPI: torch.svd is not available",
     ),
     # no profiler (torch.autograd.profiler / torch.profiler); torch.autograd.functional next
     Entry(
