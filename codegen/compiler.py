@@ -54,6 +54,12 @@ BASE_FLAGS = [
     # No contraction of a*b+c into an FMA across primitives: a fused kernel must round each
     # primitive like the unfused (sync-mode) program does, so both give the same numbers.
     "-ffp-contract=off",
+    # No SLP (straight-line) vectorization: g++ 12.2 with -O3 -march=native on an AVX-512
+    # CPU miscompiles a fully unrolled 4-wide kernel that reads a value and its transpose
+    # under masks (g + tril(g, -1).T gave a row's own element where the transposed one
+    # belongs; tests/codegen/test_compiler_bugs.py). Loops are vectorized by the loop
+    # vectorizer (`#pragma omp simd`), which stays on.
+    "-fno-tree-slp-vectorize",
     "-fPIC",
     "-shared",
 ]
