@@ -169,6 +169,7 @@ _LAZY_SUBMODULES = (
     "sparse",
     "testing",
     "random",
+    "profiler",
 )
 # Functions whose module is loaded on first use: name -> submodule defining it.
 _LAZY_FUNCTIONS = {

@@ -121,12 +121,11 @@ CORPUS: list[Entry] = [
         f"{TU}/introyt/tensors_deeper_tutorial.py",
         xfail="MissingTorchAPI: torch.svd is not available",
     ),
-    # no profiler (torch.autograd.profiler / torch.profiler); torch.autograd.functional next
+    # torch.autograd.profiler (timings differ, only printed) and torch.autograd.functional
     Entry(
         "autogradyt_tutorial",
         "autogradyt_tutorial.py",
         f"{TU}/introyt/autogradyt_tutorial.py",
-        xfail="MissingTorchAPI: torch.autograd.profiler is not available",
     ),
     Entry(
         "char_rnn_classification",
