@@ -191,8 +191,10 @@ def main() -> None:
         f"{len(TENSOR_METHODS)} listed Tensor methods, {len(f_have)}/{len(f_names)} "
         "`nn.functional` functions.",
         "",
-        "Beyond these tables: autograd ([autograd.md](autograd.md)), `nn` modules and "
-        "`nn.init` ([nn.md](nn.md)), `optim` ([optim.md](optim.md)), `distributions` "
+        "Beyond these tables: autograd, `autograd.functional` and the profilers "
+        "(`autograd.profiler`, `profiler`; [autograd.md](autograd.md)), `nn` modules, lazy "
+        "modules, `nn.Buffer`, `nn.init`, `nn.utils.parametrize` / `parametrizations` and "
+        "`utils.checkpoint` ([nn.md](nn.md)), `optim` ([optim.md](optim.md)), `distributions` "
         "([distributions.md](distributions.md)), `utils.data` and "
         "`save`/`load` ([concepts.md](concepts.md)) and `compile` ([compile.md](compile.md)). "
         "The cuda device (Triton kernels) is described in [backends.md](backends.md); its test "

@@ -170,6 +170,7 @@ _LAZY_SUBMODULES = (
     "testing",
     "random",
     "special",
+    "profiler",
 )
 # Functions whose module is loaded on first use: name -> submodule defining it.
 _LAZY_FUNCTIONS = {

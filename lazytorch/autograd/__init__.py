@@ -13,7 +13,7 @@ op is recorded, as in torch.
 tensor([1., 4.])
 """
 
-from lazytorch.autograd import function
+from lazytorch.autograd import function, functional, profiler
 from lazytorch.autograd import saved as saved  # registers the runtime's before-cut hook
 from lazytorch.autograd import tensor_methods as tensor_methods  # declares Tensor.backward & co
 from lazytorch.autograd.checks import (
@@ -45,6 +45,7 @@ __all__ = [
     "detect_anomaly",
     "enable_grad",
     "function",
+    "functional",
     "grad",
     "gradcheck",
     "gradgradcheck",
@@ -54,6 +55,7 @@ __all__ = [
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "no_grad",
+    "profiler",
     "set_detect_anomaly",
     "set_grad_enabled",
 ]

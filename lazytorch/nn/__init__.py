@@ -19,9 +19,25 @@ from lazytorch.nn import (
 from lazytorch.nn.modules import *  # noqa: F403
 from lazytorch.nn.modules import __all__ as _modules_all
 from lazytorch.nn.parallel import DataParallel
-from lazytorch.nn.parameter import Parameter
+from lazytorch.nn.parameter import (
+    Buffer,
+    Parameter,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 
-__all__ = ["DataParallel", "Parameter", "functional", "init", "parallel", "utils", *_modules_all]
+__all__ = [
+    "Buffer",
+    "DataParallel",
+    "Parameter",
+    "UninitializedBuffer",
+    "UninitializedParameter",
+    "functional",
+    "init",
+    "parallel",
+    "utils",
+    *_modules_all,
+]
 
 
 # A name torch has and lazytorch lacks: an AttributeError naming it and the nearest names.

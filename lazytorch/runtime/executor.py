@@ -27,6 +27,11 @@ _BUFFER = get("buffer")
 # Compiled programs by (backend, structural key). The key holds no buffers or nodes.
 _programs: LRUCache[Any, Executable] = LRUCache(maxsize=4096)
 
+# Callables told about every program run while a profiler is on (lazytorch.autograd.profiler):
+# each gets (cause, loc, nodes, backend, t_start, t_built, t_run, t_end), perf_counter seconds;
+# t_built is the (start, end) of the build on a miss, None on a cache hit. Empty otherwise: one list check per cut.
+listeners: list[Any] = []
+
 
 def clear_cache() -> None:
     """Forget every compiled program held in memory."""
@@ -95,6 +100,7 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
             exe = _programs.get(key)
             if exe is not None:
                 break
+    t_built: tuple[float, float] | None = None
     if exe is None:
         if cap.wiring is None:
             cap = capture(roots)
@@ -104,7 +110,9 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
             "max_autotune": autotune,
             "matmul_precision": precision,
         }
+        t_build = time.perf_counter()
         exe = _build(key, cap.params, program, backend, options, cause, loc, t0, _tiering(backend))
+        t_built = (t_build, time.perf_counter())
     elif type(exe) is Tiered:
         exe = exe.pick()
     else:
@@ -129,6 +137,9 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     metrics.materialized(t0 - _last_end, end - t_run, end - t0)
     if observe.active:
         observe.ran(key, end - t_run, exe)
+    if listeners:
+        for tell in listeners:
+            tell(cause, loc, len(cap.order), backend.name, t0, t_built, t_run, end)
     _last_end = end
 
 

@@ -119,12 +119,11 @@ CORPUS: list[Entry] = [
         "tensors_deeper_tutorial.py",
         f"{TU}/introyt/tensors_deeper_tutorial.py",
     ),
-    # no profiler (torch.autograd.profiler / torch.profiler); torch.autograd.functional next
+    # torch.autograd.profiler (timings differ, only printed) and torch.autograd.functional
     Entry(
         "autogradyt_tutorial",
         "autogradyt_tutorial.py",
         f"{TU}/introyt/autogradyt_tutorial.py",
-        xfail="MissingTorchAPI: torch.autograd.profiler is not available",
     ),
     Entry(
         "char_rnn_classification",

@@ -59,6 +59,18 @@ from lazytorch.nn.modules.dropout import (
 )
 from lazytorch.nn.modules.flatten import Flatten, Unflatten
 from lazytorch.nn.modules.fold import Fold, Unfold
+from lazytorch.nn.modules.lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyLinear,
+)
 from lazytorch.nn.modules.linear import Bilinear, Identity, Linear
 from lazytorch.nn.modules.loss import (
     BCELoss,
@@ -225,6 +237,16 @@ __all__ = [
     "LPPool3d",
     "LSTMCell",
     "LayerNorm",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+    "LazyLinear",
     "LeakyReLU",
     "Linear",
     "LocalResponseNorm",

@@ -22,7 +22,7 @@ from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import Device
 from lazytorch.nn.modules import state_dict as _sd
-from lazytorch.nn.parameter import Parameter
+from lazytorch.nn.parameter import Buffer, Parameter
 from lazytorch.tensor import Tensor
 
 __all__ = ["Module", "RemovableHandle"]
@@ -315,7 +315,12 @@ class Module:
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
-                if buffers is not None and name in buffers:
+                if isinstance(value, Buffer):  # nn.Buffer(t, persistent=...): a new buffer
+                    if buffers is None:
+                        raise AttributeError("cannot assign buffer before Module.__init__() call")
+                    remove_from(self.__dict__, self._parameters, self._modules)
+                    self.register_buffer(name, value, value.persistent)
+                elif buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(
                             f"cannot assign '{_typename(value)}' as buffer '{name}' "

@@ -9,7 +9,7 @@ tensor(6.)
 1.0
 """
 
-from lazytorch.nn.utils import rnn
+from lazytorch.nn.utils import parametrizations, parametrize, rnn
 from lazytorch.nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -18,6 +18,7 @@ from lazytorch.nn.utils.clip_grad import (
     get_total_norm,
 )
 from lazytorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from lazytorch.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from lazytorch.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
@@ -27,8 +28,12 @@ __all__ = [
     "clip_grads_with_norm_",
     "get_total_norm",
     "parameters_to_vector",
+    "parametrizations",
+    "parametrize",
+    "remove_spectral_norm",
     "remove_weight_norm",
     "rnn",
+    "spectral_norm",
     "vector_to_parameters",
     "weight_norm",
 ]
