@@ -28,4 +28,3 @@ def test_a_value_and_its_masked_transpose_in_one_kernel(n, dtype):
     np.testing.assert_array_equal(got, g + np.tril(g, -1).T)
     h = np.triu(a * b, 1)
     np.testing.assert_array_equal(got2, h - np.triu(h, 2).T * np.dtype(dtype).type(0.5))
-
