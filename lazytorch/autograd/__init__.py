@@ -13,7 +13,7 @@ op is recorded, as in torch.
 tensor([1., 4.])
 """
 
-from lazytorch.autograd import function, functional, profiler
+from lazytorch.autograd import function
 from lazytorch.autograd import saved as saved  # registers the runtime's before-cut hook
 from lazytorch.autograd import tensor_methods as tensor_methods  # declares Tensor.backward & co
 from lazytorch.autograd.checks import (
@@ -64,4 +64,15 @@ __all__ = [
 # A name torch has and lazytorch lacks: an AttributeError naming it and the nearest names.
 from lazytorch._as_torch import module_getattr as _module_getattr
 
-__getattr__ = _module_getattr(__name__)
+_missing = _module_getattr(__name__)
+# torch.autograd.functional and torch.autograd.profiler are tools built on the whole
+# library (ops, the runtime): loaded at first use, like torch's own lazy submodules.
+_LAZY_SUBMODULES = ("functional", "profiler")
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    return _missing(name)

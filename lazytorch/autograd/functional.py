@@ -20,6 +20,7 @@ from typing import Any
 
 from lazytorch.autograd.engine import grad as _grad
 from lazytorch.autograd.grad_mode import enable_grad
+from lazytorch.ops.shape import stack
 from lazytorch.tensor import Tensor
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
@@ -197,7 +198,6 @@ def jacobian(
         in_tuple, xs = _as_tuple(inputs, "inputs", "jacobian")
         xs = _prepare(xs, create_graph)
         out_tuple, outs = _as_tuple(func(*xs), "outputs of the user-provided function", "jacobian")
-        from lazytorch import stack  # lazy: the ops layer loads after autograd
 
         blocks = []
         for o in outs:

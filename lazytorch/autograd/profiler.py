@@ -42,6 +42,8 @@ from collections.abc import Callable
 from typing import Any
 
 from lazytorch.autograd.profiler_util import EventList, FunctionEvent, write_chrome_trace
+from lazytorch.ir.node import _is_internal, format_loc, user_loc
+from lazytorch.runtime import executor
 
 __all__ = ["EventList", "FunctionEvent", "profile", "record_function"]
 
@@ -76,7 +78,6 @@ class _Collector:
         t_end: float,
     ) -> None:
         """An executor listener: one program run (see `lazytorch.runtime.executor`)."""
-        from lazytorch.ir.node import format_loc, user_loc
 
         loc = loc if loc is not None else user_loc()
         args = {
@@ -127,14 +128,12 @@ _active: list[_Collector] = []
 
 
 def _start(collector: _Collector) -> None:
-    from lazytorch.runtime import executor
 
     _active.append(collector)
     executor.listeners.append(collector.ran)
 
 
 def _stop(collector: _Collector) -> None:
-    from lazytorch.runtime import executor
 
     if collector in _active:
         _active.remove(collector)
@@ -192,7 +191,6 @@ class record_function:
 
 def _python_stack() -> list[str]:
     """The user's frames, innermost first, as torch writes them: ``file(line): function``."""
-    from lazytorch.ir.node import _is_internal
 
     frames = [f for f in traceback.extract_stack() if not _is_internal(f.filename)]
     return [f"{f.filename}({f.lineno}): {f.name}" for f in reversed(frames)]

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from lazytorch.autograd.grad_mode import no_grad
+from lazytorch.nn.modules.container import Sequential
 from lazytorch.tensor import Tensor
 
 __all__ = [
@@ -146,8 +147,6 @@ def checkpoint_sequential(
             return input
 
         return forward
-
-    from lazytorch.nn.modules.container import Sequential  # lazy: nn loads after utils
 
     if isinstance(functions, Sequential):
         functions = list(functions.children())

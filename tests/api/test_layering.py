@@ -101,7 +101,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     # The facade and the user-facing modules beside it (debug, jit, cuda, serialization,
     # _compile, ...): everything not named elsewhere.
-    ("api", ("lazytorch",)),
+    # torch.autograd.functional and torch.autograd.profiler live under autograd by name, but
+    # are tools over the whole library (ops, the runtime), loaded at first use.
+    (
+        "api",
+        (
+            "lazytorch",
+            "lazytorch.autograd.functional",
+            "lazytorch.autograd.profiler",
+            "lazytorch.autograd.profiler_util",
+        ),
+    ),
     ("cli", ("lazytorch.cli", "lazytorch.__main__", "lazytorch.distributed.run_rank")),
 ]
 

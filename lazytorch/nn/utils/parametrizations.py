@@ -20,6 +20,7 @@ from typing import Any
 
 from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.nn import functional as F
+from lazytorch.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from lazytorch.nn.modules.module import Module
 from lazytorch.nn.utils import parametrize
 from lazytorch.nn.utils.weight_norm import _weight_norm, norm_except_dim
@@ -151,8 +152,6 @@ def spectral_norm(
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        from lazytorch.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
-
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(
         module, name, _SpectralNorm(weight, n_power_iterations, dim, eps)

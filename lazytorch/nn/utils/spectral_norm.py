@@ -14,8 +14,9 @@ from typing import Any
 
 from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.nn import functional as F
+from lazytorch.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from lazytorch.nn.modules.module import Module
-from lazytorch.nn.parameter import Parameter
+from lazytorch.nn.parameter import Parameter, UninitializedParameter
 from lazytorch.tensor import Tensor
 
 __all__ = ["SpectralNorm", "remove_spectral_norm", "spectral_norm"]
@@ -88,7 +89,6 @@ class SpectralNorm:
         weight = module._parameters[name]
         if weight is None:
             raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
-        from lazytorch.nn.parameter import UninitializedParameter
 
         if isinstance(weight, UninitializedParameter):
             raise ValueError(
@@ -120,8 +120,6 @@ def spectral_norm(
     """Spectral normalization of ``module.<name>`` by a forward pre-hook (see the module
     docstring). `dim` defaults to 1 for transposed convolutions, 0 otherwise."""
     if dim is None:
-        from lazytorch.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
-
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module
