@@ -222,9 +222,23 @@ def held_with(root: Node) -> list[Node]:
     loss is printed) would drag an ever longer chain of pending updates into each later
     program. "Shares work" means: is inside the cut's pending graph, or reads a pending
     node that is. A tensor whose pending graph is disjoint from the cut stays pending.
+
+    A read of a *part* of a live tensor (the cut is a chain of movements — an element, a
+    row, a slice — over it) computes the whole of it, however cheap it is: its other parts
+    are read next (``for i in ix: data[i:i + 8]`` reads every element of ``ix``), and each
+    would otherwise be a program of its own recomputing ``ix``, with its offsets in the key
+    (a new program per element).
     """
     inside = {id(root)}
     oldest = root.id  # the oldest node of the cut that is costly (not in _CHEAP)
+    base = root  # the node `root` is a movement chain over (root itself if none)
+    while base.op.category == "movement" and len(base.inputs) == 1:
+        i = base.inputs[0]
+        if i.buffer is not None:
+            break
+        base = i
+    if base is not root:
+        oldest = base.id
     stack = [root]
     cheap = _CHEAP
     while stack:  # (the per-cut cost of this walk matters: loops written plainly)
@@ -258,7 +272,7 @@ def held_with(root: Node) -> list[Node]:
         if m.buffer is not None or m is root or id(m) in seen:
             continue
         seen.add(id(m))
-        if (id(m) in inside or _reaches(m, inside, apart)) and _worth_holding(m):
+        if m is base or ((id(m) in inside or _reaches(m, inside, apart)) and _worth_holding(m)):
             held.append(m)
     held.sort(key=_node_id)  # recording order: a repeated loop cuts the same program
     return held

@@ -311,6 +311,18 @@ def test_sibling_reads_compute_the_shared_gemm_once(programs):
     assert _count("held_materialized") == 1  # h, computed with the first .item()
 
 
+def test_reading_each_element_of_a_cheap_pending_tensor_computes_it_once(programs):
+    # nanoGPT-lecture's get_batch: ix = randint(...); stack([data[i:i + 8] for i in ix]).
+    # ix is cheap to recompute, but each element read would be a program of its own
+    # recomputing it, with the element's offset in its key (a new program per element).
+    ix = lt.randint(0, 100, (16,)) + 1
+    values = [int(i) for i in ix]
+    assert len(programs) == 1, [len(p) for p in programs]
+    assert "rand" in programs[0]
+    assert values == ix.tolist()
+    assert _count("held_materialized") == 1
+
+
 def test_reading_every_grad_runs_forward_and_backward_once(programs):
     model = lt.nn.Sequential(lt.nn.Linear(6, 5), lt.nn.Tanh(), lt.nn.Linear(5, 2))
     lt.materialize(*model.parameters())
