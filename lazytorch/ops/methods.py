@@ -40,6 +40,7 @@ from lazytorch.ops import linalg as L
 from lazytorch.ops import pad as _pad
 from lazytorch.ops import random as RND
 from lazytorch.ops import shape as S
+from lazytorch.ops import shared_memory as _shared_memory
 from lazytorch.ops import sorting as _sorting
 from lazytorch.ops import sparse as _sparse  # noqa: F401  (declares its names)
 from lazytorch.ops import special_math as _special_math  # noqa: F401  (declares its names)
@@ -269,14 +270,21 @@ def is_pinned(self: Tensor, device: Any = None) -> bool:
 
 @public(torch=False, method=True)
 def share_memory_(self: Tensor) -> Tensor:
-    """This tensor, unchanged: lazytorch's tensors live in one process (processes exchange
-    values through lazytorch.distributed), so there is no shared segment to move it to."""
-    return self
+    """Move this tensor's value into shared memory, where processes it is sent to by
+    `lazytorch.multiprocessing` see it and write it (`lazytorch.ops.shared_memory`: the
+    rules). A no-op for a tensor already shared, or not on the CPU.
+
+    >>> import lazytorch
+    >>> lazytorch.ones(2).share_memory_().is_shared()
+    True
+    """
+    return _shared_memory.share(self)
 
 
 @public(torch=False, method=True)
 def is_shared(self: Tensor) -> bool:
-    return False
+    """Whether this tensor's value lives in shared memory (`share_memory_`)."""
+    return _shared_memory.is_shared(self)
 
 
 @public(torch=False, method=True)

@@ -41,6 +41,9 @@ last_cut_id = 0
 # called with the roots of every cut that runs a program, before it runs, and returns more
 # roots to compute in the same program (autograd registers `saved_for_backward` here).
 before_cut: list[Callable[[list[Node]], list[Node]]] = []
+# ...and each of these after every cut that ran a program (shared-memory tensors write their
+# new values back into their segment here: lazytorch.ops.shared_memory).
+after_cut: list[Callable[[], None]] = []
 # Collective nodes recorded and not yet run, oldest first: every cut runs them first.
 pending_collectives = _collectives.pending
 # lazytorch.compile hook: set (by lazytorch._compile) only while a compiled function is being
@@ -171,6 +174,8 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
     metrics.increment("materializations")
     last_cut_id = roots[0].id if len(roots) == 1 else max(n.id for n in roots)
     run(roots, cause=cause, loc=loc)
+    for after in after_cut:
+        after()
 
 
 _collectives.materialize = materialize_nodes

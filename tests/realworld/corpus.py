@@ -230,7 +230,11 @@ CORPUS: list[Entry] = [
         "mnist_hogwild/main.py",
         f"{EX} mnist_hogwild/main.py + train.py",
         args="--num-processes 2 --test-batch-size 64",
-        xfail="MissingTorchAPI: torch.multiprocessing.set_start_method is not available",
+        # Training happens in two spawned processes that race on the shared model, and the
+        # harness records and replays draws only in the parent: the run is checked for
+        # running and logging as many values as torch's, not for equal values
+        # (tests/api/test_multiprocessing.py checks a child's training exactly).
+        chaotic_after=0,
     ),
     # MorvanZhou/PyTorch-Tutorial tutorial-contents/
     Entry("morvan_variable", "morvan_variable.py", f"{MZ}202_variable.py", fast=True),

@@ -638,7 +638,12 @@ class Module:
         return self._apply(lambda t: t.cuda(device))  # type: ignore[attr-defined]
 
     def share_memory(self) -> Module:
-        """A no-op kept for torch compatibility (values are immutable buffers)."""
+        """Move every parameter and buffer (and gradient) into shared memory
+        (`Tensor.share_memory_`), for processes that train this module together."""
+        for t in [*self.parameters(), *self.buffers()]:
+            t.share_memory_()  # type: ignore[attr-defined]
+            if t.grad is not None:  # type: ignore[attr-defined]
+                t.grad.share_memory_()  # type: ignore[attr-defined]
         return self
 
     # -- calling --------------------------------------------------------------------------------
