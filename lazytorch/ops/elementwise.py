@@ -554,7 +554,8 @@ def fmod(input: Any, other: Any, *, out: Any = None) -> Tensor:
 def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
     """input ** exponent, with torch's special cases for a scalar exponent.
 
-    0 gives ones and 1 a copy (for any dtype, bool included); 2 is a multiplication; for
+    0 gives ones and 1 a copy (for any dtype, bool included); 2 is a multiplication, and
+    for float32/float64/bfloat16 3 and -1 are ``x * x * x`` and ``1 / x``; for
     float32/float64, 0.5 and -0.5 are sqrt and 1/sqrt (which differ from pow at -inf and
     -0.0), as in torch's CPU kernel.
     """
@@ -578,6 +579,15 @@ def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
             )
         if exponent == 2:
             return cast_into_out(wrap(binary_node(P.mul, n, n)), out, "pow")
+        if exponent == -1 and d in (dt.float32, dt.float64, dt.bfloat16):
+            return cast_into_out(wrap(binary_node(P.div, const_like(1, n), n)), out, "pow")
+        if exponent == 3 and d in (dt.float32, dt.float64, dt.bfloat16):
+            # torch's CPU kernel: base * base * base, each product rounded (bitwise torch's
+            # values, which C's pow misses by an ulp in a quarter of float32 cubes); float16
+            # computes in float32 and rounds once, as pow does. (-2 stays pow: torch's
+            # 1 / (base * base) has no -inf gradient at 0 when differentiated as written.)
+            sq = binary_node(P.mul, n, n)
+            return cast_into_out(wrap(binary_node(P.mul, sq, n)), out, "pow")
         if d is dt.float32 or d is dt.float64:
             if exponent == 0.5:
                 return cast_into_out(wrap(unary_node(P.sqrt, n)), out, "pow")
