@@ -136,6 +136,11 @@ CORPUS: list[Entry] = [
         "pytorch/tutorials intermediate_source/char_rnn_generation_tutorial.py",
     ),
     Entry(
+        "seq2seq_translation",
+        "seq2seq_translation_tutorial.py",
+        "pytorch/tutorials intermediate_source/seq2seq_translation_tutorial.py",
+    ),
+    Entry(
         "defining_a_neural_network",
         "defining_a_neural_network.py",
         f"{RE}/defining_a_neural_network.py",
