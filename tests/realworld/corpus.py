@@ -140,6 +140,13 @@ CORPUS: list[Entry] = [
         "seq2seq_translation_tutorial.py",
         "pytorch/tutorials intermediate_source/seq2seq_translation_tutorial.py",
     ),
+    # torch.func: functional_call, vmap(grad(...)) against a loop of autograd.grad; and
+    # torch.utils.benchmark.Timer (timings are only printed)
+    Entry(
+        "per_sample_grads",
+        "per_sample_grads.py",
+        "pytorch/tutorials intermediate_source/per_sample_grads.py",
+    ),
     Entry(
         "defining_a_neural_network",
         "defining_a_neural_network.py",
