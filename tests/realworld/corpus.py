@@ -147,6 +147,13 @@ CORPUS: list[Entry] = [
         "per_sample_grads.py",
         "pytorch/tutorials intermediate_source/per_sample_grads.py",
     ),
+    # torch.func: vjp, vmap, jacrev, jacfwd, hessian, jvp(grad) (the script asserts each
+    # against autograd.grad or another transform; no losses)
+    Entry(
+        "jacobians_hessians",
+        "jacobians_hessians.py",
+        "pytorch/tutorials intermediate_source/jacobians_hessians.py",
+    ),
     Entry(
         "defining_a_neural_network",
         "defining_a_neural_network.py",
