@@ -154,6 +154,13 @@ CORPUS: list[Entry] = [
         "jacobians_hessians.py",
         "pytorch/tutorials intermediate_source/jacobians_hessians.py",
     ),
+    # nn.utils.parametrize (caching, right_inverse, removal), linalg.solve, matrix_exp,
+    # eigvalsh, det, nn.init.orthogonal_ (no losses: printed values only)
+    Entry(
+        "parametrizations",
+        "parametrizations.py",
+        "pytorch/tutorials intermediate_source/parametrizations.py",
+    ),
     Entry(
         "defining_a_neural_network",
         "defining_a_neural_network.py",
