@@ -161,6 +161,13 @@ CORPUS: list[Entry] = [
         "parametrizations.py",
         "pytorch/tutorials intermediate_source/parametrizations.py",
     ),
+    # nn.utils.prune: random/l1 unstructured, ln_structured, containers, remove, global
+    # pruning (the sparsities are compared through float(tensor)), a custom method
+    Entry(
+        "pruning_tutorial",
+        "pruning_tutorial.py",
+        "pytorch/tutorials intermediate_source/pruning_tutorial.py",
+    ),
     Entry(
         "defining_a_neural_network",
         "defining_a_neural_network.py",
