@@ -215,6 +215,7 @@ _LAZY_FUNCTIONS = {
     "autocast_decrement_nesting": "amp.autocast_mode",
     "install_as_torch": "_as_torch",
     "uninstall_as_torch": "_as_torch",
+    "vmap": "func",
 }
 
 
@@ -336,6 +337,7 @@ __all__ = [
     "save",
     "load",
     "compile",
+    "vmap",
     "CompileMode",
     "mark_dynamic",
     "mark_static",

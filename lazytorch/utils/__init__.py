@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_LAZY_SUBMODULES = ("checkpoint", "data")
+_LAZY_SUBMODULES = ("benchmark", "checkpoint", "data")
 
 
 def __getattr__(name: str) -> Any:

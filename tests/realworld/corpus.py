@@ -136,6 +136,39 @@ CORPUS: list[Entry] = [
         "pytorch/tutorials intermediate_source/char_rnn_generation_tutorial.py",
     ),
     Entry(
+        "seq2seq_translation",
+        "seq2seq_translation_tutorial.py",
+        "pytorch/tutorials intermediate_source/seq2seq_translation_tutorial.py",
+    ),
+    # torch.func: functional_call, vmap(grad(...)) against a loop of autograd.grad; and
+    # torch.utils.benchmark.Timer (timings are only printed)
+    Entry(
+        "per_sample_grads",
+        "per_sample_grads.py",
+        "pytorch/tutorials intermediate_source/per_sample_grads.py",
+    ),
+    # torch.func: vjp, vmap, jacrev, jacfwd, hessian, jvp(grad) (the script asserts each
+    # against autograd.grad or another transform; no losses)
+    Entry(
+        "jacobians_hessians",
+        "jacobians_hessians.py",
+        "pytorch/tutorials intermediate_source/jacobians_hessians.py",
+    ),
+    # nn.utils.parametrize (caching, right_inverse, removal), linalg.solve, matrix_exp,
+    # eigvalsh, det, nn.init.orthogonal_ (no losses: printed values only)
+    Entry(
+        "parametrizations",
+        "parametrizations.py",
+        "pytorch/tutorials intermediate_source/parametrizations.py",
+    ),
+    # nn.utils.prune: random/l1 unstructured, ln_structured, containers, remove, global
+    # pruning (the sparsities are compared through float(tensor)), a custom method
+    Entry(
+        "pruning_tutorial",
+        "pruning_tutorial.py",
+        "pytorch/tutorials intermediate_source/pruning_tutorial.py",
+    ),
+    Entry(
         "defining_a_neural_network",
         "defining_a_neural_network.py",
         f"{RE}/defining_a_neural_network.py",
