@@ -30,7 +30,7 @@ dropout between the layers of ``nn.RNN/LSTM/GRU(num_layers > 1, dropout > 0)`` a
 ``F.rrelu`` in training (README.md says which entries could meet them: none today).
 
 Each run logs the loss of every step (``float(loss)`` when ``Tensor.backward`` is called on
-a 0-d tensor: a materialization lazytorch makes at each backward, which the timings
+a 0-d tensor or one of shape ``(1,)``: a materialization lazytorch makes at each backward, which the timings
 include), every ``Tensor.item()`` value the script itself asks for, a timestamp per
 ``backward`` (the step boundaries), and the whole script's wall time, as JSON::
 
@@ -347,7 +347,7 @@ class Hooks:
             if self.in_backward:  # torch re-enters through a __torch_function__ mode
                 return backward(t, *args, **kwargs)
             self.step_stamps.append(time.perf_counter())
-            if t.dim() == 0:
+            if t.dim() == 0 or t.shape == (1,):  # a loss of shape (1,) is a loss too
                 self.losses.append(float(t.detach()))
             self.in_backward = True
             try:
