@@ -888,7 +888,9 @@ class Module:
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
     ) -> _sd._IncompatibleKeys:
         """Copy parameters and buffers from `state_dict` into this module, in place (under
-        ``no_grad``: the Parameter objects stay the same, and stay leaves).
+        ``no_grad``: the Parameter objects stay the same, and stay leaves). With `assign`,
+        the module takes the state dict's tensors themselves (as Parameters where it had
+        Parameters, with their ``requires_grad``), as torch does.
 
         With `strict`, missing or unexpected keys raise torch's error; a shape mismatch
         always does. Returns ``(missing_keys, unexpected_keys)``.
@@ -901,9 +903,7 @@ class Module:
         >>> bool((a.weight == b.weight).all())
         True
         """
-        if assign:
-            raise NotImplementedError("load_state_dict(assign=True) is not supported")
-        return _sd.load_state_dict(self, state_dict, strict)
+        return _sd.load_state_dict(self, state_dict, strict, assign)
 
     def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Call ``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
