@@ -101,6 +101,22 @@ def format_tensor(
     return _add_suffixes(f"tensor({body}", suffix, len("tensor("))
 
 
+def format_meta(
+    shape: tuple[int, ...], dtype: dt.DType, default_float: dt.DType, extra: tuple[str, ...] = ()
+) -> str:
+    """torch's repr of a ``meta`` tensor, which has no values: the size in their place.
+
+    >>> from lazytorch.ir import dtypes
+    >>> format_meta((2, 3), dtypes.int64, dtypes.float32)
+    "tensor(..., device='meta', size=(2, 3), dtype=lazytorch.int64)"
+    """
+    size = f"size=({', '.join(str(d) for d in shape)}{',' if len(shape) == 1 else ''})"
+    suffix = ["device='meta'", size]
+    if dtype is not default_float:
+        suffix.append(f"dtype=lazytorch.{dtype.name}")
+    return _add_suffixes("tensor(...", [*suffix, *extra], len("tensor("))
+
+
 def _summarized(arr: Any) -> Any:
     """The values torch's formatter sizes its width on when it summarizes (its
     ``get_summarized_data``): the edge items of every dimension."""

@@ -191,6 +191,19 @@ CORPUS: list[Entry] = [
         "saving_multiple_models_in_one_file.py",
         f"{RE}/saving_multiple_models_in_one_file.py",
     ),
+    # the meta device: torch.load(mmap=True), Module.load_state_dict(assign=True), shapes
+    # without values (no losses: the runs must only agree that they run)
+    Entry(
+        "module_load_state_dict_tips",
+        "module_load_state_dict_tips.py",
+        f"{RE}/module_load_state_dict_tips.py",
+        fast=True,
+    ),
+    Entry(
+        "reasoning_about_shapes",
+        "reasoning_about_shapes.py",
+        f"{RE}/reasoning_about_shapes.py",
+    ),
     # pytorch/examples
     Entry("regression", "regression.py", f"{EX} regression/main.py", fast=True),
     Entry("mnist", "mnist.py", f"{EX} mnist/main.py"),

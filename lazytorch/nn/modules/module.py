@@ -24,6 +24,7 @@ from lazytorch.ir.device import Device
 from lazytorch.nn.modules import _backward_hooks as _bw
 from lazytorch.nn.modules import state_dict as _sd
 from lazytorch.nn.parameter import Buffer, Parameter
+from lazytorch.ops.creation import empty_like as _empty_like
 from lazytorch.tensor import Tensor
 
 __all__ = ["Module", "RemovableHandle"]
@@ -635,6 +636,21 @@ class Module:
     def type(self, dst_type: dt.DType) -> Module:
         """Cast all parameters and buffers to `dst_type`."""
         return self._apply(lambda t: t.to(dst_type))  # type: ignore[attr-defined]
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Move parameters and buffers to `device` without copying their values (they are
+        uninitialized there): how a module built on the ``meta`` device gets storage.
+
+        >>> import lazytorch
+        >>> with lazytorch.device("meta"):
+        ...     lin = lazytorch.nn.Linear(2, 3)
+        >>> lin.to_empty(device="cpu").weight.shape, lin.weight.device
+        (lazytorch.Size([3, 2]), device(type='cpu'))
+        """
+        return self._apply(
+            lambda t: _empty_like(t, device=device),  # type: ignore[no-any-return]
+            recurse=recurse,
+        )
 
     def cpu(self) -> Module:
         """Move parameters and buffers to the CPU."""

@@ -11,6 +11,7 @@ override to read old formats.
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -133,6 +134,14 @@ def load_local_state(
                     input_param.requires_grad_(param.requires_grad)
             setattr(module, name, input_param)
             continue
+        if param.is_meta and not input_param.is_meta:
+            warnings.warn(
+                f"for {key}: copying from a non-meta parameter in the checkpoint to a meta "
+                "parameter in the current model, which is a no-op. (Did you mean to pass "
+                "`assign=True` to assign items in the state dictionary to their "
+                "corresponding key in the module instead of copying them in place?)",
+                stacklevel=4,
+            )
         try:
             with no_grad():
                 param.copy_(input_param)  # type: ignore[attr-defined]
