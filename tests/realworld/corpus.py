@@ -125,6 +125,40 @@ CORPUS: list[Entry] = [
         "autogradyt_tutorial.py",
         f"{TU}/introyt/autogradyt_tutorial.py",
     ),
+    # the BiLSTM-CRF's loss has shape (1,): logged as a loss all the same (harness.py)
+    Entry("bilstm_crf", "advanced_tutorial.py", f"{TU}/nlp/advanced_tutorial.py"),
+    Entry(
+        "deep_learning_tutorial",
+        "deep_learning_tutorial.py",
+        f"{TU}/nlp/deep_learning_tutorial.py",
+    ),
+    Entry(
+        "nlp_pytorch_tutorial",
+        "nlp_pytorch_tutorial.py",
+        f"{TU}/nlp/pytorch_tutorial.py",
+        fast=True,
+    ),
+    Entry("trainingyt", "trainingyt.py", f"{TU}/introyt/trainingyt.py"),
+    Entry(
+        "modelsyt_tutorial", "modelsyt_tutorial.py", f"{TU}/introyt/modelsyt_tutorial.py", fast=True
+    ),
+    Entry(
+        "two_layer_net_autograd",
+        "two_layer_net_autograd.py",
+        f"{TU}/examples_autograd/two_layer_net_autograd.py",
+    ),
+    Entry(
+        "two_layer_net_module",
+        "two_layer_net_module.py",
+        f"{TU}/examples_nn/two_layer_net_module.py",
+    ),
+    Entry(
+        "knowledge_distillation",
+        "knowledge_distillation_tutorial.py",
+        f"{TU}/knowledge_distillation_tutorial.py",
+    ),
+    # Module.register_forward_hook and the deprecated register_backward_hook (on a Conv2d)
+    Entry("nnft_tutorial", "nnft_tutorial.py", f"{TU}/former_torchies/nnft_tutorial.py", fast=True),
     Entry(
         "char_rnn_classification",
         "char_rnn_classification_tutorial.py",
@@ -189,6 +223,19 @@ CORPUS: list[Entry] = [
         "multiple_models_one_file",
         "saving_multiple_models_in_one_file.py",
         f"{RE}/saving_multiple_models_in_one_file.py",
+    ),
+    # the meta device: torch.load(mmap=True), Module.load_state_dict(assign=True), shapes
+    # without values (no losses: the runs must only agree that they run)
+    Entry(
+        "module_load_state_dict_tips",
+        "module_load_state_dict_tips.py",
+        f"{RE}/module_load_state_dict_tips.py",
+        fast=True,
+    ),
+    Entry(
+        "reasoning_about_shapes",
+        "reasoning_about_shapes.py",
+        f"{RE}/reasoning_about_shapes.py",
     ),
     # pytorch/examples
     Entry("regression", "regression.py", f"{EX} regression/main.py", fast=True),

@@ -30,7 +30,7 @@ dropout between the layers of ``nn.RNN/LSTM/GRU(num_layers > 1, dropout > 0)`` a
 ``F.rrelu`` in training (README.md says which entries could meet them: none today).
 
 Each run logs the loss of every step (``float(loss)`` when ``Tensor.backward`` is called on
-a 0-d tensor: a materialization lazytorch makes at each backward, which the timings
+a 0-d tensor or one of shape ``(1,)``: a materialization lazytorch makes at each backward, which the timings
 include), every ``Tensor.item()`` value the script itself asks for, a timestamp per
 ``backward`` (the step boundaries), and the whole script's wall time, as JSON::
 
@@ -163,12 +163,16 @@ class Hooks:
         try:
             if not self.replay:
                 out = original(*args, **kwargs)
+                if out.device.type == "meta":  # a shape without values: nothing drawn
+                    return out
                 self.tape.record(kind, self.to_array(out))
                 self.draws[kind] += 1
                 return out
             # Replay: the draw's shape and dtype come from running it (cheap, lazy), the
             # values from the tape.
             out = original(*args, **kwargs)
+            if out.device.type == "meta":
+                return out
             value = self.tape.take(kind, tuple(out.shape))
             self.draws[kind] += 1
             t = self.from_array(value, out).to(out.dtype)
@@ -182,7 +186,7 @@ class Hooks:
             self.depth -= 1
 
     def _fill(self, kind: str, original: Any, tensor: Any, *args: Any, **kwargs: Any) -> Any:
-        if self.depth:
+        if self.depth or tensor.device.type == "meta":  # meta: a shape, no values to fill
             return original(tensor, *args, **kwargs)
         self.depth += 1
         try:
@@ -324,6 +328,11 @@ class Hooks:
             # of the weights): the same draw, replayed from the same queue
             random_ops = importlib.import_module("lazytorch.ops.random")
             self._wrap_draw(random_ops, "categorical_draws", "multinomial")
+        else:
+            # ``with torch.device(...)`` gives factories its device by looking them up in a
+            # set built once, from the torch namespace: built now, before the wrapping,
+            # it holds the original functions that the wrappers call
+            importlib.import_module("torch.utils._device")._device_constructors()
         for name, kind in FUNCTION_DRAWS.items():
             self._wrap_draw(torch, name, kind)
         for name, kind in INPLACE_METHODS.items():
@@ -347,7 +356,7 @@ class Hooks:
             if self.in_backward:  # torch re-enters through a __torch_function__ mode
                 return backward(t, *args, **kwargs)
             self.step_stamps.append(time.perf_counter())
-            if t.dim() == 0:
+            if t.dim() == 0 or t.shape == (1,):  # a loss of shape (1,) is a loss too
                 self.losses.append(float(t.detach()))
             self.in_backward = True
             try:
