@@ -50,6 +50,7 @@ EX = "pytorch/examples"
 TU = "pytorch/tutorials beginner_source"
 RE = "pytorch/tutorials recipes_source/recipes"
 MK = "karpathy/makemore makemore.py"
+NGVL = "karpathy/ng-video-lecture"
 YJ = "yunjey/pytorch-tutorial tutorials"
 MZ = "MorvanZhou/PyTorch-Tutorial tutorial-contents/"
 WLM = f"{EX} word_language_model/main.py + model.py + data.py"
@@ -273,6 +274,10 @@ CORPUS: list[Entry] = [
         "karpathy/minGPT projects/adder/adder.py + mingpt/",
         args=f"--data.ndigit=1 {MINGPT}",
     ),
+    # karpathy/ng-video-lecture (tiny Shakespeare, first 100 kB); the final samples draw
+    # with torch.multinomial
+    Entry("ngvl_bigram", "ng_video_lecture/bigram.py", f"{NGVL} bigram.py"),
+    Entry("ngvl_gpt", "ng_video_lecture/gpt.py", f"{NGVL} gpt.py"),
     Entry("makemore_bigram", "makemore.py", MK, args=f"{MAKEMORE} bigram"),
     Entry("makemore_mlp", "makemore.py", MK, args=f"{MAKEMORE} mlp"),
     Entry("makemore_rnn", "makemore.py", MK, args=f"{MAKEMORE} rnn"),
