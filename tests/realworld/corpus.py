@@ -204,6 +204,14 @@ CORPUS: list[Entry] = [
         args=f"{WLM_ARGS} Transformer --nhead 2",
         chaotic_after=15,
     ),
+    # nn.Transformer with key padding masks; torchtext's Multi30k -> synthetic pairs
+    Entry(
+        "language_translation",
+        "language_translation/main.py",
+        f"{EX} language_translation/main.py + src/data.py + src/model.py",
+        args="--epochs 2 --batch 8 --attn_heads 2 --enc_layers 2 --dec_layers 2 "
+        "--embed_size 32 --dim_feedforward 64",
+    ),
     # sparse COO tensors: Tensor.to_sparse, torch.sparse_coo_tensor and torch.spmm
     Entry("gcn", "gcn.py", f"{EX} gcn/main.py"),
     # sparse COO tensors: Tensor.to_sparse and torch.sparse_coo_tensor (dense + sparse)
