@@ -286,6 +286,25 @@ CORPUS: list[Entry] = [
     # with torch.multinomial
     Entry("ngvl_bigram", "ng_video_lecture/bigram.py", f"{NGVL} bigram.py"),
     Entry("ngvl_gpt", "ng_video_lecture/gpt.py", f"{NGVL} gpt.py"),
+    # rasbt/LLMs-from-scratch (Apache 2.0): tiktoken -> a character-level stand-in
+    Entry(
+        "llms_from_scratch_gpt_train",
+        "llms_from_scratch/gpt_train.py",
+        "rasbt/LLMs-from-scratch ch05/01_main-chapter-code/gpt_train.py + previous_chapters.py",
+    ),
+    # karpathy/build-nanogpt: bfloat16 autocast on CPU, gradient accumulation, clipping, a
+    # HellaSwag pass and top-k sampling with a torch.Generator. The HellaSwag picks
+    # (argmin of each example's mean bfloat16 completion loss, items 2-7 and 25-30) compare
+    # averages that bfloat16 quantizes to steps of 1/32: of an untrained model they tie or
+    # differ by one step, so after eight updates (weights 1e-6 apart, losses 1e-5 apart) 3
+    # of the last 6 picks flip between torch and lazytorch. Compared up to item 25: every
+    # loss and the first evaluation's picks (identical weights).
+    Entry(
+        "build_nanogpt",
+        "build_nanogpt/train_gpt2.py",
+        "karpathy/build-nanogpt train_gpt2.py + hellaswag.py",
+        chaotic_after=25,
+    ),
     Entry("makemore_bigram", "makemore.py", MK, args=f"{MAKEMORE} bigram"),
     Entry("makemore_mlp", "makemore.py", MK, args=f"{MAKEMORE} mlp"),
     Entry("makemore_rnn", "makemore.py", MK, args=f"{MAKEMORE} rnn"),
