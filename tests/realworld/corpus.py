@@ -251,6 +251,12 @@ CORPUS: list[Entry] = [
     Entry("morvan_rnn_regressor", "morvan_rnn_regressor.py", f"{MZ}403_RNN_regressor.py"),
     Entry("morvan_autoencoder", "morvan_autoencoder.py", f"{MZ}404_autoencoder.py"),
     Entry("morvan_gan", "morvan_gan.py", f"{MZ}406_GAN.py"),
+    # gym's old API (reset -> obs, 4-result step, unwrapped) over _cartpole.py: _gym_v0.py
+    Entry(
+        "morvan_dqn",
+        "reinforcement_learning/morvan_dqn.py",
+        f"{MZ}405_DQN_Reinforcement_learning.py",
+    ),
     Entry("morvan_dynamic_graph", "morvan_dynamic_graph.py", f"{MZ}501_why_torch_dynamic_graph.py"),
     Entry("morvan_dropout", "morvan_dropout.py", f"{MZ}503_dropout.py"),
     # Eight tanh layers with batch norm (momentum 0.5) on nearly constant activations: the
