@@ -212,6 +212,13 @@ CORPUS: list[Entry] = [
         args="--epochs 2 --batch 8 --attn_heads 2 --enc_layers 2 --dec_layers 2 "
         "--embed_size 32 --dim_feedforward 64",
     ),
+    # in-place writes into tensors of the graph (forces[i] += ..., positions[0] = ...)
+    Entry(
+        "mass_spring",
+        "mass_spring.py",
+        f"{EX} differentiable_physics/mass_spring.py",
+        args="--epochs 30 --steps 20 --log_interval 5",
+    ),
     # sparse COO tensors: Tensor.to_sparse, torch.sparse_coo_tensor and torch.spmm
     Entry("gcn", "gcn.py", f"{EX} gcn/main.py"),
     # sparse COO tensors: Tensor.to_sparse and torch.sparse_coo_tensor (dense + sparse)
