@@ -212,6 +212,14 @@ CORPUS: list[Entry] = [
         args="--epochs 2 --batch 8 --attn_heads 2 --enc_layers 2 --dec_layers 2 "
         "--embed_size 32 --dim_feedforward 64",
     ),
+    # Tensor.unfold patches, nn.MultiheadAttention with its weights (need_weights=True)
+    Entry(
+        "vision_transformer",
+        "vision_transformer.py",
+        f"{EX} vision_transformer/main.py",
+        args="--patch-size 8 --latent-size 32 --num-heads 2 --num-encoders 2 --img-size 32 "
+        "--epochs 2",
+    ),
     # in-place writes into tensors of the graph (forces[i] += ..., positions[0] = ...)
     Entry(
         "mass_spring",
