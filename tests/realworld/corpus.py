@@ -227,6 +227,23 @@ CORPUS: list[Entry] = [
         f"{EX} differentiable_physics/mass_spring.py",
         args="--epochs 30 --steps 20 --log_interval 5",
     ),
+    # pytorch/examples scripts from its history: merged then reverted (swin) or proposed in
+    # pull requests that were not merged (fizzbuzz, rbm, beta_vae); headers give the commits
+    Entry("fizzbuzz", "fizzbuzz.py", f"{EX} fizzbuzz/main.py", args="--epochs 2 --num-digits 10"),
+    # torch.normal parameters, torch.bernoulli Gibbs sampling
+    Entry("rbm", "rbm.py", f"{EX} rbm/main.py", args="--batch 50 --epochs 1 --nh 32 --k 5"),
+    Entry(
+        "swin_transformer",
+        "swin_transformer.py",
+        f"{EX} swin_transformer/swin_transformer.py",
+        args="--batch-size 16 --test-batch-size 64 --epochs 2 --log-interval 2",
+    ),
+    Entry(
+        "beta_vae",
+        "beta_vae.py",
+        f"{EX} beta-vae/main.py",
+        args="--batch-size 32 --epochs 2 --log-interval 4",
+    ),
     # sparse COO tensors: Tensor.to_sparse, torch.sparse_coo_tensor and torch.spmm
     Entry("gcn", "gcn.py", f"{EX} gcn/main.py"),
     # sparse COO tensors: Tensor.to_sparse and torch.sparse_coo_tensor (dense + sparse)
