@@ -330,6 +330,12 @@ CORPUS: list[Entry] = [
         "llms_from_scratch/gpt_train.py",
         "rasbt/LLMs-from-scratch ch05/01_main-chapter-code/gpt_train.py + previous_chapters.py",
     ),
+    # warmup + cosine learning rate set in param_groups each step, clip_grad_norm_
+    Entry(
+        "llms_from_scratch_hparam_search",
+        "llms_from_scratch/hparam_search.py",
+        "rasbt/LLMs-from-scratch ch05/05_bonus_hparam_tuning/hparam_search.py + pkg/",
+    ),
     # karpathy/build-nanogpt: bfloat16 autocast on CPU, gradient accumulation, clipping, a
     # HellaSwag pass and top-k sampling with a torch.Generator. The HellaSwag picks
     # (argmin of each example's mean bfloat16 completion loss, items 2-7 and 25-30) compare
