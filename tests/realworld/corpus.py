@@ -336,6 +336,14 @@ CORPUS: list[Entry] = [
         "llms_from_scratch/hparam_search.py",
         "rasbt/LLMs-from-scratch ch05/05_bonus_hparam_tuning/hparam_search.py + pkg/",
     ),
+    # one data loader per "book", GPT-2's 50,257-token output head (its --debug model)
+    Entry(
+        "llms_from_scratch_pretraining_simple",
+        "llms_from_scratch/pretraining_simple.py",
+        "rasbt/LLMs-from-scratch ch05/03_bonus_pretraining_on_gutenberg/pretraining_simple.py",
+        args="--data_dir data/books --debug True --batch_size 16 --eval_freq 5 "
+        "--print_sample_iter 25",
+    ),
     # karpathy/build-nanogpt: bfloat16 autocast on CPU, gradient accumulation, clipping, a
     # HellaSwag pass and top-k sampling with a torch.Generator. The HellaSwag picks
     # (argmin of each example's mean bfloat16 completion loss, items 2-7 and 25-30) compare

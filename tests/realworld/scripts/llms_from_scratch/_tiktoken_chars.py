@@ -2,7 +2,8 @@
 
 ``get_encoding(name)`` returns a character-level encoding over ``string.printable`` (100
 symbols, ids 0 to 99) in place of GPT-2's byte-pair encoding: the same ``encode`` /
-``decode`` calls, a much smaller vocabulary (the scripts' ``vocab_size`` is set to 100).
+``decode`` calls, a much smaller vocabulary (most scripts' ``vocab_size`` is set to 100; a
+model left with GPT-2's 50,257 can emit ids above 99, which decode to U+FFFD).
 """
 
 import string
@@ -18,7 +19,7 @@ class _CharEncoding:
         return [_IDS[c] for c in text]
 
     def decode(self, tokens):
-        return "".join(_CHARS[t] for t in tokens)
+        return "".join(_CHARS[t] if t < len(_CHARS) else "\ufffd" for t in tokens)
 
 
 def get_encoding(name):
