@@ -357,6 +357,17 @@ CORPUS: list[Entry] = [
         "karpathy/build-nanogpt train_gpt2.py + hellaswag.py",
         chaotic_after=25,
     ),
+    # IterableDataset over np.memmap shards, RoPE, GQA, GradScaler (disabled), clipping, a
+    # checkpoint with the optimizer's state and the model exported with struct
+    Entry(
+        "llama2c",
+        "llama2c/train.py",
+        "karpathy/llama2.c train.py + model.py + tinystories.py + export.py",
+        args="--device=cpu --compile=False --dtype=float32 --batch_size=4 --max_seq_len=32 "
+        "--vocab_source=custom --vocab_size=256 --dim=32 --n_layers=2 --n_heads=4 "
+        "--n_kv_heads=2 --multiple_of=16 --dropout=0.1 --gradient_accumulation_steps=2 "
+        "--max_iters=10 --eval_interval=5 --eval_iters=3 --warmup_iters=2",
+    ),
     Entry("makemore_bigram", "makemore.py", MK, args=f"{MAKEMORE} bigram"),
     Entry("makemore_mlp", "makemore.py", MK, args=f"{MAKEMORE} mlp"),
     Entry("makemore_rnn", "makemore.py", MK, args=f"{MAKEMORE} rnn"),
