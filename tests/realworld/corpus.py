@@ -50,6 +50,7 @@ EX = "pytorch/examples"
 TU = "pytorch/tutorials beginner_source"
 RE = "pytorch/tutorials recipes_source/recipes"
 MK = "karpathy/makemore makemore.py"
+NGVL = "karpathy/ng-video-lecture"
 YJ = "yunjey/pytorch-tutorial tutorials"
 MZ = "MorvanZhou/PyTorch-Tutorial tutorial-contents/"
 WLM = f"{EX} word_language_model/main.py + model.py + data.py"
@@ -283,6 +284,46 @@ CORPUS: list[Entry] = [
         args=f"{WLM_ARGS} Transformer --nhead 2",
         chaotic_after=15,
     ),
+    # nn.Transformer with key padding masks; torchtext's Multi30k -> synthetic pairs
+    Entry(
+        "language_translation",
+        "language_translation/main.py",
+        f"{EX} language_translation/main.py + src/data.py + src/model.py",
+        args="--epochs 2 --batch 8 --attn_heads 2 --enc_layers 2 --dec_layers 2 "
+        "--embed_size 32 --dim_feedforward 64",
+    ),
+    # Tensor.unfold patches, nn.MultiheadAttention with its weights (need_weights=True)
+    Entry(
+        "vision_transformer",
+        "vision_transformer.py",
+        f"{EX} vision_transformer/main.py",
+        args="--patch-size 8 --latent-size 32 --num-heads 2 --num-encoders 2 --img-size 32 "
+        "--epochs 2",
+    ),
+    # in-place writes into tensors of the graph (forces[i] += ..., positions[0] = ...)
+    Entry(
+        "mass_spring",
+        "mass_spring.py",
+        f"{EX} differentiable_physics/mass_spring.py",
+        args="--epochs 30 --steps 20 --log_interval 5",
+    ),
+    # pytorch/examples scripts from its history: merged then reverted (swin) or proposed in
+    # pull requests that were not merged (fizzbuzz, rbm, beta_vae); headers give the commits
+    Entry("fizzbuzz", "fizzbuzz.py", f"{EX} fizzbuzz/main.py", args="--epochs 2 --num-digits 10"),
+    # torch.normal parameters, torch.bernoulli Gibbs sampling
+    Entry("rbm", "rbm.py", f"{EX} rbm/main.py", args="--batch 50 --epochs 1 --nh 32 --k 5"),
+    Entry(
+        "swin_transformer",
+        "swin_transformer.py",
+        f"{EX} swin_transformer/swin_transformer.py",
+        args="--batch-size 16 --test-batch-size 64 --epochs 2 --log-interval 2",
+    ),
+    Entry(
+        "beta_vae",
+        "beta_vae.py",
+        f"{EX} beta-vae/main.py",
+        args="--batch-size 32 --epochs 2 --log-interval 4",
+    ),
     # sparse COO tensors: Tensor.to_sparse, torch.sparse_coo_tensor and torch.spmm
     Entry("gcn", "gcn.py", f"{EX} gcn/main.py"),
     # sparse COO tensors: Tensor.to_sparse and torch.sparse_coo_tensor (dense + sparse)
@@ -326,6 +367,12 @@ CORPUS: list[Entry] = [
     Entry("morvan_rnn_regressor", "morvan_rnn_regressor.py", f"{MZ}403_RNN_regressor.py"),
     Entry("morvan_autoencoder", "morvan_autoencoder.py", f"{MZ}404_autoencoder.py"),
     Entry("morvan_gan", "morvan_gan.py", f"{MZ}406_GAN.py"),
+    # gym's old API (reset -> obs, 4-result step, unwrapped) over _cartpole.py: _gym_v0.py
+    Entry(
+        "morvan_dqn",
+        "reinforcement_learning/morvan_dqn.py",
+        f"{MZ}405_DQN_Reinforcement_learning.py",
+    ),
     Entry("morvan_dynamic_graph", "morvan_dynamic_graph.py", f"{MZ}501_why_torch_dynamic_graph.py"),
     Entry("morvan_dropout", "morvan_dropout.py", f"{MZ}503_dropout.py"),
     # Eight tanh layers with batch norm (momentum 0.5) on nearly constant activations: the
@@ -356,6 +403,54 @@ CORPUS: list[Entry] = [
         "mingpt/adder.py",
         "karpathy/minGPT projects/adder/adder.py + mingpt/",
         args=f"--data.ndigit=1 {MINGPT}",
+    ),
+    # karpathy/ng-video-lecture (tiny Shakespeare, first 100 kB); the final samples draw
+    # with torch.multinomial
+    Entry("ngvl_bigram", "ng_video_lecture/bigram.py", f"{NGVL} bigram.py"),
+    Entry("ngvl_gpt", "ng_video_lecture/gpt.py", f"{NGVL} gpt.py"),
+    # rasbt/LLMs-from-scratch (Apache 2.0): tiktoken -> a character-level stand-in
+    Entry(
+        "llms_from_scratch_gpt_train",
+        "llms_from_scratch/gpt_train.py",
+        "rasbt/LLMs-from-scratch ch05/01_main-chapter-code/gpt_train.py + previous_chapters.py",
+    ),
+    # warmup + cosine learning rate set in param_groups each step, clip_grad_norm_
+    Entry(
+        "llms_from_scratch_hparam_search",
+        "llms_from_scratch/hparam_search.py",
+        "rasbt/LLMs-from-scratch ch05/05_bonus_hparam_tuning/hparam_search.py + pkg/",
+    ),
+    # one data loader per "book", GPT-2's 50,257-token output head (its --debug model)
+    Entry(
+        "llms_from_scratch_pretraining_simple",
+        "llms_from_scratch/pretraining_simple.py",
+        "rasbt/LLMs-from-scratch ch05/03_bonus_pretraining_on_gutenberg/pretraining_simple.py",
+        args="--data_dir data/books --debug True --batch_size 16 --eval_freq 5 "
+        "--print_sample_iter 25",
+    ),
+    # karpathy/build-nanogpt: bfloat16 autocast on CPU, gradient accumulation, clipping, a
+    # HellaSwag pass and top-k sampling with a torch.Generator. The HellaSwag picks
+    # (argmin of each example's mean bfloat16 completion loss, items 2-7 and 25-30) compare
+    # averages that bfloat16 quantizes to steps of 1/32: of an untrained model they tie or
+    # differ by one step, so after eight updates (weights 1e-6 apart, losses 1e-5 apart) 3
+    # of the last 6 picks flip between torch and lazytorch. Compared up to item 25: every
+    # loss and the first evaluation's picks (identical weights).
+    Entry(
+        "build_nanogpt",
+        "build_nanogpt/train_gpt2.py",
+        "karpathy/build-nanogpt train_gpt2.py + hellaswag.py",
+        chaotic_after=25,
+    ),
+    # IterableDataset over np.memmap shards, RoPE, GQA, GradScaler (disabled), clipping, a
+    # checkpoint with the optimizer's state and the model exported with struct
+    Entry(
+        "llama2c",
+        "llama2c/train.py",
+        "karpathy/llama2.c train.py + model.py + tinystories.py + export.py",
+        args="--device=cpu --compile=False --dtype=float32 --batch_size=4 --max_seq_len=32 "
+        "--vocab_source=custom --vocab_size=256 --dim=32 --n_layers=2 --n_heads=4 "
+        "--n_kv_heads=2 --multiple_of=16 --dropout=0.1 --gradient_accumulation_steps=2 "
+        "--max_iters=10 --eval_interval=5 --eval_iters=3 --warmup_iters=2",
     ),
     Entry("makemore_bigram", "makemore.py", MK, args=f"{MAKEMORE} bigram"),
     Entry("makemore_mlp", "makemore.py", MK, args=f"{MAKEMORE} mlp"),
