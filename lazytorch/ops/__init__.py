@@ -23,6 +23,7 @@ __all__ = [
     "indexing",
     "linalg",
     "methods",
+    "numeric",
     "pad",
     "random",
     "reduction",

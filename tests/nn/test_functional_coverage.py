@@ -446,11 +446,10 @@ def test_max_unpool_modules_and_errors():
 def test_every_public_functional_of_torch_exists_or_is_listed():
     import inspect
 
-    # not here, and why: CTC (a dynamic-programming loss), fractional max pooling (random
+    # not here, and why: fractional max pooling (random
     # windows), torch.jit's helpers, fused low-precision GEMM entry points
     missing_on_purpose = {
         "conv_tbc",
-        "ctc_loss",
         "fractional_max_pool2d",
         "fractional_max_pool2d_with_indices",
         "fractional_max_pool3d",

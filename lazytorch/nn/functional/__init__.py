@@ -56,6 +56,7 @@ from lazytorch.nn.functional.col2im import (
     unfold,
 )
 from lazytorch.nn.functional.conv import conv1d, conv2d, conv3d
+from lazytorch.nn.functional.ctc import ctc_loss
 from lazytorch.nn.functional.grid import affine_grid, grid_sample
 from lazytorch.nn.functional.layers import (
     alpha_dropout,
@@ -181,6 +182,7 @@ __all__ = [
     "cosine_embedding_loss",
     "cosine_similarity",
     "cross_entropy",
+    "ctc_loss",
     "dropout",
     "dropout1d",
     "dropout2d",

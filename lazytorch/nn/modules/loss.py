@@ -12,6 +12,7 @@ from lazytorch.tensor import Tensor
 __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
+    "CTCLoss",
     "CosineEmbeddingLoss",
     "CrossEntropyLoss",
     "GaussianNLLLoss",
@@ -158,6 +159,35 @@ class CrossEntropyLoss(_WeightedLoss):
             ignore_index=self.ignore_index,
             reduction=self.reduction,
             label_smoothing=self.label_smoothing,
+        )
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (`F.ctc_loss`).
+
+    >>> import lazytorch
+    >>> lp = lazytorch.full((2, 1, 2), 0.5).log()
+    >>> loss = lazytorch.nn.CTCLoss(reduction="sum")(lp, lazytorch.tensor([[1]]), [2], [1])
+    >>> round(loss.item(), 4)
+    0.2877
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(
+        self, log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor
+    ) -> Tensor:
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
         )
 
 
