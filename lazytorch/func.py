@@ -720,7 +720,8 @@ def vmap(
         results = []
         with _vmap_randomness(randomness):
             for i in range(size):
-                _begin_sample(i)
+                if randomness == "same":
+                    _begin_sample(i)
                 sample = [x if d is None else x.select(d, i) for x, d in zip(leaves, mapped)]
                 results.append(func(*un(sample), **kwargs))
         return _stack_outputs(results, out_dims)

@@ -315,6 +315,12 @@ def test_vmap_randomness():
     np.testing.assert_array_equal(after_same.numpy(), after_one.numpy())  # drawn once
     diff = LF.vmap(lambda a: a + lt.rand(4), randomness="different")(x)
     assert not bool((diff[0] == diff[1]).all())
+    # nested: the same draws across the outer dimension, different ones across the inner
+    nested = LF.vmap(LF.vmap(lambda a: a + lt.rand(()), randomness="different"), randomness="same")(
+        lt.zeros(3, 2)
+    )
+    np.testing.assert_array_equal(nested[0].numpy(), nested[2].numpy())
+    assert nested[0, 0].item() != nested[0, 1].item()
     # an unmapped None output that is the same object every time is returned as is
     c = lt.ones(2)
     _same_obj = LF.vmap(lambda a: (a * 2, c), out_dims=(0, None))(x)

@@ -30,8 +30,9 @@ dropout between the layers of ``nn.RNN/LSTM/GRU(num_layers > 1, dropout > 0)`` a
 ``F.rrelu`` in training (README.md says which entries could meet them: none today).
 
 Each run logs the loss of every step (``float(loss)`` when ``Tensor.backward`` is called on
-a 0-d tensor or one of shape ``(1,)``: a materialization lazytorch makes at each backward, which the timings
-include), every ``Tensor.item()`` value the script itself asks for, a timestamp per
+a 0-d tensor or one of shape ``(1,)``: a materialization lazytorch makes at each backward,
+which the timings include), every ``Tensor.item()`` value the script itself asks for (and,
+with ``REALWORLD_LOG_CONVERSIONS=1``, its ``float(t)``/``int(t)``/``bool(t)``), a timestamp per
 ``backward`` (the step boundaries), and the whole script's wall time, as JSON::
 
     python tests/realworld/harness.py --lib torch --tape T.pkl --out torch.json script.py ARGS
@@ -59,6 +60,10 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
+
+# Set to "1" (corpus.py does, for an entry with log_conversions): the script's float(t),
+# int(t) and bool(t) of tensors are logged with its item() values.
+LOG_CONVERSIONS = "REALWORLD_LOG_CONVERSIONS"
 
 # Module-level draw functions: name -> queue kind.
 FUNCTION_DRAWS = {
@@ -373,6 +378,20 @@ class Hooks:
 
         torch.Tensor.backward = logged_backward
         torch.Tensor.item = logged_item
+        if os.environ.get(LOG_CONVERSIONS) == "1":
+            for name in ("__float__", "__int__", "__bool__"):
+                setattr(torch.Tensor, name, self._logged_conversion(getattr(torch.Tensor, name)))
+
+    def _logged_conversion(self, convert: Any) -> Any:
+        """``float(t)``, ``int(t)``, ``bool(t)`` logged like ``item()`` (the script's own)."""
+
+        def logged(t: Any) -> Any:
+            v = convert(t)
+            if sys._getframe(1).f_code.co_filename.startswith(self.script_dir):
+                self.items.append(v)
+            return v
+
+        return logged
 
 
 def run_script(script: str, args: list[str], lib: str, tape_path: str) -> dict[str, Any]:
