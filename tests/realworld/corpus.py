@@ -144,9 +144,6 @@ CORPUS: list[Entry] = [
     ),
     Entry("trainingyt", "trainingyt.py", f"{TU}/introyt/trainingyt.py"),
     Entry(
-        "modelsyt_tutorial", "modelsyt_tutorial.py", f"{TU}/introyt/modelsyt_tutorial.py", fast=True
-    ),
-    Entry(
         "two_layer_net_autograd",
         "two_layer_net_autograd.py",
         f"{TU}/examples_autograd/two_layer_net_autograd.py",
@@ -230,19 +227,6 @@ CORPUS: list[Entry] = [
         "multiple_models_one_file",
         "saving_multiple_models_in_one_file.py",
         f"{RE}/saving_multiple_models_in_one_file.py",
-    ),
-    # the meta device: torch.load(mmap=True), Module.load_state_dict(assign=True), shapes
-    # without values (no losses: the runs must only agree that they run)
-    Entry(
-        "module_load_state_dict_tips",
-        "module_load_state_dict_tips.py",
-        f"{RE}/module_load_state_dict_tips.py",
-        fast=True,
-    ),
-    Entry(
-        "reasoning_about_shapes",
-        "reasoning_about_shapes.py",
-        f"{RE}/reasoning_about_shapes.py",
     ),
     # pytorch/examples
     Entry("regression", "regression.py", f"{EX} regression/main.py", fast=True),
