@@ -314,6 +314,18 @@ CORPUS: list[Entry] = [
         f"{EX} beta-vae/main.py",
         args="--batch-size 32 --epochs 2 --log-interval 4",
     ),
+    Entry("wlm_rnn_relu", "word_language_model/main.py", WLM, args=f"{WLM_ARGS} RNN_RELU"),
+    # tanh RNN with tied weights at the script's lr 20: the torch/lazytorch difference grows
+    # about 4x per step, 7e-6 at step 5, 1e-4 at step 8, 1.7e-3 at step 9, and the runs part
+    # after step 11; with --lr 5 or --lr 1 the 28 steps agree to 1e-6 (README.md, "Chaotic
+    # scripts")
+    Entry(
+        "wlm_rnn_tanh_tied",
+        "word_language_model/main.py",
+        WLM,
+        args=f"{WLM_ARGS} RNN_TANH --tied",
+        chaotic_after=8,
+    ),
     # sparse COO tensors: Tensor.to_sparse, torch.sparse_coo_tensor and torch.spmm
     Entry("gcn", "gcn.py", f"{EX} gcn/main.py"),
     # sparse COO tensors: Tensor.to_sparse and torch.sparse_coo_tensor (dense + sparse)
