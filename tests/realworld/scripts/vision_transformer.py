@@ -1,6 +1,6 @@
-# Source: https://github.com/pytorch/examples vision_transformer/main.py (commit 5921fc191b83df2451c342b8bb30b5e3d8891ff8;
-#   the example was removed from the repository in e8a38cc, May 2024)
+# Source: https://github.com/pytorch/examples vision_transformer/main.py (commit 5921fc191b83df2451c342b8bb30b5e3d8891ff8)
 # Licence: BSD 3-Clause. Copyright (c) 2017, Pytorch contributors. All rights reserved.
+#   (The example was removed from the repository in e8a38cc, May 2024.)
 #   The licence's full text is in tests/realworld/README.md (Licences).
 # Changes (sizes, data and progress-bar output only; the code is otherwise as written):
 #   - torchvision.datasets.CIFAR10 (download) with Resize + ToTensor -> _synthetic_cifar10:
