@@ -1,7 +1,7 @@
-# Source: https://github.com/pytorch/examples beta-vae/main.py (commit c4bdf77ca3687c4a43ae3f50f78f63f041f1a0c8;
-#   pull request #728, not merged)
+# Source: https://github.com/pytorch/examples beta-vae/main.py (commit c4bdf77ca3687c4a43ae3f50f78f63f041f1a0c8)
 # Licence: BSD 3-Clause. Copyright (c) 2017, Pytorch contributors. All rights reserved.
 #   The licence's full text is in tests/realworld/README.md (Licences).
+#   (Pull request #728, not merged.)
 # Changes (data and image output only; the code is otherwise as written):
 #   - torchvision's FashionMNIST (download) with ToTensor -> _synthetic_fashion_mnist: 256
 #     train / 128 test random 1x28x28 images in [0, 1] with int64 labels; the torchvision

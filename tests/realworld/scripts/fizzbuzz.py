@@ -1,7 +1,7 @@
-# Source: https://github.com/pytorch/examples fizzbuzz/main.py (commit 3b25e33868dee4931d5a0fe2d2a030db56059045;
-#   pull request #808, not merged)
+# Source: https://github.com/pytorch/examples fizzbuzz/main.py (commit 3b25e33868dee4931d5a0fe2d2a030db56059045)
 # Licence: BSD 3-Clause. Copyright (c) 2017, Pytorch contributors. All rights reserved.
 #   The licence's full text is in tests/realworld/README.md (Licences).
+#   (Pull request #808, not merged.)
 # Changes: none (the file as written); sizes and epochs through its own arguments (corpus.py)
 from __future__ import print_function
 import platform

@@ -1,8 +1,8 @@
-# Source: https://github.com/pytorch/examples differentiable_physics/mass_spring.py (commit 7c35995e4ca3fc2d1ad0c8e3497f6d1d0736762a;
-#   the example was merged on 2025-06-25 and reverted the same day in 8d408d2, so it is in the
-#   repository's history but not in its current tree)
+# Source: https://github.com/pytorch/examples differentiable_physics/mass_spring.py (commit 7c35995e4ca3fc2d1ad0c8e3497f6d1d0736762a)
 # Licence: BSD 3-Clause. Copyright (c) 2017, Pytorch contributors. All rights reserved.
 #   The licence's full text is in tests/realworld/README.md (Licences).
+#   (The example was merged on 2025-06-25 and reverted the same day in 8d408d2, so it is in the
+#   repository's history but not in its current tree.)
 # Changes (sizes and plots only; the code is otherwise as written):
 #   - matplotlib (not installed) -> `plt`, a stand-in that accepts every call and draws nothing
 #   - epochs, simulation steps and the log interval through the script's own arguments (corpus.py)

@@ -1,7 +1,7 @@
-# Source: https://github.com/pytorch/examples rbm/main.py (commit 7f15f5a0690cfefa9ad4f9ddc70924503c7bc0be;
-#   pull request #1284, not merged)
+# Source: https://github.com/pytorch/examples rbm/main.py (commit 7f15f5a0690cfefa9ad4f9ddc70924503c7bc0be)
 # Licence: BSD 3-Clause. Copyright (c) 2017, Pytorch contributors. All rights reserved.
 #   The licence's full text is in tests/realworld/README.md (Licences).
+#   (Pull request #1284, not merged.)
 # Changes (sizes, data and plots only; the code is otherwise as written):
 #   - torchvision's datasets.MNIST(...).data (download) -> _synthetic_mnist_data: 400 uint8
 #     28x28 images (0 to 255) instead of 60,000; the torchvision import removed

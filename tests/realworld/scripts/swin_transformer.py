@@ -1,7 +1,7 @@
-# Source: https://github.com/pytorch/examples swin_transformer/swin_transformer.py (commit 892eca0a9469f657bf4c635d1b9b648d267580fc;
-#   merged on 2025-08-23 and reverted in 4a3b6e3, so in the history but not the current tree)
+# Source: https://github.com/pytorch/examples swin_transformer/swin_transformer.py (commit 892eca0a9469f657bf4c635d1b9b648d267580fc)
 # Licence: BSD 3-Clause. Copyright (c) 2017, Pytorch contributors. All rights reserved.
 #   The licence's full text is in tests/realworld/README.md (Licences).
+#   (Merged on 2025-08-23 and reverted in 4a3b6e3, so in the history but not the current tree.)
 # Changes (data only; the code is otherwise as written):
 #   - torchvision's CIFAR10 (download) with ToTensor + Normalize((0.5,), (0.5,)) ->
 #     _synthetic_cifar10: 128 train / 64 test random 3x32x32 images in [-1, 1] with int64
