@@ -19,11 +19,10 @@ import warnings
 from collections import namedtuple
 from typing import Any
 
-import numpy as np
-
 from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
+from lazytorch.ir._lazynp import np
 from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import shape as S

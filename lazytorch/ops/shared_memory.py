@@ -119,10 +119,17 @@ def sent(name: str) -> None:
     """Segment `name` is being sent to another process. A child process leaves its
     unlinking to the receiver (the main process adopts what it attaches, `rebuild`): the
     child may exit before the receiver attaches it."""
-    from multiprocessing import parent_process  # lazy: import time (stdlib)
-
-    if parent_process() is not None:
+    if _in_child():
         _created.discard(name)
+
+
+def _in_child() -> bool:
+    """Whether this process was started by multiprocessing (also while a spawn child is
+    still unpickling its arguments, before its parent process is recorded)."""
+    import multiprocessing  # lazy: import time (stdlib)
+
+    me = multiprocessing.current_process()
+    return getattr(me, "_inheriting", False) or multiprocessing.parent_process() is not None
 
 
 def rebuild(name: str, shape: tuple[int, ...], dtype: Any, requires_grad: bool) -> Tensor:
@@ -140,9 +147,7 @@ def rebuild(name: str, shape: tuple[int, ...], dtype: Any, requires_grad: bool) 
         # unlink it when this process exits, under the process that created it.
         _untrack(segment)
         _segments[name] = segment
-        from multiprocessing import parent_process  # lazy: import time (stdlib)
-
-        if parent_process() is None:  # the main process unlinks what its children sent
+        if not _in_child():  # the main process unlinks what its children sent
             _created.add(name)
     array = np.ndarray(shape, dtype, buffer=segment.buf)
     t = wrap(leaf_node(array, CPU))
