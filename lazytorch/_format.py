@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch import _as_torch
 from lazytorch.ir import dtypes as dt
 
 PRECISION = 4
@@ -78,7 +79,7 @@ def format_tensor(
             f"size=({', '.join(str(d) for d in arr.shape)}{',' if arr.ndim == 1 else ''})"
         )
     if dtype not in (default_float, dt.int64, dt.bool_):
-        suffix.append(f"dtype=lazytorch.{dtype.name}")
+        suffix.append(f"dtype={_as_torch.NAME}.{dtype.name}")
     if dtype is dt.bfloat16:
         arr = arr.astype(np.float32)  # exact; NumPy formats ml_dtypes' bfloat16 as an object
     if arr.size == 0:
