@@ -1,6 +1,6 @@
-"""Statistics, integration and polynomial grids composed of other public ops: `mode`,
-`histc`, `cov`, `corrcoef`, `trapezoid` (`trapz`), `cumulative_trapezoid`, `combinations`
-and `vander`.
+"""Statistics, integration, polynomial grids and scatter reductions composed of other
+public ops: `mode`, `histc`, `cov`, `corrcoef`, `trapezoid` (`trapz`),
+`cumulative_trapezoid`, `combinations`, `vander` and `scatter_reduce`.
 
 Like `lazytorch.ops.composite`, each is torch's function written in lazytorch's ops (so it is
 lazy and differentiable wherever its parts are), following torch's formulas step by step so
@@ -38,6 +38,7 @@ __all__ = [
     "cumulative_trapezoid",
     "histc",
     "mode",
+    "scatter_reduce",
     "trapezoid",
     "trapz",
     "vander",
@@ -408,3 +409,121 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     if not increasing:
         cols.reverse()
     return S.stack(cols, 1)
+
+
+# -- scatter reductions -----------------------------------------------------------------------
+_SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+_DENSE_LIMIT = 1 << 26  # entries of the (src x dim size) mask amax/amin build
+
+
+@public(method=True, inplace=True)
+def scatter_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+    out: Any = None,
+) -> Tensor:
+    """`input` with each ``src`` entry combined into the position `index` selects along
+    `dim` by `reduce` ("sum", "prod", "mean", "amax", "amin"); ``include_self=False``
+    leaves `input`'s own values out at the positions written to. Integer "mean" rounds
+    down, as torch.
+
+    "sum"/"mean" are scatter-adds, "prod" a multiplying scatter (no gradient); "amax" and
+    "amin" compare every ``src`` entry with every position along `dim` (a mask of
+    ``src.numel() * input.size(dim)`` entries: NotImplementedError beyond 2**26) and need
+    `index` of `input`'s shape outside `dim`.
+
+    >>> import lazytorch
+    >>> x = lazytorch.tensor([1.0, 2.0])
+    >>> x.scatter_reduce(0, lazytorch.tensor([0, 0, 1]), lazytorch.tensor([5.0, 3.0, 1.0]), "amax")
+    tensor([5., 2.])
+    """
+    x = tensor_arg(input, "scatter_reduce")
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # torch takes these too
+    if reduce not in _SCATTER_REDUCES:
+        raise op_error(
+            RuntimeError,
+            "scatter_reduce",
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}",
+        )
+    if not isinstance(src, Tensor) or not isinstance(index, Tensor):
+        raise op_error(TypeError, "scatter_reduce", "index and src must be tensors")
+    if src.dtype is not x.dtype:
+        raise op_error(
+            RuntimeError,
+            "scatter_reduce",
+            "scatter_reduce(): Expected self.dtype to be equal to src.dtype",
+        )
+    touched = C.zeros(x.shape, dtype=dt.bool_, device=x.device).scatter(dim, index, True)
+    if reduce in ("amax", "amin"):
+        result = _scatter_extreme(x, dim, index, src, reduce == "amax", include_self, touched)
+        return into_out(result, out, "scatter_reduce")
+    identity = 1 if reduce == "prod" else 0
+    base = x if include_self else E.where(touched, C.full((), identity, dtype=x.dtype), x)
+    if reduce == "prod":
+        return into_out(base.scatter(dim, index, src, reduce="multiply"), out, "scatter_reduce")
+    total = base.scatter_add(dim, index, _leading_block(src, index))
+    if reduce == "sum":
+        return into_out(total, out, "scatter_reduce")
+    ones = C.ones(index.shape, dtype=x.dtype, device=x.device)
+    count = C.zeros(x.shape, dtype=x.dtype, device=x.device).scatter_add(dim, index, ones)
+    if include_self:
+        count = count + 1
+    count = count.clamp(min=1)
+    mean = total / count if x.dtype.is_floating_point else total.div(count, rounding_mode="floor")
+    return into_out(E.where(touched, mean, x), out, "scatter_reduce")
+
+
+def _leading_block(src: Tensor, index: Tensor) -> Tensor:
+    """The part of `src` that `index` covers (torch reads only that block)."""
+    for d, k in enumerate(index.shape):
+        if src.shape[d] != k:
+            src = src.narrow(d, 0, k)
+    return src
+
+
+def _scatter_extreme(
+    x: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    largest: bool,
+    include_self: bool,
+    touched: Tensor,
+) -> Tensor:
+    axis = normalize_dim(dim, x.ndim, "scatter_reduce") if x.ndim else 0
+    if index.ndim != x.ndim or any(
+        index.shape[d] != x.shape[d] for d in range(x.ndim) if d != axis
+    ):
+        raise op_error(
+            NotImplementedError,
+            "scatter_reduce",
+            "scatter_reduce(reduce='amax'/'amin') in lazytorch needs index of input's shape "
+            "outside dim; expand the index (and src) to it",
+        )
+    n = x.shape[axis] if x.ndim else 1
+    if index.numel() * n > _DENSE_LIMIT:
+        raise op_error(
+            NotImplementedError,
+            "scatter_reduce",
+            f"scatter_reduce(reduce='amax'/'amin') compares every src entry with every "
+            f"position along dim: {index.numel()} x {n} is beyond lazytorch's limit of 2**26",
+        )
+    s = _leading_block(src, index).movedim(axis, -1).unsqueeze(-1)  # (..., m, 1)
+    idx = index.movedim(axis, -1).unsqueeze(-1)  # (..., m, 1)
+    hit = idx == C.arange(n, device=x.device)  # (..., m, n)
+    if x.dtype.is_floating_point:
+        fill = -math.inf if largest else math.inf
+    else:
+        lim = np.iinfo(x.dtype.np)
+        fill = int(lim.min if largest else lim.max)
+    masked = E.where(hit, s, C.full((), fill, dtype=x.dtype, device=x.device))
+    best = masked.amax(-2) if largest else masked.amin(-2)  # (..., n)
+    best = best.movedim(-1, axis)
+    if include_self:
+        best = E.maximum(best, x) if largest else E.minimum(best, x)
+    return E.where(touched, best, x)

@@ -222,3 +222,60 @@ def test_vander_edges() -> None:
     lt.vander(x, 4).sum().backward()
     v = np.array([0.5, -1.5, 2.0])
     np.testing.assert_allclose(x.grad.numpy(), 3 * v**2 + 2 * v + 1, rtol=1e-6)
+
+
+# -- scatter_reduce -------------------------------------------------------------------------------
+
+IDX0 = np.array([[0, 1, 0], [2, 0, 2], [0, 1, 1], [2, 2, 0]])  # (4, 3) into a (3, 3) input
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce(reduce: str, include_self: bool) -> None:
+    def fn(t: Any, x: Any, s: Any, i: Any) -> Any:
+        return t.scatter_reduce(x, 0, i, s, reduce, include_self=include_self)
+
+    check(fn, randn(3, 3), randn(4, 3), IDX0)
+    check(fn, randn(3, 3, dtype="float64"), randn(4, 3, dtype="float64"), IDX0)
+    check(
+        fn, arr(3, 3, dtype="int64", low=-9, high=9), arr(4, 3, dtype="int64", low=-9, high=9), IDX0
+    )
+    check(
+        lambda t, x, s, i: x.scatter_reduce(1, i, s, reduce, include_self=include_self),
+        randn(3, 4),
+        randn(3, 2),
+        np.array([[3, 3], [0, 1], [1, 1]]),
+    )
+
+
+def test_scatter_reduce_in_place_grads_and_errors() -> None:
+    def in_place(t: Any, x: Any, s: Any, i: Any) -> Any:
+        y = x.clone()
+        y.scatter_reduce_(0, i, s, "sum")
+        return y
+
+    check(in_place, randn(3, 3), randn(4, 3), IDX0)
+    check(lambda t, x, s, i: t.scatter_reduce(x, 0, i, s, "max"), randn(3, 3), randn(4, 3), IDX0)
+    check(lambda t, x, s, i: t.scatter_reduce(x, 0, i, s, "min"), randn(3, 3), randn(4, 3), IDX0)
+    for reduce in ("sum", "mean", "amax"):
+        check_grad(
+            lambda t, x, s, i, r=reduce: t.scatter_reduce(x, 0, i, s, r),
+            randn(3, 3),
+            randn(4, 3),
+            IDX0,
+        )
+    check_grad(
+        lambda t, x, s, i: t.scatter_reduce(x, 0, i, s, "mean", include_self=False),
+        randn(3, 3),
+        randn(4, 3),
+        IDX0,
+    )
+    check_raises(
+        lambda t, x, s, i: t.scatter_reduce(x, 0, i, s, "bogus"), randn(3, 3), randn(4, 3), IDX0
+    )
+    check_raises(
+        lambda t, x, s, i: t.scatter_reduce(x, 0, i, s.double(), "sum"),
+        randn(3, 3),
+        randn(4, 3),
+        IDX0,
+    )
