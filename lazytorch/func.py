@@ -1,5 +1,6 @@
 """Functional transforms with torch.func's (and JAX's) conventions: ``grad``,
-``value_and_grad`` and ``vjp``.
+``value_and_grad`` and ``vjp``; and ``functional_call`` (a module run with other tensors
+in place of its parameters and buffers).
 
 They are thin layers over the graph transformation in `lazytorch.autograd.engine`: the
 function runs once, recording its graph; its gradient is recorded as more lazy nodes and
@@ -26,7 +27,7 @@ from lazytorch.autograd.grad_mode import enable_grad
 from lazytorch.ops.creation import zeros_like
 from lazytorch.tensor import Tensor
 
-__all__ = ["grad", "value_and_grad", "vjp"]
+__all__ = ["functional_call", "grad", "value_and_grad", "vjp"]
 
 # How many transforms are running (an inner one keeps its gradient differentiable).
 _depth = 0
@@ -234,3 +235,95 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         return tuple(un(full[i : i + n]) for i, n, un in structs)
 
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
+
+
+# -- functional_call ----------------------------------------------------------------------------
+_ABSENT = object()
+
+
+def _all_tensor_names(module: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Every (qualified name, tensor) of the module's parameters and buffers, shared
+    tensors under each of their names."""
+    out = [(prefix + n, t) for n, t in module._parameters.items() if t is not None]
+    out += [(prefix + n, t) for n, t in module._buffers.items() if t is not None]
+    for name, child in module._modules.items():
+        if child is not None:
+            out += _all_tensor_names(child, f"{prefix}{name}.")
+    return out
+
+
+def functional_call(
+    module: Any,
+    parameter_and_buffer_dicts: Any,
+    args: Any = None,
+    kwargs: dict[str, Any] | None = None,
+    *,
+    tie_weights: bool = True,
+    strict: bool = False,
+) -> Any:
+    """Call `module` with the tensors of `parameter_and_buffer_dicts` (a dict, or a sequence
+    of dicts, of qualified names such as ``"0.weight"``) in place of its parameters and
+    buffers, restored afterwards. ``tie_weights``: a tensor the module shares under several
+    names is replaced under all of them; ``strict``: the names must be exactly the
+    module's.
+
+    >>> import lazytorch
+    >>> m = lazytorch.nn.Linear(2, 1)
+    >>> w = {"weight": lazytorch.ones(1, 2), "bias": lazytorch.zeros(1)}
+    >>> functional_call(m, w, (lazytorch.tensor([[1.0, 2.0]]),))
+    tensor([[3.]])
+    """
+    if isinstance(parameter_and_buffer_dicts, dict):
+        given = dict(parameter_and_buffer_dicts)
+    else:
+        given = {}
+        for d in parameter_and_buffer_dicts:
+            for k in d:
+                if k in given:
+                    raise ValueError(
+                        f"{k} appeared in multiple dictionaries; behavior of functional call is "
+                        "ambiguous"
+                    )
+            given.update(d)
+    existing = _all_tensor_names(module)
+    if strict:
+        names = {n for n, _ in existing}
+        missing = sorted(names - set(given))
+        unexpected = sorted(set(given) - names)
+        if missing or unexpected:
+            raise RuntimeError(
+                f"Error(s) in reparametrizing for {type(module).__name__}: missing keys "
+                f"{missing}, unexpected keys {unexpected}"
+            )
+    if tie_weights:
+        by_tensor: dict[int, list[str]] = {}
+        for n, t in existing:
+            by_tensor.setdefault(id(t), []).append(n)
+        for n, t in existing:
+            if n in given:
+                for alias in by_tensor[id(t)]:
+                    given.setdefault(alias, given[n])
+    saved: list[tuple[dict[str, Any], str, Any]] = []
+    try:
+        for name, value in given.items():
+            prefix, _, leaf = name.rpartition(".")
+            owner = module.get_submodule(prefix) if prefix else module
+            if leaf in owner._parameters:
+                store = owner._parameters
+            elif leaf in owner._buffers:
+                store = owner._buffers
+            else:
+                store = owner.__dict__
+            saved.append((store, leaf, store.get(leaf, _ABSENT)))
+            store[leaf] = value
+        if args is None:
+            args = ()
+        elif not isinstance(args, tuple):
+            args = (args,)
+        return module(*args, **(kwargs or {}))
+    finally:
+        for store, leaf, old in reversed(saved):
+            if old is _ABSENT:
+                del store[leaf]
+            else:
+                store[leaf] = old
