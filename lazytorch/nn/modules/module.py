@@ -19,9 +19,10 @@ from typing import Any
 
 from lazytorch import _as_torch
 from lazytorch.autograd.engine import RemovableHandle as _Handle
-from lazytorch.autograd.grad_mode import no_grad
+from lazytorch.autograd.grad_mode import is_grad_enabled, no_grad
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import Device
+from lazytorch.nn.modules import _backward_hooks as _bh
 from lazytorch.nn.modules import state_dict as _sd
 from lazytorch.nn.parameter import Buffer, Parameter
 from lazytorch.tensor import Tensor
@@ -117,6 +118,8 @@ class Module:
         setattr_("_forward_hooks_always_called", OrderedDict())
         setattr_("_forward_pre_hooks", OrderedDict())
         setattr_("_forward_pre_hooks_with_kwargs", OrderedDict())
+        setattr_("_backward_hooks", OrderedDict())
+        setattr_("_backward_pre_hooks", OrderedDict())
         setattr_("_state_dict_hooks", OrderedDict())
         setattr_("_state_dict_pre_hooks", OrderedDict())
         setattr_("_load_state_dict_pre_hooks", OrderedDict())
@@ -703,8 +706,48 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect
+        to the module's positional tensor inputs are computed (``grad_input`` entries are
+        None for inputs that need none); a returned tuple replaces ``grad_input``.
+
+        >>> import lazytorch
+        >>> seen = []
+        >>> lin = lazytorch.nn.Linear(2, 1)
+        >>> h = lin.register_full_backward_hook(lambda m, gi, go: seen.append(go[0].shape))
+        >>> lin(lazytorch.ones(3, 2)).sum().backward()
+        >>> seen
+        [lazytorch.Size([3, 1])]
+        """
+        handle = RemovableHandle(self.__dict__.setdefault("_backward_hooks", OrderedDict()), hook)
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients with respect to the
+        module's outputs are computed; a returned tuple replaces ``grad_output``."""
+        hooks = self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
+        handle = RemovableHandle(hooks, hook)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _forward_with_backward_hooks(self, *args: Any, **kwargs: Any) -> Any:
+        if (self.__dict__.get("_backward_hooks") or self.__dict__.get("_backward_pre_hooks")) and (
+            is_grad_enabled()
+        ):
+            return _bh.call_with_backward_hooks(self, self.forward, args, kwargs)
+        return self.forward(*args, **kwargs)
+
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_hooks or self._forward_pre_hooks):
+            if self.__dict__.get("_backward_hooks") or self.__dict__.get("_backward_pre_hooks"):
+                return self._forward_with_backward_hooks(*args, **kwargs)
             return self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -724,7 +767,7 @@ class Module:
         called: set[int] = set()
         result = None
         try:
-            result = self.forward(*args, **kwargs)
+            result = self._forward_with_backward_hooks(*args, **kwargs)
             for hook_id, hook in list(self._forward_hooks.items()):
                 called.add(hook_id)
                 if hook_id in self._forward_hooks_with_kwargs:
