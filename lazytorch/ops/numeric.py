@@ -1,6 +1,8 @@
 """Statistics, integration, polynomial grids and scatter reductions composed of other
 public ops: `mode`, `histc`, `cov`, `corrcoef`, `trapezoid` (`trapz`),
-`cumulative_trapezoid`, `combinations`, `vander` and `scatter_reduce`.
+`cumulative_trapezoid`, `combinations`, `vander`, `scatter_reduce`, and the view writers
+`select_scatter`, `slice_scatter`, `diagonal_scatter`, `masked_scatter`, with `renorm` and
+`narrow_copy`.
 
 Like `lazytorch.ops.composite`, each is torch's function written in lazytorch's ops (so it is
 lazy and differentiable wherever its parts are), following torch's formulas step by step so
@@ -36,9 +38,15 @@ __all__ = [
     "corrcoef",
     "cov",
     "cumulative_trapezoid",
+    "diagonal_scatter",
     "histc",
+    "masked_scatter",
     "mode",
+    "narrow_copy",
+    "renorm",
     "scatter_reduce",
+    "select_scatter",
+    "slice_scatter",
     "trapezoid",
     "trapz",
     "vander",
@@ -527,3 +535,128 @@ def _scatter_extreme(
     if include_self:
         best = E.maximum(best, x) if largest else E.minimum(best, x)
     return E.where(touched, best, x)
+
+
+# -- writing into views and scaling slices ------------------------------------------------------
+@public(method=True, inplace=True)
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float, *, out: Any = None) -> Tensor:
+    """Each slice along `dim` whose `p`-norm exceeds `maxnorm` scaled down to it (by
+    ``maxnorm / (norm + 1e-7)``, as torch).
+
+    >>> import lazytorch
+    >>> lazytorch.tensor([[3.0, 4.0], [0.3, 0.4]]).renorm(2, 0, 1.0)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    x = tensor_arg(input, "renorm")
+    if not x.dtype.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            "renorm",
+            f"renorm: expected a floating point input, got {x.dtype.legacy_name}",
+        )
+    if maxnorm < 0:
+        raise op_error(
+            RuntimeError, "renorm", f"renorm: expected maxnorm to be >= 0 but got {maxnorm}"
+        )
+    axis = normalize_dim(dim, x.ndim, "renorm")
+    others = [d for d in range(x.ndim) if d != axis]
+    norms = x.norm(p, dim=others, keepdim=True) if others else x.abs()
+    one = C.ones((), dtype=x.dtype, device=x.device)
+    factor = E.where(norms > maxnorm, maxnorm / (norms + 1e-7), one)
+    return into_out(x * factor, out, "renorm")
+
+
+@public(method=True)
+def narrow_copy(input: Tensor, dim: int, start: int, length: int, *, out: Any = None) -> Tensor:
+    """`narrow`, as a new tensor."""
+    return into_out(
+        tensor_arg(input, "narrow_copy").narrow(dim, start, length).clone(), out, "narrow_copy"
+    )
+
+
+@public(method=True)
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """`input` with the positions where `mask` (broadcast to it) is True filled, in order,
+    from the leading entries of `source`.
+
+    >>> import lazytorch
+    >>> x = lazytorch.zeros(4)
+    >>> x.masked_scatter(lazytorch.tensor([True, False, True, False]), lazytorch.tensor([7.0, 8.0]))
+    tensor([7., 0., 8., 0.])
+    """
+    x = tensor_arg(input, "masked_scatter")
+    if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
+        raise op_error(
+            RuntimeError, "masked_scatter", "masked_scatter_: expected BoolTensor for mask"
+        )
+    if source.dtype is not x.dtype:
+        raise op_error(
+            RuntimeError,
+            "masked_scatter",
+            f"masked_scatter: expected self and source to have same dtypes but got "
+            f"{x.dtype.legacy_name} and {source.dtype.legacy_name}",
+        )
+    m = mask.expand(x.shape).reshape(-1)
+    flat_src = source.reshape(-1)
+    needed = int(m.sum().item())
+    if needed > flat_src.shape[0]:
+        raise op_error(
+            RuntimeError,
+            "masked_scatter",
+            "masked_scatter: expected source to have at least as many elements as ones in mask",
+        )
+    if flat_src.shape[0] == 0:
+        return x.clone()
+    pos = (m.to(dt.int64).cumsum(0) - 1).clamp(min=0)
+    picked = flat_src.index_select(0, pos)
+    return E.where(m, picked, x.reshape(-1)).reshape(x.shape)
+
+
+def _scatter_into_view(x: Tensor, src: Tensor, view: Any, op: str) -> Tensor:
+    out = x.clone()
+    target = view(out)
+    if tuple(target.shape) != tuple(src.shape):
+        raise op_error(
+            RuntimeError,
+            op,
+            f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+            f"slice size = {list(target.shape)}",
+        )
+    target.copy_(src)
+    return out
+
+
+@public(method=True)
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """A copy of `input` with ``select(dim, index)`` replaced by `src`."""
+    x = tensor_arg(input, "select_scatter")
+    return _scatter_into_view(x, src, lambda t: t.select(dim, index), "select_scatter")
+
+
+@public(method=True)
+def slice_scatter(
+    input: Tensor,
+    src: Tensor,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+    *,
+    out: Any = None,
+) -> Tensor:
+    """A copy of `input` with the slice ``start:end:step`` along `dim` replaced by `src`."""
+    x = tensor_arg(input, "slice_scatter")
+    axis = normalize_dim(dim, x.ndim, "slice_scatter")
+    index = (slice(None),) * axis + (slice(start, end, step),)
+    result = _scatter_into_view(x, src, lambda t: t[index], "slice_scatter")
+    return into_out(result, out, "slice_scatter")
+
+
+@public(method=True)
+def diagonal_scatter(
+    input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """A copy of `input` with ``diagonal(offset, dim1, dim2)`` replaced by `src`."""
+    x = tensor_arg(input, "diagonal_scatter")
+    return _scatter_into_view(x, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")

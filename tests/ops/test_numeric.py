@@ -279,3 +279,44 @@ def test_scatter_reduce_in_place_grads_and_errors() -> None:
         randn(4, 3),
         IDX0,
     )
+
+
+# -- renorm, narrow_copy and the view writers -------------------------------------------------
+
+
+def test_renorm() -> None:
+    check(lambda t, x: x.renorm(2, 0, 1.0), randn(3, 4))
+    check(lambda t, x: t.renorm(x, 1, 1, 0.5), randn(3, 4, dtype="float64"))
+    check(lambda t, x: x.renorm(float("inf"), 2, 0.7), randn(2, 3, 4))
+    check(lambda t, x: x.clone().renorm_(2, 1, 0.3), randn(3, 4))
+    check_grad(lambda t, x: x.renorm(2, 0, 1.0), randn(3, 4))
+    check_raises(lambda t, x: x.renorm(2, 0, -1.0), randn(3, 4))
+
+
+def test_narrow_copy_and_masked_scatter() -> None:
+    check(lambda t, x: x.narrow_copy(1, 1, 2), randn(3, 4))
+    check(lambda t, x: t.narrow_copy(x, 0, 0, 0), randn(3, 4))
+    mask = np.array([True, False, True, True])
+    check(lambda t, x, m, s: x.masked_scatter(m, s), randn(3, 4), mask, randn(3, 4))
+    check(lambda t, x, m, s: t.masked_scatter(x, m, s), randn(3, 4), randn(3, 4) > 0, randn(20))
+    check(lambda t, x, m, s: x.masked_scatter(m, s), randn(2), np.array([False, False]), randn(0))
+    check_grad(
+        lambda t, x, m, s: x.masked_scatter(m, s), randn(3, 4), mask, randn(3, 4), diff=[0, 2]
+    )
+    check_raises(lambda t, x, m, s: x.masked_scatter(m, s), randn(3, 4), mask, randn(2))
+    check_raises(lambda t, x, m, s: x.masked_scatter(m.int(), s), randn(3, 4), mask, randn(12))
+
+
+def test_select_slice_diagonal_scatter() -> None:
+    check(lambda t, x, s: t.select_scatter(x, s, 0, 1), randn(3, 4), randn(4))
+    check(lambda t, x, s: x.select_scatter(s, -1, -1), randn(3, 4), randn(3))
+    check(lambda t, x, s: t.slice_scatter(x, s, 1, 1, None, 2), randn(3, 4), randn(3, 2))
+    check(lambda t, x, s: t.slice_scatter(x, s), randn(3, 4), randn(3, 4))
+    check(lambda t, x, s: t.slice_scatter(x, s, dim=0, start=-2), randn(3, 4), randn(2, 4))
+    check(lambda t, x, s: t.diagonal_scatter(x, s), randn(3, 4), randn(3))
+    check(lambda t, x, s: t.diagonal_scatter(x, s, 1), randn(3, 4), randn(3))
+    check(lambda t, x, s: t.diagonal_scatter(x, s, -1, 1, 2), randn(2, 3, 3), randn(2, 2))
+    check_grad(lambda t, x, s: t.diagonal_scatter(x, s, 1), randn(3, 4), randn(3))
+    check_grad(lambda t, x, s: t.slice_scatter(x, s, 1, 0, 4, 2), randn(3, 4), randn(3, 2))
+    check_raises(lambda t, x, s: t.select_scatter(x, s, 0, 1), randn(3, 4), randn(3))
+    check_raises(lambda t, x, s: t.diagonal_scatter(x, s), randn(3, 4), randn(4))
