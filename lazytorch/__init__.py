@@ -190,6 +190,10 @@ _LAZY_FUNCTIONS = {
     "save": "serialization",
     "load": "serialization",
     "set_printoptions": "_format",
+    "set_num_threads": "_threads",
+    "get_num_threads": "_threads",
+    "set_num_interop_threads": "_threads",
+    "get_num_interop_threads": "_threads",
     "finfo": "_dtype_info",
     "iinfo": "_dtype_info",
     "memory_format": "_dtype_info",
@@ -228,6 +232,7 @@ _LAZY_FUNCTIONS = {
     "autocast_decrement_nesting": "amp.autocast_mode",
     "install_as_torch": "_as_torch",
     "uninstall_as_torch": "_as_torch",
+    "vmap": "func",
 }
 
 
@@ -350,6 +355,7 @@ __all__ = [
     "save",
     "load",
     "compile",
+    "vmap",
     "CompileMode",
     "mark_dynamic",
     "mark_static",
@@ -357,6 +363,10 @@ __all__ = [
     "set_default_dtype",
     "set_grad_enabled",
     "set_max_pending_nodes",
+    "set_num_interop_threads",
+    "set_num_threads",
+    "get_num_interop_threads",
+    "get_num_threads",
     "set_printoptions",
     "set_strict_mode",
     "set_sync_mode",

@@ -231,7 +231,10 @@ def _missing_message(device_type: str) -> str:
 
 
 def check_available(device: Device, op: str) -> None:
-    """Raise the user-facing error unless tensors can live on `device` (cpu: no check)."""
+    """Raise the user-facing error unless tensors can live on `device` (cpu: no check;
+    ``meta``, whose tensors have shapes and no values, is always available)."""
+    if device.type == "meta":
+        return
     module = find(device.type)
     if module is None:
         raise op_error(

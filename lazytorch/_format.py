@@ -74,47 +74,110 @@ def format_tensor(
     import numpy as np
 
     suffix = [f"device='{device}'"] if device is not None else []
-    if arr.size == 0 and arr.shape != (0,):
+    # torch shows the size of an empty tensor that is not (0,), and of any tensor when no
+    # edge items print
+    if (arr.size == 0 and arr.shape != (0,)) or (arr.size and not EDGEITEMS):
         suffix.append(
             f"size=({', '.join(str(d) for d in arr.shape)}{',' if arr.ndim == 1 else ''})"
         )
-    if dtype not in (default_float, dt.int64, dt.bool_):
+    # an empty tensor has no values to tell int64 or bool from the default float
+    shown = (default_float,) if arr.size == 0 else (default_float, dt.int64, dt.bool_)
+    if dtype not in shown:
         suffix.append(f"dtype={_as_torch.NAME}.{dtype.name}")
     if dtype is dt.bfloat16:
         arr = arr.astype(np.float32)  # exact; NumPy formats ml_dtypes' bfloat16 as an object
     if arr.size == 0:
         body = "[]"
     else:
-        sample = arr if arr.size <= THRESHOLD else _edges(arr)
+        summarize = arr.size > THRESHOLD
+        sample = _summarized(arr) if summarize else arr
         # torch right-aligns every element to one width.
         if dtype.is_floating_point:
             fmt, width = _float_formatter(sample)
         else:
             fmt = (lambda v: "True" if v else "False") if dtype is dt.bool_ else str
-            width = max(len(fmt(v)) for v in sample.reshape(-1).tolist())
-        kind = "float_kind" if dtype.is_floating_point else "bool" if dtype is dt.bool_ else "int"
-        formatter = {kind: lambda v: fmt(v).rjust(width)}
-        body = np.array2string(
-            arr,
-            separator=", ",
-            prefix="tensor(",
-            formatter=formatter,  # type: ignore[arg-type]
-            threshold=THRESHOLD,
-            edgeitems=EDGEITEMS,
-            max_line_width=LINEWIDTH,
-        )
-        body = body.replace(", ...,", ",  ...,")  # torch's vector summary marker
+            width = max((len(fmt(v)) for v in sample.reshape(-1).tolist()), default=1)
+        body = _layout(arr, len("tensor("), summarize, lambda v: fmt(v).rjust(width), width)
     suffix += extra
-    if suffix:
-        return f"tensor({body}, {', '.join(suffix)})"
-    return f"tensor({body})"
+    return _add_suffixes(f"tensor({body}", suffix, len("tensor("))
 
 
-def _edges(arr: Any) -> Any:
+def format_meta(
+    shape: tuple[int, ...], dtype: dt.DType, default_float: dt.DType, extra: tuple[str, ...] = ()
+) -> str:
+    """torch's repr of a ``meta`` tensor, which has no values: the size in their place.
+
+    >>> from lazytorch.ir import dtypes
+    >>> format_meta((2, 3), dtypes.int64, dtypes.float32)
+    "tensor(..., device='meta', size=(2, 3), dtype=lazytorch.int64)"
+    """
+    size = f"size=({', '.join(str(d) for d in shape)}{',' if len(shape) == 1 else ''})"
+    suffix = ["device='meta'", size]
+    if dtype is not default_float:
+        suffix.append(f"dtype=lazytorch.{dtype.name}")
+    return _add_suffixes("tensor(...", [*suffix, *extra], len("tensor("))
+
+
+def _summarized(arr: Any) -> Any:
+    """The values torch's formatter sizes its width on when it summarizes (its
+    ``get_summarized_data``): the edge items of every dimension."""
     import numpy as np
 
-    flat = arr.reshape(-1)
-    return np.concatenate([flat[:EDGEITEMS], flat[-EDGEITEMS:]])
+    if arr.ndim == 0:
+        return arr
+    if arr.ndim == 1:
+        if arr.shape[0] > 2 * EDGEITEMS:
+            return np.concatenate([arr[:EDGEITEMS], arr[-EDGEITEMS:]])
+        return arr
+    if not EDGEITEMS:
+        return arr.reshape(-1)[:0]
+    rows = range(arr.shape[0])
+    if arr.shape[0] > 2 * EDGEITEMS:
+        rows = [*range(EDGEITEMS), *range(arr.shape[0] - EDGEITEMS, arr.shape[0])]
+    return np.stack([_summarized(arr[i]) for i in rows])
+
+
+def _layout(arr: Any, indent: int, summarize: bool, fmt: Any, width: int) -> str:
+    """torch's ``_tensor_str_with_formatter``: rows wrapped at ``(linewidth - indent) //
+    (width + 2)`` elements, nested dimensions indented one more column each."""
+    if arr.ndim == 0:
+        return fmt(arr.item())
+    n = arr.shape[0]
+    if arr.ndim == 1:
+        per_line = max(1, (LINEWIDTH - indent) // (width + 2))
+        if summarize and not EDGEITEMS:
+            data = ["..."]
+        elif summarize and n > 2 * EDGEITEMS:
+            data = [fmt(v) for v in arr[:EDGEITEMS].tolist()] + [" ..."]
+            data += [fmt(v) for v in arr[n - EDGEITEMS :].tolist()]
+        else:
+            data = [fmt(v) for v in arr.tolist()]
+        lines = [", ".join(data[i : i + per_line]) for i in range(0, len(data), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    if summarize and n > 2 * EDGEITEMS:
+        slices = [_layout(arr[i], indent + 1, summarize, fmt, width) for i in range(EDGEITEMS)]
+        slices.append("...")
+        slices += [
+            _layout(arr[i], indent + 1, summarize, fmt, width) for i in range(n - EDGEITEMS, n)
+        ]
+    else:
+        slices = [_layout(arr[i], indent + 1, summarize, fmt, width) for i in range(n)]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+    """torch's ``_add_suffixes``: each keyword part after the values, on a new line when
+    it would pass the line width."""
+    parts = [text]
+    last_line_len = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    return "".join(parts) + ")"
 
 
 _PROFILES = {

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import urllib.parse
 import urllib.request
@@ -96,6 +97,64 @@ def load_state_dict_from_url(
             prefix = stem.rsplit("-", 1)[-1] if "-" in stem else None
         download_url_to_file(url, cached, prefix, progress=progress)
     return _load(cached, map_location=map_location, weights_only=weights_only)
+
+
+class _Faketqdm:
+    """torch.hub's stand-in for ``tqdm.tqdm`` when tqdm is not installed: a byte counter
+    that writes its progress to stderr. Like torch's, it is not iterable (a script that
+    loops over ``tqdm(loader)`` needs the real tqdm under torch as well)."""
+
+    def __init__(
+        self,
+        total: float | None = None,
+        disable: bool = False,
+        unit: Any = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        self.total = total
+        self.disable = disable
+        self.n: float = 0
+
+    def update(self, n: float) -> None:
+        if self.disable:
+            return
+        self.n += n
+        if self.total is None:
+            sys.stderr.write(f"\r{self.n:.1f} bytes")
+        else:
+            sys.stderr.write(f"\r{100 * self.n / float(self.total):.1f}%")
+        sys.stderr.flush()
+
+    def set_description(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def write(self, s: str) -> None:
+        sys.stderr.write(f"{s}\n")
+
+    def close(self) -> None:
+        self.disable = True
+
+    def __enter__(self) -> _Faketqdm:
+        return self
+
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
+        if self.disable:
+            return
+        sys.stderr.write("\n")
+
+
+def __getattr__(name: str) -> Any:
+    """``torch.hub.tqdm``: tqdm's class when tqdm is installed, else `_Faketqdm` (torch's
+    rule); looked up on first use so that importing lazytorch does not import tqdm."""
+    if name == "tqdm":
+        try:
+            from tqdm import tqdm  # lazy: optional dependency
+
+            return tqdm
+        except ImportError:
+            return _Faketqdm
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _no_model_code(api: str) -> NotImplementedError:

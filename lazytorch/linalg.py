@@ -29,6 +29,7 @@ from lazytorch.ops.decomp import linalg_cholesky as cholesky
 from lazytorch.ops.decomp import linalg_cross as cross
 from lazytorch.ops.decomp import linalg_det as det
 from lazytorch.ops.decomp import linalg_diagonal as diagonal
+from lazytorch.ops.decomp import linalg_matrix_exp as matrix_exp
 from lazytorch.ops.decomp import linalg_qr as qr
 from lazytorch.ops.decomp import linalg_slogdet as slogdet
 from lazytorch.ops.decomp import linalg_svd as svd
@@ -48,6 +49,7 @@ __all__ = [
     "inv_ex",
     "lstsq",
     "matmul",
+    "matrix_exp",
     "matrix_norm",
     "matrix_power",
     "matrix_rank",

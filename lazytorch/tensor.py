@@ -73,6 +73,18 @@ def _host_value(n: Node) -> Any:
     return np.asarray(b, dtype=n.dtype.np)
 
 
+def _meta_read(cause: str) -> Exception:
+    """torch's error for reading the values of a ``meta`` tensor (it has none) by `cause`."""
+    if cause in ("item()", "bool()", "int()", "float()", "__index__"):
+        return RuntimeError("Tensor.item() cannot be called on meta tensors")
+    if cause.startswith(("numpy()", "__array__")):
+        return TypeError(
+            "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the "
+            "tensor to host memory first."
+        )
+    return NotImplementedError("Cannot copy out of meta tensor; no data!")
+
+
 class Tensor:
     """A lazily computed n-dimensional array with torch's API.
 
@@ -148,8 +160,12 @@ class Tensor:
     def is_cpu(self) -> bool:
         return self._node.device.type == "cpu"
 
+    @property
+    def is_meta(self) -> bool:
+        return self._node.device.type == "meta"
+
     # Devices and layouts lazytorch has no tensor on: always False (scripts test them).
-    is_xpu = is_mps = is_meta = is_hpu = is_ipu = is_xla = is_vulkan = is_mkldnn = property(
+    is_xpu = is_mps = is_hpu = is_ipu = is_xla = is_vulkan = is_mkldnn = property(
         lambda self: False
     )
     is_sparse = is_sparse_csr = is_quantized = is_nested = property(lambda self: False)
@@ -165,6 +181,8 @@ class Tensor:
 
     # -- reading values (implicit materialization points) -----------------------------------
     def _materialized(self, cause: str) -> Node:
+        if self._node.device.type == "meta":
+            raise _meta_read(cause)
         implicit_point(self, cause)
         return self._node
 
@@ -209,13 +227,16 @@ class Tensor:
     __array_priority__ = 1000  # NumPy binary ops defer to Tensor's reflected operators
 
     def __repr__(self) -> str:
-        from lazytorch._format import format_tensor  # lazy: import time (first repr)
+        from lazytorch._format import format_meta, format_tensor  # lazy: import time
 
-        n = self._materialized("repr()")
+        n = self._node
         extra: tuple[str, ...] = ()
         if n.ag is not None:  # as torch prints it: the leaf flag, or the op gradient goes to
             g = self.grad_fn  # type: ignore[attr-defined]
             extra = (f"grad_fn=<{g.name()}>",) if g is not None else ("requires_grad=True",)
+        if n.device.type == "meta":  # no values: torch prints the size instead
+            return format_meta(tuple(self.shape), n.dtype, _config.get_default_dtype(), extra)
+        n = self._materialized("repr()")
         device = None if n.device.type == "cpu" else str(n.device)
         return format_tensor(_host_value(n), n.dtype, _config.get_default_dtype(), extra, device)
 

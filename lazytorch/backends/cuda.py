@@ -7,9 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from lazytorch import _config, cuda
+from lazytorch.nn.attention import SDPBackend, _sdp
 
 __all__ = [
+    "SDPBackend",
     "cuBLASModule",
+    "cudnn_sdp_enabled",
     "enable_cudnn_sdp",
     "enable_flash_sdp",
     "enable_math_sdp",
@@ -48,7 +51,7 @@ def is_built() -> bool:
 
 
 # Attention kernels: recorded for scripts that set them; lazytorch has one attention path.
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+# the switches live with torch.nn.attention's sdpa_kernel, which sets them too
 
 
 def enable_flash_sdp(enabled: bool) -> None:
@@ -73,6 +76,10 @@ def flash_sdp_enabled() -> bool:
 
 def mem_efficient_sdp_enabled() -> bool:
     return _sdp["mem_efficient"]
+
+
+def cudnn_sdp_enabled() -> bool:
+    return _sdp["cudnn"]
 
 
 def math_sdp_enabled() -> bool:

@@ -40,8 +40,11 @@ __all__ = [
     "is_bf16_supported",
     "manual_seed",
     "manual_seed_all",
+    "max_memory_allocated",
+    "max_memory_reserved",
     "memory_allocated",
     "memory_reserved",
+    "reset_peak_memory_stats",
     "seed",
     "seed_all",
     "set_device",
@@ -139,6 +142,35 @@ def memory_reserved(device: Any = None) -> int:
     if rt.unavailable_reason() is not None:
         return 0
     return sum(a.reserved for a in rt.allocators(device))
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    """The most bytes `memory_allocated` has reached since the start or the last
+    `reset_peak_memory_stats` (None: all devices); 0 without CUDA, as in torch."""
+    rt = _runtime()
+    if rt.unavailable_reason() is not None:
+        return 0
+    return sum(a.peak_allocated for a in rt.allocators(device))
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    """The most bytes `memory_reserved` has reached since the start or the last
+    `reset_peak_memory_stats` (None: all devices); 0 without CUDA, as in torch."""
+    rt = _runtime()
+    if rt.unavailable_reason() is not None:
+        return 0
+    return sum(a.peak_reserved for a in rt.allocators(device))
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    """Start `max_memory_allocated` and `max_memory_reserved` again from the current values.
+
+    RuntimeError when CUDA is not available (torch fails there too).
+    """
+    rt = _runtime()
+    rt.require("lazytorch.cuda.reset_peak_memory_stats()")
+    for a in rt.allocators(device):
+        a.reset_peak()
 
 
 def empty_cache() -> None:

@@ -109,6 +109,7 @@ def _reduce_tensor(t: Tensor) -> Any:
     name, array = found
     if t._view is not None:  # a view: send the values (its base is the shared storage)
         return t.__reduce_ex__(2)
+    _shared.sent(name)
     return (
         _rebuild_tensor,
         (name, array.shape, array.dtype, bool(t.requires_grad), type(t) is Parameter),

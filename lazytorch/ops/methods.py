@@ -108,6 +108,10 @@ def _to_device(t: Tensor, target: Any) -> Tensor:
     uploaded from the host for ``cuda`` (`lazytorch._devices.place`); between devices that
     keep host arrays, the new leaf shares the source's (immutable) array.
     """
+    if t._node.device.type == "meta" or target.type == "meta":
+        if target.type != "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return C.empty(tuple(t.shape), dtype=t.dtype, device=target)  # shapes, no values
     implicit_point(t, "to(device)")
     n = t._node
     # a scalar input holds a Python number: as a 0-d array; device buffers move as they are
@@ -350,6 +354,10 @@ def copy_(self: Tensor, other: Any, non_blocking: bool = False) -> Tensor:
             f"copy_(): argument 'other' must be Tensor, not {type(other).__name__}",
         )
 
+    if self._node.device.type == "meta":  # no values to copy into: torch does nothing
+        return self
+    if other._node.device.type == "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     if not is_grad_enabled():  # under no_grad the copy carries no history (torch: same)
         other = other.detach()
     n = cast(other._node, self.dtype)

@@ -151,6 +151,11 @@ def _signed64(x: int) -> int:
     return x - (1 << 64) if x >= 1 << 63 else x
 
 
+# Called with (generator, op) before every draw while a `lazytorch.func.vmap` runs: vmap's
+# randomness policy ('error' raises, 'same' replays the draws of its first sample).
+draw_hooks: list[Any] = []
+
+
 def _draw(
     shape: tuple[Any, ...], dtype: dt.DType, dist: str, generator: Any, device: Any, op: str
 ) -> Any:
@@ -169,6 +174,8 @@ def _draw(
             f"generator must be a lazytorch.Generator, not {type(generator).__name__}",
         )
     g = generator or default_generator
+    for hook in draw_hooks:
+        hook(g, op)
     dev = resolve_device(device, op)
     s, off = g.draw(numel(shape))
     seed_n = scalar_node(_signed64(s), dt.int64, dev)

@@ -30,9 +30,11 @@ one. So a shared tensor keeps its segment like this (each rule a test holds):
   memory is shared through the driver there); lazytorch does not send cuda values between
   processes.
 
-The creating process unlinks its segments at exit (the others only unmap theirs); a
-process killed before its exit handlers run leaves its segments in ``/dev/shm``, as torch's
-``file_system`` strategy does.
+The creating process unlinks its segments at exit, except a child process's segments that
+it sent: the main process adopts those when it attaches them (a child's result may be read
+after the child exits). The others only unmap theirs. A segment whose owner is killed
+before its exit handlers run stays in ``/dev/shm``, as with torch's ``file_system``
+strategy.
 
 >>> import lazytorch
 >>> t = lazytorch.zeros(3).share_memory_()
@@ -113,6 +115,16 @@ def segment_of(t: Tensor) -> tuple[str, Any] | None:
     return name, array
 
 
+def sent(name: str) -> None:
+    """Segment `name` is being sent to another process. A child process leaves its
+    unlinking to the receiver (the main process adopts what it attaches, `rebuild`): the
+    child may exit before the receiver attaches it."""
+    from multiprocessing import parent_process  # lazy: import time (stdlib)
+
+    if parent_process() is not None:
+        _created.discard(name)
+
+
 def rebuild(name: str, shape: tuple[int, ...], dtype: Any, requires_grad: bool) -> Tensor:
     """The tensor over segment `name` (in a process the tensor was sent to)."""
     from multiprocessing import shared_memory  # lazy: import time (stdlib)
@@ -128,6 +140,10 @@ def rebuild(name: str, shape: tuple[int, ...], dtype: Any, requires_grad: bool) 
         # unlink it when this process exits, under the process that created it.
         _untrack(segment)
         _segments[name] = segment
+        from multiprocessing import parent_process  # lazy: import time (stdlib)
+
+        if parent_process() is None:  # the main process unlinks what its children sent
+            _created.add(name)
     array = np.ndarray(shape, dtype, buffer=segment.buf)
     t = wrap(leaf_node(array, CPU))
     if requires_grad:

@@ -158,7 +158,8 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
             _compile_trace.collective()
         nodes = list(nodes)
         _collectives.resolve(nodes)
-    roots = [n for n in nodes if n.buffer is None]
+    # a meta tensor has a shape and no values: never computed (reading one raises before)
+    roots = [n for n in nodes if n.buffer is None and n.device.type != "meta"]
     if not roots:
         return
     if _compile_trace is not None:  # a lazytorch.compile trace cannot replay a cut

@@ -161,6 +161,8 @@ class CachingAllocator:
         self.cached: dict[int, list[int]] = {}  # size class -> free device addresses
         self.allocated = 0  # bytes held by live buffers
         self.reserved = 0  # bytes obtained from the driver: allocated plus cached
+        self.peak_allocated = 0  # the most `allocated` has been since the last reset_peak
+        self.peak_reserved = 0
         self._lock = threading.Lock()  # finalizers may release from any thread
 
     @staticmethod
@@ -175,6 +177,7 @@ class CachingAllocator:
             ptr = free.pop() if free else None
             if ptr is not None:
                 self.allocated += size
+                self.peak_allocated = max(self.peak_allocated, self.allocated)
         if ptr is not None:
             metrics.increment("cuda_cache_reuses")
             return Block(ptr, size, self)
@@ -191,7 +194,15 @@ class CachingAllocator:
         with self._lock:
             self.reserved += size
             self.allocated += size
+            self.peak_allocated = max(self.peak_allocated, self.allocated)
+            self.peak_reserved = max(self.peak_reserved, self.reserved)
         return Block(ptr, size, self)
+
+    def reset_peak(self) -> None:
+        """Start the peaks again from the current `allocated` and `reserved`."""
+        with self._lock:
+            self.peak_allocated = self.allocated
+            self.peak_reserved = self.reserved
 
     def release(self, block: Block) -> None:
         """Take a dead buffer's block back into the cache (no driver call: GC-safe)."""

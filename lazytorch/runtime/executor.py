@@ -318,7 +318,9 @@ def _tier0(
         metrics.increment("programs_built")
         metrics.timed("build", exe.info.get("background_s", 0.0))
         timings = {"record_s": 0.0, "capture_s": 0.0, "build_s": exe.info.get("background_s", 0.0)}
-        observe.built(key, program, exe, backend.name, cause, where, timings, reason="tiered")
+        # (a recompile of the site, if it is one, is explained by what differs from the
+        # program built there before: tiering is how it was compiled, not why)
+        observe.built(key, program, exe, backend.name, cause, where, timings)
 
     tier = Tiered(fast, compile_in_background, install)
     _programs[key] = tier

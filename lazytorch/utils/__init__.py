@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_LAZY_SUBMODULES = ("checkpoint", "data")
+_LAZY_SUBMODULES = ("benchmark", "checkpoint", "data")
 
 
 def __getattr__(name: str) -> Any:
@@ -28,4 +28,4 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY_SUBMODULES))
 
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["benchmark", "checkpoint", "data"]

@@ -232,6 +232,26 @@ def test_hub_downloads_a_checkpoint_once_and_loads_it(tmp_path, monkeypatch):
         lt.hub._hub_dir = None
 
 
+def test_hub_tqdm_is_torchs_progress_bar(capsys):
+    # `from torch.hub import tqdm`: tqdm's class when installed, else torch's byte counter
+    import torch.hub
+
+    assert lt.hub.tqdm.__name__ == torch.hub.tqdm.__name__
+    if torch.hub.tqdm.__name__ == "tqdm":
+        return
+    for lib in (torch, lt):
+        with lib.hub.tqdm(total=200, unit="B") as bar:
+            bar.update(50)
+            bar.update(100)
+        assert bar.n == 150
+        with pytest.raises(TypeError, match="not iterable"):
+            iter(lib.hub.tqdm([1, 2]))
+    err = capsys.readouterr().err
+    assert err == "\r25.0%\r75.0%\n" * 2
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        lt.hub.nope  # noqa: B018
+
+
 def test_data_parallel_is_the_module_with_torchs_state_dict_keys():
     tm = torch.nn.DataParallel(torch.nn.Linear(3, 2))
     lm = lt.nn.parallel.DataParallel(lt.nn.Linear(3, 2))

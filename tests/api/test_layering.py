@@ -78,6 +78,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "lazytorch._dtype_info",
             "lazytorch._errors",
             "lazytorch._format",
+            "lazytorch._threads",  # os and threadpoolctl only
             "lazytorch.metrics",
         ),
     ),

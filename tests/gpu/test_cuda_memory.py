@@ -489,6 +489,33 @@ def test_buffers_are_freed_when_garbage_collected(fake):
     lt.cuda.synchronize()
 
 
+def test_peak_memory_stats(fake):
+    lt.cuda.reset_peak_memory_stats()
+    base = lt.cuda.memory_allocated()
+    assert lt.cuda.max_memory_allocated() == base
+    x = lt.tensor(np.ones(1024, np.float32), device="cuda")  # 4 KiB
+    y = lt.tensor(np.ones(2048, np.float32), device="cuda")  # 8 KiB
+    assert lt.cuda.max_memory_allocated() == base + 12288
+    assert lt.cuda.max_memory_reserved() >= lt.cuda.max_memory_allocated()
+    del x, y
+    gc.collect()
+    assert lt.cuda.memory_allocated() == base
+    assert lt.cuda.max_memory_allocated() == base + 12288  # the peak stays
+    lt.cuda.reset_peak_memory_stats()
+    assert lt.cuda.max_memory_allocated() == base
+    assert lt.cuda.max_memory_reserved() == lt.cuda.memory_reserved()
+    z = lt.tensor(np.ones(1024, np.float32), device="cuda")  # reuses the cached block
+    assert lt.cuda.max_memory_allocated() == base + 4096
+    assert lt.cuda.max_memory_allocated("cuda:0") == base + 4096
+    del z
+
+
+def test_peak_memory_stats_without_cuda():
+    assert lt.cuda.max_memory_allocated() == 0 and lt.cuda.max_memory_reserved() == 0
+    with pytest.raises(RuntimeError, match="reset_peak_memory_stats"):
+        lt.cuda.reset_peak_memory_stats()
+
+
 def test_out_of_memory_frees_the_cache_and_tries_again():
     driver = FakeDriver(limit=8192)
     lt.cuda._use_driver(driver)

@@ -159,6 +159,31 @@ def test_reductions_accumulate_in_float32(fn):
     check(fn, bf(4, 300, low=0.5, high=1.5))
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, x: t.log_softmax(x, -1),
+        lambda t, x: t.log_softmax(x[0], 1),
+        lambda t, x: t.log_softmax(x, 1),  # not the last dim: rounded once
+        lambda t, x: t.log_softmax(x[0, 0], 0),  # 1-d
+        lambda t, x: t.nn.functional.cross_entropy(
+            x[0], t.arange(x.shape[1]) % x.shape[2], reduction="none"
+        ),
+    ],
+)
+def test_log_softmax_rounds_as_torchs_cpu_kernels(fn, dtype):
+    # torch's CPU kernel along the last dim keeps the sum and its log in bfloat16/float16
+    # (round(x - max - round(log(round(sum))))): one element in ten rounds differently from
+    # a once-rounded result, so the comparison is bit for bit
+    x = arr(3, 64, 50, dtype=dtype, low=-6.0, high=6.0, seed=3)
+    check(fn, x, atol=0, rtol=0)
+
+
+def test_log_softmax_low_precision_gradient():
+    check_grad(lambda t, x: t.log_softmax(x, -1).float(), bf(4, 30, low=-4.0, high=4.0))
+
+
 def test_sum_of_many_ones_is_exact_as_in_torch():
     # 1024 ones: a bfloat16 running sum stalls at 256, a float32 accumulator does not.
     check(lambda t, x: x.sum(), np.ones(1024, dtype=BF16))

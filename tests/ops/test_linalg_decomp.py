@@ -450,3 +450,28 @@ def test_host_operation_is_a_counted_cut() -> None:
     with lt.strict_mode():
         lt.linalg.inv(x)  # computed already: nothing to cut
     del before
+
+
+# -- matrix_exp ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("scale", [0.0, 0.1, 1.0, 3.0, 40.0])
+def test_matrix_exp(scale: float) -> None:
+    a = rect(2, 4, 4) * scale  # scale 40: 1-norms near 100, seven squarings
+    check(lambda t, x: t.matrix_exp(x), a)
+    check(lambda t, x: t.linalg.matrix_exp(x), a[0])
+    check(lambda t, x: x.matrix_exp(), a.astype(np.float32), atol=1e-4, rtol=1e-4)
+    if scale <= 3.0:
+        check_grad(lambda t, x: t.matrix_exp(x), a)
+
+
+def test_matrix_exp_edges() -> None:
+    check(lambda t, x: t.matrix_exp(x), rect(1, 1))
+    check(lambda t, x: t.matrix_exp(x), np.zeros((0, 3, 3)))
+    check(lambda t, x: t.matrix_exp(x), np.zeros((2, 0, 0)))
+    skew = rect(3, 3)
+    skew = skew - skew.T  # exp of a skew-symmetric matrix is orthogonal
+    q = lt.matrix_exp(lt.tensor(skew))
+    np.testing.assert_allclose((q.T @ q).numpy(), np.eye(3), atol=1e-12)
+    check_grad(lambda t, x: t.matrix_exp(x), rect(2, 3, 3) / 2, second_order=True)
+    check_raises(lambda t, x: t.matrix_exp(x), np.ones((2, 2), dtype=np.int64))
+    check_raises(lambda t, x: t.matrix_exp(x), rect(2, 3))
+    check_raises(lambda t, x: t.matrix_exp(x), rect(3))

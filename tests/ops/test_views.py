@@ -734,7 +734,7 @@ def test_sum_to_size_and_the_memory_state_methods():
     check(lambda t, x: x.sum_to_size(3, 3), randn(2, 3))  # both raise
     x = lt.ones(2)
     assert x.pin_memory() is x and not x.is_pinned()
-    assert x.share_memory_() is x and not x.is_shared()
+    assert x.share_memory_() is x and x.is_shared()  # (tests/api/test_multiprocessing.py)
 
 
 def test_diagonal_is_a_view_that_writes_through() -> None:

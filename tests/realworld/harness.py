@@ -30,8 +30,9 @@ dropout between the layers of ``nn.RNN/LSTM/GRU(num_layers > 1, dropout > 0)`` a
 ``F.rrelu`` in training (README.md says which entries could meet them: none today).
 
 Each run logs the loss of every step (``float(loss)`` when ``Tensor.backward`` is called on
-a 0-d tensor: a materialization lazytorch makes at each backward, which the timings
-include), every ``Tensor.item()`` value the script itself asks for, a timestamp per
+a 0-d tensor or one of shape ``(1,)``: a materialization lazytorch makes at each backward,
+which the timings include), every ``Tensor.item()`` value the script itself asks for (and,
+with ``REALWORLD_LOG_CONVERSIONS=1``, its ``float(t)``/``int(t)``/``bool(t)``), a timestamp per
 ``backward`` (the step boundaries), and the whole script's wall time, as JSON::
 
     python tests/realworld/harness.py --lib torch --tape T.pkl --out torch.json script.py ARGS
@@ -59,6 +60,10 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
+
+# Set to "1" (corpus.py does, for an entry with log_conversions): the script's float(t),
+# int(t) and bool(t) of tensors are logged with its item() values.
+LOG_CONVERSIONS = "REALWORLD_LOG_CONVERSIONS"
 
 # Module-level draw functions: name -> queue kind.
 FUNCTION_DRAWS = {
@@ -163,12 +168,16 @@ class Hooks:
         try:
             if not self.replay:
                 out = original(*args, **kwargs)
+                if out.device.type == "meta":  # a shape without values: nothing drawn
+                    return out
                 self.tape.record(kind, self.to_array(out))
                 self.draws[kind] += 1
                 return out
             # Replay: the draw's shape and dtype come from running it (cheap, lazy), the
             # values from the tape.
             out = original(*args, **kwargs)
+            if out.device.type == "meta":
+                return out
             value = self.tape.take(kind, tuple(out.shape))
             self.draws[kind] += 1
             t = self.from_array(value, out).to(out.dtype)
@@ -182,7 +191,7 @@ class Hooks:
             self.depth -= 1
 
     def _fill(self, kind: str, original: Any, tensor: Any, *args: Any, **kwargs: Any) -> Any:
-        if self.depth:
+        if self.depth or tensor.device.type == "meta":  # meta: a shape, no values to fill
             return original(tensor, *args, **kwargs)
         self.depth += 1
         try:
@@ -324,6 +333,11 @@ class Hooks:
             # of the weights): the same draw, replayed from the same queue
             random_ops = importlib.import_module("lazytorch.ops.random")
             self._wrap_draw(random_ops, "categorical_draws", "multinomial")
+        else:
+            # ``with torch.device(...)`` gives factories its device by looking them up in a
+            # set built once, from the torch namespace: built now, before the wrapping,
+            # it holds the original functions that the wrappers call
+            importlib.import_module("torch.utils._device")._device_constructors()
         for name, kind in FUNCTION_DRAWS.items():
             self._wrap_draw(torch, name, kind)
         for name, kind in INPLACE_METHODS.items():
@@ -347,7 +361,7 @@ class Hooks:
             if self.in_backward:  # torch re-enters through a __torch_function__ mode
                 return backward(t, *args, **kwargs)
             self.step_stamps.append(time.perf_counter())
-            if t.dim() == 0:
+            if t.dim() == 0 or t.shape == (1,):  # a loss of shape (1,) is a loss too
                 self.losses.append(float(t.detach()))
             self.in_backward = True
             try:
@@ -364,6 +378,20 @@ class Hooks:
 
         torch.Tensor.backward = logged_backward
         torch.Tensor.item = logged_item
+        if os.environ.get(LOG_CONVERSIONS) == "1":
+            for name in ("__float__", "__int__", "__bool__"):
+                setattr(torch.Tensor, name, self._logged_conversion(getattr(torch.Tensor, name)))
+
+    def _logged_conversion(self, convert: Any) -> Any:
+        """``float(t)``, ``int(t)``, ``bool(t)`` logged like ``item()`` (the script's own)."""
+
+        def logged(t: Any) -> Any:
+            v = convert(t)
+            if sys._getframe(1).f_code.co_filename.startswith(self.script_dir):
+                self.items.append(v)
+            return v
+
+        return logged
 
 
 def run_script(script: str, args: list[str], lib: str, tape_path: str) -> dict[str, Any]:

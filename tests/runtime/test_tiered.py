@@ -5,6 +5,7 @@ its work."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -55,6 +56,20 @@ def test_first_runs_use_the_interpreter_then_the_compiled_program(tiering):
     assert not isinstance(entry, tiered.Tiered)
     np.testing.assert_allclose(_step(x, w).numpy(), want, rtol=1e-12)  # 4th: a memory hit
     assert _count("cache_hits_memory") == 1 and _count("tier0_runs") == 2
+
+
+def test_a_background_compile_explains_its_recompile_by_what_changed(tiering, caplog):
+    # The compiled program of a site that built another before is a recompile; its reason
+    # is what differs from that program (not the mode that compiled it).
+    caplog.set_level(logging.INFO, logger="lazytorch.recompiles")
+    x = lt.arange(6.0)
+    for f in (lt.exp, lt.exp, lt.exp, lt.sin, lt.sin, lt.sin):  # the third installs
+        assert tiered.drain(timeout=120)
+        lt.materialize(f(x) * 2)  # one site: the same line each time
+    assert _count("programs_built") == 2
+    msgs = [r.getMessage() for r in caplog.records if r.name == "lazytorch.recompiles"]
+    assert msgs and not any(m.endswith(": tiered") for m in msgs), msgs
+    assert any("is sin, was exp" in m for m in msgs), msgs
 
 
 def test_a_background_compile_that_falls_back_to_the_interpreter_is_installed(tiering, monkeypatch):

@@ -19,12 +19,13 @@ from typing import Any
 
 from lazytorch import _as_torch
 from lazytorch.autograd.engine import RemovableHandle as _Handle
-from lazytorch.autograd.grad_mode import is_grad_enabled, no_grad
+from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import Device
-from lazytorch.nn.modules import _backward_hooks as _bh
+from lazytorch.nn.modules import _backward_hooks as _bw
 from lazytorch.nn.modules import state_dict as _sd
 from lazytorch.nn.parameter import Buffer, Parameter
+from lazytorch.ops.creation import empty_like as _empty_like
 from lazytorch.tensor import Tensor
 
 __all__ = ["Module", "RemovableHandle"]
@@ -120,6 +121,7 @@ class Module:
         setattr_("_forward_pre_hooks_with_kwargs", OrderedDict())
         setattr_("_backward_hooks", OrderedDict())
         setattr_("_backward_pre_hooks", OrderedDict())
+        setattr_("_is_full_backward_hook", None)
         setattr_("_state_dict_hooks", OrderedDict())
         setattr_("_state_dict_pre_hooks", OrderedDict())
         setattr_("_load_state_dict_pre_hooks", OrderedDict())
@@ -361,6 +363,8 @@ class Module:
             "_forward_hooks_with_kwargs",
             "_forward_hooks_always_called",
             "_forward_pre_hooks_with_kwargs",
+            "_backward_hooks",
+            "_backward_pre_hooks",
             "_state_dict_hooks",
             "_state_dict_pre_hooks",
             "_load_state_dict_pre_hooks",
@@ -368,6 +372,7 @@ class Module:
         ):
             self.__dict__.setdefault(name, OrderedDict())
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     # -- iteration ------------------------------------------------------------------------------
     def _named_members(
@@ -633,6 +638,21 @@ class Module:
         """Cast all parameters and buffers to `dst_type`."""
         return self._apply(lambda t: t.to(dst_type))  # type: ignore[attr-defined]
 
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Move parameters and buffers to `device` without copying their values (they are
+        uninitialized there): how a module built on the ``meta`` device gets storage.
+
+        >>> import lazytorch
+        >>> with lazytorch.device("meta"):
+        ...     lin = lazytorch.nn.Linear(2, 3)
+        >>> lin.to_empty(device="cpu").weight.shape, lin.weight.device
+        (lazytorch.Size([3, 2]), device(type='cpu'))
+        """
+        return self._apply(
+            lambda t: _empty_like(t, device=device),  # type: ignore[no-any-return]
+            recurse=recurse,
+        )
+
     def cpu(self) -> Module:
         """Move parameters and buffers to the CPU."""
         return self._apply(lambda t: t.cpu())  # type: ignore[attr-defined]
@@ -706,48 +726,75 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_full_backward_hook(
-        self, hook: Callable[..., Any], prepend: bool = False
-    ) -> RemovableHandle:
-        """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect
-        to the module's positional tensor inputs are computed (``grad_input`` entries are
-        None for inputs that need none); a returned tuple replaces ``grad_input``.
-
-        >>> import lazytorch
-        >>> seen = []
-        >>> lin = lazytorch.nn.Linear(2, 1)
-        >>> h = lin.register_full_backward_hook(lambda m, gi, go: seen.append(go[0].shape))
-        >>> lin(lazytorch.ones(3, 2)).sum().backward()
-        >>> seen
-        [lazytorch.Size([3, 1])]
-        """
-        handle = RemovableHandle(self.__dict__.setdefault("_backward_hooks", OrderedDict()), hook)
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
-
     def register_full_backward_pre_hook(
         self, hook: Callable[..., Any], prepend: bool = False
     ) -> RemovableHandle:
         """Call ``hook(module, grad_output)`` when the gradients with respect to the
-        module's outputs are computed; a returned tuple replaces ``grad_output``."""
-        hooks = self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
-        handle = RemovableHandle(hooks, hook)
+        module's outputs are computed; a returned tuple replaces ``grad_output``.
+
+        >>> import lazytorch
+        >>> relu = lazytorch.nn.ReLU()
+        >>> h = relu.register_full_backward_pre_hook(lambda m, go: (go[0] * 2,))
+        >>> x = lazytorch.tensor([1.0, -1.0], requires_grad=True)
+        >>> relu(x).sum().backward()
+        >>> x.grad
+        tensor([2., 0.])
+        """
+        handle = RemovableHandle(self._backward_pre_hooks, hook)
         if prepend:
-            hooks.move_to_end(handle.id, last=False)
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def _forward_with_backward_hooks(self, *args: Any, **kwargs: Any) -> Any:
-        if (self.__dict__.get("_backward_hooks") or self.__dict__.get("_backward_pre_hooks")) and (
-            is_grad_enabled()
-        ):
-            return _bh.call_with_backward_hooks(self, self.forward, args, kwargs)
-        return self.forward(*args, **kwargs)
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect
+        to the module's inputs are computed (None for an input that needs none); a
+        returned tuple replaces ``grad_input``.
+
+        >>> import lazytorch
+        >>> seen = []
+        >>> lin = lazytorch.nn.Linear(3, 2)
+        >>> h = lin.register_full_backward_hook(
+        ...     lambda m, gi, go: seen.append((gi[0].shape, go[0].shape)))
+        >>> lin(lazytorch.ones(4, 3, requires_grad=True)).sum().backward()
+        >>> seen
+        [(lazytorch.Size([4, 3]), lazytorch.Size([4, 2]))]
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks, hook)
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """torch's deprecated backward hook: ``hook(module, grad_input, grad_output)``
+        with the gradients of the last autograd op of the module's forward. lazytorch
+        supports it where that op is known (zero-padded convolutions: ``grad_input`` is
+        the input's, weight's and bias's gradients; single-op layers without parameters:
+        the input's) and raises NotImplementedError elsewhere; prefer
+        `register_full_backward_hook`."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+        _bw.legacy_hook_supported(self)
+        self._is_full_backward_hook = False
+        return RemovableHandle(self._backward_hooks, hook)
 
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_hooks or self._forward_pre_hooks):
-            if self.__dict__.get("_backward_hooks") or self.__dict__.get("_backward_pre_hooks"):
-                return self._forward_with_backward_hooks(*args, **kwargs)
+        if not (
+            self._forward_hooks
+            or self._forward_pre_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -764,10 +811,25 @@ class Module:
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
+        bw_hook = None
+        legacy_conv = False
+        if self._backward_hooks or self._backward_pre_hooks:
+            bw_hook = _bw.BackwardHook(
+                self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
+            )
+            legacy_conv = self._is_full_backward_hook is False and _bw._legacy_kind(self) == "conv"
+            if not legacy_conv:
+                args = bw_hook.setup_input_hook(args)
         called: set[int] = set()
         result = None
         try:
-            result = self._forward_with_backward_hooks(*args, **kwargs)
+            if legacy_conv:  # torch's hook sees the convolution's (input, weight, bias)
+                assert bw_hook is not None
+                result = self._conv_forward(
+                    *bw_hook.setup_input_hook((*args, self.weight, self.bias))
+                )  # type: ignore[operator]
+            else:
+                result = self.forward(*args, **kwargs)
             for hook_id, hook in list(self._forward_hooks.items()):
                 called.add(hook_id)
                 if hook_id in self._forward_hooks_with_kwargs:
@@ -788,6 +850,8 @@ class Module:
                     except Exception:
                         continue
             raise
+        if bw_hook is not None:
+            result = bw_hook.setup_output_hook(result)
         return result
 
     __call__ = _call_impl
@@ -846,7 +910,9 @@ class Module:
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
     ) -> _sd._IncompatibleKeys:
         """Copy parameters and buffers from `state_dict` into this module, in place (under
-        ``no_grad``: the Parameter objects stay the same, and stay leaves).
+        ``no_grad``: the Parameter objects stay the same, and stay leaves). With `assign`,
+        the module takes the state dict's tensors themselves (as Parameters where it had
+        Parameters, with their ``requires_grad``), as torch does.
 
         With `strict`, missing or unexpected keys raise torch's error; a shape mismatch
         always does. Returns ``(missing_keys, unexpected_keys)``.
@@ -859,9 +925,7 @@ class Module:
         >>> bool((a.weight == b.weight).all())
         True
         """
-        if assign:
-            raise NotImplementedError("load_state_dict(assign=True) is not supported")
-        return _sd.load_state_dict(self, state_dict, strict)
+        return _sd.load_state_dict(self, state_dict, strict, assign)
 
     def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Call ``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""

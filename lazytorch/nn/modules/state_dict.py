@@ -11,11 +11,13 @@ override to read old formats.
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lazytorch.autograd.grad_mode import no_grad
+from lazytorch.nn.parameter import Parameter
 from lazytorch.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -122,6 +124,24 @@ def load_local_state(
                 f"from checkpoint, the shape in current model is {param.shape}."
             )
             continue
+        if local_metadata.get("assign_to_params_buffers", False):
+            # torch's assign=True: the module takes the checkpoint's tensor itself (its
+            # dtype and device), a Parameter keeping the old one's requires_grad
+            if isinstance(param, Parameter):
+                if not isinstance(input_param, Parameter):
+                    input_param = Parameter(input_param, requires_grad=param.requires_grad)
+                else:
+                    input_param.requires_grad_(param.requires_grad)
+            setattr(module, name, input_param)
+            continue
+        if param.is_meta and not input_param.is_meta:
+            warnings.warn(
+                f"for {key}: copying from a non-meta parameter in the checkpoint to a meta "
+                "parameter in the current model, which is a no-op. (Did you mean to pass "
+                "`assign=True` to assign items in the state dictionary to their "
+                "corresponding key in the module instead of copying them in place?)",
+                stacklevel=4,
+            )
         try:
             with no_grad():
                 param.copy_(input_param)  # type: ignore[attr-defined]
@@ -143,10 +163,11 @@ def load_local_state(
 
 
 def load_state_dict(
-    module: Module, state_dict: Mapping[str, Any], strict: bool
+    module: Module, state_dict: Mapping[str, Any], strict: bool, assign: bool = False
 ) -> _IncompatibleKeys:
     """Load the module tree from `state_dict`; raise torch's error on a strict mismatch
-    or any copy problem; return the missing and unexpected keys."""
+    or any copy problem; return the missing and unexpected keys. With `assign`, the
+    module's parameters and buffers become the checkpoint's tensors instead of copies."""
     if not isinstance(state_dict, Mapping):
         raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
     missing_keys: list[str] = []
@@ -155,7 +176,9 @@ def load_state_dict(
     metadata = getattr(state_dict, "_metadata", None)
 
     def load(m: Module, local_state_dict: dict[str, Any], prefix: str = "") -> None:
-        local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+        local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+        if assign:
+            local_metadata["assign_to_params_buffers"] = assign
         # strict=True here: the keys are always collected; `strict` decides what raises
         m._load_from_state_dict(
             local_state_dict,
