@@ -27,7 +27,7 @@ from typing import Any
 
 _t0 = _time.perf_counter()
 
-from lazytorch import _devices, cpu, cuda, metrics
+from lazytorch import _as_torch, _devices, cpu, cuda, metrics
 from lazytorch._as_torch import attribute_error as _attribute_error
 from lazytorch._config import (
     are_deterministic_algorithms_enabled,
@@ -116,6 +116,19 @@ e = 2.718281828459045
 def is_tensor(obj: Any) -> _builtins.bool:
     """Whether `obj` is a lazytorch Tensor."""
     return isinstance(obj, Tensor)
+
+
+def typename(obj: Any) -> str:
+    """torch.typename: ``torch.FloatTensor`` for a tensor (``lazytorch.`` unless installed as
+    torch), else the qualified name of its type (of a class: its own)."""
+    if isinstance(obj, Tensor):
+        return f"{_as_torch.NAME}.{obj.dtype.legacy_name}Tensor"
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", None)
+    if qualname is None:
+        module = type(obj).__module__
+        qualname = type(obj).__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def is_floating_point(input: Tensor) -> _builtins.bool:
@@ -331,6 +344,7 @@ __all__ = [
     "is_inference_mode_enabled",
     "is_sync_mode",
     "is_tensor",
+    "typename",
     "log_softmax",
     "materialize",
     "metrics",

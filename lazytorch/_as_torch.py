@@ -63,12 +63,41 @@ def missing_message(torch_name: str, lazy_module: Any | None, attr: str) -> str:
     if lazy_module is None:
         parent = torch_name.rsplit(".", 1)[0]
         return f"{msg} (there is no lazy{parent} module)"
-    names = [n for n in dir(lazy_module) if not n.startswith("_")]
-    near = difflib.get_close_matches(attr, names, n=3, cutoff=0.6)
+    near = difflib.get_close_matches(attr, public_names(lazy_module), n=3, cutoff=0.6)
     where = lazy_module.__name__
     if near:
         return f"{msg}; nearest: " + ", ".join(f"{where}.{n}" for n in near)
     return msg
+
+
+def public_names(module: Any) -> list[str]:
+    """The names of `module` that are its public API, to suggest: those in its ``__all__``
+    and, of the rest, lazytorch's own functions, classes and objects and plain constants —
+    not the helpers it imports (``annotations`` from ``__future__``, ``typing.Any``, other
+    modules) nor submodules its ``__all__`` leaves out (``nn.functional.loss``).
+
+    >>> import lazytorch.nn.functional as F
+    >>> "annotations" in public_names(F), "loss" in public_names(F), "l1_loss" in public_names(F)
+    (False, False, True)
+    """
+    listed = set(getattr(module, "__all__", ()))
+    names = []
+    for n in dir(module):
+        if n.startswith("_"):
+            continue
+        if n in listed:
+            names.append(n)
+            continue
+        obj = getattr(module, n, None)
+        if isinstance(obj, types.ModuleType):
+            continue
+        if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+            owner = getattr(obj, "__module__", None) or ""
+        else:
+            owner = type(obj).__module__
+        if owner == "builtins" or owner.startswith("lazytorch"):
+            names.append(n)
+    return names
 
 
 class _Placeholder(types.ModuleType):
@@ -120,9 +149,7 @@ def attribute_error(module: Any, name: str) -> AttributeError:
             missing_message("torch" + own[len("lazytorch") :] + "." + name, module, name)
         )
     msg = f"module {own!r} has no attribute {name!r}"
-    near = difflib.get_close_matches(
-        name, [n for n in dir(module) if not n.startswith("_")], 3, 0.6
-    )
+    near = difflib.get_close_matches(name, public_names(module), 3, 0.6)
     if near:
         msg += "; nearest: " + ", ".join(f"{own}.{n}" for n in near)
     return AttributeError(msg)
@@ -164,6 +191,11 @@ class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 _finder: _TorchFinder | None = None
 
+# The name reprs give the library: "torch" while `install_as_torch` is on (a script run
+# --as-torch prints torch.Size([2]) and torch.float32 as under torch), else "lazytorch".
+# Read by the reprs only, never on an op's path.
+NAME = "lazytorch"
+
 
 def is_installed() -> bool:
     """Whether ``import torch`` currently resolves to lazytorch."""
@@ -183,7 +215,7 @@ def install_as_torch() -> None:
         import torch
         torch.ones(2).sum()              # tensor(2.), a lazytorch tensor
     """
-    global _finder
+    global _finder, NAME
     if _finder is not None:
         return
     real = sys.modules.get("torch")
@@ -195,15 +227,17 @@ def install_as_torch() -> None:
         )
     _finder = _TorchFinder()
     sys.meta_path.insert(0, _finder)
+    NAME = "torch"
 
 
 def uninstall_as_torch() -> None:
     """Undo `install_as_torch`: remove the hook and the ``torch`` modules it supplied."""
-    global _finder
+    global _finder, NAME
     if _finder is None:
         return
     sys.meta_path[:] = [f for f in sys.meta_path if f is not _finder]
     _finder = None
+    NAME = "lazytorch"
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
         module = sys.modules[name]
         if not _is_ours(module):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch import _as_torch
 from lazytorch.ir import dtypes as dt
 
 PRECISION = 4
@@ -82,7 +83,7 @@ def format_tensor(
     # an empty tensor has no values to tell int64 or bool from the default float
     shown = (default_float,) if arr.size == 0 else (default_float, dt.int64, dt.bool_)
     if dtype not in shown:
-        suffix.append(f"dtype=lazytorch.{dtype.name}")
+        suffix.append(f"dtype={_as_torch.NAME}.{dtype.name}")
     if dtype is dt.bfloat16:
         arr = arr.astype(np.float32)  # exact; NumPy formats ml_dtypes' bfloat16 as an object
     if arr.size == 0:

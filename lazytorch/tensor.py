@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lazytorch import _config
+from lazytorch import _as_torch, _config
 from lazytorch import runtime as _runtime
 from lazytorch._dtype_info import strided as _strided
 from lazytorch._errors import op_error
@@ -49,7 +49,7 @@ class Size(tuple):  # type: ignore[type-arg]
         return n
 
     def __repr__(self) -> str:
-        return f"lazytorch.Size([{', '.join(str(d) for d in self)}])"
+        return f"{_as_torch.NAME}.Size([{', '.join(str(d) for d in self)}])"
 
     def __getitem__(self, i: Any) -> Any:  # type: ignore[override]
         r = tuple.__getitem__(self, i)

@@ -30,6 +30,7 @@ from lazytorch.distributions.exponential import Exponential
 from lazytorch.distributions.independent import Independent
 from lazytorch.distributions.kl import kl_divergence, register_kl
 from lazytorch.distributions.laplace import Laplace
+from lazytorch.distributions.multivariate import Dirichlet, MultivariateNormal
 from lazytorch.distributions.normal import Normal
 from lazytorch.distributions.one_hot_categorical import (
     OneHotCategorical,
@@ -53,6 +54,7 @@ __all__ = [
     "Categorical",
     "Cauchy",
     "Chi2",
+    "Dirichlet",
     "Distribution",
     "Exponential",
     "ExponentialFamily",
@@ -62,6 +64,7 @@ __all__ = [
     "Independent",
     "Laplace",
     "LogNormal",
+    "MultivariateNormal",
     "Normal",
     "OneHotCategorical",
     "OneHotCategoricalStraightThrough",

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from lazytorch.ops import decomp as _linalg
+
 __all__ = [
     "Constraint",
     "boolean",
@@ -29,10 +31,12 @@ __all__ = [
     "interval",
     "is_dependent",
     "less_than",
+    "lower_cholesky",
     "nonnegative",
     "nonnegative_integer",
     "one_hot",
     "positive",
+    "positive_definite",
     "positive_integer",
     "real",
     "real_vector",
@@ -296,6 +300,30 @@ class _Simplex(Constraint):
         return (value >= 0).all(dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _LowerCholesky(Constraint):
+    """Lower-triangular square matrices with a positive diagonal."""
+
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        lower = (value.tril() == value).reshape(*value.shape[:-2], -1).all(-1)
+        return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric positive-definite matrices (every eigenvalue positive)."""
+
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        sym = (
+            ((value - value.mT).abs() <= 1e-6 * (1 + value.abs()))
+            .reshape(*value.shape[:-2], -1)
+            .all(-1)
+        )
+        return sym & (_linalg.eigvalsh(value) > 0).all(-1)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -306,6 +334,8 @@ positive_integer = _IntegerGreaterThan(1)
 integer_interval = _IntegerInterval
 real = _Real()
 real_vector = independent(real, 1)
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan

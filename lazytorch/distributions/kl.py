@@ -18,12 +18,17 @@ from lazytorch.distributions.distribution import Distribution
 from lazytorch.distributions.exponential import Exponential
 from lazytorch.distributions.independent import Independent
 from lazytorch.distributions.laplace import Laplace
+from lazytorch.distributions.multivariate import Dirichlet, MultivariateNormal, _batch_mahalanobis
 from lazytorch.distributions.normal import Normal
 from lazytorch.distributions.one_hot_categorical import OneHotCategorical
+from lazytorch.distributions.special_dists import Beta, Gamma, Poisson
 from lazytorch.distributions.uniform import Uniform
 from lazytorch.distributions.utils import _sum_rightmost
 from lazytorch.nn.functional import softplus
+from lazytorch.ops import decomp as _linalg
 from lazytorch.ops.elementwise import where
+from lazytorch.ops.shape import broadcast_shapes
+from lazytorch.ops.special_math import digamma, lgamma
 from lazytorch.tensor import Tensor
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -160,6 +165,64 @@ def _kl_normal_normal(p: Normal, q: Normal) -> Tensor:
     var_ratio = (p.scale / q.scale).pow(2)
     t1 = ((p.loc - q.loc) / q.scale).pow(2)
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
+    """torch's: log-determinant ratio, trace and Mahalanobis terms via triangular solves."""
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            "KL-divergence between two Multivariate Normals with different event shapes "
+            "cannot be computed"
+        )
+    pl, ql = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = ql.diagonal(dim1=-2, dim2=-1).log().sum(-1) - pl.diagonal(
+        dim1=-2, dim2=-1
+    ).log().sum(-1)
+    n = p.event_shape[0]
+    shape = broadcast_shapes(tuple(ql.shape[:-2]), tuple(pl.shape[:-2]))
+    q_tril = ql.expand(*shape, n, n)
+    p_tril = pl.expand(*shape, n, n)
+    term2 = _linalg.solve_triangular(q_tril, p_tril, upper=False).pow(2).flatten(-2).sum(-1)
+    term3 = _batch_mahalanobis(ql, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p: Gamma, q: Gamma) -> Tensor:
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = lgamma(q.concentration) - lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p: Beta, q: Beta) -> Tensor:
+    sum_params_p = p.concentration1 + p.concentration0
+    sum_params_q = q.concentration1 + q.concentration0
+    t1 = lgamma(q.concentration1) + lgamma(q.concentration0) + lgamma(sum_params_p)
+    t2 = lgamma(p.concentration1) + lgamma(p.concentration0) + lgamma(sum_params_q)
+    t3 = (p.concentration1 - q.concentration1) * digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * digamma(p.concentration0)
+    t5 = (sum_params_q - sum_params_p) * digamma(sum_params_p)
+    return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p: Dirichlet, q: Dirichlet) -> Tensor:
+    sum_p_concentration = p.concentration.sum(-1)
+    sum_q_concentration = q.concentration.sum(-1)
+    t1 = lgamma(sum_p_concentration) - lgamma(sum_q_concentration)
+    t2 = (lgamma(p.concentration) - lgamma(q.concentration)).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = digamma(p.concentration) - digamma(sum_p_concentration).unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p: Poisson, q: Poisson) -> Tensor:
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)  # torch: NaN at rate 0
 
 
 @register_kl(Uniform, Uniform)

@@ -3,10 +3,13 @@
 `HalfNormal`, `LogNormal` — torch.distributions' names, parameters and formulas.
 
 Sampling: `Cauchy`, `Gumbel`, `HalfNormal` and `LogNormal` draw from lazytorch's default
-generator (inverse CDF or a transformed normal; differentiable `rsample`). `Gamma`, `Chi2`,
-`Beta` and `Poisson` have no sampler yet (torch's are rejection samplers): their
-``sample``/``rsample`` raise NotImplementedError saying so; ``log_prob``, ``mean``,
-``variance`` and ``entropy`` work.
+generator (inverse CDF or a transformed normal; differentiable `rsample`). `Gamma`, `Chi2`
+and `Beta` draw gamma variates by Marsaglia and Tsang's rejection method (`standard_gamma`),
+`Poisson` by inverting its CDF (`_poisson`), all from the same generator, so
+``manual_seed`` makes them reproducible; the numbers are not torch's (its samplers consume
+its own generator differently), only their distribution is. Their ``rsample`` carries the
+gradient to `rate` but not to the concentrations (torch's implicit reparameterization): a
+concentration that requires grad raises NotImplementedError saying so.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import math
 from typing import Any
 
 from lazytorch._dtype_info import finfo
-from lazytorch.autograd import no_grad
+from lazytorch.autograd import is_grad_enabled, no_grad
 from lazytorch.distributions import constraints
 from lazytorch.distributions.distribution import Distribution
 from lazytorch.distributions.utils import _EMPTY, _NUMBER, _standard_normal, broadcast_all
+from lazytorch.ops.creation import arange
 from lazytorch.ops.elementwise import where, xlogy
 from lazytorch.ops.random import rand
 from lazytorch.ops.special_math import digamma, lgamma
@@ -27,11 +31,75 @@ from lazytorch.tensor import Size, Tensor
 __all__ = ["Beta", "Cauchy", "Chi2", "Gamma", "Gumbel", "HalfNormal", "LogNormal", "Poisson"]
 
 
-def _no_sampler(name: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"{name}.sample is not implemented in lazytorch yet (torch samples it by rejection); "
-        "log_prob, mean, variance and entropy are available"
-    )
+_GAMMA_ROUNDS = 4  # proposals drawn at once per entry (each accepted with p > 0.95)
+_GAMMA_BATCHES = 20  # at most this many draws of them before giving up
+
+
+def standard_gamma(alpha: Tensor) -> Tensor:
+    """Gamma(alpha, 1) variates, one per entry of `alpha` (no gradient), by Marsaglia and
+    Tsang's method: ``d (1 + c z)**3`` for normal ``z``, accepted when
+    ``log u < z**2 / 2 + d - d v + d log v``; ``alpha < 1`` draws Gamma(alpha + 1) and scales
+    by ``u**(1 / alpha)``. Each batch proposes `_GAMMA_ROUNDS` candidates per entry at once
+    (lazily) and keeps each entry's first accepted one; the host checks whether any entry
+    has none and then draws another batch for all, at most `_GAMMA_BATCHES` times (the
+    chance of needing a second batch is below 1e-5 per entry).
+    """
+    a = alpha.detach()
+    shape, dtype, device = tuple(a.shape), a.dtype, a.device
+    boosted = where(a < 1, a + 1, a)
+    d = boosted - 1.0 / 3.0
+    c = (9.0 * d).rsqrt()
+    result = None
+    done = None
+    for _ in range(_GAMMA_BATCHES):
+        z = _standard_normal((_GAMMA_ROUNDS, *shape), dtype=dtype, device=device)
+        u = rand((_GAMMA_ROUNDS, *shape), dtype=dtype, device=device)
+        v = (1 + c * z) ** 3
+        ok = (v > 0) & (u.log() < 0.5 * z * z + d - d * v + d * v.clamp(min=1e-30).log())
+        first = ok.to(dtype).argmax(0, keepdim=True)  # the first accepted round per entry
+        pick = (d * v).gather(0, first).squeeze(0)
+        got = ok.any(0)
+        result = pick if result is None else where(done, result, pick)
+        done = got if done is None else done | got
+        if bool(done.all().item()):
+            break
+    else:
+        raise RuntimeError(
+            f"standard_gamma: no proposal accepted for some entries after "
+            f"{_GAMMA_BATCHES * _GAMMA_ROUNDS} rounds (are the concentrations finite and > 0?)"
+        )
+    scale = rand(shape, dtype=dtype, device=device).pow(1.0 / a)
+    out = where(a < 1, result * scale, result)
+    return out.clamp(min=finfo(dtype).tiny)
+
+
+def _no_concentration_grad(name: str, *params: Tensor) -> None:
+    if is_grad_enabled() and any(p.requires_grad for p in params):
+        raise NotImplementedError(
+            f"{name}.rsample: the gradient with respect to the concentration (torch's implicit "
+            "reparameterization of gamma samples) is not implemented in lazytorch; use "
+            "sample(), or detach the concentration"
+        )
+
+
+def _poisson(rate: Tensor) -> Tensor:
+    """Poisson(rate) counts (float, as torch), one per entry, by inverting the CDF: the
+    number of k whose CDF lies below a uniform draw, over k up to ``max rate + 12 sqrt(max
+    rate) + 16`` (the mass beyond is below 1e-30). Work and memory grow with the largest
+    rate: rates over 1e5 raise NotImplementedError."""
+    r = rate.detach()
+    top = float(r.max().item()) if r.numel() else 0.0
+    if not math.isfinite(top) or top > 1e5:
+        raise NotImplementedError(
+            f"Poisson.sample: rates up to 1e5 are supported in lazytorch, got {top}"
+        )
+    kmax = int(top + 12 * math.sqrt(top) + 16)
+    kd = arange(kmax + 1, device=r.device).double()
+    rd = r.double().unsqueeze(-1)
+    log_pmf = xlogy(kd, rd) - rd - lgamma(kd + 1)
+    cdf = log_pmf.exp().cumsum(-1)
+    u = rand(tuple(r.shape), dtype=r.dtype, device=r.device).double().unsqueeze(-1)
+    return (cdf < u).sum(-1).to(r.dtype)
 
 
 class _TwoParam(Distribution):
@@ -277,7 +345,10 @@ class Gamma(_TwoParam):
         return self.concentration / self.rate.pow(2)
 
     def rsample(self, sample_shape: Any = _EMPTY) -> Tensor:
-        raise _no_sampler(type(self).__name__)
+        _no_concentration_grad(type(self).__name__, self.concentration)
+        shape = self._extended_shape(sample_shape)
+        x = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        return x.clamp(min=finfo(x.dtype).tiny)
 
     def log_prob(self, value: Any) -> Tensor:
 
@@ -361,7 +432,12 @@ class Beta(Distribution):
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape: Any = _EMPTY) -> Tensor:
-        raise _no_sampler("Beta")
+        _no_concentration_grad("Beta", self.concentration1, self.concentration0)
+        shape = self._extended_shape(sample_shape)
+        x = standard_gamma(self.concentration1.expand(shape))
+        y = standard_gamma(self.concentration0.expand(shape))
+        tiny = finfo(x.dtype).tiny
+        return (x / (x + y)).clamp(min=tiny, max=1 - finfo(x.dtype).eps / 2)
 
     def log_prob(self, value: Any) -> Tensor:
 
@@ -416,7 +492,8 @@ class Poisson(Distribution):
 
     def sample(self, sample_shape: Any = _EMPTY) -> Tensor:
         with no_grad():
-            raise _no_sampler("Poisson")
+            shape = self._extended_shape(sample_shape)
+            return _poisson(self.rate.expand(shape))
 
     def log_prob(self, value: Any) -> Tensor:
 

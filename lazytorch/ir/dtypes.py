@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch import _as_torch
+
 __all__ = [
     "DType",
     "bfloat16",
@@ -110,7 +112,7 @@ class DType:
         return bool(value)
 
     def __repr__(self) -> str:
-        return f"lazytorch.{self.name}"
+        return f"{_as_torch.NAME}.{self.name}"
 
     def __reduce__(self) -> str:
         # Pickle as the module-level singleton.

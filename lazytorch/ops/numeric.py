@@ -1,6 +1,8 @@
-"""Statistics, integration and polynomial grids composed of other public ops: `mode`,
-`histc`, `cov`, `corrcoef`, `trapezoid` (`trapz`), `cumulative_trapezoid`, `combinations`
-and `vander`.
+"""Statistics, integration, polynomial grids and scatter reductions composed of other
+public ops: `mode`, `histc`, `cov`, `corrcoef`, `trapezoid` (`trapz`),
+`cumulative_trapezoid`, `combinations`, `vander`, `scatter_reduce`, and the view writers
+`select_scatter`, `slice_scatter`, `diagonal_scatter`, `masked_scatter`, with `renorm` and
+`narrow_copy`.
 
 Like `lazytorch.ops.composite`, each is torch's function written in lazytorch's ops (so it is
 lazy and differentiable wherever its parts are), following torch's formulas step by step so
@@ -35,8 +37,15 @@ __all__ = [
     "corrcoef",
     "cov",
     "cumulative_trapezoid",
+    "diagonal_scatter",
     "histc",
+    "masked_scatter",
     "mode",
+    "narrow_copy",
+    "renorm",
+    "scatter_reduce",
+    "select_scatter",
+    "slice_scatter",
     "trapezoid",
     "trapz",
     "vander",
@@ -407,3 +416,246 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     if not increasing:
         cols.reverse()
     return S.stack(cols, 1)
+
+
+# -- scatter reductions -----------------------------------------------------------------------
+_SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+_DENSE_LIMIT = 1 << 26  # entries of the (src x dim size) mask amax/amin build
+
+
+@public(method=True, inplace=True)
+def scatter_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+    out: Any = None,
+) -> Tensor:
+    """`input` with each ``src`` entry combined into the position `index` selects along
+    `dim` by `reduce` ("sum", "prod", "mean", "amax", "amin"); ``include_self=False``
+    leaves `input`'s own values out at the positions written to. Integer "mean" rounds
+    down, as torch.
+
+    "sum"/"mean" are scatter-adds, "prod" a multiplying scatter (no gradient); "amax" and
+    "amin" compare every ``src`` entry with every position along `dim` (a mask of
+    ``src.numel() * input.size(dim)`` entries: NotImplementedError beyond 2**26) and need
+    `index` of `input`'s shape outside `dim`.
+
+    >>> import lazytorch
+    >>> x = lazytorch.tensor([1.0, 2.0])
+    >>> x.scatter_reduce(0, lazytorch.tensor([0, 0, 1]), lazytorch.tensor([5.0, 3.0, 1.0]), "amax")
+    tensor([5., 2.])
+    """
+    x = tensor_arg(input, "scatter_reduce")
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # torch takes these too
+    if reduce not in _SCATTER_REDUCES:
+        raise op_error(
+            RuntimeError,
+            "scatter_reduce",
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}",
+        )
+    if not isinstance(src, Tensor) or not isinstance(index, Tensor):
+        raise op_error(TypeError, "scatter_reduce", "index and src must be tensors")
+    if src.dtype is not x.dtype:
+        raise op_error(
+            RuntimeError,
+            "scatter_reduce",
+            "scatter_reduce(): Expected self.dtype to be equal to src.dtype",
+        )
+    touched = C.zeros(x.shape, dtype=dt.bool_, device=x.device).scatter(dim, index, True)
+    if reduce in ("amax", "amin"):
+        result = _scatter_extreme(x, dim, index, src, reduce == "amax", include_self, touched)
+        return into_out(result, out, "scatter_reduce")
+    identity = 1 if reduce == "prod" else 0
+    base = x if include_self else E.where(touched, C.full((), identity, dtype=x.dtype), x)
+    if reduce == "prod":
+        return into_out(base.scatter(dim, index, src, reduce="multiply"), out, "scatter_reduce")
+    total = base.scatter_add(dim, index, _leading_block(src, index))
+    if reduce == "sum":
+        return into_out(total, out, "scatter_reduce")
+    ones = C.ones(index.shape, dtype=x.dtype, device=x.device)
+    count = C.zeros(x.shape, dtype=x.dtype, device=x.device).scatter_add(dim, index, ones)
+    if include_self:
+        count = count + 1
+    count = count.clamp(min=1)
+    mean = total / count if x.dtype.is_floating_point else total.div(count, rounding_mode="floor")
+    return into_out(E.where(touched, mean, x), out, "scatter_reduce")
+
+
+def _leading_block(src: Tensor, index: Tensor) -> Tensor:
+    """The part of `src` that `index` covers (torch reads only that block)."""
+    for d, k in enumerate(index.shape):
+        if src.shape[d] != k:
+            src = src.narrow(d, 0, k)
+    return src
+
+
+def _scatter_extreme(
+    x: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    largest: bool,
+    include_self: bool,
+    touched: Tensor,
+) -> Tensor:
+    axis = normalize_dim(dim, x.ndim, "scatter_reduce") if x.ndim else 0
+    if index.ndim != x.ndim or any(
+        index.shape[d] != x.shape[d] for d in range(x.ndim) if d != axis
+    ):
+        raise op_error(
+            NotImplementedError,
+            "scatter_reduce",
+            "scatter_reduce(reduce='amax'/'amin') in lazytorch needs index of input's shape "
+            "outside dim; expand the index (and src) to it",
+        )
+    n = x.shape[axis] if x.ndim else 1
+    if index.numel() * n > _DENSE_LIMIT:
+        raise op_error(
+            NotImplementedError,
+            "scatter_reduce",
+            f"scatter_reduce(reduce='amax'/'amin') compares every src entry with every "
+            f"position along dim: {index.numel()} x {n} is beyond lazytorch's limit of 2**26",
+        )
+    s = _leading_block(src, index).movedim(axis, -1).unsqueeze(-1)  # (..., m, 1)
+    idx = index.movedim(axis, -1).unsqueeze(-1)  # (..., m, 1)
+    hit = idx == C.arange(n, device=x.device)  # (..., m, n)
+    if x.dtype.is_floating_point:
+        fill = -math.inf if largest else math.inf
+    else:
+        lim = np.iinfo(x.dtype.np)
+        fill = int(lim.min if largest else lim.max)
+    masked = E.where(hit, s, C.full((), fill, dtype=x.dtype, device=x.device))
+    best = masked.amax(-2) if largest else masked.amin(-2)  # (..., n)
+    best = best.movedim(-1, axis)
+    if include_self:
+        best = E.maximum(best, x) if largest else E.minimum(best, x)
+    return E.where(touched, best, x)
+
+
+# -- writing into views and scaling slices ------------------------------------------------------
+@public(method=True, inplace=True)
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float, *, out: Any = None) -> Tensor:
+    """Each slice along `dim` whose `p`-norm exceeds `maxnorm` scaled down to it (by
+    ``maxnorm / (norm + 1e-7)``, as torch).
+
+    >>> import lazytorch
+    >>> lazytorch.tensor([[3.0, 4.0], [0.3, 0.4]]).renorm(2, 0, 1.0)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    x = tensor_arg(input, "renorm")
+    if not x.dtype.is_floating_point:
+        raise op_error(
+            RuntimeError,
+            "renorm",
+            f"renorm: expected a floating point input, got {x.dtype.legacy_name}",
+        )
+    if maxnorm < 0:
+        raise op_error(
+            RuntimeError, "renorm", f"renorm: expected maxnorm to be >= 0 but got {maxnorm}"
+        )
+    axis = normalize_dim(dim, x.ndim, "renorm")
+    others = [d for d in range(x.ndim) if d != axis]
+    norms = x.norm(p, dim=others, keepdim=True) if others else x.abs()
+    one = C.ones((), dtype=x.dtype, device=x.device)
+    factor = E.where(norms > maxnorm, maxnorm / (norms + 1e-7), one)
+    return into_out(x * factor, out, "renorm")
+
+
+@public(method=True)
+def narrow_copy(input: Tensor, dim: int, start: int, length: int, *, out: Any = None) -> Tensor:
+    """`narrow`, as a new tensor."""
+    return into_out(
+        tensor_arg(input, "narrow_copy").narrow(dim, start, length).clone(), out, "narrow_copy"
+    )
+
+
+@public(method=True)
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """`input` with the positions where `mask` (broadcast to it) is True filled, in order,
+    from the leading entries of `source`.
+
+    >>> import lazytorch
+    >>> x = lazytorch.zeros(4)
+    >>> x.masked_scatter(lazytorch.tensor([True, False, True, False]), lazytorch.tensor([7.0, 8.0]))
+    tensor([7., 0., 8., 0.])
+    """
+    x = tensor_arg(input, "masked_scatter")
+    if not isinstance(mask, Tensor) or mask.dtype is not dt.bool_:
+        raise op_error(
+            RuntimeError, "masked_scatter", "masked_scatter_: expected BoolTensor for mask"
+        )
+    if source.dtype is not x.dtype:
+        raise op_error(
+            RuntimeError,
+            "masked_scatter",
+            f"masked_scatter: expected self and source to have same dtypes but got "
+            f"{x.dtype.legacy_name} and {source.dtype.legacy_name}",
+        )
+    m = mask.expand(x.shape).reshape(-1)
+    flat_src = source.reshape(-1)
+    needed = int(m.sum().item())
+    if needed > flat_src.shape[0]:
+        raise op_error(
+            RuntimeError,
+            "masked_scatter",
+            "masked_scatter: expected source to have at least as many elements as ones in mask",
+        )
+    if flat_src.shape[0] == 0:
+        return x.clone()
+    pos = (m.to(dt.int64).cumsum(0) - 1).clamp(min=0)
+    picked = flat_src.index_select(0, pos)
+    return E.where(m, picked, x.reshape(-1)).reshape(x.shape)
+
+
+def _scatter_into_view(x: Tensor, src: Tensor, view: Any, op: str) -> Tensor:
+    out = x.clone()
+    target = view(out)
+    if tuple(target.shape) != tuple(src.shape):
+        raise op_error(
+            RuntimeError,
+            op,
+            f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+            f"slice size = {list(target.shape)}",
+        )
+    target.copy_(src)
+    return out
+
+
+@public(method=True)
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """A copy of `input` with ``select(dim, index)`` replaced by `src`."""
+    x = tensor_arg(input, "select_scatter")
+    return _scatter_into_view(x, src, lambda t: t.select(dim, index), "select_scatter")
+
+
+@public(method=True)
+def slice_scatter(
+    input: Tensor,
+    src: Tensor,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+    *,
+    out: Any = None,
+) -> Tensor:
+    """A copy of `input` with the slice ``start:end:step`` along `dim` replaced by `src`."""
+    x = tensor_arg(input, "slice_scatter")
+    axis = normalize_dim(dim, x.ndim, "slice_scatter")
+    index = (slice(None),) * axis + (slice(start, end, step),)
+    result = _scatter_into_view(x, src, lambda t: t[index], "slice_scatter")
+    return into_out(result, out, "slice_scatter")
+
+
+@public(method=True)
+def diagonal_scatter(
+    input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """A copy of `input` with ``diagonal(offset, dim1, dim2)`` replaced by `src`."""
+    x = tensor_arg(input, "diagonal_scatter")
+    return _scatter_into_view(x, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")

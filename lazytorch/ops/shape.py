@@ -849,10 +849,36 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     raise op_error(RuntimeError, "diag", "diag(): Supports 1D or 2D tensors. Got " + f"{x.ndim}D")
 
 
+class _Diagonal(V.ViewStep):
+    """``x.diagonal(offset, a, b)``: the diagonal over dims a, b as a new last dim. Written
+    back by scattering at the positions it reads, so ``x.diagonal().fill_(0)`` changes
+    ``x`` as in torch."""
+
+    __slots__ = ("a", "b", "offset")
+    default_contiguous = False
+
+    def __init__(self, a: int, b: int, offset: int) -> None:
+        self.a, self.b, self.offset = a, b, offset
+
+    def apply(self, n: Node) -> Node:
+        x = wrap(n)
+        rows, cols = _diagonal_positions(x.shape[self.a], x.shape[self.b], self.offset, x.device)
+        return x.movedim((self.a, self.b), (-2, -1))[..., rows, cols]._node  # type: ignore[no-any-return]
+
+    def write_back(self, base: Node, value: Node) -> Node:
+        return V._scatter_linear(base, self, value)
+
+    def out_strides(
+        self, shape: tuple[int, ...], strides: V.Strides, out: tuple[int, ...]
+    ) -> V.Strides | None:
+        keep = tuple(st for d, st in enumerate(strides) if d not in (self.a, self.b))
+        return (*keep, strides[self.a] + strides[self.b])
+
+
 @public(method=True)
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """The `offset`-th diagonal over dims `dim1`, `dim2`, as a last dim (a copy here, a view
-    in torch).
+    """The `offset`-th diagonal over dims `dim1`, `dim2`, as a last dim: a view, as in
+    torch (an in-place write to it writes into `input`).
 
     >>> import lazytorch
     >>> lazytorch.arange(4).reshape(2, 2).diagonal()
@@ -865,9 +891,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
         raise op_error(
             RuntimeError, "diagonal", f"diagonal dimensions cannot be identical {dim1}, {dim2}"
         )
-    rows, cols = _diagonal_positions(x.shape[a], x.shape[b], offset, x.device)
-    moved = x.movedim((a, b), (-2, -1))
-    return moved[..., rows, cols]
+    return V.make_view(x, _Diagonal(a, b, offset))
 
 
 @public(method=True)

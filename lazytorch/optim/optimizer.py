@@ -19,6 +19,7 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
+from lazytorch import _as_torch
 from lazytorch import runtime as _runtime
 from lazytorch._config import get_default_dtype
 from lazytorch.autograd.engine import stop_gradient
@@ -51,7 +52,7 @@ required = _RequiredParameter()
 def typename(obj: Any) -> str:
     """torch.typename: ``FloatTensor``-style names for tensors, the qualified type otherwise."""
     if isinstance(obj, Tensor):
-        return f"lazytorch.{obj.dtype.legacy_name}Tensor"
+        return f"{_as_torch.NAME}.{obj.dtype.legacy_name}Tensor"
     module = type(obj).__module__
     qualname = type(obj).__qualname__
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"

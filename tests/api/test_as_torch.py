@@ -393,3 +393,37 @@ def test_variable_is_a_tensor_alias_as_in_torch():
     assert not lt.autograd.Variable(lt.ones(1)).requires_grad
     with pytest.raises(TypeError, match="has to be a tensor"):
         lt.autograd.Variable([1.0])
+
+
+def test_reprs_name_torch_when_installed_as_torch(tmp_path):
+    code = """
+        import torch, torch.nn as nn
+        x = torch.ones(2, 3, dtype=torch.float64, requires_grad=True)
+        print(x.shape, torch.float16, repr(torch.int64), torch.zeros(2, dtype=torch.int32))
+        print(nn.Parameter(torch.zeros(1, dtype=torch.float64)))
+        print(torch.typename(x), torch.Size([4]))
+        """
+    r = _run_as_torch(tmp_path, code)
+    assert r.returncode == 0, r.stderr
+    script = tmp_path / "script.py"
+    want = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert r.stdout == want.stdout
+    assert "lazytorch" not in r.stdout
+    # imported as itself, lazytorch names itself
+    assert repr(lt.ones(2).shape) == "lazytorch.Size([2])"
+    assert repr(lt.float32) == "lazytorch.float32"
+    assert "dtype=lazytorch.float64" in repr(lt.zeros(1, dtype=lt.float64))
+
+
+def test_suggestions_name_only_public_api(tmp_path):
+    from lazytorch._as_torch import missing_message, public_names
+
+    msg = missing_message("torch.combinationz", lt, "combinationz")
+    assert "lazytorch.combinations" in msg
+    for helper in ("annotations", "Any", "importlib", "math"):
+        assert helper not in public_names(lt)
+    assert "loss" not in public_names(lt.nn.functional)
+    assert "annotations" not in missing_message("torch.anotations", lt, "anotations")
+    assert "functional.loss" not in missing_message(
+        "torch.nn.functional.los", lt.nn.functional, "los"
+    )

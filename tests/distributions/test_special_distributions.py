@@ -84,12 +84,62 @@ def test_samples(name: str) -> None:
     assert tuple(r.shape) == (3,)
 
 
-@pytest.mark.parametrize("name", ["Gamma", "Beta", "Chi2", "Poisson"])
-def test_no_sampler_says_so(name: str) -> None:
-    params, _ = CASES[name]
-    dl, _ = _build(lt, name, params, False)
-    with pytest.raises(NotImplementedError, match="not implemented in lazytorch yet"):
-        dl.sample()
+def _ks(sample: np.ndarray, cdf) -> float:
+    x = np.sort(sample.astype(np.float64))
+    c = cdf(torch.tensor(x)).numpy()
+    n = x.size
+    return float(max((np.arange(1, n + 1) / n - c).max(), (c - np.arange(n) / n).max()))
+
+
+@pytest.mark.parametrize("a", [0.05, 0.5, 1.0, 2.5, 40.0])
+def test_gamma_samples_have_the_gamma_distribution(a: float) -> None:
+    lt.manual_seed(11)
+    rate = 2.0
+    x = lt.distributions.Gamma(lt.full((20000,), a), lt.tensor(rate)).sample().numpy()
+    assert x.dtype == np.float32 and (x > 0).all()
+    want = torch.distributions.Gamma(torch.tensor(a, dtype=torch.float64), torch.tensor(rate))
+    assert abs(x.mean() - a / rate) < 4 * np.sqrt(a) / rate / np.sqrt(x.size)
+    assert _ks(x, want.cdf) < 0.015 if a >= 0.5 else True
+    if a < 0.5:  # torch has no Gamma cdf below the float range here: compare moments
+        assert abs(x.var() / (a / rate**2) - 1) < 0.15
+
+
+def test_gamma_family_samples_shapes_seed_and_moments() -> None:
+    D = lt.distributions
+    lt.manual_seed(3)
+    a = D.Gamma(lt.tensor([1.0, 2.0]), lt.tensor([1.0, 3.0])).sample((4,))
+    lt.manual_seed(3)
+    b = D.Gamma(lt.tensor([1.0, 2.0]), lt.tensor([1.0, 3.0])).sample((4,))
+    assert tuple(a.shape) == (4, 2) and np.array_equal(a.numpy(), b.numpy())  # manual_seed
+    lt.manual_seed(5)
+    beta = D.Beta(lt.tensor(2.0), lt.tensor(0.5)).sample((20000,)).numpy()
+    assert beta.shape == (20000,) and ((beta > 0) & (beta < 1)).all()
+    assert abs(beta.mean() - 0.8) < 0.005 and abs(beta.var() / (1 / 21.875) - 1) < 0.05
+    # Beta(2, 1/2): P(X <= x) = 1 - (1 - x)**0.5 * (1 + x / 2) (by parts); KS statistic
+    xs = np.sort(beta.astype(np.float64))
+    cdf = 1 - np.sqrt(1 - xs) * (1 + xs / 2)
+    assert np.abs(cdf - np.arange(1, xs.size + 1) / xs.size).max() < 0.015
+    chi = D.Chi2(lt.tensor([3.0])).sample((20000,)).numpy()
+    assert chi.shape == (20000, 1) and abs(chi.mean() - 3) < 0.1 and abs(chi.var() - 6) < 0.5
+    for rate in (0.0, 0.3, 4.0, 250.0):
+        x = D.Poisson(lt.full((20000,), rate)).sample().numpy()
+        assert x.dtype == np.float32 and (x == np.round(x)).all() and (x >= 0).all()
+        assert abs(x.mean() - rate) < 4 * np.sqrt(max(rate, 0.01) / x.size) + 1e-9
+        assert abs(x.var() - rate) < 0.1 * rate + 1e-9
+    x = D.Poisson(lt.tensor(3.0)).sample((20000,)).numpy()
+    freq = np.bincount(x.astype(int), minlength=12)[:12] / x.size
+    pmf = torch.distributions.Poisson(torch.tensor(3.0)).log_prob(torch.arange(12.0)).exp()
+    assert np.abs(freq - pmf.numpy()).max() < 0.01
+
+
+def test_gamma_rsample_grad_to_rate_only() -> None:
+    rate = lt.tensor([2.0], requires_grad=True)
+    lt.distributions.Gamma(lt.tensor([3.0]), rate).rsample((5,)).sum().backward()
+    assert rate.grad is not None and float(rate.grad.item()) < 0
+    conc = lt.tensor([3.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="concentration"):
+        lt.distributions.Gamma(conc, lt.tensor([1.0])).rsample()
+    assert lt.distributions.Gamma(conc, lt.tensor([1.0])).sample().shape == (1,)
 
 
 def test_validation() -> None:

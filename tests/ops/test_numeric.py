@@ -222,3 +222,101 @@ def test_vander_edges() -> None:
     lt.vander(x, 4).sum().backward()
     v = np.array([0.5, -1.5, 2.0])
     np.testing.assert_allclose(x.grad.numpy(), 3 * v**2 + 2 * v + 1, rtol=1e-6)
+
+
+# -- scatter_reduce -------------------------------------------------------------------------------
+
+IDX0 = np.array([[0, 1, 0], [2, 0, 2], [0, 1, 1], [2, 2, 0]])  # (4, 3) into a (3, 3) input
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce(reduce: str, include_self: bool) -> None:
+    def fn(t: Any, x: Any, s: Any, i: Any) -> Any:
+        return t.scatter_reduce(x, 0, i, s, reduce, include_self=include_self)
+
+    check(fn, randn(3, 3), randn(4, 3), IDX0)
+    check(fn, randn(3, 3, dtype="float64"), randn(4, 3, dtype="float64"), IDX0)
+    check(
+        fn, arr(3, 3, dtype="int64", low=-9, high=9), arr(4, 3, dtype="int64", low=-9, high=9), IDX0
+    )
+    check(
+        lambda t, x, s, i: x.scatter_reduce(1, i, s, reduce, include_self=include_self),
+        randn(3, 4),
+        randn(3, 2),
+        np.array([[3, 3], [0, 1], [1, 1]]),
+    )
+
+
+def test_scatter_reduce_in_place_grads_and_errors() -> None:
+    def in_place(t: Any, x: Any, s: Any, i: Any) -> Any:
+        y = x.clone()
+        y.scatter_reduce_(0, i, s, "sum")
+        return y
+
+    check(in_place, randn(3, 3), randn(4, 3), IDX0)
+    check(lambda t, x, s, i: t.scatter_reduce(x, 0, i, s, "max"), randn(3, 3), randn(4, 3), IDX0)
+    check(lambda t, x, s, i: t.scatter_reduce(x, 0, i, s, "min"), randn(3, 3), randn(4, 3), IDX0)
+    for reduce in ("sum", "mean", "amax"):
+        check_grad(
+            lambda t, x, s, i, r=reduce: t.scatter_reduce(x, 0, i, s, r),
+            randn(3, 3),
+            randn(4, 3),
+            IDX0,
+        )
+    check_grad(
+        lambda t, x, s, i: t.scatter_reduce(x, 0, i, s, "mean", include_self=False),
+        randn(3, 3),
+        randn(4, 3),
+        IDX0,
+    )
+    check_raises(
+        lambda t, x, s, i: t.scatter_reduce(x, 0, i, s, "bogus"), randn(3, 3), randn(4, 3), IDX0
+    )
+    check_raises(
+        lambda t, x, s, i: t.scatter_reduce(x, 0, i, s.double(), "sum"),
+        randn(3, 3),
+        randn(4, 3),
+        IDX0,
+    )
+
+
+# -- renorm, narrow_copy and the view writers -------------------------------------------------
+
+
+def test_renorm() -> None:
+    check(lambda t, x: x.renorm(2, 0, 1.0), randn(3, 4))
+    check(lambda t, x: t.renorm(x, 1, 1, 0.5), randn(3, 4, dtype="float64"))
+    check(lambda t, x: x.renorm(float("inf"), 2, 0.7), randn(2, 3, 4))
+    check(lambda t, x: x.clone().renorm_(2, 1, 0.3), randn(3, 4))
+    check_grad(lambda t, x: x.renorm(2, 0, 1.0), randn(3, 4))
+    check_raises(lambda t, x: x.renorm(2, 0, -1.0), randn(3, 4))
+
+
+def test_narrow_copy_and_masked_scatter() -> None:
+    check(lambda t, x: x.narrow_copy(1, 1, 2), randn(3, 4))
+    check(lambda t, x: t.narrow_copy(x, 0, 0, 0), randn(3, 4))
+    mask = np.array([True, False, True, True])
+    check(lambda t, x, m, s: x.masked_scatter(m, s), randn(3, 4), mask, randn(3, 4))
+    check(lambda t, x, m, s: t.masked_scatter(x, m, s), randn(3, 4), randn(3, 4) > 0, randn(20))
+    check(lambda t, x, m, s: x.masked_scatter(m, s), randn(2), np.array([False, False]), randn(0))
+    check_grad(
+        lambda t, x, m, s: x.masked_scatter(m, s), randn(3, 4), mask, randn(3, 4), diff=[0, 2]
+    )
+    check_raises(lambda t, x, m, s: x.masked_scatter(m, s), randn(3, 4), mask, randn(2))
+    check_raises(lambda t, x, m, s: x.masked_scatter(m.int(), s), randn(3, 4), mask, randn(12))
+
+
+def test_select_slice_diagonal_scatter() -> None:
+    check(lambda t, x, s: t.select_scatter(x, s, 0, 1), randn(3, 4), randn(4))
+    check(lambda t, x, s: x.select_scatter(s, -1, -1), randn(3, 4), randn(3))
+    check(lambda t, x, s: t.slice_scatter(x, s, 1, 1, None, 2), randn(3, 4), randn(3, 2))
+    check(lambda t, x, s: t.slice_scatter(x, s), randn(3, 4), randn(3, 4))
+    check(lambda t, x, s: t.slice_scatter(x, s, dim=0, start=-2), randn(3, 4), randn(2, 4))
+    check(lambda t, x, s: t.diagonal_scatter(x, s), randn(3, 4), randn(3))
+    check(lambda t, x, s: t.diagonal_scatter(x, s, 1), randn(3, 4), randn(3))
+    check(lambda t, x, s: t.diagonal_scatter(x, s, -1, 1, 2), randn(2, 3, 3), randn(2, 2))
+    check_grad(lambda t, x, s: t.diagonal_scatter(x, s, 1), randn(3, 4), randn(3))
+    check_grad(lambda t, x, s: t.slice_scatter(x, s, 1, 0, 4, 2), randn(3, 4), randn(3, 2))
+    check_raises(lambda t, x, s: t.select_scatter(x, s, 0, 1), randn(3, 4), randn(3))
+    check_raises(lambda t, x, s: t.diagonal_scatter(x, s), randn(3, 4), randn(4))

@@ -5,6 +5,8 @@ views of the same base."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -733,3 +735,34 @@ def test_sum_to_size_and_the_memory_state_methods():
     x = lt.ones(2)
     assert x.pin_memory() is x and not x.is_pinned()
     assert x.share_memory_() is x and x.is_shared()  # (tests/api/test_multiprocessing.py)
+
+
+def test_diagonal_is_a_view_that_writes_through() -> None:
+    """x.diagonal() is a view in torch: in-place writes to it change x (they were lost)."""
+
+    def fill(t: Any, x: Any) -> Any:
+        y = x.clone()
+        y.diagonal().fill_(2.0)
+        y.diagonal(1).add_(1.0)
+        y.diagonal(-1).mul_(0.0)
+        return y
+
+    check(fill, randn(3, 4))
+    check(fill, randn(4, 3))
+
+    def batched(t: Any, x: Any) -> Any:
+        y = x.clone()
+        d = y.diagonal(0, 1, 2)
+        d.copy_(t.ones(d.shape))
+        return y, d.is_contiguous()
+
+    check(batched, randn(2, 3, 4))
+
+    def with_grad(t: Any, x: Any) -> Any:
+        x.requires_grad_()
+        z = x * 2
+        z.diagonal().add_(x.diagonal() ** 2)
+        (g,) = t.autograd.grad((z * z).sum(), [x])
+        return z, g
+
+    check(with_grad, randn(3, 3))

@@ -20,6 +20,7 @@ other module raises NotImplementedError.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from lazytorch.autograd.function import Function
@@ -182,6 +183,14 @@ class BackwardHook:
                 self.grad_outputs = tuple(new)
             local = self.grad_outputs
             if self.input_tensors_index is None:  # no input requires grad: call them here
+                if self.user_hooks:
+                    warnings.warn(
+                        "Full backward hook is firing when gradients are computed with "
+                        "respect to module outputs since no inputs require gradients. See "
+                        "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                        "#torch.nn.Module.register_full_backward_hook for more details.",
+                        stacklevel=5,
+                    )
                 grad_inputs = self._pack_with_none([], [], self.n_inputs)
                 for hook in self.user_hooks:
                     res = hook(self.module, grad_inputs, self.grad_outputs)

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from lazytorch import _as_torch
 from lazytorch.autograd.engine import RemovableHandle as _Handle
 from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.ir import dtypes as dt
@@ -55,7 +56,7 @@ def _addindent(s_: str, num_spaces: int) -> str:
 def _typename(obj: Any) -> str:
     """torch.typename: ``lazytorch.FloatTensor`` for a tensor, else the qualified type name."""
     if isinstance(obj, Tensor):
-        return f"lazytorch.{obj.dtype.legacy_name}Tensor"
+        return f"{_as_torch.NAME}.{obj.dtype.legacy_name}Tensor"
     module = getattr(obj, "__module__", "") or ""
     qualname = getattr(obj, "__qualname__", None)
     if qualname is None:

@@ -9,7 +9,7 @@ tensor(6.)
 1.0
 """
 
-from lazytorch.nn.utils import parametrizations, parametrize, rnn
+from lazytorch.nn.utils import parametrizations, parametrize, rnn, stateless
 from lazytorch.nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -34,6 +34,7 @@ __all__ = [
     "remove_weight_norm",
     "rnn",
     "spectral_norm",
+    "stateless",
     "vector_to_parameters",
     "weight_norm",
 ]
