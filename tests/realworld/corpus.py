@@ -187,12 +187,6 @@ CORPUS: list[Entry] = [
     # torch.func.stack_module_state + vmap(functional_call) over an ensemble; its
     # "stateless" base model is moved to the meta device, which lazytorch lacks
     Entry(
-        "ensembling",
-        "ensembling.py",
-        "pytorch/tutorials intermediate_source/ensembling.py",
-        xfail="RuntimeError: to(): device 'meta' is not available",
-    ),
-    Entry(
         "parametrizations",
         "parametrizations.py",
         "pytorch/tutorials intermediate_source/parametrizations.py",
