@@ -100,15 +100,15 @@ def _reduce_tensor(t: Tensor) -> Any:
             "multiprocessing: cowardly refusing to send a tensor that requires grad and is "
             "not a leaf (its graph cannot be sent); send t.detach() instead"
         )
-    if t.device.type != "cpu":
-        return t.__reduce_ex__(2)  # a copy of the values, as a plain pickle
+    if t.device.type != "cpu" or t._view is not None:
+        # a copy of the values, as a plain pickle (a view's storage is its base's segment,
+        # which the receiver could not index into as this view)
+        return t.__reduce_ex__(2)
     t.share_memory_()  # type: ignore[attr-defined]
     found = _shared.segment_of(t)
-    if found is None:  # (a view of a shared base: send its own values)
+    if found is None:
         return t.__reduce_ex__(2)
     name, array = found
-    if t._view is not None:  # a view: send the values (its base is the shared storage)
-        return t.__reduce_ex__(2)
     _shared.sent(name)
     return (
         _rebuild_tensor,
@@ -121,7 +121,7 @@ def _rebuild_tensor(name: str, shape: Any, dtype: Any, requires_grad: bool, para
     if not param or isinstance(t, Parameter):
         return t
     p = Parameter(t, requires_grad)
-    _shared.track(p, name, t._node.buffer)
+    _shared.track(p, t._node.buffer, name)
     return p
 
 

@@ -59,7 +59,7 @@ from lazytorch.ops._core import leaf_node, wrap
 if TYPE_CHECKING:
     from lazytorch.tensor import Tensor
 
-__all__ = ["is_shared", "rebuild", "segment_of", "share"]
+__all__ = ["is_shared", "rebuild", "segment_of", "sent", "share", "track"]
 
 # id(tensor) -> (weak reference, the array over the segment, the segment's name)
 _shared: dict[int, tuple[weakref.ref[Any], Any, str]] = {}
@@ -89,7 +89,7 @@ def share(t: Tensor) -> Tensor:
     array[...] = value
     with no_grad():
         V.assign(t, leaf_node(array, CPU))
-    _track(t, array, segment.name)
+    track(t, array, segment.name)
     return t
 
 
@@ -153,16 +153,12 @@ def rebuild(name: str, shape: tuple[int, ...], dtype: Any, requires_grad: bool) 
     t = wrap(leaf_node(array, CPU))
     if requires_grad:
         t.requires_grad_(True)  # type: ignore[attr-defined]
-    _track(t, array, name)
+    track(t, array, name)
     return t
 
 
-def track(t: Tensor, name: str, array: Any) -> None:
+def track(t: Tensor, array: Any, name: str) -> None:
     """Make `t` (whose value is `array`, over segment `name`) a shared tensor."""
-    _track(t, array, name)
-
-
-def _track(t: Tensor, array: Any, name: str) -> None:
     global _hooked
     _shared[id(t)] = (weakref.ref(t), array, name)
     if not _hooked:

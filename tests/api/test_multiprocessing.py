@@ -122,6 +122,13 @@ def test_a_queue_from_a_child_carries_its_result(children):
     assert out.tolist() == [0.0, 1.0, 4.0, 9.0]
 
 
+def test_a_view_is_sent_as_its_values():
+    q = mp.get_context("spawn").SimpleQueue()
+    t = lt.arange(6.0).reshape(2, 3)
+    q.put(t[1])
+    assert q.get().tolist() == [3.0, 4.0, 5.0]
+
+
 def test_a_non_leaf_that_requires_grad_is_refused():
     x = lt.ones(2, requires_grad=True) * 2
     q = mp.get_context("spawn").SimpleQueue()
