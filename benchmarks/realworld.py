@@ -44,7 +44,11 @@ def row(r: PairResult) -> str:
         match = "–"
     else:
         runs = "yes"
-        match = "yes" if r.matches else f"no: {r.loss_mismatch or r.item_mismatch}"
+        match = (
+            "yes"
+            if r.matches
+            else f"no: {r.loss_mismatch or r.item_mismatch or r.printed_mismatch}"
+        )
     t_first, t_step = step_times(r.torch)
     l_first, l_step = step_times(r.lazy) if r.runs else (None, None)
     steps = len(r.torch.get("losses", []))
@@ -117,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                 "lazytorch": r.lazy,
                 "loss_mismatch": r.loss_mismatch,
                 "item_mismatch": r.item_mismatch,
+                "printed_mismatch": r.printed_mismatch,
             }
         )
     print(f"\n{runs}/{len(entries)} run under lazytorch; {matches}/{len(entries)} match torch.")

@@ -254,7 +254,7 @@ def _plan(tensors: list[Tensor]) -> tuple[dict[int, _Layout], list[_StorageOut]]
     plan: dict[int, _Layout] = {}
 
     def storage(t: Tensor) -> tuple[_StorageOut, tuple[int, ...]]:
-        values = np.asarray(t.detach().numpy())
+        values = np.asarray(t._values())
         # ravel copies only views that are not row-major; 0-d arrays become 1-d.
         s = _StorageOut(str(len(storages)), values.ravel(order="C"), _location(t))
         storages.append(s)

@@ -59,6 +59,10 @@ class Size(tuple):  # type: ignore[type-arg]
         return Size(tuple(self) + tuple(other))
 
 
+# lazytorch.ops.numpy_bridge.export (it sits above this module): Tensor.numpy() on the CPU
+_export: Any = None
+
+
 def _host_value(n: Node) -> Any:
     """The node's value as a NumPy array: a device buffer (a cuda tensor's) is copied to the
     host (its ``to_host()``); scalar inputs hold Python numbers."""
@@ -208,13 +212,25 @@ class Tensor:
         return _host_value(self._materialized("tolist()")).tolist()
 
     def numpy(self, *, force: bool = False) -> Any:
-        """The values as a read-only NumPy array (materializes; no copy is made of a value
-        on the host, a cuda tensor's is copied from the device).
+        """The values as a NumPy array sharing the tensor's memory, as torch's: a write to
+        either is seen by the other (materializes; `lazytorch.ops.numpy_bridge`). A cuda
+        tensor's values are copied from the device (read-only).
 
-        Read-only because lazytorch buffers are immutable; ``.copy()`` it to write.
+        >>> import lazytorch
+        >>> t = lazytorch.ones(2)
+        >>> n = t.numpy()
+        >>> n[0] = 3
+        >>> t
+        tensor([3., 1.])
         """
-        arr = _host_value(self._materialized("numpy()"))
-        view = arr.view()
+        if self._node.device.type == "cpu":
+            return _export(self)
+        return self._values("numpy()")
+
+    def _values(self, cause: str = "numpy()") -> Any:
+        """The values as a read-only NumPy array, without sharing (library code that only
+        reads: pickling, saving, ``tensor(t)``); materializes."""
+        view = _host_value(self._materialized(cause)).view()
         view.flags.writeable = False
         return view
 
@@ -222,7 +238,11 @@ class Tensor:
         arr = _host_value(self._materialized("__array__ (NumPy conversion)"))
         if dtype is not None:
             return arr.astype(dtype)
-        return arr.copy() if copy else arr
+        if copy:
+            return arr.copy()
+        view = arr.view()  # lazytorch's value may be shared: NumPy may read it, not write it
+        view.flags.writeable = False
+        return view
 
     __array_priority__ = 1000  # NumPy binary ops defer to Tensor's reflected operators
 

@@ -107,7 +107,7 @@ def _numerical(fn: Callable[..., Any], inputs: list[Any], i: int, o: int, eps: f
     import numpy as np  # lazy: import time (import lazytorch loads no NumPy)
 
     x = inputs[i]
-    base = x.detach().numpy().astype(np.float64)
+    base = x._values().astype(np.float64)
     cols = []
     for idx in _iter_elements(x):
         diffs = []
@@ -119,7 +119,7 @@ def _numerical(fn: Callable[..., Any], inputs: list[Any], i: int, o: int, eps: f
             # first derivatives) needs it
             args[i] = x.new_tensor(moved).to(x.dtype).requires_grad_(x.requires_grad)
             out = _outputs(fn, args)[o]
-            diffs.append(out.detach().numpy().astype(np.float64).ravel())
+            diffs.append(out._values().astype(np.float64).ravel())
         cols.append((diffs[0] - diffs[1]) / (2 * eps))
     n_out = _outputs(fn, inputs)[o].numel()
     return np.stack(cols, 1) if cols else np.zeros((n_out, 0))
@@ -137,7 +137,7 @@ def _analytical(fn: Callable[..., Any], inputs: list[Any], i: int, o: int) -> np
         v = out.new_tensor(onehot.reshape(tuple(out.shape))).to(out.dtype)
         (g,) = grad(out, inputs[i], v, retain_graph=True, allow_unused=True)
         rows.append(
-            np.zeros(inputs[i].numel()) if g is None else g.numpy().astype(np.float64).ravel()
+            np.zeros(inputs[i].numel()) if g is None else g._values().astype(np.float64).ravel()
         )
     return np.stack(rows, 0) if rows else np.zeros((0, inputs[i].numel()))
 

@@ -192,7 +192,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = RND.randn(rows, cols, dtype=dt.float64, generator=generator).numpy()
+    flat = RND.randn(rows, cols, dtype=dt.float64, generator=generator)._values()
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

@@ -62,7 +62,10 @@ class Parameter(Tensor):
     def __reduce_ex__(self, protocol: Any) -> Any:
         import numpy as np
 
-        return (_rebuild_parameter, (np.array(self.numpy()), str(self.device), self.requires_grad))
+        return (
+            _rebuild_parameter,
+            (np.array(self._values()), str(self.device), self.requires_grad),
+        )
 
 
 def _rebuild_parameter(array: Any, device: str, requires_grad: bool) -> Parameter:

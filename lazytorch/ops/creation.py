@@ -18,6 +18,7 @@ from lazytorch._devices import check_available, find
 from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
+from lazytorch.ir.device import CPU as _CPU
 from lazytorch.ir.device import Device, as_device
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
@@ -227,7 +228,7 @@ def _data_shape(x: Any) -> list[int]:
 def _flatten_data(x: Any, shape: list[int], dim: int, out: list[Any]) -> None:
     """Append the leaves of `x` to `out`, checking that every level has the expected length."""
     if isinstance(x, Tensor):
-        x = x.numpy()
+        x = x._values()
     if not _is_sequence(x) and getattr(x, "ndim", 0):
         if list(x.shape) != shape[dim:]:
             raise op_error(
@@ -318,7 +319,7 @@ def tensor(
         return (
             wrap(cast(data._node, target))
             if data._node.buffer is None
-            else _from_array(data.numpy(), target, dev)
+            else _from_array(data._values(), target, dev)
         )
     if isinstance(data, (np.ndarray, np.generic)):
         # Arrays keep their dtype and convert with NumPy's (unchecked) casts, as in torch.
@@ -339,10 +340,16 @@ def _from_array(arr: Any, dtype: dt.DType, device: Device) -> Tensor:
 
 @public()
 def from_numpy(ndarray: Any) -> Tensor:
-    """A tensor with a copy of a NumPy array's values (dtype kept).
+    """A CPU tensor sharing a NumPy array's memory (dtype kept), as torch's: a write to
+    either is seen by the other (`lazytorch.ops.numpy_bridge` gives the rules; an array
+    that is not C-contiguous, aligned, native-endian and writable is copied).
 
-    Unlike torch, the tensor does not share memory with the array: lazytorch buffers are
-    immutable, so later writes to the array do not reach the tensor.
+    >>> import numpy as np, lazytorch
+    >>> a = np.zeros(2, dtype=np.float32)
+    >>> t = lazytorch.from_numpy(a)
+    >>> a[1] = 7
+    >>> t
+    tensor([0., 7.])
     """
     import numpy as np
 
@@ -351,7 +358,18 @@ def from_numpy(ndarray: Any) -> Tensor:
             TypeError, "from_numpy", f"expected np.ndarray (got {type(ndarray).__name__})"
         )
     d = _numpy_dtype(ndarray.dtype, "from_numpy")
-    return _from_array(ndarray, d, _config.get_default_device())
+    if _share is not None and ndarray.dtype == d.np and _shareable(ndarray):
+        return _share(ndarray)  # type: ignore[no-any-return]
+    return _from_array(ndarray, d, _CPU)
+
+
+def _shareable(a: Any) -> bool:
+    f = a.flags
+    return bool(f.c_contiguous and f.aligned and f.writeable and a.dtype.isnative)
+
+
+# lazytorch.ops.numpy_bridge.share (it sits above this module): a tensor over an array
+_share: Any = None
 
 
 @public()
@@ -363,6 +381,12 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         if (dtype is None or dtype is data.dtype) and dev == data.device:
             return data
         return data.to(device=dev, dtype=dtype)  # type: ignore[attr-defined,no-any-return]
+    if _share is not None and type(data).__module__ == "numpy" and type(data).__name__ == "ndarray":
+        # torch shares a NumPy array's memory when neither dtype nor device changes it
+        d = _numpy_dtype(data.dtype, "as_tensor")
+        same = (dtype is None or dtype is d) and (device is None or as_device(device) == _CPU)
+        if same and data.dtype == d.np and _shareable(data):
+            return _share(data)  # type: ignore[no-any-return]
     return tensor(data, dtype=dtype, device=device)
 
 

@@ -38,6 +38,7 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import indexing as I
 from lazytorch.ops import linalg as L
 from lazytorch.ops import numeric as _numeric  # noqa: F401  (declares its names)
+from lazytorch.ops import numpy_bridge as _numpy_bridge  # noqa: F401 (installs the bridge)
 from lazytorch.ops import pad as _pad
 from lazytorch.ops import random as RND
 from lazytorch.ops import shape as S
@@ -648,7 +649,7 @@ def is_contiguous(self: Tensor, memory_format: Any = contiguous_format) -> bool:
 def _reduce_ex(self: Tensor, protocol: Any) -> Any:
     import numpy as np
 
-    return (_rebuild, (np.array(self.numpy()), str(self.device)))
+    return (_rebuild, (np.array(self._values()), str(self.device)))
 
 
 def _rebuild(array: Any, device: str) -> Tensor:

@@ -435,7 +435,12 @@ def contiguous(input: Tensor, memory_format: Any = contiguous_format) -> Tensor:
 @public(method=True)
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     """A new tensor with the same values that does not alias `input`."""
-    return wrap(tensor_arg(input, "clone")._node)
+    x = tensor_arg(input, "clone")
+    n = x._node
+    if V._numpy_arrays and n.buffer is not None and V._unaliased(n) is not n:
+        # the value is an array NumPy code may write: a real copy (differentiable)
+        return x * 1 if n.ag is not None else wrap(V._unaliased(n))  # type: ignore[operator]
+    return wrap(n)  # values are immutable: the clone shares the node
 
 
 @public(method=True)

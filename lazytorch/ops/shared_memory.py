@@ -80,7 +80,7 @@ def share(t: Tensor) -> Tensor:
         return t
     from multiprocessing import shared_memory  # lazy: import time (stdlib, first share only)
 
-    value = np.ascontiguousarray(t.detach().numpy())  # type: ignore[attr-defined]
+    value = np.ascontiguousarray(t._values())  # type: ignore[attr-defined]
     segment = shared_memory.SharedMemory(create=True, size=max(value.nbytes, 1))
     _untrack(segment)  # this process unlinks it (`_unlink`), not the resource tracker
     _segments[segment.name] = segment

@@ -248,7 +248,7 @@ def _from_dense(x: Tensor, sparse_dim: int | None = None) -> SparseCOOTensor:
     sd = x.ndim if sparse_dim is None else sparse_dim
     if not 0 <= sd <= x.ndim:
         raise op_error(RuntimeError, "to_sparse", f"sparse_dim must be in [0, {x.ndim}], got {sd}")
-    host = np.asarray(x.detach().numpy())
+    host = np.asarray(x._values())
     if x.ndim == 0:
         return _make(np.zeros((0, 1), np.int64), x.reshape(1), (), True)
     flat = host.reshape((*host.shape[:sd], -1)) if sd < x.ndim else host
@@ -312,7 +312,7 @@ def sparse_coo_tensor(
     [3.0]
     """
     op = "sparse_coo_tensor"
-    idx = indices.detach().numpy() if isinstance(indices, Tensor) else np.asarray(indices)
+    idx = indices._values() if isinstance(indices, Tensor) else np.asarray(indices)
     if idx.dtype.kind not in "iu" and idx.size:
         raise op_error(RuntimeError, op, f"indices must be an int64 tensor, not {idx.dtype}")
     idx = idx.astype(np.int64)

@@ -27,10 +27,11 @@ from typing import Any
 from lazytorch._errors import op_error
 from lazytorch.autograd.engine import keep_leaf, stop_gradient
 from lazytorch.ir import dtypes as dt
+from lazytorch.ir._lazynp import np as _np
 from lazytorch.ir.node import Node, grad_mode, stamp, user_loc
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops import creation as _creation
-from lazytorch.ops._core import P, const_node, expand_node, numel, reshape_node, wrap
+from lazytorch.ops._core import P, const_node, expand_node, leaf_node, numel, reshape_node, wrap
 from lazytorch.ops.elementwise import _zero_gradient
 from lazytorch.runtime import register
 from lazytorch.tensor import Tensor
@@ -43,6 +44,11 @@ _compile_trace: Any = None
 
 
 _UNSET = object()
+
+# lazytorch.ops.numpy_bridge: id(tensor) -> its writer, for tensors whose value is an array
+# NumPy code holds too (``from_numpy``, ``numpy()``); assign calls it after each write to
+# one. Empty unless a script shares memory with NumPy (one dict check per write).
+shared_with_numpy: dict[int, Any] = {}
 
 
 class ViewStep:
@@ -509,6 +515,41 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
     if _compile_trace is not None:  # a lazytorch.compile trace may not replay this write
         _compile_trace.assigned(t)
     loc = user_loc(2)
+    if shared_with_numpy:
+        return _assign_shared(t, value, allow_overlap, loc)
+    return _assign(t, value, allow_overlap, loc)
+
+
+def _assign_shared(
+    t: Tensor, value: Node, allow_overlap: bool | None, loc: tuple[str, int] | None
+) -> Tensor:
+    """`assign` while some tensors share memory with NumPy: a value that is such an array
+    is copied first (the assigned tensor must not see later writes to it), and a write to
+    such a tensor is passed to its writer (`lazytorch.ops.numpy_bridge`)."""
+    value = _unaliased(value)
+    root = t if t._view is None else t._view[0]
+    old = root._node
+    _assign(t, value, allow_overlap, loc)
+    written = shared_with_numpy.get(id(root))
+    if written is not None:
+        written(root, old)
+    return t
+
+
+def _unaliased(n: Node) -> Node:
+    b = n.buffer
+    if b is None or type(b) is not _np.ndarray or id(b) not in _numpy_arrays:
+        return n
+    return leaf_node(b.copy(), n.device)
+
+
+# lazytorch.ops.numpy_bridge: id(array) -> id(tensor) for the arrays shared with NumPy
+_numpy_arrays: dict[int, int] = {}
+
+
+def _assign(
+    t: Tensor, value: Node, allow_overlap: bool | None, loc: tuple[str, int] | None
+) -> Tensor:
     if t._view is None:
         if getattr(t, "_meta", None) is not None:
             value = keep_leaf(t, value)

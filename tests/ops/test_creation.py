@@ -242,22 +242,23 @@ def test_from_numpy(dtype):
     check(lambda t: t.from_numpy(np.array(a[0, 0])))  # 0-d
 
 
-def test_from_numpy_copies_unlike_torch():
-    # Documented difference: lazytorch copies, so later NumPy writes do not reach the tensor
-    # (torch shares memory). The tensor is pending-free: it reads the same before and after.
+def test_from_numpy_shares_memory_as_torch():
+    # The rules are tests/ops/test_numpy_bridge.py's; here the one difference left, written
+    # down (lazytorch.ops.numpy_bridge): a NumPy write reaches a computation recorded before
+    # it and still pending, which torch had already computed.
     a = np.arange(4, dtype=np.float32)
     x = lt.from_numpy(a)
-    y = x * 2  # a pending computation that reads x
+    t = torch.from_numpy(a.copy())
     a[:] = -1
-    np.testing.assert_array_equal(x.numpy(), [0, 1, 2, 3])
-    np.testing.assert_array_equal(y.numpy(), [0, 2, 4, 6])
+    np.testing.assert_array_equal(x.numpy(), [-1, -1, -1, -1])
+    y = x * 2  # pending
+    a[:] = 3
+    np.testing.assert_array_equal(y.numpy(), [6, 6, 6, 6])  # torch's y: [-2, -2, -2, -2]
     b = np.arange(3)
     z = lt.as_tensor(b)
     b[0] = 100
-    assert z.tolist() == [0, 1, 2]
-    t = torch.from_numpy(a)  # the oracle does share: confirm the difference is real
-    a[0] = 5
-    assert t[0].item() == 5
+    assert z.tolist() == [100, 1, 2]
+    assert t.tolist() == [0, 1, 2, 3]
 
 
 def test_from_numpy_views_and_strides():

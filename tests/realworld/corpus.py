@@ -561,6 +561,41 @@ def compare_values(
     return None
 
 
+def compare_printed(
+    ours: list[list[Any]], theirs: list[list[Any]], dtype: str, upto: int | None = None
+) -> str | None:
+    """None when the tensors lazytorch's run printed (`theirs`) hold torch's values (`ours`),
+    print by print, each print's elements under the tolerance of its index as a step (the
+    first `upto` prints when given), else the first difference.
+
+    >>> compare_printed([[1.0, 2.0], [True]], [[1.0, 2.00001], [True]], "float32")
+    >>> compare_printed([[1.0, 2.0]], [[1.0, 2.5]], "float32")
+    'print 0, element 1: torch 2.0, lazytorch 2.5 (allowed difference 0.0002)'
+    >>> compare_printed([[1.0]], [[1.0, 2.0]], "float32")
+    'print 0: torch printed 1 values, lazytorch 2'
+    """
+    if len(ours) != len(theirs):
+        return f"torch printed {len(ours)} tensors, lazytorch {len(theirs)}"
+    pairs = list(zip(ours, theirs))[:upto] if upto is not None else zip(ours, theirs)
+    for i, (a, b) in enumerate(pairs):
+        if len(a) != len(b):
+            return f"print {i}: torch printed {len(a)} values, lazytorch {len(b)}"
+        floats = [abs(float(v)) for v in a if isinstance(v, float) and math.isfinite(v)]
+        scale = max(floats, default=1.0)
+        for j, (x, y) in enumerate(zip(a, b)):
+            if isinstance(x, bool) or (isinstance(x, int) and isinstance(y, int)):
+                if x != y:
+                    return f"print {i}, element {j}: torch {x}, lazytorch {y}"
+                continue
+            x, y = float(x), float(y)
+            if (math.isnan(x) and math.isnan(y)) or x == y:  # equal infinities too
+                continue
+            tol = allowed(i, x, scale, dtype)
+            if not abs(x - y) <= tol:
+                return f"print {i}, element {j}: torch {x}, lazytorch {y} (allowed difference {tol:.3g})"
+    return None
+
+
 @dataclass
 class PairResult:
     entry: Entry
@@ -568,6 +603,7 @@ class PairResult:
     lazy: dict[str, Any]
     loss_mismatch: str | None
     item_mismatch: str | None
+    printed_mismatch: str | None = None
 
     @property
     def runs(self) -> bool:
@@ -575,7 +611,12 @@ class PairResult:
 
     @property
     def matches(self) -> bool:
-        return self.runs and self.loss_mismatch is None and self.item_mismatch is None
+        return (
+            self.runs
+            and self.loss_mismatch is None
+            and self.item_mismatch is None
+            and self.printed_mismatch is None
+        )
 
 
 def step_times(run: dict[str, Any]) -> tuple[float | None, float | None]:
@@ -625,12 +666,15 @@ def run_pair(entry: Entry, env: dict[str, str] | None = None) -> PairResult:
                 f"{entry.name} fails under torch: {ref['error']}\n{ref.get('traceback')}"
             )
         lazy = run_one(entry, "lazytorch", tape, os.path.join(tmp, "lazy.json"), env or {})
-    loss_mismatch = item_mismatch = None
+    loss_mismatch = item_mismatch = printed_mismatch = None
     if lazy.get("ok"):
+        printed_mismatch = compare_printed(
+            ref["printed"], lazy["printed"], entry.dtype, entry.chaotic_after
+        )
         loss_mismatch = compare_values(
             ref["losses"], lazy["losses"], entry.dtype, entry.chaotic_after
         )
         item_mismatch = compare_values(
             ref["items"], lazy["items"], entry.dtype, entry.chaotic_after
         )
-    return PairResult(entry, ref, lazy, loss_mismatch, item_mismatch)
+    return PairResult(entry, ref, lazy, loss_mismatch, item_mismatch, printed_mismatch)

@@ -45,6 +45,7 @@ This module imports neither library at import time: the lazytorch run installs l
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import importlib
 import json
@@ -66,6 +67,8 @@ import numpy as np
 LOG_CONVERSIONS = "REALWORLD_LOG_CONVERSIONS"
 
 # Module-level draw functions: name -> queue kind.
+PRINTED_MAX = 256  # values logged per printed tensor
+_COLLECTIONS = collections.__file__
 FUNCTION_DRAWS = {
     "rand": "rand",
     "rand_like": "rand",
@@ -148,6 +151,8 @@ class Hooks:
         self.in_backward = False
         self.losses: list[float] = []
         self.items: list[float | int | bool] = []
+        self.printed: list[list[float | int | bool]] = []  # values of tensors made into text
+        self.in_print = False
         self.step_stamps: list[float] = []
         self.draws: dict[str, int] = defaultdict(int)
         self.script_dir = ""  # item() calls from files under here are logged
@@ -378,9 +383,65 @@ class Hooks:
 
         torch.Tensor.backward = logged_backward
         torch.Tensor.item = logged_item
+        # What a script prints is what its user compares: tutorials that print tensors and log
+        # no loss are compared on the values they print (Parameter has a repr of its own).
+        for cls in (torch.Tensor, torch.nn.Parameter):
+            for name in ("__repr__", "__str__", "__format__"):
+                if name in vars(cls):
+                    setattr(cls, name, self._logged_text(getattr(cls, name)))
+        if self.real_torch:
+            self._zeroed_empty()
         if os.environ.get(LOG_CONVERSIONS) == "1":
             for name in ("__float__", "__int__", "__bool__"):
                 setattr(torch.Tensor, name, self._logged_conversion(getattr(torch.Tensor, name)))
+
+    def _logged_text(self, to_text: Any) -> Any:
+        """``repr``/``str``/``format`` of a tensor called from the script's own files logs the
+        tensor's values (the first ``PRINTED_MAX`` in flat order); the library's nested calls
+        (Parameter's repr calling Tensor's) are not logged again."""
+
+        def logged(t: Any, *args: Any) -> Any:
+            caller = sys._getframe(1)
+            # a namedtuple's repr (``print(torch.svd(m))``) is Python code in one library
+            # (lazytorch's return types) and C in the other (torch's): look through it
+            while caller.f_back is not None and caller.f_code.co_filename == _COLLECTIONS:
+                caller = caller.f_back
+            if self.in_print or not caller.f_code.co_filename.startswith(self.script_dir):
+                return to_text(t, *args)
+            self.in_print = True
+            try:
+                text = to_text(t, *args)
+                self.printed.append(self.printable_values(t))
+                return text
+            finally:
+                self.in_print = False
+
+        return logged
+
+    def printable_values(self, t: Any) -> list[Any]:
+        if t.device.type == "meta" or t.layout != self.torch.strided:
+            return []  # no values (meta) or a layout compared through its dense ops
+        flat = t.detach().reshape(-1)[:PRINTED_MAX]
+        return [v if isinstance(v, (bool, int)) else float(v) for v in flat.tolist()]
+
+    def _zeroed_empty(self) -> None:
+        """torch's ``empty`` returns whatever the memory held, lazytorch's zeros: a script that
+        prints an uninitialized tensor (the tensor tutorials do) is compared on zeros."""
+        torch = self.torch
+
+        def zeroed(original: Any) -> Any:
+            def empty(*args: Any, **kwargs: Any) -> Any:
+                out = original(*args, **kwargs)
+                if out.device.type != "meta" and out.layout == torch.strided:
+                    with torch.no_grad():
+                        out.zero_()
+                return out
+
+            return empty
+
+        for name in ("empty", "empty_like", "empty_strided"):
+            setattr(torch, name, zeroed(getattr(torch, name)))
+        torch.Tensor.new_empty = zeroed(torch.Tensor.new_empty)
 
     def _logged_conversion(self, convert: Any) -> Any:
         """``float(t)``, ``int(t)``, ``bool(t)`` logged like ``item()`` (the script's own)."""
@@ -437,6 +498,7 @@ def run_script(script: str, args: list[str], lib: str, tape_path: str) -> dict[s
     result["wall_s"] = time.perf_counter() - start
     result["losses"] = hooks.losses
     result["items"] = [v if isinstance(v, (int, float, bool)) else float(v) for v in hooks.items]
+    result["printed"] = hooks.printed
     result["step_stamps"] = [s - start for s in hooks.step_stamps]
     result["draws"] = dict(hooks.draws)
     if lib == "torch":

@@ -39,7 +39,9 @@ def _check(entry: Entry, env: dict[str, str] | None = None) -> None:
         pytest.fail(f"{entry.name} fails under lazytorch: {error}\n{r.lazy.get('traceback', '')}")
     assert r.loss_mismatch is None, f"{entry.name} losses: {r.loss_mismatch}"
     assert r.item_mismatch is None, f"{entry.name} item() values: {r.item_mismatch}"
-    assert len(r.torch["losses"]) + len(r.torch["items"]) > 0, "the script logged nothing"
+    assert r.printed_mismatch is None, f"{entry.name} printed tensors: {r.printed_mismatch}"
+    logged = len(r.torch["losses"]) + len(r.torch["items"]) + len(r.torch["printed"])
+    assert logged > 0, "the script logged nothing"
 
 
 def _param(entry: Entry) -> object:

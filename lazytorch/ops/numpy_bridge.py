@@ -1,0 +1,181 @@
+"""Tensors that share memory with NumPy arrays, as torch's do.
+
+``torch.from_numpy(a)`` (and ``as_tensor(a)``) returns a tensor over `a`'s memory, and
+``t.numpy()`` an array over `t`'s: a write through either side is seen by the other. The
+NumPy-bridge sections of the PyTorch tutorials print exactly that. lazytorch's values are
+otherwise immutable buffers, and an in-place update computes a new one, so a tensor that
+shares an array with NumPy code (an *exported* tensor) keeps the array like this (each rule
+a test in tests/ops/test_numpy_bridge.py holds):
+
+* **Reads see the array.** The tensor's value is a buffer leaf over the array itself (no
+  copy), and a program reads its inputs when it runs.
+* **Writes are eager.** An in-place write to an exported tensor (``t.add_(1)``,
+  ``t[1, 1] = 17``, an optimizer step) is computed at once and copied into the array, which
+  becomes the tensor's buffer again: NumPy code may read the array on the next line, with
+  no cut in between (``print(n)`` is not a materialization point).
+* **What was read before a write keeps the old value.** Before the array is overwritten,
+  the value it held moves to a copy for whatever still refers to it (a pending ``y = t * 2``,
+  a ``clone()``), as torch computed those before the write.
+* **Copies are copies.** ``clone()`` of an exported tensor copies the array (lazytorch's
+  clone otherwise shares the immutable value), and a tensor assigned from an exported one
+  (``u.copy_(t)``) gets its own copy.
+* **An array nobody holds is let go.** At a write, an array that only lazytorch still
+  refers to (the caller dropped the result of ``.numpy()``) stops being kept in step, and
+  the tensor's updates are lazy again.
+
+What is not kept: a write to the array by NumPy code is seen by every op computed after it,
+including ops recorded *before* it that are still pending (torch computed those already).
+Read a result (``.item()``, ``print``) or call ``lazytorch.materialize()`` before writing
+into an array a pending computation reads. Arrays that are not C-contiguous, aligned,
+native-endian and writable are copied by ``from_numpy`` (torch shares those too), and a
+``.numpy()`` of a view that NumPy cannot express as a view of the root's array (an
+expanded dim) is a read-only copy.
+
+>>> import numpy as np, lazytorch
+>>> a = np.ones(3, dtype=np.float32)
+>>> t = lazytorch.from_numpy(a)
+>>> a[0] = 5
+>>> t.tolist()
+[5.0, 1.0, 1.0]
+>>> n = t.numpy()
+>>> t.add_(1)
+tensor([6., 2., 2.])
+>>> n.tolist(), a is n
+([6.0, 2.0, 2.0], True)
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from lazytorch import runtime as _runtime
+from lazytorch import tensor as _tensor
+from lazytorch.autograd.grad_mode import no_grad
+from lazytorch.ir._lazynp import np
+from lazytorch.ir.device import CPU
+from lazytorch.ir.node import Node
+from lazytorch.ops import creation as _creation
+from lazytorch.ops import views as V
+from lazytorch.ops._core import leaf_node, wrap
+from lazytorch.runtime.host_views import chain_value
+
+if TYPE_CHECKING:
+    from lazytorch.tensor import Tensor
+
+__all__ = ["export", "is_exported_buffer", "share", "unaliased"]
+
+# id(tensor) -> (weak reference, the array it shares); V.assign calls `_written` for these
+_tensors: dict[int, tuple[weakref.ref[Any], Any]] = {}
+# id(array) -> id(tensor): V.assign copies these before assigning them to another tensor
+_arrays = V._numpy_arrays
+
+
+def share(a: Any) -> Tensor:
+    """A CPU tensor over `a`'s memory (``from_numpy``, ``as_tensor``): `a` must be
+    C-contiguous, aligned, native-endian and writable (programs read their inputs as dense
+    arrays)."""
+    t = wrap(leaf_node(a, CPU))
+    _track(t, a)
+    return t
+
+
+def export(t: Tensor) -> Any:
+    """The NumPy array over `t`'s memory, writable and shared (``Tensor.numpy()``).
+
+    The first export of a value copies it into an array only `t` holds (lazytorch's value
+    may be shared with other tensors, a clone or a pending reader, which must not see writes
+    to it), and makes that array `t`'s buffer; later exports return the same array.
+    """
+    if t._view is not None:
+        return _export_view(t)
+    entry = _tensors.get(id(t))
+    if entry is not None and entry[0]() is t and t._node.buffer is entry[1]:
+        return entry[1]
+    _untrack(id(t))
+    n = t._materialized("numpy()")  # type: ignore[attr-defined]
+    a = np.array(n.buffer, copy=True, order="C")
+    if n.ag is None or getattr(t, "_meta", None) is not None:
+        with no_grad():  # a new leaf: a clone or a pending reader keeps the old value
+            V.assign(t, leaf_node(a, CPU))
+    else:
+        n.buffer = a  # a value with autograd history keeps its node (and its clones see a)
+    _track(t, a)
+    return a
+
+
+def _export_view(t: Tensor) -> Any:
+    root, steps = t._view  # type: ignore[misc]
+    a = export(root)
+    value = chain_value(V.replay(root._node, steps))
+    if value is not None and value.flags.writeable and np.shares_memory(value, a):
+        return value
+    return _read_only(np.array(t._materialized("numpy()").buffer))  # type: ignore[attr-defined]
+
+
+def _read_only(a: Any) -> Any:
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def is_exported_buffer(value: Any) -> bool:
+    """Whether `value` (a node's buffer) is an array NumPy code shares with a tensor."""
+    return id(value) in _arrays and type(value) is np.ndarray
+
+
+def unaliased(n: Node) -> Node:
+    """`n`, or a leaf holding a copy of its value if that value is an exported array (a
+    ``clone`` or an assigned copy must not see later writes to the array)."""
+    return V._unaliased(n) if _arrays else n
+
+
+def _track(t: Tensor, a: Any) -> None:
+    key = id(t)
+    _untrack(key)
+    _tensors[key] = (weakref.ref(t, lambda _r: _untrack(key)), a)
+    _arrays[id(a)] = key
+    V.shared_with_numpy[key] = _written
+
+
+def _untrack(key: int) -> None:
+    entry = _tensors.pop(key, None)
+    V.shared_with_numpy.pop(key, None)
+    if entry is not None and _arrays.get(id(entry[1])) == key:
+        del _arrays[id(entry[1])]
+
+
+def _written(t: Tensor, old: Node) -> None:
+    """After an in-place write to exported `t` whose value was `old`: compute the new value
+    now and copy it into the array (module docstring)."""
+    key = id(t)
+    entry = _tensors.get(key)
+    if entry is None or entry[0]() is not t:
+        _untrack(key)
+        return
+    a = entry[1]
+    # The array's references: `entry`, `a`, getrefcount's argument, `old`'s buffer. None
+    # other means the NumPy side dropped it: nothing to keep in step any more.
+    if sys.getrefcount(a) <= 3 + (old.buffer is a):
+        _untrack(key)
+        return
+    if _runtime._compile_trace is not None:
+        return  # a lazytorch.compile trace records the write; its replay runs it
+    n = t._node
+    if n.buffer is None:
+        _runtime.materialize_nodes([n], cause="in-place write to a tensor sharing NumPy memory")
+    value = n.buffer
+    if value is a:
+        return
+    if type(value) is not np.ndarray or value.shape != a.shape or value.dtype != a.dtype:
+        _untrack(key)  # its storage was replaced (another shape or dtype)
+        return
+    if old.buffer is a:  # readers of the value before the write keep it
+        old.buffer = a.copy()
+    np.copyto(a, value)
+    n.buffer = a
+
+
+_creation._share = share
+_tensor._export = export

@@ -1,0 +1,182 @@
+"""Tensors sharing memory with NumPy arrays (`lazytorch.ops.numpy_bridge`), against torch.
+
+Each scenario runs the same code on torch and on lazytorch and returns what a user would
+print — NumPy arrays and tensor values — at each point; both lists must be equal. The rules
+of the module docstring each have a scenario here that fails if the rule breaks (an alias
+where torch has none, or a write that does not reach the other side).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import lazytorch
+
+
+def _vals(*xs):
+    return [np.array(x.detach().numpy() if hasattr(x, "detach") else x, copy=True) for x in xs]
+
+
+def tensor_write_reaches_array(T):
+    t = T.ones(5)
+    n = t.numpy()
+    t.add_(1)
+    out = _vals(n)  # read with no cut in between
+    t[2] = 7
+    return out + _vals(n, t)
+
+
+def array_write_reaches_tensor(T):
+    a = np.ones(5)
+    t = T.from_numpy(a)
+    np.add(a, 1, out=a)
+    out = _vals(t)
+    a[0] = -3
+    return out + _vals(t, t * 2)
+
+
+def view_write_reaches_array(T):
+    t = T.rand(2, 3) if T is torch else T.from_numpy(RAND.copy())
+    n = t.numpy()
+    t[1, 1] = 17
+    out = _vals(n)
+    t[0].mul_(2)
+    t.t()[2, 0] = -1
+    return out + _vals(n, t)
+
+
+def numpy_of_a_view_shares(T):
+    base = T.arange(12.0).reshape(3, 4)
+    row = base[1].numpy()
+    row[0] = 50
+    col = base.t()[2].numpy()  # strided
+    col[2] = 60
+    base.add_(1)
+    return _vals(base, row, col)
+
+
+def detach_numpy_shares_with_parameter(T):
+    w = T.nn.Parameter(T.arange(4.0))
+    n = w.detach().numpy()
+    opt = T.optim.SGD([w], lr=0.5)
+    (w * w).sum().backward()
+    opt.step()
+    out = _vals(n, w)
+    n[0] = 9  # NumPy writes into the parameter
+    return out + _vals(w, w * 1)
+
+
+def pending_reader_keeps_value_before_write(T):
+    a = np.arange(4.0)
+    t = T.from_numpy(a)
+    y = t * 2  # pending in lazytorch, computed in torch
+    c = t.clone()
+    t.add_(1)
+    out = _vals(y, c, a)
+    a[3] = 100  # a clone does not alias the array
+    return out + _vals(c, t, y)
+
+
+def copy_from_shared_is_a_copy(T):
+    a = np.zeros(3, dtype=np.float32)
+    t = T.from_numpy(a)
+    u = T.empty(3)
+    u.copy_(t)
+    a[1] = 5
+    return _vals(u, t)
+
+
+def as_tensor_shares_when_nothing_changes(T):
+    a = np.arange(3, dtype=np.int64)
+    same = T.as_tensor(a)
+    cast = T.as_tensor(a, dtype=T.float32)
+    a[0] = 42
+    return _vals(same, cast)
+
+
+def non_contiguous_array_is_read_then(T):
+    a = np.arange(12.0).reshape(3, 4)[:, ::2]
+    t = T.from_numpy(np.ascontiguousarray(a)) if T is lazytorch else T.from_numpy(a.copy())
+    return _vals(t)
+
+
+def training_a_from_numpy_weight(T):
+    w_np = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    w = T.from_numpy(w_np).requires_grad_()
+    x = T.from_numpy(np.ones((4, 3), dtype=np.float32))
+    losses = []
+    for _ in range(3):
+        loss = (x @ w.t()).pow(2).mean()
+        loss.backward()
+        with T.no_grad():
+            w -= 0.1 * w.grad
+            w.grad.zero_()
+        losses.append(np.array(w_np, copy=True))  # the user's array follows the weight
+    return losses + _vals(w)
+
+
+RAND = np.random.default_rng(0).random((2, 3)).astype(np.float32)
+SCENARIOS = [
+    tensor_write_reaches_array,
+    array_write_reaches_tensor,
+    view_write_reaches_array,
+    numpy_of_a_view_shares,
+    detach_numpy_shares_with_parameter,
+    pending_reader_keeps_value_before_write,
+    copy_from_shared_is_a_copy,
+    as_tensor_shares_when_nothing_changes,
+    non_contiguous_array_is_read_then,
+    training_a_from_numpy_weight,
+]
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["lazy", "sync"])
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)
+def test_numpy_bridge_matches_torch(scenario, sync) -> None:
+    if scenario is view_write_reaches_array:
+        torch_out = scenario(_FixedRandTorch)
+    else:
+        torch_out = scenario(torch)
+    with lazytorch.sync_mode(sync):
+        ours = scenario(lazytorch)
+    assert len(ours) == len(torch_out)
+    for i, (a, b) in enumerate(zip(torch_out, ours)):
+        np.testing.assert_allclose(b, a, rtol=1e-6, err_msg=f"value {i}")
+
+
+class _FixedRandTorch:
+    """torch with ``rand`` giving the scenario's fixed values (shared draws)."""
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    @staticmethod
+    def rand(*shape):
+        return torch.from_numpy(RAND.copy())
+
+
+_FixedRandTorch = _FixedRandTorch()
+
+
+def test_np_asarray_of_a_tensor_is_read_only() -> None:
+    # NumPy functions read lazytorch's value without a copy; a write through np.asarray
+    # would change a value other tensors share, so it raises instead
+    t = lazytorch.arange(3.0)
+    c = t.clone()
+    a = np.asarray(t)
+    with pytest.raises(ValueError, match="read-only"):
+        a[0] = 1
+    assert c.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_dropped_numpy_result_lets_updates_be_lazy() -> None:
+    from lazytorch.ops import numpy_bridge
+
+    t = lazytorch.zeros(3)
+    t.numpy()  # result dropped at once
+    t.add_(1)
+    assert id(t) not in numpy_bridge._tensors  # untracked at the write: nothing to keep
+    assert t._node.buffer is None  # the update stays pending
+    assert t.tolist() == [1.0, 1.0, 1.0]
