@@ -19,6 +19,7 @@ from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir._lazynp import np
+from lazytorch.ir.device import CPU
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
 from lazytorch.ir.symbolic import SymInt
@@ -34,6 +35,7 @@ from lazytorch.ops._core import (
     const_node,
     device_of,
     expand_node,
+    leaf_node,
     normalize_dim,
     numel,
     reshape_node,
@@ -47,6 +49,7 @@ from lazytorch.ops.creation import arange, checked_scalar, ones, tensor, zeros
 from lazytorch.ops.reduction import _into_out
 from lazytorch.ops.shape import broadcast_tensors, clone, select, slice_view, unsqueeze
 from lazytorch.runtime import implicit_point
+from lazytorch.runtime.host_views import chain_value
 from lazytorch.tensor import Tensor, _host_value
 
 _BUFFER = P.buffer
@@ -404,7 +407,9 @@ def _value_node(value: Any, like: Node, op: str) -> Node:
         # torch takes NumPy integers (and float64, a float subclass) but refuses other
         # NumPy scalars, as it does arrays and lists.
         value = int(value)
-    if isinstance(value, (int, float, bool, SymInt)):
+    if isinstance(value, (int, float, bool)):  # torch's overflow check, as its fills
+        return scalar_node(checked_scalar(value, like.dtype, op), like.dtype, like.device)
+    if isinstance(value, SymInt):
         return scalar_node(value, like.dtype, like.device)
     raise op_error(
         TypeError, op, f"can't assign a {type(value).__name__} to a {like.dtype.name} tensor"
@@ -455,6 +460,8 @@ def setitem(x: Tensor, idx: Any, value: Any) -> None:
             return
     parsed = _parse(x, idx, for_write=True)
     target = parsed.view
+    if not parsed.advanced and _host_write(target, value):
+        return
     if not parsed.advanced:
         v = _value_node(value, target._node, "setitem")
         # torch copies into the target, and refuses a target whose elements alias each
@@ -467,6 +474,74 @@ def setitem(x: Tensor, idx: Any, value: Any) -> None:
     if isinstance(value, Tensor):
         _same_dtype_for_put(value, target.dtype)
     _index_put(target, parsed.advanced, _value_node(value, target._node, "index_put_"), False)
+
+
+# The most elements `_host_write` copies for one write (the char-RNN tutorials' one-hot
+# tensors: up to a few hundred).
+HOST_WRITE_MAX = 4096
+
+
+def _host_write(target: Tensor, value: Any) -> bool:
+    """Write a Python number into a small tensor now, with NumPy, where that is the same as
+    recording the write; returns whether it did.
+
+    ``t = zeros(len(line), 1, n_letters)`` then ``t[i][0][letter] = 1`` per letter (the
+    char-RNN tutorials' one-hot lines, each step): recorded, each write is a pad and a where
+    over the whole tensor in the next program, with its position in the program's key, so
+    every step misses the cache and the host folds compute it back. Written now, ``t`` is a
+    buffer leaf and the step's program reads it as an input.
+
+    Only where nothing can tell the difference: the root's value is on the host already (a
+    CPU buffer, or ``zeros``/``ones``/``full`` not yet computed), has at most
+    `HOST_WRITE_MAX` elements and no autograd (nor memory shared with NumPy or another
+    process, a compile trace recording, a meta device); the value is an int or float (not
+    a bool), converted with torch's overflow check; the view is a NumPy view of the root
+    (no expanded dim). The root's value is copied, written and assigned: readers of the
+    value before keep it.
+    """
+    if type(value) not in (int, float) or target.dtype is dt.bool_:
+        return False
+    root, steps = (target, ()) if target._view is None else target._view
+    rn = root._node
+    if (
+        rn.ag is not None
+        or getattr(root, "_meta", None) is not None
+        or rn.device is not CPU
+        or V._compile_trace is not None
+        or _rt._compile_trace is not None
+        or any(isinstance(s, V.Expand) for s in steps)
+    ):
+        return False
+    base = _host_base(rn)
+    if base is None or base.size > HOST_WRITE_MAX or V.external_memory(base):
+        return False  # (memory NumPy code or another process shares: its own write rules)
+    new = np.array(base, copy=True, order="C")
+    view = chain_value(V.replay(leaf_node(new, CPU), steps)) if steps else new
+    if view is None or not np.shares_memory(view, new):
+        return False
+    view[...] = checked_scalar(value, target.dtype, "setitem")  # torch's overflow error
+    V.assign(root, leaf_node(new, CPU))
+    return True
+
+
+def _host_base(n: Node) -> Any:
+    """`n`'s value as a NumPy array if it is a CPU buffer or a filled constant not yet
+    computed, else None."""
+    b = n.buffer
+    if b is not None:
+        return b if type(b) is np.ndarray else None
+    if n.op is not P.expand or not all(type(d) is int for d in n.shape):
+        return None
+    src = n.inputs[0]
+    if src.shape != ():
+        return None
+    if src.op is P.const:
+        fill = src.attrs[0]
+    elif src.buffer is not None and src.op.name == "scalar":
+        fill = src.buffer
+    else:
+        return None
+    return np.full(n.shape, fill, dtype=n.dtype.np)
 
 
 @public(torch=False, method=True)

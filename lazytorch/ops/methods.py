@@ -38,7 +38,7 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import indexing as I
 from lazytorch.ops import linalg as L
 from lazytorch.ops import numeric as _numeric  # noqa: F401  (declares its names)
-from lazytorch.ops import numpy_bridge as _numpy_bridge  # noqa: F401 (installs the bridge)
+from lazytorch.ops import numpy_bridge as _numpy_bridge
 from lazytorch.ops import pad as _pad
 from lazytorch.ops import random as RND
 from lazytorch.ops import shape as S
@@ -474,6 +474,7 @@ def _set_data(self: Tensor, value: Tensor) -> None:
         root = self._view[0]
         if root._views is not None:
             root._views[:] = [r for r in root._views if r() is not self]
+    old = None
     if self._views:
         # The old views now hang off a hidden tensor holding the old value.
         old = wrap(self._node)
@@ -482,6 +483,7 @@ def _set_data(self: Tensor, value: Tensor) -> None:
             v = r()
             if v is not None and v._view is not None:
                 v._view = (old, v._view[1])
+    _numpy_bridge.rebound(self, old)
     node = value._node
     if getattr(self, "_meta", None) is not None and self._node.ag is self._meta:
         # .data = v keeps a leaf that requires grad a leaf, with v's value

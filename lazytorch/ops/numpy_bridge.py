@@ -136,19 +136,37 @@ def _track(t: Tensor, a: Any) -> None:
     _untrack(key)
     _tensors[key] = (weakref.ref(t, lambda _r: _untrack(key)), a)
     _arrays[id(a)] = key
+    if a.base is not None:  # a view of a larger array: its other views may alias `a`
+        _arrays[id(a.base)] = key
     V.shared_with_numpy[key] = _written
 
 
 def _untrack(key: int) -> None:
     entry = _tensors.pop(key, None)
     V.shared_with_numpy.pop(key, None)
-    if entry is not None and _arrays.get(id(entry[1])) == key:
-        del _arrays[id(entry[1])]
+    if entry is not None:
+        a = entry[1]
+        for k in (id(a), id(a.base)) if a.base is not None else (id(a),):
+            if _arrays.get(k) == key:
+                del _arrays[k]
 
 
-def _written(t: Tensor, old: Node) -> None:
-    """After an in-place write to exported `t` whose value was `old`: compute the new value
-    now and copy it into the array (module docstring)."""
+def rebound(t: Tensor, heir: Tensor | None) -> None:
+    """``t.data = other``: `t` no longer shares its array (torch rebinds the storage); the
+    hidden tensor `heir` that keeps t's old views does, if there is one."""
+    entry = _tensors.get(id(t))
+    if entry is None or entry[0]() is not t:
+        return
+    _untrack(id(t))
+    if heir is not None:
+        _track(heir, entry[1])
+
+
+def _written(t: Tensor, before: list[Node]) -> None:
+    """After an in-place write to exported `t`, whose value and views' values were `before`
+    (the value first): compute the new value now and copy it into the array (module
+    docstring)."""
+    old = before[0]
     key = id(t)
     entry = _tensors.get(key)
     if entry is None or entry[0]() is not t:
@@ -171,8 +189,10 @@ def _written(t: Tensor, old: Node) -> None:
     if type(value) is not np.ndarray or value.shape != a.shape or value.dtype != a.dtype:
         _untrack(key)  # its storage was replaced (another shape or dtype)
         return
-    if old.buffer is a:  # readers of the value before the write keep it
-        old.buffer = a.copy()
+    for b in before:  # readers of the values before the write keep them
+        v = b.buffer
+        if type(v) is np.ndarray and (v is a or np.may_share_memory(v, a)):
+            b.buffer = v.copy()
     np.copyto(a, value)
     n.buffer = a
 

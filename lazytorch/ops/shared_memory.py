@@ -161,6 +161,8 @@ def track(t: Tensor, array: Any, name: str) -> None:
     """Make `t` (whose value is `array`, over segment `name`) a shared tensor."""
     global _hooked
     _shared[id(t)] = (weakref.ref(t), array, name)
+    V._numpy_arrays[id(array)] = id(t)  # a clone of t copies: other processes write it
+    _holder[id(t)] = t._node
     if not _hooked:
         _hooked = True
         _runtime.before_cut.append(_pending_shared)
@@ -177,6 +179,8 @@ def _live() -> list[tuple[Tensor, Any]]:
         t = ref()
         if t is None:
             del _shared[key]
+            V._numpy_arrays.pop(id(array), None)
+            _holder.pop(key, None)
         else:
             out.append((t, array))
     return out
@@ -200,6 +204,8 @@ def _pending_shared(roots: list[Node]) -> list[Node]:
 
 # id(tensor) -> the segment's content when the cut computing its new value started
 _before: dict[int, Any] = {}
+# id(tensor) -> the node whose buffer the segment is (the tensor's value at the last write)
+_holder: dict[int, Node] = {}
 
 
 def _write_back_all() -> None:
@@ -225,8 +231,13 @@ def _write_back(t: Tensor, n: Node, array: Any) -> bool:
         or value.dtype != array.dtype
     ):
         _shared.pop(id(t), None)
+        V._numpy_arrays.pop(id(array), None)
         return False
     before = _before.pop(id(t), None)
+    old = _holder.get(id(t))
+    if old is not None and old is not n and old.buffer is array:
+        # what read the value before this update (a pending y = t * 2, a clone) keeps it
+        old.buffer = array.copy() if before is None else before
     if before is None:
         np.copyto(array, value)
     else:
@@ -235,6 +246,7 @@ def _write_back(t: Tensor, n: Node, array: Any) -> bool:
             changed &= ~(np.isnan(value) & np.isnan(before))
         np.copyto(array, value, where=changed)
     n.buffer = array
+    _holder[id(t)] = n
     return True
 
 

@@ -515,7 +515,7 @@ def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tens
     if _compile_trace is not None:  # a lazytorch.compile trace may not replay this write
         _compile_trace.assigned(t)
     loc = user_loc(2)
-    if shared_with_numpy:
+    if _numpy_arrays:
         return _assign_shared(t, value, allow_overlap, loc)
     return _assign(t, value, allow_overlap, loc)
 
@@ -528,22 +528,37 @@ def _assign_shared(
     such a tensor is passed to its writer (`lazytorch.ops.numpy_bridge`)."""
     value = _unaliased(value)
     root = t if t._view is None else t._view[0]
-    old = root._node
-    _assign(t, value, allow_overlap, loc)
     written = shared_with_numpy.get(id(root))
-    if written is not None:
-        written(root, old)
+    if written is None:
+        return _assign(t, value, allow_overlap, loc)
+    # the values read before the write: the root's, and its views' (a view read on the
+    # host holds a NumPy view of the array)
+    before = [root._node]
+    for r in root._views or ():
+        v = r()
+        if v is not None:
+            before.append(v._node)
+    _assign(t, value, allow_overlap, loc)
+    written(root, before)
     return t
 
 
 def _unaliased(n: Node) -> Node:
     b = n.buffer
-    if b is None or type(b) is not _np.ndarray or id(b) not in _numpy_arrays:
+    if b is None or type(b) is not _np.ndarray or not external_memory(b):
         return n
     return leaf_node(b.copy(), n.device)
 
 
-# lazytorch.ops.numpy_bridge: id(array) -> id(tensor) for the arrays shared with NumPy
+def external_memory(b: Any) -> bool:
+    """Whether NumPy array `b` is (a view of) an array code other than lazytorch's writes."""
+    return id(b) in _numpy_arrays or (b.base is not None and id(b.base) in _numpy_arrays)
+
+
+# id(array) -> id(tensor) for arrays that code other than lazytorch's programs writes: those
+# shared with NumPy (lazytorch.ops.numpy_bridge) and shared-memory segments (other
+# processes write them: lazytorch.ops.shared_memory). A clone or an assigned copy of one
+# gets its own copy (`_unaliased`).
 _numpy_arrays: dict[int, int] = {}
 
 

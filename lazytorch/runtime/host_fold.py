@@ -47,7 +47,7 @@ Folds are counted as ``host_folds`` in `lazytorch.metrics` (a window read is a
 >>> def one_hot(word):
 ...     t = lazytorch.zeros(len(word), 26)
 ...     for i, c in enumerate(word):
-...         t[i][ord(c) - 97] = 1
+...         t[i][ord(c) - 97] = True  # (an int or float is written on the host instead)
 ...     return t
 >>> w = lazytorch.ones(26, 4)
 >>> lazytorch.metrics.reset()

@@ -180,3 +180,17 @@ def test_spawn_children_of_an_as_torch_script_import_lazytorch(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "child 0 lazytorch" in out.stdout and "child 1 lazytorch" in out.stdout
     assert "parent [10.0, 11.0]" in out.stdout
+
+
+def test_a_clone_and_a_pending_reader_of_a_shared_tensor_keep_their_values() -> None:
+    # The segment is written by other processes and by write-backs: a clone must not alias
+    # it, and a computation recorded before an update reads the value before it (as torch).
+    t = lt.arange(3.0).share_memory_()
+    segment = shared_memory._shared[id(t)][1]
+    y, z = t.clone(), t * 2
+    t.add_(1)
+    assert t.tolist() == [1.0, 2.0, 3.0]
+    assert z.tolist() == [0.0, 2.0, 4.0]
+    segment[0] = 50  # another process writes
+    assert y.tolist() == [0.0, 1.0, 2.0]
+    assert t.tolist() == [50.0, 2.0, 3.0]
