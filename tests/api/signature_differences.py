@@ -45,6 +45,12 @@ FUNCTION_FORM = (
 )
 DIMS_AS_TUPLE = "several dims as separate arguments (x.squeeze(0, 2)) are not taken: pass a tuple"
 
+INT_REDUCTION_DEFAULT = (
+    "torch's stub says reduction=1 (Mean), but its argument parser cannot read that default "
+    "and reduces nothing: torch.kl_div(a, b) is elementwise (checked by calling torch); "
+    "lazytorch follows the parser (0, none)"
+)
+
 
 LINALG_OVERRIDE = (
     "torch.linalg's functions have no stub: the signature compared is the lambda of "
@@ -163,6 +169,27 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "Tensor.subtract_": {
         "positional order (other) does not take torch's (other, alpha)": STUB_POSITIONAL_ALPHA,
         "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "torch.binary_cross_entropy_with_logits": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.cosine_embedding_loss": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.ctc_loss": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.hinge_embedding_loss": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.kl_div": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.margin_ranking_loss": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.triplet_margin_loss": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
     },
     "torch.abs_": {
         "extra parameter 'args'": FUNCTION_FORM,
