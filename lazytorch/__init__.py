@@ -249,13 +249,66 @@ _FROM_FUNCTIONAL = (
 )
 
 
+# torch.* forms of functional ops with torch's own torch.* signatures (torch.dropout(input, p,
+# train), torch.layer_norm(..., cudnn_enable), int reductions): lazytorch.nn._torch_functions.
+_TORCH_FORMS = (
+    "adaptive_avg_pool1d",
+    "adaptive_max_pool1d",
+    "alpha_dropout",
+    "alpha_dropout_",
+    "avg_pool1d",
+    "batch_norm",
+    "bilinear",
+    "binary_cross_entropy_with_logits",
+    "celu",
+    "celu_",
+    "channel_shuffle",
+    "constant_pad_nd",
+    "cosine_embedding_loss",
+    "ctc_loss",
+    "dropout",
+    "dropout_",
+    "embedding",
+    "feature_alpha_dropout",
+    "feature_alpha_dropout_",
+    "feature_dropout",
+    "feature_dropout_",
+    "group_norm",
+    "gru_cell",
+    "hardshrink",
+    "hinge_embedding_loss",
+    "instance_norm",
+    "kl_div",
+    "layer_norm",
+    "lstm_cell",
+    "margin_ranking_loss",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool3d",
+    "pdist",
+    "poisson_nll_loss",
+    "prelu",
+    "rms_norm",
+    "rnn_relu_cell",
+    "rnn_tanh_cell",
+    "rrelu",
+    "rrelu_",
+    "selu",
+    "selu_",
+    "threshold",
+    "threshold_",
+    "triplet_margin_loss",
+)
+
+
 # -- functions: the torch.* names the op modules declare with @public (lazytorch._public) -------
 _FUNCTIONS = _REGISTRY.functions()
 # A declared name must not shadow (or be shadowed by) a name this module defines or loads
 # lazily; a submodule's attribute gives way (lazytorch.tensor is the function, as in torch).
 _clash = sorted(
     {n for n in _FUNCTIONS.keys() & globals().keys() if not isinstance(globals()[n], _ModuleType)}
-    | (_FUNCTIONS.keys() & {*_LAZY_SUBMODULES, *_LAZY_FUNCTIONS, *_FROM_FUNCTIONAL})
+    | (_FUNCTIONS.keys() & {*_LAZY_SUBMODULES, *_LAZY_FUNCTIONS, *_FROM_FUNCTIONAL, *_TORCH_FORMS})
 )
 if _clash:
     raise ImportError(f"lazytorch: {_clash} are declared with @public and defined in the facade")
@@ -265,6 +318,10 @@ globals().update(_FUNCTIONS)
 def __getattr__(name: str) -> Any:
     if name in _FROM_FUNCTIONAL:
         fn = getattr(importlib.import_module("lazytorch.nn.functional"), name)
+        globals()[name] = fn
+        return fn
+    if name in _TORCH_FORMS:
+        fn = getattr(importlib.import_module("lazytorch.nn._torch_functions"), name)
         globals()[name] = fn
         return fn
     if name.endswith("Tensor") and name != "Tensor":
@@ -288,7 +345,11 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(
-        set(globals()) | set(_LAZY_SUBMODULES) | set(_LAZY_FUNCTIONS) | set(_FROM_FUNCTIONAL)
+        set(globals())
+        | set(_LAZY_SUBMODULES)
+        | set(_LAZY_FUNCTIONS)
+        | set(_FROM_FUNCTIONAL)
+        | set(_TORCH_FORMS)
     )
 
 
@@ -384,6 +445,7 @@ __all__ = [
     *sorted(_FUNCTIONS),
     *_LAZY_SUBMODULES,
     *_FROM_FUNCTIONAL,
+    *_TORCH_FORMS,
 ]
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "creation",
     "decomp",
     "elementwise",
+    "extras",
     "indexing",
     "linalg",
     "methods",

@@ -414,7 +414,7 @@ def diff(
 
 
 # -- small numeric identities -----------------------------------------------------------------
-@public(method=True)
+@public(method=True, inplace=True)
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Tensor:
     """Running product along `dim`: the product over a lower-triangular mask (n² work along
     the dim; exact with zeros and negative values, unlike ``exp(cumsum(log))``).
@@ -462,13 +462,13 @@ def logspace(
     return result
 
 
-@public(method=True)
+@public(method=True, inplace=True)
 def deg2rad(input: Tensor) -> Tensor:
     x = tensor_arg(input, "deg2rad")
     return (x if x.dtype.is_floating_point else x.float()) * (math.pi / 180.0)
 
 
-@public(method=True)
+@public(method=True, inplace=True)
 def rad2deg(input: Tensor) -> Tensor:
     x = tensor_arg(input, "rad2deg")
     return (x if x.dtype.is_floating_point else x.float()) * (180.0 / math.pi)
@@ -489,7 +489,7 @@ def signbit(input: Tensor) -> Tensor:
     return (x < 0) | ((x == 0) & (1.0 / x < 0))
 
 
-@public(method=True)
+@public(method=True, inplace=True)
 def copysign(input: Any, other: Any) -> Tensor:
     """|input| with the sign (bit) of `other`.
 
@@ -503,7 +503,7 @@ def copysign(input: Any, other: Any) -> Tensor:
     return E.where(signbit(o), -mag, mag)
 
 
-@public(method=True)
+@public(method=True, inplace=True)
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """0 below zero, 1 above, `values` at zero.
 
@@ -531,7 +531,7 @@ def float_power(input: Any, exponent: Any) -> Tensor:
     return E.pow(a, b) if isinstance(a, Tensor) or isinstance(b, Tensor) else C.tensor(a**b)
 
 
-@public(method=True)
+@public(method=True, inplace=True)
 def sinc(input: Tensor) -> Tensor:
     """``sin(pi x) / (pi x)``, 1 at 0.
 
@@ -546,7 +546,7 @@ def sinc(input: Tensor) -> Tensor:
     return E.where(x == 0, C.ones((), dtype=x.dtype, device=x.device), safe.sin() / safe)
 
 
-@public(method=True)
+@public(method=True, inplace=True)
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(p / (1 - p))``, p clamped to [eps, 1 - eps] when eps is given.
 

@@ -35,6 +35,7 @@ from lazytorch.ops import composite as _composite  # (each op module declares it
 from lazytorch.ops import creation as C
 from lazytorch.ops import decomp as _decomp  # noqa: F401  (declares its names)
 from lazytorch.ops import elementwise as E
+from lazytorch.ops import extras as _extras  # noqa: F401  (declares its names)
 from lazytorch.ops import indexing as I
 from lazytorch.ops import linalg as L
 from lazytorch.ops import numeric as _numeric  # noqa: F401  (declares its names)
@@ -734,9 +735,9 @@ def bind(
 
 # -- torch's function forms of in-place methods: ``torch.sin_(x)`` is ``x.sin_()`` -------------
 TORCH_INPLACE_FUNCTIONS = (
-    "abs_ acos_ acosh_ arccos_ arcsin_ arctan_ asin_ asinh_ atan_ atanh_ ceil_ clamp_ "
+    "abs_ acos_ acosh_ addmv_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_ ceil_ clamp_ "
     "clamp_max_ clamp_min_ clip_ cos_ cosh_ erf_ erfc_ exp2_ exp_ expm1_ fill_ fix_ floor_ "
-    "frac_ index_put_ log10_ log1p_ log2_ log_ nan_to_num_ neg_ negative_ reciprocal_ relu_ "
+    "frac_ i0_ index_put_ log10_ log1p_ log2_ log_ nan_to_num_ neg_ negative_ reciprocal_ relu_ "
     "round_ rsqrt_ sigmoid_ sin_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ zero_"
 ).split()
 

@@ -235,13 +235,13 @@ acos = public(torch=("acos", "arccos"), method=True, inplace=True)(
     _decomposed_unary("acos", lambda n: binary_node(P.atan2, _sqrt_1m_x2(n), n), "inverse cosine")
 )
 arcsin, arccos = asin, acos
-asinh = public(method=True, inplace=True)(
+asinh = public(torch=("asinh", "arcsinh"), method=True, inplace=True)(
     _decomposed_unary("asinh", _asinh, "inverse hyperbolic sine")
 )
-acosh = public(method=True, inplace=True)(
+acosh = public(torch=("acosh", "arccosh"), method=True, inplace=True)(
     _decomposed_unary("acosh", _acosh, "inverse hyperbolic cosine")
 )
-atanh = public(method=True, inplace=True)(
+atanh = public(torch=("atanh", "arctanh"), method=True, inplace=True)(
     _decomposed_unary("atanh", _atanh, "inverse hyperbolic tangent")
 )
 

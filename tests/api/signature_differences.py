@@ -45,6 +45,17 @@ FUNCTION_FORM = (
 )
 DIMS_AS_TUPLE = "several dims as separate arguments (x.squeeze(0, 2)) are not taken: pass a tuple"
 
+INT_REDUCTION_DEFAULT = (
+    "torch's stub says reduction=1 (Mean), but its argument parser cannot read that default "
+    "and reduces nothing: torch.kl_div(a, b) is elementwise (checked by calling torch); "
+    "lazytorch follows the parser (0, none)"
+)
+
+SPLIT_SECTIONS_OR_INDICES = (
+    "torch's two overloads name the second parameter sections (an int) or indices (a list); "
+    "one positional parameter takes both (positional calls are what scripts make)"
+)
+
 
 LINALG_OVERRIDE = (
     "torch.linalg's functions have no stub: the signature compared is the lambda of "
@@ -163,6 +174,75 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "Tensor.subtract_": {
         "positional order (other) does not take torch's (other, alpha)": STUB_POSITIONAL_ALPHA,
         "extra parameter 'args'": SCALAR_FIRST,
+    },
+    "torch.binary_cross_entropy_with_logits": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.cosine_embedding_loss": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.ctc_loss": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.hinge_embedding_loss": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.kl_div": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.margin_ranking_loss": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.triplet_margin_loss": {
+        "'reduction' default 0, torch's 1": INT_REDUCTION_DEFAULT,
+    },
+    "torch.hsplit": {
+        "positional order (input, indices_or_sections) does not take torch's (input, sections | input, indices)": SPLIT_SECTIONS_OR_INDICES,
+        "extra parameter 'indices_or_sections'": SPLIT_SECTIONS_OR_INDICES,
+    },
+    "torch.vsplit": {
+        "positional order (input, indices_or_sections) does not take torch's (input, sections | input, indices)": SPLIT_SECTIONS_OR_INDICES,
+        "extra parameter 'indices_or_sections'": SPLIT_SECTIONS_OR_INDICES,
+    },
+    "torch.dsplit": {
+        "positional order (input, indices_or_sections) does not take torch's (input, sections | input, indices)": SPLIT_SECTIONS_OR_INDICES,
+        "extra parameter 'indices_or_sections'": SPLIT_SECTIONS_OR_INDICES,
+    },
+    "Tensor.hsplit": {
+        "positional order (indices_or_sections) does not take torch's (sections | indices | )": SPLIT_SECTIONS_OR_INDICES,
+        "extra parameter 'indices_or_sections'": SPLIT_SECTIONS_OR_INDICES,
+    },
+    "Tensor.vsplit": {
+        "positional order (indices_or_sections) does not take torch's (sections | indices | )": SPLIT_SECTIONS_OR_INDICES,
+        "extra parameter 'indices_or_sections'": SPLIT_SECTIONS_OR_INDICES,
+    },
+    "Tensor.dsplit": {
+        "positional order (indices_or_sections) does not take torch's (sections | indices | )": SPLIT_SECTIONS_OR_INDICES,
+        "extra parameter 'indices_or_sections'": SPLIT_SECTIONS_OR_INDICES,
+    },
+    "torch.arccosh_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.arcsinh_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.arctanh_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.i0_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+    },
+    "torch.addmv_": {
+        "extra parameter 'args'": FUNCTION_FORM,
+        "takes **kwargs, torch does not": FUNCTION_FORM,
+        "missing parameter 'alpha'": FUNCTION_FORM,
+        "missing parameter 'beta'": FUNCTION_FORM,
+        "missing parameter 'mat'": FUNCTION_FORM,
+        "missing parameter 'vec'": FUNCTION_FORM,
     },
     "torch.abs_": {
         "extra parameter 'args'": FUNCTION_FORM,

@@ -52,7 +52,7 @@ def test_aliases_are_one_object():
     # One @public line declares the aliases: the same function under each name.
     assert lt.absolute is lt.abs and lt.Tensor.absolute is lt.Tensor.abs
     assert lt.concat is lt.cat and lt.concatenate is lt.cat
-    assert lt.ger is lt.outer and not hasattr(lt.Tensor, "ger")  # method="outer" only
+    assert lt.ger is lt.outer and hasattr(lt.Tensor, "ger")  # Tensor.ger: lazytorch.ops.extras
     # acos is autocast-listed: lt.acos is its autocast wrapper, and the in-place variant is
     # made from the plain op (torch's autocast lists out-of-place ops only)
     assert lt.arccos is lt.acos and lt.Tensor.arccos_.__wrapped__ is lt.acos.__wrapped__

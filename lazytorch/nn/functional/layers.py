@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 from lazytorch._errors import op_error
+from lazytorch.autograd.function import Function
 from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _maybe_inplace
@@ -72,7 +74,24 @@ def embedding(
         # torch's backward skips the padding row: the rows looked up there take no gradient
         keep = S.unsqueeze(flat != padding_idx % weight.shape[0], -1)  # type: ignore[operator]
         rows = E.where(keep, rows, rows.detach())
+    if scale_grad_by_freq and rows.requires_grad:
+        # torch divides each looked-up row's gradient by how often its index occurs in `input`
+        counts = IX.index_select(IX.bincount(flat, minlength=weight.shape[0]), 0, flat)
+        rows = _ScaleGrad.apply(rows, S.unsqueeze(1.0 / counts.to(rows.dtype), -1))  # type: ignore[operator]
     return S.reshape(rows, (*idx.shape, weight.shape[-1]))
+
+
+class _ScaleGrad(Function):
+    """The identity, whose gradient is multiplied by `scale` (embedding's scale_grad_by_freq)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, scale: Tensor) -> Tensor:
+        ctx.scale = scale
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+        return grad * ctx.scale, None  # type: ignore[operator]
 
 
 def embedding_bag(
