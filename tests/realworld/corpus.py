@@ -559,6 +559,15 @@ CORPUS: list[Entry] = [
         "tensorboardyt_tutorial.py",
         f"{TU}/introyt/tensorboardyt_tutorial.py",
     ),
+    # forward-mode AD: torch.autograd.forward_ad (dual_level, make_dual, unpack_dual), a custom
+    # Function's jvp, functorch.jvp; lazytorch has no forward_ad module (func.jvp is a
+    # transposed vjp)
+    Entry(
+        "forward_ad_usage",
+        "forward_ad_usage.py",
+        "pytorch/tutorials intermediate_source/forward_ad_usage.py",
+        xfail="MissingTorchAPI: torch.autograd.forward_ad.dual_level is not available",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
