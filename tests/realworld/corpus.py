@@ -56,6 +56,7 @@ MK = "karpathy/makemore makemore.py"
 NGVL = "karpathy/ng-video-lecture"
 YJ = "yunjey/pytorch-tutorial tutorials"
 MZ = "MorvanZhou/PyTorch-Tutorial tutorial-contents/"
+GK = "graykode/nlp-tutorial "
 WLM = f"{EX} word_language_model/main.py + model.py + data.py"
 MAKEMORE = "--max-steps 41 --batch-size 16 --n-layer 2 --n-embd 32 --n-embd2 32 --type"
 WLM_ARGS = "--emsize 32 --nhid 32 --nlayers 1 --bptt 10 --batch_size 8 --epochs 1 --model"
@@ -515,6 +516,57 @@ CORPUS: list[Entry] = [
         "yunjey_variational_autoencoder",
         "yunjey_variational_autoencoder.py",
         f"{YJ}/03-advanced/variational_autoencoder/main.py",
+    ),
+    # graykode/nlp-tutorial: one-file NLP models on a few inline sentences
+    Entry("graykode_nnlm", "graykode_nnlm.py", f"{GK}1-1.NNLM/NNLM.py"),
+    Entry(
+        "graykode_word2vec_skipgram",
+        "graykode_word2vec_skipgram.py",
+        f"{GK}1-2.Word2Vec/Word2Vec-Skipgram(Softmax).py",
+    ),
+    Entry("graykode_textcnn", "graykode_textcnn.py", f"{GK}2-1.TextCNN/TextCNN.py"),
+    Entry("graykode_textrnn", "graykode_textrnn.py", f"{GK}3-1.TextRNN/TextRNN.py"),
+    Entry("graykode_textlstm", "graykode_textlstm.py", f"{GK}3-2.TextLSTM/TextLSTM.py"),
+    Entry("graykode_bilstm", "graykode_bilstm.py", f"{GK}3-3.Bi-LSTM/Bi-LSTM.py"),
+    Entry("graykode_seq2seq", "graykode_seq2seq.py", f"{GK}4-1.Seq2Seq/Seq2Seq.py"),
+    Entry(
+        "graykode_seq2seq_attention",
+        "graykode_seq2seq_attention.py",
+        f"{GK}4-2.Seq2Seq(Attention)/Seq2Seq(Attention).py",
+    ),
+    Entry(
+        "graykode_bilstm_attention",
+        "graykode_bilstm_attention.py",
+        f"{GK}4-3.Bi-LSTM(Attention)/Bi-LSTM(Attention).py",
+    ),
+    Entry("graykode_transformer", "graykode_transformer.py", f"{GK}5-1.Transformer/Transformer.py"),
+    Entry(
+        "graykode_transformer_greedy",
+        "graykode_transformer_greedy.py",
+        f"{GK}5-1.Transformer/Transformer(Greedy_decoder).py",
+    ),
+    Entry("graykode_bert", "graykode_bert.py", f"{GK}5-2.BERT/BERT.py"),
+    # torch.utils.tensorboard.SummaryWriter: add_scalar of the loss tensor every step, flush, close
+    Entry(
+        "tensorboard_with_pytorch",
+        "tensorboard_with_pytorch.py",
+        f"{RE}/tensorboard_with_pytorch.py",
+    ),
+    # SummaryWriter add_image (a make_grid of the batch), add_scalars every 20 batches,
+    # add_graph (warns: no jit trace), add_embedding with metadata and sprite
+    Entry(
+        "tensorboardyt_tutorial",
+        "tensorboardyt_tutorial.py",
+        f"{TU}/introyt/tensorboardyt_tutorial.py",
+    ),
+    # forward-mode AD: torch.autograd.forward_ad (dual_level, make_dual, unpack_dual), a custom
+    # Function's jvp, functorch.jvp; lazytorch has no forward_ad module (func.jvp is a
+    # transposed vjp)
+    Entry(
+        "forward_ad_usage",
+        "forward_ad_usage.py",
+        "pytorch/tutorials intermediate_source/forward_ad_usage.py",
+        xfail="MissingTorchAPI: torch.autograd.forward_ad.dual_level is not available",
     ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
