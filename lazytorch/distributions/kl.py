@@ -14,6 +14,7 @@ from typing import Any
 
 from lazytorch.distributions.bernoulli import Bernoulli
 from lazytorch.distributions.categorical import Categorical
+from lazytorch.distributions.discrete import Binomial, Geometric
 from lazytorch.distributions.distribution import Distribution
 from lazytorch.distributions.exponential import Exponential
 from lazytorch.distributions.independent import Independent
@@ -21,11 +22,21 @@ from lazytorch.distributions.laplace import Laplace
 from lazytorch.distributions.multivariate import Dirichlet, MultivariateNormal, _batch_mahalanobis
 from lazytorch.distributions.normal import Normal
 from lazytorch.distributions.one_hot_categorical import OneHotCategorical
-from lazytorch.distributions.special_dists import Beta, Gamma, Poisson
+from lazytorch.distributions.special_dists import (
+    Beta,
+    Cauchy,
+    Gamma,
+    HalfNormal,
+    LogNormal,
+    Poisson,
+)
+from lazytorch.distributions.transformed_distribution import TransformedDistribution
+from lazytorch.distributions.transformed_families import Pareto
 from lazytorch.distributions.uniform import Uniform
 from lazytorch.distributions.utils import _sum_rightmost
 from lazytorch.nn.functional import softplus
 from lazytorch.ops import decomp as _linalg
+from lazytorch.ops.creation import full_like
 from lazytorch.ops.elementwise import where
 from lazytorch.ops.shape import broadcast_shapes
 from lazytorch.ops.special_math import digamma, lgamma
@@ -237,3 +248,61 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
         raise NotImplementedError
     result = kl_divergence(p.base_dist, q.base_dist)
     return _sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError(
+            "KL between Binomials where q.total_count > p.total_count is not implemented"
+        )
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    return where(p.total_count > q.total_count, math.inf, kl)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p: Geometric, q: Geometric) -> Tensor:
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p: Pareto, q: Pareto) -> Tensor:
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    t1 = q.alpha * scale_ratio.log()
+    t2 = -alpha_ratio.log()
+    result = t1 + t2 + alpha_ratio - 1
+    return where(p.support.lower_bound < q.support.lower_bound, math.inf, result)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p: TransformedDistribution, q: TransformedDistribution) -> Tensor:
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(Poisson, Binomial)
+def _kl_poisson_binomial(p: Poisson, q: Binomial) -> Tensor:
+    return full_like(p.rate, math.inf)
+
+
+# torch writes LogNormal and HalfNormal as transformed Normals: their KL is the Normals'.
+@register_kl(LogNormal, LogNormal)
+def _kl_lognormal_lognormal(p: LogNormal, q: LogNormal) -> Tensor:
+    return _kl_normal_normal(p, q)  # type: ignore[arg-type]
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p: HalfNormal, q: HalfNormal) -> Tensor:
+    var_ratio = (p.scale / q.scale).pow(2)
+    return 0.5 * (var_ratio - 1 - var_ratio.log())
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p: Cauchy, q: Cauchy) -> Tensor:
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    t2 = (4 * p.scale * q.scale).log()
+    return t1 - t2
