@@ -96,7 +96,9 @@ def _fractional_max_pool(
             f"{list(_random_samples.shape)}."
         )
     for d in range(nd):
-        if outs[d] + ks[d] - 1 > spatial[d]:
+        # torch's bound: 2-d allows a last window ending at the edge, 3-d does not
+        span = outs[d] + ks[d] - 1
+        if span > spatial[d] or (nd == 3 and span == spatial[d]):
             what = _DIM_NAMES[nd][d]
             raise RuntimeError(
                 f"{name}{'_out' if nd == 3 else ''}(): pool {what} {ks[d]} too large relative "

@@ -49,6 +49,7 @@ from lazytorch.nn.modules.conv import (
     ConvTranspose2d,
     ConvTranspose3d,
 )
+from lazytorch.nn.modules.cross_map_lrn import CrossMapLRN2d
 from lazytorch.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from lazytorch.nn.modules.dropout import (
     AlphaDropout,
@@ -217,6 +218,7 @@ __all__ = [
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
+    "CrossMapLRN2d",
     "Dropout",
     "Dropout1d",
     "Dropout2d",
