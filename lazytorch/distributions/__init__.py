@@ -32,6 +32,10 @@ from lazytorch.distributions.exponential import Exponential
 from lazytorch.distributions.independent import Independent
 from lazytorch.distributions.kl import kl_divergence, register_kl
 from lazytorch.distributions.laplace import Laplace
+from lazytorch.distributions.lowrank_continuous import (
+    ContinuousBernoulli,
+    LowRankMultivariateNormal,
+)
 from lazytorch.distributions.mixture_same_family import MixtureSameFamily
 from lazytorch.distributions.multivariate import Dirichlet, MultivariateNormal
 from lazytorch.distributions.normal import Normal
@@ -94,6 +98,7 @@ __all__ = [
     "Cauchy",
     "Chi2",
     "ComposeTransform",
+    "ContinuousBernoulli",
     "CumulativeDistributionTransform",
     "Dirichlet",
     "Distribution",
@@ -113,6 +118,7 @@ __all__ = [
     "Laplace",
     "LogNormal",
     "LogisticNormal",
+    "LowRankMultivariateNormal",
     "LowerCholeskyTransform",
     "MixtureSameFamily",
     "Multinomial",

@@ -121,6 +121,24 @@ CASES = {
         np.array([[1.0, 2.0, 3.0], [6.0, 0.0, 0.0]]),
         (),
     ),
+    "ContinuousBernoulli(probs)": (
+        lambda t, p: t.distributions.ContinuousBernoulli(probs=p),
+        [np.array([0.1, 0.4995, 0.5, 0.7, 0.95])],
+        np.array([0.0, 0.3, 0.5, 0.9, 1.0]),
+        ("cdf", "icdf5"),
+    ),
+    "ContinuousBernoulli(logits)": (
+        lambda t, lg: t.distributions.ContinuousBernoulli(logits=lg),
+        [np.array([[-2.0], [0.001]])],
+        np.array([0.2, 0.6]),
+        ("cdf",),
+    ),
+    "LowRankMultivariateNormal": (
+        lambda t, loc, w, d: t.distributions.LowRankMultivariateNormal(loc, w, d),
+        [_u((2, 3), -1, 1), _u((3, 2), -1, 1), _u((2, 3), 0.5, 1.5)],
+        _u((4, 2, 3), -2, 2),
+        (),
+    ),
     "MixtureSameFamily": (
         lambda t, w, loc, scale: t.distributions.MixtureSameFamily(
             t.distributions.Categorical(logits=w), t.distributions.Normal(loc, scale)
@@ -150,6 +168,8 @@ NO_ENTROPY = {
 }
 NO_MODE = {
     "Multinomial",
+    "ContinuousBernoulli(probs)",
+    "ContinuousBernoulli(logits)",
     "LogisticNormal",
     "RelaxedBernoulli",
     "RelaxedOneHotCategorical",
@@ -210,8 +230,8 @@ def test_values_and_gradients_match_torch(name):
     extra = CASES[name][3]
     if "cdf" in extra:
         _close(dl.cdf(lt.tensor(value)), dt.cdf(torch.tensor(value)))
-    if "icdf" in extra:
-        q = np.array([0.05, 0.5, 0.93])
+    if "icdf" in extra or "icdf5" in extra:
+        q = np.array([0.05, 0.5, 0.93] if "icdf" in extra else [0.05, 0.5, 0.93, 0.2, 0.7])
         _close(dl.icdf(lt.tensor(q)), dt.icdf(torch.tensor(q)))
 
 
@@ -241,6 +261,8 @@ def test_expand_and_support_match_torch(name):
 
 # name -> (sample count, whether rsample)
 SAMPLED = {
+    "ContinuousBernoulli(probs)": True,
+    "LowRankMultivariateNormal": True,
     "Binomial(probs)": False,
     "Binomial(logits)": False,
     "Geometric(probs)": False,
