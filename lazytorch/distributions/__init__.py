@@ -86,6 +86,7 @@ from lazytorch.distributions.transforms import (
     identity_transform,
 )
 from lazytorch.distributions.uniform import Uniform
+from lazytorch.distributions.von_mises import VonMises
 
 __all__ = [
     "AbsTransform",
@@ -144,6 +145,7 @@ __all__ = [
     "Transform",
     "TransformedDistribution",
     "Uniform",
+    "VonMises",
     "Weibull",
     "biject_to",
     "constraints",

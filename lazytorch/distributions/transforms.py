@@ -8,11 +8,11 @@ event dimensions. All are ordinary lazytorch ops (lazy and differentiable). They
 
 >>> import lazytorch
 >>> t = ComposeTransform([AffineTransform(1.0, 2.0), ExpTransform()])
->>> x = lazytorch.tensor([0.0, 1.0])
+>>> x = lazytorch.tensor([0.5, 1.0])
 >>> t(x)
-tensor([ 2.7183, 20.0855])
+tensor([ 7.3891, 20.0855])
 >>> t.inv(t(x))
-tensor([0., 1.])
+tensor([0.5000, 1.0000])
 """
 
 from __future__ import annotations

@@ -139,6 +139,12 @@ CASES = {
         _u((4, 2, 3), -2, 2),
         (),
     ),
+    "VonMises": (
+        lambda t, loc, k: t.distributions.VonMises(loc, k),
+        [np.array([0.5, -2.0, 3.0, 0.0]), np.array([2.0, 0.3, 5.0, 1e-3])],
+        np.array([0.1, -3.0, 2.5, 1.0]),
+        (),
+    ),
     "MixtureSameFamily": (
         lambda t, w, loc, scale: t.distributions.MixtureSameFamily(
             t.distributions.Categorical(logits=w), t.distributions.Normal(loc, scale)
@@ -158,6 +164,7 @@ CASES = {
     ),
 }
 NO_ENTROPY = {
+    "VonMises",
     "NegativeBinomial",
     "FisherSnedecor",
     "LogisticNormal",
@@ -261,6 +268,7 @@ def test_expand_and_support_match_torch(name):
 
 # name -> (sample count, whether rsample)
 SAMPLED = {
+    "VonMises": False,
     "ContinuousBernoulli(probs)": True,
     "LowRankMultivariateNormal": True,
     "Binomial(probs)": False,
