@@ -26,10 +26,16 @@ from typing import Any
 from lazytorch._dtype_info import finfo
 from lazytorch.distributions import constraints
 from lazytorch.distributions.distribution import Distribution
-from lazytorch.distributions.utils import _sum_rightmost, broadcast_all, lazy_property
+from lazytorch.distributions.utils import (
+    _sum_rightmost,
+    broadcast_all,
+    lazy_property,
+    tril_matrix_to_vec,
+    vec_to_tril_matrix,
+)
 from lazytorch.nn.functional import logsigmoid, softplus
 from lazytorch.ops import decomp as _linalg
-from lazytorch.ops.creation import full_like, zeros_like
+from lazytorch.ops.creation import eye, full_like, zeros_like
 from lazytorch.ops.elementwise import sigmoid
 from lazytorch.ops.pad import pad
 from lazytorch.ops.shape import broadcast_shapes, cat, stack
@@ -40,6 +46,7 @@ __all__ = [
     "AffineTransform",
     "CatTransform",
     "ComposeTransform",
+    "CorrCholeskyTransform",
     "CumulativeDistributionTransform",
     "ExpTransform",
     "IndependentTransform",
@@ -662,6 +669,58 @@ class AffineTransform(Transform):
         return broadcast_shapes(
             shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
         )
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of length ``D(D-1)/2`` to Cholesky factors of D x D
+    correlation matrices (lower triangular, positive diagonal, unit-norm rows): tanh, then a
+    signed stick-breaking per row (torch's construction)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x: Tensor) -> Tensor:
+        x = x.tanh()
+        eps = finfo(x.dtype).eps
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        z = r**2
+        z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
+        r = r + eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        y_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y_cumsum_shifted = pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor, intermediates: Any = None) -> Tensor:
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape: Any) -> Any:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return Size((*shape[:-1], d, d))
+
+    def inverse_shape(self, shape: Any) -> Any:
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return Size((*shape[:-2], d * (d - 1) // 2))
 
 
 class SoftmaxTransform(Transform):
