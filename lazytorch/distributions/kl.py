@@ -19,6 +19,11 @@ from lazytorch.distributions.distribution import Distribution
 from lazytorch.distributions.exponential import Exponential
 from lazytorch.distributions.independent import Independent
 from lazytorch.distributions.laplace import Laplace
+from lazytorch.distributions.lowrank_continuous import (
+    LowRankMultivariateNormal,
+    _batch_lowrank_logdet,
+    _batch_lowrank_mahalanobis,
+)
 from lazytorch.distributions.multivariate import Dirichlet, MultivariateNormal, _batch_mahalanobis
 from lazytorch.distributions.normal import Normal
 from lazytorch.distributions.one_hot_categorical import OneHotCategorical
@@ -306,3 +311,69 @@ def _kl_cauchy_cauchy(p: Cauchy, q: Cauchy) -> Tensor:
     t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
     t2 = (4 * p.scale * q.scale).log()
     return t1 - t2
+
+
+def _batch_trace_xxt(bmat: Tensor) -> Tensor:
+    """The trace of ``X @ X.mT`` per batch entry: the sum of squares."""
+    return bmat.pow(2).flatten(-2).sum(-1)
+
+
+def _check_event_shapes(p: Distribution, q: Distribution, what: str) -> None:
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            f"KL-divergence between two {what} with different event shapes cannot be computed"
+        )
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p: LowRankMultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    _check_event_shapes(p, q, "Low Rank Multivariate Normals")
+    pw, pd = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    qw, qd = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    term1 = _batch_lowrank_logdet(qw, qd, q._capacitance_tril) - _batch_lowrank_logdet(
+        pw, pd, p._capacitance_tril
+    )
+    term3 = _batch_lowrank_mahalanobis(qw, qd, q.loc - p.loc, q._capacitance_tril)
+    qwt_qdinv = qw.mT / qd.unsqueeze(-2)
+    a = _linalg.solve_triangular(q._capacitance_tril, qwt_qdinv, upper=False)
+    term21 = (pd / qd).sum(-1)
+    term22 = _batch_trace_xxt(pw * qd.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_xxt(a * pd.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_xxt(a @ pw)
+    term2 = term21 + term22 - term23 - term24
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_mvn_lowrank(p: MultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    qw, qd = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    pl = p._unbroadcasted_scale_tril
+    term1 = _batch_lowrank_logdet(qw, qd, q._capacitance_tril) - 2 * pl.diagonal(
+        dim1=-2, dim2=-1
+    ).log().sum(-1)
+    term3 = _batch_lowrank_mahalanobis(qw, qd, q.loc - p.loc, q._capacitance_tril)
+    qwt_qdinv = qw.mT / qd.unsqueeze(-2)
+    a = _linalg.solve_triangular(q._capacitance_tril, qwt_qdinv, upper=False)
+    term21 = _batch_trace_xxt(pl * qd.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_xxt(a @ pl)
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_mvn(p: LowRankMultivariateNormal, q: MultivariateNormal) -> Tensor:
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    pw, pd = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    ql = q._unbroadcasted_scale_tril
+    term1 = 2 * ql.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _batch_lowrank_logdet(
+        pw, pd, p._capacitance_tril
+    )
+    term3 = _batch_mahalanobis(ql, q.loc - p.loc)
+    shape = broadcast_shapes(tuple(ql.shape[:-2]), tuple(pw.shape[:-2]))
+    n = p.event_shape[0]
+    q_scale_tril = ql.expand(*shape, n, n)
+    p_cov_factor = pw.expand(*shape, n, p.cov_factor.size(-1))
+    p_cov_diag = pd.sqrt().diag_embed().expand(*shape, n, n)
+    term21 = _batch_trace_xxt(_linalg.solve_triangular(q_scale_tril, p_cov_factor, upper=False))
+    term22 = _batch_trace_xxt(_linalg.solve_triangular(q_scale_tril, p_cov_diag, upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])

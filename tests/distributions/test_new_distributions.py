@@ -413,7 +413,27 @@ def test_validation_errors_match_torch():
             case(lt)
 
 
+_W = RNG.uniform(-1, 1, size=(2, 3, 2))
+_D = RNG.uniform(0.5, 1.5, size=(2, 3))
+_L = np.tril(RNG.uniform(-0.5, 0.5, size=(3, 3))) + np.eye(3)
+
+
+def _lowrank(t, k):
+    return t.distributions.LowRankMultivariateNormal(
+        t.tensor(_D[k % 2] * (k + 1) - 1), t.tensor(_W[k % 2] * 0.7), t.tensor(_D[k % 2])
+    )
+
+
 KL_PAIRS = {
+    "LowRank-LowRank": lambda t: (_lowrank(t, 0), _lowrank(t, 1)),
+    "MVN-LowRank": lambda t: (
+        t.distributions.MultivariateNormal(t.tensor(_D[0]), scale_tril=t.tensor(_L)),
+        _lowrank(t, 1),
+    ),
+    "LowRank-MVN": lambda t: (
+        _lowrank(t, 0),
+        t.distributions.MultivariateNormal(t.tensor(_D[1]), scale_tril=t.tensor(_L)),
+    ),
     "Binomial": lambda t: (
         t.distributions.Binomial(5, t.tensor([0.2, 0.6], dtype=t.float64)),
         t.distributions.Binomial(5, t.tensor([0.5, 0.3], dtype=t.float64)),
