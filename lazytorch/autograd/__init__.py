@@ -13,7 +13,7 @@ op is recorded, as in torch.
 tensor([1., 4.])
 """
 
-from lazytorch.autograd import function
+from lazytorch.autograd import function, graph
 from lazytorch.autograd import saved as saved  # registers the runtime's before-cut hook
 from lazytorch.autograd import tensor_methods as tensor_methods  # declares Tensor.backward & co
 from lazytorch.autograd.checks import (
@@ -49,6 +49,7 @@ __all__ = [
     "grad",
     "gradcheck",
     "gradgradcheck",
+    "graph",
     "inference_mode",
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",

@@ -50,12 +50,22 @@ _compile_trace: Any = None
 class TensorMeta:
     """Autograd state a tensor owns: its accumulated ``.grad`` and its hooks."""
 
-    __slots__ = ("__weakref__", "grad", "hooks", "is_leaf", "retains_grad", "tensor")
+    __slots__ = (
+        "__weakref__",
+        "grad",
+        "hooks",
+        "is_leaf",
+        "post_accumulate_hooks",
+        "retains_grad",
+        "tensor",
+    )
 
     def __init__(self, tensor: Tensor, is_leaf: bool) -> None:
         self.tensor = weakref.ref(tensor)
         self.grad: Tensor | None = None
         self.hooks: dict[int, Callable[[Tensor], Any]] = {}
+        # register_post_accumulate_grad_hook: called with the tensor after .grad is set
+        self.post_accumulate_hooks: dict[int, Callable[[Tensor], Any]] = {}
         self.is_leaf = is_leaf
         self.retains_grad = False
 
@@ -163,11 +173,31 @@ def run_backward(
 
     rules.install()
     first_id = metrics._node_id_now()
+    global _current_task, _next_task
+    outer, _current_task = _current_task, _next_task
+    _next_task += 1
     try:
-        return _run_backward(roots, root_grads, targets, retain_graph, create_graph)
+        out = _run_backward(roots, root_grads, targets, retain_graph, create_graph)
+        for callback in list(task_end):
+            callback(_current_task)
+        return out
     finally:
+        _current_task = outer
         _backward_ids.append((first_id, metrics._node_id_now()))
         del _backward_ids[:-256]
+
+
+# The backward pass ("graph task") running now, -1 outside one; each pass gets a new id.
+_current_task = -1
+_next_task = 0
+# Called with the task id at the end of each backward pass, after its tensor hooks ran
+# (torch.autograd.graph.register_multi_grad_hook completes its "all" mode here).
+task_end: list[Callable[[int], None]] = []
+
+
+def current_graph_task_id() -> int:
+    """The id of the backward pass running now (torch._C._current_graph_task_id), or -1."""
+    return _current_task
 
 
 # Node id ranges recorded by recent backward passes: which nodes of a program are backward
@@ -232,6 +262,9 @@ def _run_backward(
                     g = _run_hooks(m, g, retain=targets is None)
             h = hist[id(n)]
             if target_ids is not None and id(n) in target_ids:
+                if h is None and isinstance(n.ag, TensorMeta) and n.ag.hooks:
+                    # a leaf's own hooks run for autograd.grad and backward(inputs=) too
+                    g = _run_hooks(n.ag, g, retain=False)
                 out[id(n)] = g
             if h is None:
                 if target_ids is None:
@@ -288,6 +321,25 @@ def _accumulate(meta: Any, g: Node) -> None:
         meta.grad = wrap(g)
     else:
         meta.grad = wrap(_add(meta.grad._node, g))
+    if meta.post_accumulate_hooks:
+        _run_post_accumulate_hooks(meta)
+
+
+def _run_post_accumulate_hooks(meta: TensorMeta) -> None:
+    """Call each ``register_post_accumulate_grad_hook`` hook with the leaf tensor, after its
+    ``.grad`` holds this backward's gradient (the hook may step an optimizer on it: its
+    ``materialize()`` computes that gradient now, in the middle of the backward pass; the
+    rest of the backward graph keeps the values it recorded, as torch's saved tensors)."""
+    t = meta.tensor()
+    if t is None:
+        return
+    for hook in list(meta.post_accumulate_hooks.values()):
+        r = hook(t)
+        if r is None:
+            continue
+        if isinstance(r, Tensor):
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+        raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
 
 
 def _ones_like(n: Node) -> Node:
@@ -402,6 +454,8 @@ def _accumulate_into(t: Tensor, g: Node) -> None:
     m = meta_of(t, create=True)
 
     m.grad = wrap(g) if m.grad is None else wrap(_add(m.grad._node, g))
+    if m.post_accumulate_hooks and is_grad_leaf(t):
+        _run_post_accumulate_hooks(m)
 
 
 def grad(
@@ -573,6 +627,14 @@ class RemovableHandle:
         self.remove()
 
 
+def _node_hook_refused(self: Any, fn: Any) -> Any:
+    raise NotImplementedError(
+        "lazytorch: hooks on grad_fn nodes (Node.register_hook/register_prehook) are not "
+        "supported: a backward op is a lazy IR node, not a callable torch-style Node; use "
+        "Tensor.register_hook on the tensor instead"
+    )
+
+
 class GradFn:
     """A read-only view of the op that gradient flows back through (torch's ``grad_fn``)."""
 
@@ -621,6 +683,8 @@ class GradFn:
                 out.append((GradFn(i), 0))
         return tuple(out)
 
+    register_hook = register_prehook = _node_hook_refused
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GradFn) and other._node is self._node
 
@@ -648,6 +712,8 @@ class AccumulateGrad:
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
+
+    register_hook = register_prehook = _node_hook_refused
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AccumulateGrad) and other._meta is self._meta

@@ -33,6 +33,7 @@ __all__ = [
     "grad_fn",
     "is_leaf",
     "register_hook",
+    "register_post_accumulate_grad_hook",
     "requires_grad",
     "requires_grad_",
     "retain_grad",
@@ -155,6 +156,34 @@ def register_hook(self: Tensor, hook: Any) -> Any:
     leaf = self.is_leaf  # type: ignore[attr-defined]
     m = meta_of(self, create=True) if leaf else register_interior(self)
     return RemovableHandle(m.hooks, hook)
+
+
+@public(torch=False, method=True)
+def register_post_accumulate_grad_hook(self: Tensor, hook: Any) -> Any:
+    """Call ``hook(tensor)`` after this leaf's ``.grad`` has accumulated its gradient in
+    ``backward()``; the hook returns None. Returns a handle whose ``remove()``
+    unregisters it. Not called by ``autograd.grad``, which accumulates nothing.
+
+    The "optimizer step in backward" pattern works: a hook that runs ``opt.step()`` and
+    ``opt.zero_grad()`` for its parameter updates it during the backward pass.
+
+    >>> import lazytorch
+    >>> w = lazytorch.tensor([1.0, 2.0], requires_grad=True)
+    >>> opt = lazytorch.optim.SGD([w], lr=0.5)
+    >>> def step(p):
+    ...     opt.step()
+    ...     opt.zero_grad()
+    >>> h = w.register_post_accumulate_grad_hook(step)
+    >>> (w * w).sum().backward()
+    >>> w.detach(), w.grad
+    (tensor([0., 0.]), None)
+    """
+    if self._node.ag is None:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if not self.is_leaf:  # type: ignore[attr-defined]
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    m = meta_of(self, create=True)
+    return RemovableHandle(m.post_accumulate_hooks, hook)
 
 
 @public(torch=False, method=True)

@@ -21,21 +21,29 @@ tensor(0.3181)
 """
 
 from lazytorch._as_torch import module_getattr as _module_getattr
-from lazytorch.distributions import constraints
+from lazytorch.distributions import constraint_registry, constraints, transforms  # noqa: F401
 from lazytorch.distributions.bernoulli import Bernoulli
 from lazytorch.distributions.categorical import Categorical
+from lazytorch.distributions.constraint_registry import biject_to, transform_to
+from lazytorch.distributions.discrete import Binomial, Geometric, Multinomial, NegativeBinomial
 from lazytorch.distributions.distribution import Distribution
 from lazytorch.distributions.exp_family import ExponentialFamily
 from lazytorch.distributions.exponential import Exponential
 from lazytorch.distributions.independent import Independent
 from lazytorch.distributions.kl import kl_divergence, register_kl
 from lazytorch.distributions.laplace import Laplace
+from lazytorch.distributions.lowrank_continuous import (
+    ContinuousBernoulli,
+    LowRankMultivariateNormal,
+)
+from lazytorch.distributions.mixture_same_family import MixtureSameFamily
 from lazytorch.distributions.multivariate import Dirichlet, MultivariateNormal
 from lazytorch.distributions.normal import Normal
 from lazytorch.distributions.one_hot_categorical import (
     OneHotCategorical,
     OneHotCategoricalStraightThrough,
 )
+from lazytorch.distributions.relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
 from lazytorch.distributions.special_dists import (
     Beta,
     Cauchy,
@@ -46,33 +54,107 @@ from lazytorch.distributions.special_dists import (
     LogNormal,
     Poisson,
 )
+from lazytorch.distributions.student_t import FisherSnedecor, StudentT
+from lazytorch.distributions.transformed_distribution import TransformedDistribution
+from lazytorch.distributions.transformed_families import (
+    HalfCauchy,
+    InverseGamma,
+    Kumaraswamy,
+    LogisticNormal,
+    Pareto,
+    Weibull,
+)
+from lazytorch.distributions.transforms import (
+    AbsTransform,
+    AffineTransform,
+    CatTransform,
+    ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
 from lazytorch.distributions.uniform import Uniform
+from lazytorch.distributions.von_mises import VonMises
 
 __all__ = [
+    "AbsTransform",
+    "AffineTransform",
     "Bernoulli",
     "Beta",
+    "Binomial",
+    "CatTransform",
     "Categorical",
     "Cauchy",
     "Chi2",
+    "ComposeTransform",
+    "ContinuousBernoulli",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
     "Dirichlet",
     "Distribution",
+    "ExpTransform",
     "Exponential",
     "ExponentialFamily",
+    "FisherSnedecor",
     "Gamma",
+    "Geometric",
     "Gumbel",
+    "HalfCauchy",
     "HalfNormal",
     "Independent",
+    "IndependentTransform",
+    "InverseGamma",
+    "Kumaraswamy",
     "Laplace",
     "LogNormal",
+    "LogisticNormal",
+    "LowRankMultivariateNormal",
+    "LowerCholeskyTransform",
+    "MixtureSameFamily",
+    "Multinomial",
     "MultivariateNormal",
+    "NegativeBinomial",
     "Normal",
     "OneHotCategorical",
     "OneHotCategoricalStraightThrough",
+    "Pareto",
     "Poisson",
+    "PositiveDefiniteTransform",
+    "PowerTransform",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
+    "ReshapeTransform",
+    "SigmoidTransform",
+    "SoftmaxTransform",
+    "SoftplusTransform",
+    "StackTransform",
+    "StickBreakingTransform",
+    "StudentT",
+    "TanhTransform",
+    "Transform",
+    "TransformedDistribution",
     "Uniform",
+    "VonMises",
+    "Weibull",
+    "biject_to",
     "constraints",
+    "identity_transform",
     "kl_divergence",
     "register_kl",
+    "transform_to",
 ]
 
 # torch.distributions.<missing> names itself as torch's under install_as_torch

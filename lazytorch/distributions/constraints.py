@@ -16,11 +16,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from lazytorch._dtype_info import finfo
+from lazytorch.ir.dtypes import bool_
 from lazytorch.ops import decomp as _linalg
+from lazytorch.ops.creation import full
+from lazytorch.ops.shape import cat as _cat
+from lazytorch.ops.shape import stack as _stack
 
 __all__ = [
     "Constraint",
+    "MixtureSameFamilyConstraint",
     "boolean",
+    "cat",
+    "corr_cholesky",
     "dependent",
     "dependent_property",
     "greater_than",
@@ -32,6 +40,8 @@ __all__ = [
     "is_dependent",
     "less_than",
     "lower_cholesky",
+    "lower_triangular",
+    "multinomial",
     "nonnegative",
     "nonnegative_integer",
     "one_hot",
@@ -41,6 +51,9 @@ __all__ = [
     "real",
     "real_vector",
     "simplex",
+    "square",
+    "stack",
+    "symmetric",
     "unit_interval",
 ]
 
@@ -158,6 +171,37 @@ class _IndependentConstraint(Constraint):
             f"{self.__class__.__name__[1:]}({self.base_constraint!r}, "
             f"{self.reinterpreted_batch_ndims})"
         )
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A component distribution's support with the rightmost batch dimension (the
+    components) added back before checking."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(
+                f"base_constraint must be a Constraint, got {type(base_constraint).__name__}"
+            )
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def check(self, value: Any) -> Any:
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(*result.shape[:keep], -1).all(-1)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 class _Boolean(Constraint):
@@ -324,6 +368,135 @@ class _PositiveDefinite(Constraint):
         return sym & (_linalg.eigvalsh(value) > 0).all(-1)
 
 
+class _Multinomial(Constraint):
+    """Nonnegative values summing to at most `upper_bound` in the last dimension (torch's
+    weaker check of a multinomial count vector)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, x: Any) -> Any:
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
+class _LowerTriangular(Constraint):
+    """Lower-triangular square matrices."""
+
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        return (value.tril() == value).reshape(*value.shape[:-2], -1).all(-1)
+
+
+class _CorrCholesky(Constraint):
+    """Lower-Cholesky factors whose rows have unit length (of a correlation matrix)."""
+
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        tol = finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = (value.detach() ** 2).sum(-1).sqrt()
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_row_norm
+
+
+class _Square(Constraint):
+    """Square matrices."""
+
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        return full(
+            tuple(value.shape[:-2]),
+            value.shape[-2] == value.shape[-1],
+            dtype=bool_,
+            device=value.device,
+        )
+
+
+class _Symmetric(_Square):
+    """Symmetric square matrices (to an absolute 1e-6 and torch's isclose rtol)."""
+
+    def check(self, value: Any) -> Any:
+        if value.shape[-2] != value.shape[-1]:
+            return super().check(value)
+        close = (value - value.mT).abs() <= 1e-6 + 1e-5 * value.mT.abs()
+        return close.all(-2).all(-1)
+
+
+class _Cat(Constraint):
+    """The constraints `cseq` applied to consecutive slices of `lengths` along `dim`, as
+    ``torch.cat`` joins them."""
+
+    def __init__(self, cseq: Any, dim: int = 0, lengths: Any = None) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        if lengths is None:
+            lengths = [1] * len(self.cseq)
+        self.lengths = list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})"
+            )
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Any) -> Any:
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(
+                f"dim {self.dim} out of range for value with {value.dim()} dimensions"
+            )
+        checks = []
+        start = 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start = start + length
+        return _cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """The constraints `cseq` applied to the slices along `dim`, as ``torch.stack``
+    joins them."""
+
+    def __init__(self, cseq: Any, dim: int = 0) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        dim = max(c.event_dim for c in self.cseq)
+        if self.dim + dim < 0:
+            dim += 1
+        return dim
+
+    def check(self, value: Any) -> Any:
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(
+                f"dim {self.dim} out of range for value with {value.dim()} dimensions"
+            )
+        vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return _stack([constr.check(v) for v, constr in zip(vs, self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -345,3 +518,10 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+multinomial = _Multinomial
+lower_triangular = _LowerTriangular()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+cat = _Cat
+stack = _Stack

@@ -14,18 +14,34 @@ from typing import Any
 
 from lazytorch.distributions.bernoulli import Bernoulli
 from lazytorch.distributions.categorical import Categorical
+from lazytorch.distributions.discrete import Binomial, Geometric
 from lazytorch.distributions.distribution import Distribution
 from lazytorch.distributions.exponential import Exponential
 from lazytorch.distributions.independent import Independent
 from lazytorch.distributions.laplace import Laplace
+from lazytorch.distributions.lowrank_continuous import (
+    LowRankMultivariateNormal,
+    _batch_lowrank_logdet,
+    _batch_lowrank_mahalanobis,
+)
 from lazytorch.distributions.multivariate import Dirichlet, MultivariateNormal, _batch_mahalanobis
 from lazytorch.distributions.normal import Normal
 from lazytorch.distributions.one_hot_categorical import OneHotCategorical
-from lazytorch.distributions.special_dists import Beta, Gamma, Poisson
+from lazytorch.distributions.special_dists import (
+    Beta,
+    Cauchy,
+    Gamma,
+    HalfNormal,
+    LogNormal,
+    Poisson,
+)
+from lazytorch.distributions.transformed_distribution import TransformedDistribution
+from lazytorch.distributions.transformed_families import Pareto
 from lazytorch.distributions.uniform import Uniform
 from lazytorch.distributions.utils import _sum_rightmost
 from lazytorch.nn.functional import softplus
 from lazytorch.ops import decomp as _linalg
+from lazytorch.ops.creation import full_like
 from lazytorch.ops.elementwise import where
 from lazytorch.ops.shape import broadcast_shapes
 from lazytorch.ops.special_math import digamma, lgamma
@@ -237,3 +253,127 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
         raise NotImplementedError
     result = kl_divergence(p.base_dist, q.base_dist)
     return _sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError(
+            "KL between Binomials where q.total_count > p.total_count is not implemented"
+        )
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    return where(p.total_count > q.total_count, math.inf, kl)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p: Geometric, q: Geometric) -> Tensor:
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p: Pareto, q: Pareto) -> Tensor:
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    t1 = q.alpha * scale_ratio.log()
+    t2 = -alpha_ratio.log()
+    result = t1 + t2 + alpha_ratio - 1
+    return where(p.support.lower_bound < q.support.lower_bound, math.inf, result)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p: TransformedDistribution, q: TransformedDistribution) -> Tensor:
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(Poisson, Binomial)
+def _kl_poisson_binomial(p: Poisson, q: Binomial) -> Tensor:
+    return full_like(p.rate, math.inf)
+
+
+# torch writes LogNormal and HalfNormal as transformed Normals: their KL is the Normals'.
+@register_kl(LogNormal, LogNormal)
+def _kl_lognormal_lognormal(p: LogNormal, q: LogNormal) -> Tensor:
+    return _kl_normal_normal(p, q)  # type: ignore[arg-type]
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p: HalfNormal, q: HalfNormal) -> Tensor:
+    var_ratio = (p.scale / q.scale).pow(2)
+    return 0.5 * (var_ratio - 1 - var_ratio.log())
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p: Cauchy, q: Cauchy) -> Tensor:
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    t2 = (4 * p.scale * q.scale).log()
+    return t1 - t2
+
+
+def _batch_trace_xxt(bmat: Tensor) -> Tensor:
+    """The trace of ``X @ X.mT`` per batch entry: the sum of squares."""
+    return bmat.pow(2).flatten(-2).sum(-1)
+
+
+def _check_event_shapes(p: Distribution, q: Distribution, what: str) -> None:
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            f"KL-divergence between two {what} with different event shapes cannot be computed"
+        )
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p: LowRankMultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    _check_event_shapes(p, q, "Low Rank Multivariate Normals")
+    pw, pd = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    qw, qd = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    term1 = _batch_lowrank_logdet(qw, qd, q._capacitance_tril) - _batch_lowrank_logdet(
+        pw, pd, p._capacitance_tril
+    )
+    term3 = _batch_lowrank_mahalanobis(qw, qd, q.loc - p.loc, q._capacitance_tril)
+    qwt_qdinv = qw.mT / qd.unsqueeze(-2)
+    a = _linalg.solve_triangular(q._capacitance_tril, qwt_qdinv, upper=False)
+    term21 = (pd / qd).sum(-1)
+    term22 = _batch_trace_xxt(pw * qd.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_xxt(a * pd.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_xxt(a @ pw)
+    term2 = term21 + term22 - term23 - term24
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_mvn_lowrank(p: MultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    qw, qd = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    pl = p._unbroadcasted_scale_tril
+    term1 = _batch_lowrank_logdet(qw, qd, q._capacitance_tril) - 2 * pl.diagonal(
+        dim1=-2, dim2=-1
+    ).log().sum(-1)
+    term3 = _batch_lowrank_mahalanobis(qw, qd, q.loc - p.loc, q._capacitance_tril)
+    qwt_qdinv = qw.mT / qd.unsqueeze(-2)
+    a = _linalg.solve_triangular(q._capacitance_tril, qwt_qdinv, upper=False)
+    term21 = _batch_trace_xxt(pl * qd.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_xxt(a @ pl)
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_mvn(p: LowRankMultivariateNormal, q: MultivariateNormal) -> Tensor:
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    pw, pd = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    ql = q._unbroadcasted_scale_tril
+    term1 = 2 * ql.diagonal(dim1=-2, dim2=-1).log().sum(-1) - _batch_lowrank_logdet(
+        pw, pd, p._capacitance_tril
+    )
+    term3 = _batch_mahalanobis(ql, q.loc - p.loc)
+    shape = broadcast_shapes(tuple(ql.shape[:-2]), tuple(pw.shape[:-2]))
+    n = p.event_shape[0]
+    q_scale_tril = ql.expand(*shape, n, n)
+    p_cov_factor = pw.expand(*shape, n, p.cov_factor.size(-1))
+    p_cov_diag = pd.sqrt().diag_embed().expand(*shape, n, n)
+    term21 = _batch_trace_xxt(_linalg.solve_triangular(q_scale_tril, p_cov_factor, upper=False))
+    term22 = _batch_trace_xxt(_linalg.solve_triangular(q_scale_tril, p_cov_diag, upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])

@@ -10,6 +10,7 @@ from lazytorch.distributions import constraints
 from lazytorch.distributions.exp_family import ExponentialFamily
 from lazytorch.distributions.utils import _EMPTY, _NUMBER, _standard_normal, broadcast_all
 from lazytorch.ops.elementwise import erf
+from lazytorch.ops.special_math import erfinv
 from lazytorch.tensor import Size, Tensor
 
 __all__ = ["Normal"]
@@ -87,6 +88,9 @@ class Normal(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return 0.5 * (1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+
+    def icdf(self, value: Tensor) -> Tensor:
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()

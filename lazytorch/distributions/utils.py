@@ -10,6 +10,7 @@ from lazytorch import _config
 from lazytorch._dtype_info import finfo
 from lazytorch.autograd import enable_grad
 from lazytorch.ops.creation import tensor
+from lazytorch.ops.creation import tensor as _index_tensor
 from lazytorch.ops.random import randn
 from lazytorch.ops.shape import broadcast_tensors
 from lazytorch.tensor import Size, Tensor
@@ -20,6 +21,8 @@ __all__ = [
     "lazy_property",
     "logits_to_probs",
     "probs_to_logits",
+    "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
 ]
 
 euler_constant = 0.57721566490153286060  # Euler Mascheroni Constant
@@ -105,3 +108,47 @@ class lazy_property:
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+def _tril_flat_indices(n: int, diag: int) -> list[int]:
+    """Row-major flat indices of the entries ``j < i + diag + 1`` of an n x n matrix (the
+    order of torch's boolean-mask indexing)."""
+    return [i * n + j for i in range(n) for j in range(n) if j < i + diag + 1]
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The lower-triangular part of `mat` (below diagonal `diag`), flattened row by row.
+
+    >>> import lazytorch
+    >>> tril_matrix_to_vec(lazytorch.arange(9.0).reshape(3, 3), diag=-1)
+    tensor([3., 6., 7.])
+    """
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    idx = _index_tensor(_tril_flat_indices(n, diag), device=mat.device)
+    return mat.reshape(*mat.shape[:-2], n * n).index_select(-1, idx)
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The lower-triangular matrix (below diagonal `diag`) whose entries, row by row, are
+    `vec`; zeros elsewhere.
+
+    >>> import lazytorch
+    >>> vec_to_tril_matrix(lazytorch.tensor([1.0, 2.0, 3.0]), diag=-1)
+    tensor([[0., 0., 0.],
+            [1., 0., 0.],
+            [2., 3., 0.]])
+    """
+    m = vec.shape[-1]
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * m + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    eps = finfo(vec.dtype).eps
+    if round(n) - n > eps:
+        raise ValueError(
+            f"The size of last dimension is {m} which cannot be expressed as "
+            "the lower triangular part of a square D x D matrix."
+        )
+    n = round(n)
+    idx = _index_tensor(_tril_flat_indices(n, diag), device=vec.device)
+    flat = vec.new_zeros((*vec.shape[:-1], n * n)).index_copy(-1, idx, vec)
+    return flat.reshape(*vec.shape[:-1], n, n)

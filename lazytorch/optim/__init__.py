@@ -18,8 +18,9 @@ step count, reuses the compiled program.
 tensor([ 0.7500, -0.2500])
 """
 
-from lazytorch.optim import lr_scheduler
+from lazytorch.optim import lr_scheduler, swa_utils
 from lazytorch.optim.adadelta import Adadelta
+from lazytorch.optim.adafactor import Adafactor
 from lazytorch.optim.adagrad import Adagrad
 from lazytorch.optim.adam import Adam, AdamW
 from lazytorch.optim.adamax import Adamax
@@ -37,6 +38,7 @@ __all__ = [
     "LBFGS",
     "SGD",
     "Adadelta",
+    "Adafactor",
     "Adagrad",
     "Adam",
     "AdamW",
@@ -47,6 +49,7 @@ __all__ = [
     "RMSprop",
     "Rprop",
     "lr_scheduler",
+    "swa_utils",
 ]
 
 

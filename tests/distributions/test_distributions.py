@@ -73,7 +73,7 @@ UNIVARIATE = {
 }
 # (parameter shape, value shape): 0-d, a vector, and parameters and values broadcasting
 SHAPES = {"0d": ((), ()), "vector": ((3,), (3,)), "broadcast": ((2, 1), (4, 2, 3))}
-ICDF = ("Laplace", "Uniform", "Exponential")
+ICDF = ("Normal", "Laplace", "Uniform", "Exponential")
 
 
 def _params(name, shape):

@@ -57,6 +57,12 @@ from lazytorch.nn.functional.col2im import (
 )
 from lazytorch.nn.functional.conv import conv1d, conv2d, conv3d
 from lazytorch.nn.functional.ctc import ctc_loss
+from lazytorch.nn.functional.fractional import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
 from lazytorch.nn.functional.grid import affine_grid, grid_sample
 from lazytorch.nn.functional.layers import (
     alpha_dropout,
@@ -193,6 +199,10 @@ __all__ = [
     "embedding_bag",
     "feature_alpha_dropout",
     "fold",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
     "gaussian_nll_loss",
     "gelu",
     "glu",

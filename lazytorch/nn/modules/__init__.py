@@ -31,6 +31,7 @@ from lazytorch.nn.modules.activation import (
     Tanhshrink,
     Threshold,
 )
+from lazytorch.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from lazytorch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
 from lazytorch.nn.modules.channelshuffle import ChannelShuffle
 from lazytorch.nn.modules.container import (
@@ -48,6 +49,7 @@ from lazytorch.nn.modules.conv import (
     ConvTranspose2d,
     ConvTranspose3d,
 )
+from lazytorch.nn.modules.cross_map_lrn import CrossMapLRN2d
 from lazytorch.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from lazytorch.nn.modules.dropout import (
     AlphaDropout,
@@ -59,6 +61,7 @@ from lazytorch.nn.modules.dropout import (
 )
 from lazytorch.nn.modules.flatten import Flatten, Unflatten
 from lazytorch.nn.modules.fold import Fold, Unfold
+from lazytorch.nn.modules.fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d
 from lazytorch.nn.modules.lazy import (
     LazyBatchNorm1d,
     LazyBatchNorm2d,
@@ -69,6 +72,9 @@ from lazytorch.nn.modules.lazy import (
     LazyConvTranspose1d,
     LazyConvTranspose2d,
     LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
     LazyLinear,
 )
 from lazytorch.nn.modules.linear import Bilinear, Identity, Linear
@@ -89,6 +95,7 @@ from lazytorch.nn.modules.loss import (
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
     NLLLoss,
+    NLLLoss2d,
     PoissonNLLLoss,
     SmoothL1Loss,
     SoftMarginLoss,
@@ -180,6 +187,7 @@ __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AdaptiveAvgPool3d",
+    "AdaptiveLogSoftmaxWithLoss",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d",
@@ -210,6 +218,7 @@ __all__ = [
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
+    "CrossMapLRN2d",
     "Dropout",
     "Dropout1d",
     "Dropout2d",
@@ -219,6 +228,8 @@ __all__ = [
     "FeatureAlphaDropout",
     "Flatten",
     "Fold",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "GRUCell",
     "GaussianNLLLoss",
     "GroupNorm",
@@ -248,6 +259,9 @@ __all__ = [
     "LazyConvTranspose1d",
     "LazyConvTranspose2d",
     "LazyConvTranspose3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
     "LazyLinear",
     "LeakyReLU",
     "Linear",
@@ -271,6 +285,7 @@ __all__ = [
     "MultiMarginLoss",
     "MultiheadAttention",
     "NLLLoss",
+    "NLLLoss2d",
     "PReLU",
     "PairwiseDistance",
     "ParameterDict",

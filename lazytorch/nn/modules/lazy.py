@@ -31,6 +31,7 @@ from lazytorch.nn.modules.conv import (
     ConvTranspose3d,
 )
 from lazytorch.nn.modules.linear import Linear
+from lazytorch.nn.modules.normalization import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from lazytorch.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 from lazytorch.ops import creation as C
 from lazytorch.tensor import Tensor
@@ -342,3 +343,7 @@ def _lazy_bn(base: type) -> type:
 LazyBatchNorm1d = _lazy_bn(BatchNorm1d)
 LazyBatchNorm2d = _lazy_bn(BatchNorm2d)
 LazyBatchNorm3d = _lazy_bn(BatchNorm3d)
+# torch's lazy instance norms take the lazy norms' defaults: affine and running stats on
+LazyInstanceNorm1d = _lazy_bn(InstanceNorm1d)
+LazyInstanceNorm2d = _lazy_bn(InstanceNorm2d)
+LazyInstanceNorm3d = _lazy_bn(InstanceNorm3d)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from lazytorch.nn import functional as F
@@ -26,6 +27,7 @@ __all__ = [
     "MultiLabelSoftMarginLoss",
     "MultiMarginLoss",
     "NLLLoss",
+    "NLLLoss2d",
     "PoissonNLLLoss",
     "SmoothL1Loss",
     "SoftMarginLoss",
@@ -126,6 +128,28 @@ class NLLLoss(_WeightedLoss):
             ignore_index=self.ignore_index,
             reduction=self.reduction,
         )
+
+
+class NLLLoss2d(NLLLoss):
+    """``NLLLoss`` under its deprecated name (torch keeps it as an alias: the same loss,
+    for any number of spatial dimensions)."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        ignore_index: int = -100,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
+            "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for "
+            "more details.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
