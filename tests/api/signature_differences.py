@@ -441,6 +441,11 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "Tensor.long": {
         "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
     },
+    "Tensor.new": {
+        "missing parameter 'other'": "new(*args, device=) sorts out torch's legacy overloads (sizes, data, other) by the arguments' types",
+        "missing parameter 'size'": "new(*args, device=) sorts out torch's legacy overloads (sizes, data, other) by the arguments' types",
+        "missing parameter 'storage'": "new(*args, device=) sorts out torch's legacy overloads; lazytorch has no storages to build from",
+    },
     "Tensor.new_empty": {
         "missing parameter 'layout'": NO_LAYOUT,
     },
