@@ -37,6 +37,7 @@ from lazytorch.ops import decomp as _decomp  # noqa: F401  (declares its names)
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import indexing as I
 from lazytorch.ops import linalg as L
+from lazytorch.ops import lu as _lu  # noqa: F401  (declares its names)
 from lazytorch.ops import numeric as _numeric  # noqa: F401  (declares its names)
 from lazytorch.ops import pad as _pad
 from lazytorch.ops import random as RND
