@@ -244,6 +244,8 @@ def data_ptr(self: Tensor) -> int:
     >>> x.view(2, 2).data_ptr() == x.data_ptr() != x.clone().data_ptr()
     True
     """
+    if self.is_sparse:
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
     shape, _, offset = geometry(self, "data_ptr")
     if 0 in shape:
         return 0
@@ -805,3 +807,57 @@ def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
             raise TypeError(f"new(): data must be a sequence (got {type(a).__name__})")
         return C.tensor(a, dtype=self.dtype, device=device)  # type: ignore[no-any-return]
     return C.zeros(*_sizes(args, "new"), dtype=self.dtype, device=device)
+
+
+# -- the sparse API on strided tensors ------------------------------------------------------------
+# lazytorch.ops.sparse.SparseCOOTensor defines these for sparse tensors; a strided tensor
+# answers as torch's does.
+def _strided_layout_error(op: str, what: str = "sparse coordinate tensor") -> RuntimeError:
+    return RuntimeError(f"{op} expected {what} layout but got Strided")
+
+
+@public(torch=False, method=True)
+def sparse_dim(self: Tensor) -> int:
+    """The number of sparse dimensions: 0 for a strided tensor."""
+    return 0
+
+
+@public(torch=False, method=True)
+def dense_dim(self: Tensor) -> int:
+    """The number of dense dimensions: all of a strided tensor's."""
+    return self.ndim
+
+
+@public(torch=False, method=True)
+def is_coalesced(self: Tensor) -> bool:
+    """Sparse tensors only: a strided tensor raises torch's RuntimeError."""
+    raise _strided_layout_error("is_coalesced")
+
+
+@public(torch=False, method=True)
+def coalesce(self: Tensor) -> Tensor:
+    """Sparse tensors only: a strided tensor raises torch's RuntimeError."""
+    raise _strided_layout_error("coalesce")
+
+
+@public(torch=False, method=True)
+def indices(self: Tensor) -> Tensor:
+    """Sparse tensors only: a strided tensor raises torch's RuntimeError."""
+    raise _strided_layout_error("indices")
+
+
+@public(torch=False, method=True)
+def values(self: Tensor) -> Tensor:
+    """Sparse tensors only: a strided tensor raises torch's RuntimeError."""
+    raise _strided_layout_error("values", "sparse tensor")
+
+
+@public(torch=False, method=True)
+def to_sparse_coo(self: Tensor) -> Tensor:
+    """This tensor as a sparse COO tensor (``to_sparse()``; a sparse one is returned as is).
+
+    >>> import lazytorch
+    >>> lazytorch.tensor([0.0, 2.0]).to_sparse_coo().values()
+    tensor([2.])
+    """
+    return self.to_sparse()  # type: ignore[no-any-return]

@@ -350,3 +350,24 @@ def test_deprecated_resize() -> None:
     check(lambda t, x, y: x.resize_as(y), a, arr(12, 1))
     check_raises(lambda t, x: x.resize(5), a)
     check_grad(lambda t, x: x.t().resize(4, 3), a)
+
+
+# -- the sparse API's answers on strided and sparse tensors -------------------------------------
+def test_sparse_api() -> None:
+    a = np.array([[0.0, 2.0, 0.0], [3.0, 0.0, 4.0]])
+    for lib in (torch, lt):
+        x = lib.tensor(a)
+        assert (x.sparse_dim(), x.dense_dim()) == (0, 2)
+        for name in ("is_coalesced", "coalesce", "indices", "values"):
+            with pytest.raises(RuntimeError, match="layout but got Strided"):
+                getattr(x, name)()
+        s = x.to_sparse_coo()
+        assert s.is_sparse and s.to_sparse_coo() is s and s.is_coalesced()
+        assert (s.sparse_dim(), s.dense_dim()) == (2, 0)
+        assert s.indices().tolist() == [[0, 1, 1], [1, 0, 2]]
+        assert s.values().tolist() == [2.0, 3.0, 4.0]
+        assert s.coalesce().to_dense().tolist() == a.tolist()
+        with pytest.raises(RuntimeError, match="storage"):
+            s.data_ptr()
+    s = lt.sparse_coo_tensor([[1, 0, 1]], [1.0, 2.0, 3.0], (2,))
+    assert not s.is_coalesced() and s.coalesce().values().tolist() == [2.0, 4.0]
