@@ -190,7 +190,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out: Any = None) -> Any:
 
     >>> import lazytorch
     >>> lazytorch.linalg.lu_factor(lazytorch.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots
-    tensor([2, 2], dtype=torch.int32)
+    tensor([2, 2], dtype=lazytorch.int32)
     """
     D._no_tuple_out(out, "linalg.lu_factor")
     x = tensor_arg(A, "linalg.lu_factor", "A")

@@ -786,7 +786,7 @@ def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
 
     >>> import lazytorch
     >>> lazytorch.zeros(2, dtype=lazytorch.float64).new(2, 3).zero_().dtype
-    torch.float64
+    lazytorch.float64
     """
     device = self.device if device is None else device
     if len(args) == 1 and isinstance(args[0], Tensor):
