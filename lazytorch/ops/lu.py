@@ -9,6 +9,9 @@ permutation matrix), solving (``lu_solve``: two triangular solves), ``cholesky_i
 ``tensorinv``/``tensorsolve``, and Householder products (``householder_product``,
 ``ormqr``: one reflector at a time). ``geqrf`` is NumPy's LAPACK geqrf (``qr(mode="raw")``).
 
+``svd_lowrank`` and ``pca_lowrank`` are torch's randomized algorithms over ``linalg.qr`` and
+``linalg.svd``, with lazytorch's random numbers.
+
 The functions torch removed (``torch.solve``, ``lstsq``, ``symeig``, ``eig``,
 ``matrix_rank``) raise torch's RuntimeError, which says what replaces them.
 """
@@ -26,6 +29,7 @@ from lazytorch.ops import shape as S
 from lazytorch.ops._core import tensor_arg
 from lazytorch.ops.creation import eye, tensor, zeros
 from lazytorch.ops.linalg import matmul
+from lazytorch.ops.random import randn
 from lazytorch.ops.reduction import _into_out
 from lazytorch.tensor import Tensor
 
@@ -667,3 +671,79 @@ def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False, *, out:
         f"{_REMOVED}\nPlease use the `torch.linalg.matrix_rank` function instead. The "
         "parameter 'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'."
     )
+
+
+# -- randomized low-rank SVD and PCA (torch._lowrank's algorithms) -------------------------------
+def _approximate_basis(a: Tensor, q: int, niter: int, m: Tensor | None) -> Tensor:
+    """An orthonormal basis of (about) `a - m`'s range, of `q` columns (Halko et al.)."""
+    r = randn(a.shape[-1], q, dtype=a.dtype, device=a.device)
+
+    def times(x: Tensor, y: Tensor, mm: Tensor | None) -> Tensor:
+        out = matmul(x, y)
+        return out if mm is None else out - matmul(mm, y)
+
+    basis = D.linalg_qr(times(a, r, m)).Q
+    for _ in range(niter):
+        basis = D.linalg_qr(times(_mT(a), basis, None if m is None else _mT(m))).Q
+        basis = D.linalg_qr(times(a, basis, m)).Q
+    return basis
+
+
+def _svd_lowrank(a: Tensor, q: int | None, niter: int | None, m: Tensor | None) -> Any:
+    q = 6 if q is None else q
+    niter = 2 if niter is None else niter
+    rows, cols = a.shape[-2:]
+    if m is not None:
+        m = m.broadcast_to(tuple(a.shape))
+    if rows < cols:
+        a = _mT(a)
+        m = None if m is None else _mT(m)
+    basis = _approximate_basis(a, q, niter, m)
+    b = matmul(_mT(basis), a)
+    if m is not None:
+        b = b - matmul(_mT(basis), m)
+    u, s, vh = D.linalg_svd(b, full_matrices=False)
+    v = _mT(vh)
+    u = matmul(basis, u)
+    if rows < cols:
+        u, v = v, u
+    return u, s, v
+
+
+@public()
+def svd_lowrank(
+    A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor | None = None
+) -> tuple[Tensor, Tensor, Tensor]:
+    """An approximate rank-`q` SVD ``(U, S, V)`` of `A` (of ``A - M`` when given), by
+    torch's randomized algorithm (Halko et al. 2009, `niter` subspace iterations). The random
+    projection is lazytorch's (not torch's numbers), so U and V may differ from torch's by
+    sign and, where `A`'s rank exceeds `q`, by the approximation; differentiable."""
+    a = tensor_arg(A, "svd_lowrank", "A")
+    if not a.dtype.is_floating_point:
+        a = a.float()
+    return _svd_lowrank(a, q, niter, M)
+
+
+@public()
+def pca_lowrank(
+    A: Tensor, q: int | None = None, center: bool = True, niter: int = 2
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The principal components of `A`'s rows: ``(U, S, V)`` of the (centered, with
+    `center`) data by `svd_lowrank`, q = min(6, m, n) by default."""
+    a = tensor_arg(A, "pca_lowrank", "A")
+    rows, cols = a.shape[-2:]
+    if q is None:
+        q = min(6, rows, cols)
+    elif not 0 <= q <= min(rows, cols):
+        raise ValueError(
+            f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(rows, cols)}"
+        )
+    if not niter >= 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if a.is_sparse:
+        a = a.to_dense()
+    if not a.dtype.is_floating_point:
+        a = a.float()
+    if not center:
+        return _svd_lowrank(a, q, niter, None)  # type: ignore[no-any-return]
+    return _svd_lowrank(a - a.mean(dim=(-2,), keepdim=True), q, niter, None)  # type: ignore[no-any-return]

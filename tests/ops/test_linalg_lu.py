@@ -179,3 +179,46 @@ def test_on_cpp() -> None:
     a, b = mat(3, 3, seed=1) + 3 * np.eye(3), mat(3, 2, seed=2)
     check(lambda t, a, b: t.linalg.lu_solve(*t.linalg.lu_factor(a), b), a, b)
     check(lambda t, x: t.linalg.householder_product(*t.geqrf(x)), a)
+
+
+# -- svd_lowrank, pca_lowrank: random projections (lazytorch's numbers): compared through what
+# does not depend on them for a matrix of rank <= q --------------------------------------------
+def low_rank(m: int, n: int, r: int, seed: int = 11) -> np.ndarray:
+    return mat(m, r, seed=seed) @ mat(r, n, seed=seed + 1)
+
+
+@pytest.mark.parametrize("shape", [(8, 5), (5, 8), (2, 7, 6)])
+def test_svd_lowrank(shape: tuple) -> None:
+    a = low_rank(shape[-2], shape[-1], 3)
+    if len(shape) == 3:
+        a = np.stack([a, 2 * a])
+    ta = torch.from_numpy(a)
+    want = torch.svd_lowrank(ta, q=4)
+    u, s, v = lt.svd_lowrank(lt.tensor(a), q=4)
+    assert tuple(u.shape) == tuple(want[0].shape) and tuple(v.shape) == tuple(want[2].shape)
+    np.testing.assert_allclose(s.numpy(), want[1].numpy(), atol=1e-8)
+    rec = u.numpy() @ (s.numpy()[..., None] * np.swapaxes(v.numpy(), -1, -2))
+    np.testing.assert_allclose(rec, a, atol=1e-8)
+    m = mat(*shape[-2:], seed=3)
+    _, s2, _ = lt.svd_lowrank(lt.tensor(a + m), q=4, M=lt.tensor(m))
+    np.testing.assert_allclose(s2.numpy(), want[1].numpy(), atol=1e-8)
+
+
+def test_pca_lowrank() -> None:
+    a = low_rank(10, 6, 2) + 5.0
+    ta = torch.from_numpy(a)
+    for center in (True, False):
+        want = torch.pca_lowrank(ta, q=3, center=center)
+        u, s, v = lt.pca_lowrank(lt.tensor(a), q=3, center=center)
+        np.testing.assert_allclose(s.numpy()[:2], want[1].numpy()[:2], atol=1e-8)
+        assert tuple(u.shape) == (10, 3) and tuple(v.shape) == (6, 3)
+    u, s, v = lt.pca_lowrank(lt.tensor(a))
+    assert tuple(s.shape) == tuple(torch.pca_lowrank(ta)[1].shape)
+    for kw in ({"q": 7}, {"niter": -1}):
+        with pytest.raises(ValueError):
+            torch.pca_lowrank(ta, **kw)
+        with pytest.raises(ValueError):
+            lt.pca_lowrank(lt.tensor(a), **kw)
+    x = lt.tensor(a, requires_grad=True)
+    lt.pca_lowrank(x, q=2)[1].sum().backward()  # differentiable (torch's is too)
+    assert x.grad is not None and tuple(x.grad.shape) == a.shape
