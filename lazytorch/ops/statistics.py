@@ -42,7 +42,7 @@ nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
 
 # -- histograms -----------------------------------------------------------------------------------
 def _check_float(x: Tensor, op: str) -> None:
-    if x.dtype not in (dt.float16, dt.bfloat16, dt.float32, dt.float64):
+    if x.dtype not in (dt.float32, dt.float64):
         raise op_error(
             NotImplementedError, op, f"\"histogramdd\" not implemented for '{x.dtype.legacy_name}'"
         )
@@ -309,7 +309,7 @@ def unique_consecutive(
         values = flat[change]
         inverse = (np.cumsum(change) - 1).reshape(arr.shape)
     else:
-        axis = normalize_dim(dim, max(x.ndim, 1), "unique_consecutive")
+        axis = normalize_dim(dim, x.ndim, "unique_consecutive")
         moved = np.moveaxis(arr, axis, 0) if arr.ndim else arr.reshape(1)
         m = moved.shape[0]
         rows = moved.reshape(m, -1)
@@ -343,6 +343,12 @@ def nanmedian(
     tensor(2.)
     """
     x = tensor_arg(input, "nanmedian")
+    if x.dtype is dt.bool_:
+        raise op_error(
+            NotImplementedError,
+            "nanmedian",
+            f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'",
+        )
     flat = dim is None
     if flat and out is not None:  # torch's overload without dim takes no out=
         raise TypeError('nanmedian() missing 1 required positional arguments: "dim"')

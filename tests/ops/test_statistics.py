@@ -62,6 +62,8 @@ def test_histogram_out_and_errors() -> None:
 
     check(with_out, a)
     check_raises(lambda t, x: t.histogram(x.long(), 3), a)
+    check_raises(lambda t, x: t.histogram(x.half(), 3), a)
+    check_raises(lambda t, x: t.histogram(x.bfloat16(), 3), a)
     check_raises(lambda t, x: t.histogram(x, 0), a)
     check_raises(lambda t, x: t.histogram(x, 3, range=(1.0, 0.0)), a)
     check_raises(lambda t, x: t.histogram(x, t.tensor([0.0, 1.0], dtype=t.float64)), a)
@@ -109,6 +111,7 @@ def test_unique_consecutive(ri: bool, rc: bool) -> None:
     check(lambda t, x: t.unique_consecutive(x, **kw), np.zeros(0, dtype=np.int64))
     check(lambda t, x: t.unique_consecutive(x, **kw), np.array([True, True, False, True]))
     check(lambda t, x: t.unique_consecutive(x, **kw), np.int64(3).reshape(()))
+    check_raises(lambda t, x: t.unique_consecutive(x, dim=0), np.int64(3).reshape(()))
 
 
 # -- nanmedian ------------------------------------------------------------------------------------
@@ -132,6 +135,8 @@ def test_nanmedian(dtype: str) -> None:
     check(lambda t, x: t.nanmedian(x), arr(3, 7, dtype="int32", low=-50, high=50))
     check_raises(lambda t, x: t.nanmedian(x, 1), np.zeros((2, 0), dtype=dtype))
     check_raises(lambda t, x: t.nanmedian(x, 3), a)
+    check_raises(lambda t, x: t.nanmedian(x > 0), a)
+    check_raises(lambda t, x: t.nanmedian(x > 0, 0), a)
 
 
 def test_nanmedian_out() -> None:
