@@ -225,6 +225,18 @@ def _base_address(root: Tensor) -> int:
     return address
 
 
+def hand_over_address(old: Tensor, new: Tensor) -> None:
+    """`new` (a hidden root that takes over `old`'s value and views: ``x.unsqueeze_(0)`` or
+    ``x.data = y`` on a tensor with live views) keeps `old`'s address, if it had one."""
+    entry = _BASES.get(id(old))
+    if entry is None or entry[0]() is not old:
+        return
+    key = id(new)
+    ref = weakref.ref(new, lambda r, k=key: _forget(k, r))
+    _BASES[key] = (ref, entry[1])
+    del _BASES[id(old)]
+
+
 def _storage_elements(root: Tensor) -> int:
     n = 1
     for d in root._node.shape:

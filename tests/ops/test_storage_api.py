@@ -371,3 +371,17 @@ def test_sparse_api() -> None:
             s.data_ptr()
     s = lt.sparse_coo_tensor([[1, 0, 1]], [1.0, 2.0, 3.0], (2,))
     assert not s.is_coalesced() and s.coalesce().values().tolist() == [2.0, 4.0]
+
+
+def test_address_survives_hidden_roots() -> None:
+    for lib in (torch, lt):
+        x = lib.zeros(4)
+        v = x[1:]
+        p = x.data_ptr()
+        x.unsqueeze_(0)  # x keeps its storage; v still views it
+        assert x.data_ptr() == p and v.data_ptr() == p + 4
+        y = lib.zeros(3)
+        w = y[1:]
+        q = y.data_ptr()
+        y.data = lib.ones(3)  # y takes a new storage; w keeps the old one
+        assert w.data_ptr() == q + 4 and y.data_ptr() != q
