@@ -35,6 +35,16 @@ from lazytorch.ops.decomp import linalg_slogdet as slogdet
 from lazytorch.ops.decomp import linalg_svd as svd
 from lazytorch.ops.linalg import linalg_norm as norm
 from lazytorch.ops.linalg import matmul, matrix_norm, vector_norm
+from lazytorch.ops.lu import (
+    householder_product,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_solve,
+    solve_ex,
+    tensorinv,
+    tensorsolve,
+)
 
 __all__ = [
     "LinAlgError",
@@ -45,9 +55,14 @@ __all__ = [
     "diagonal",
     "eigh",
     "eigvalsh",
+    "householder_product",
     "inv",
     "inv_ex",
     "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
     "matmul",
     "matrix_exp",
     "matrix_norm",
@@ -59,9 +74,12 @@ __all__ = [
     "qr",
     "slogdet",
     "solve",
+    "solve_ex",
     "solve_triangular",
     "svd",
     "svdvals",
+    "tensorinv",
+    "tensorsolve",
     "vander",
     "vecdot",
     "vector_norm",

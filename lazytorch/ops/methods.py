@@ -38,6 +38,7 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import extras as _extras  # noqa: F401  (declares its names)
 from lazytorch.ops import indexing as I
 from lazytorch.ops import linalg as L
+from lazytorch.ops import lu as _lu  # noqa: F401  (declares its names)
 from lazytorch.ops import numeric as _numeric  # noqa: F401  (declares its names)
 from lazytorch.ops import numpy_bridge as _numpy_bridge
 from lazytorch.ops import pad as _pad
@@ -47,6 +48,8 @@ from lazytorch.ops import shared_memory as _shared_memory
 from lazytorch.ops import sorting as _sorting
 from lazytorch.ops import sparse as _sparse  # noqa: F401  (declares its names)
 from lazytorch.ops import special_math as _special_math  # noqa: F401  (declares its names)
+from lazytorch.ops import statistics as _statistics  # noqa: F401  (declares its names)
+from lazytorch.ops import storage as _storage
 from lazytorch.ops import transcendental as _transcendental
 from lazytorch.ops import views as V
 from lazytorch.ops._core import cast, const_node, expand_node, normalize_dim, scalar_node, wrap
@@ -222,6 +225,7 @@ def _inplace_shape(name: str, op: Any) -> Any:
         src = self
         if self._view is None:
             src = wrap(self._node)
+            _storage.hand_over_address(self, src)  # self becomes a view of src's storage
             src._views = self._views
             for r in src._views or ():
                 v = r()
@@ -479,6 +483,7 @@ def _set_data(self: Tensor, value: Tensor) -> None:
     if self._views:
         # The old views now hang off a hidden tensor holding the old value.
         old = wrap(self._node)
+        _storage.hand_over_address(self, old)  # the old views keep the old storage
         old._views = self._views
         for r in old._views:
             v = r()

@@ -816,12 +816,44 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise op_error(RuntimeError, "unfold", f"step is {step} but must be > 0")
     if x.ndim == 0:
         return x.reshape(size)
-    count = (length - size) // step + 1
-    starts = arange(count, device=x.device) * step
-    idx = (starts.unsqueeze(1) + arange(size, device=x.device)).reshape(-1)
-    windows = x.index_select(axis, idx)
-    shape = (*x.shape[:axis], count, size, *x.shape[axis + 1 :])
-    return windows.reshape(shape).movedim(axis + 1, -1)
+    return V.make_view(x, _Unfold(axis, size, step))
+
+
+class _Unfold(V.ViewStep):
+    """``x.unfold(axis, size, step)``: a view, as in torch (strides ``step * st`` and
+    ``st`` for the window count and the window). Written back by scattering at the
+    positions it reads; where windows overlap, only a value equal everywhere (``fill_``)
+    can be written, as for an expanded view."""
+
+    __slots__ = ("axis", "size", "step")
+    default_contiguous = False
+
+    def __init__(self, axis: int, size: int, step: int) -> None:
+        self.axis, self.size, self.step = axis, size, step
+
+    def apply(self, n: Node) -> Node:
+        x = wrap(n)
+        axis, size, step = self.axis, self.size, self.step
+        count = (x.shape[axis] - size) // step + 1
+        starts = arange(count, device=x.device) * step
+        idx = (starts.unsqueeze(1) + arange(size, device=x.device)).reshape(-1)
+        windows = x.index_select(axis, idx)
+        shape = (*x.shape[:axis], count, size, *x.shape[axis + 1 :])
+        return windows.reshape(shape).movedim(axis + 1, -1)._node  # type: ignore[no-any-return]
+
+    def write_back(self, base: Node, value: Node) -> Node:
+        count = (base.shape[self.axis] - self.size) // self.step + 1
+        overlapping = self.step < self.size and count > 1
+        uniform = value.op is P.expand and value.inputs[0].shape == ()
+        if overlapping and not uniform:
+            raise V._overlap_error()
+        return V._scatter_linear(base, self, value)
+
+    def out_strides(
+        self, shape: tuple[int, ...], strides: V.Strides, out: tuple[int, ...]
+    ) -> V.Strides | None:
+        a = self.axis
+        return (*strides[:a], strides[a] * self.step, *strides[a + 1 :], strides[a])
 
 
 def _diagonal_positions(rows: int, cols: int, k: int, device: Any) -> tuple[Tensor, Tensor]:

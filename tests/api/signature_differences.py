@@ -82,6 +82,9 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "extra parameter 'A'": LINALG_OVERRIDE,
         "missing parameter 'input'": LINALG_OVERRIDE,
     },
+    "linalg.householder_product": {
+        "extra parameter 'out'": LINALG_OVERRIDE,
+    },
     "linalg.inv": {
         "positional order (A) does not take torch's (input, out)": LINALG_OVERRIDE,
         "extra parameter 'A'": LINALG_OVERRIDE,
@@ -98,6 +101,21 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "extra parameter 'rcond'": LINALG_OVERRIDE,
         "missing parameter 'cond'": LINALG_OVERRIDE,
         "missing parameter 'self'": LINALG_OVERRIDE,
+    },
+    "linalg.lu": {
+        "positional order (A) does not take torch's (input, pivot, out)": LINALG_OVERRIDE,
+        "extra parameter 'A'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
+    },
+    "linalg.lu_factor": {
+        "positional order (A) does not take torch's (input, pivot, out)": LINALG_OVERRIDE,
+        "extra parameter 'A'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
+    },
+    "linalg.lu_factor_ex": {
+        "positional order (A) does not take torch's (input, pivot, check_errors, out)": LINALG_OVERRIDE,
+        "extra parameter 'A'": LINALG_OVERRIDE,
+        "missing parameter 'input'": LINALG_OVERRIDE,
     },
     "linalg.matrix_rank": {
         "extra parameter 'atol'": LINALG_OVERRIDE,
@@ -120,6 +138,20 @@ DIFFERENCES: dict[str, dict[str, str]] = {
         "extra parameter 'A'": LINALG_OVERRIDE,
         "extra parameter 'out'": LINALG_OVERRIDE,
         "missing parameter 'input'": LINALG_OVERRIDE,
+    },
+    "linalg.tensorinv": {
+        "positional order (input, ind) does not take torch's (a, ind)": LINALG_OVERRIDE,
+        "extra parameter 'input'": LINALG_OVERRIDE,
+        "extra parameter 'out'": LINALG_OVERRIDE,
+        "missing parameter 'a'": LINALG_OVERRIDE,
+    },
+    "linalg.tensorsolve": {
+        "positional order (input, other, dims) does not take torch's (a, b, dims)": LINALG_OVERRIDE,
+        "extra parameter 'input'": LINALG_OVERRIDE,
+        "extra parameter 'other'": LINALG_OVERRIDE,
+        "extra parameter 'out'": LINALG_OVERRIDE,
+        "missing parameter 'a'": LINALG_OVERRIDE,
+        "missing parameter 'b'": LINALG_OVERRIDE,
     },
     "linalg.solve_triangular": {
         "extra parameter 'out'": LINALG_OVERRIDE,
@@ -520,6 +552,11 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     },
     "Tensor.long": {
         "extra parameter 'memory_format'": STUB_OMITS_MEMORY_FORMAT,
+    },
+    "Tensor.new": {
+        "missing parameter 'other'": "new(*args, device=) sorts out torch's legacy overloads (sizes, data, other) by the arguments' types",
+        "missing parameter 'size'": "new(*args, device=) sorts out torch's legacy overloads (sizes, data, other) by the arguments' types",
+        "missing parameter 'storage'": "new(*args, device=) sorts out torch's legacy overloads; lazytorch has no storages to build from",
     },
     "Tensor.new_empty": {
         "missing parameter 'layout'": NO_LAYOUT,
