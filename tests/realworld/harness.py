@@ -391,6 +391,7 @@ class Hooks:
                     setattr(cls, name, self._logged_text(getattr(cls, name)))
         if self.real_torch:
             self._zeroed_empty()
+        self._logged_save()
         if os.environ.get(LOG_CONVERSIONS) == "1":
             for name in ("__float__", "__int__", "__bool__"):
                 setattr(torch.Tensor, name, self._logged_conversion(getattr(torch.Tensor, name)))
@@ -423,6 +424,29 @@ class Hooks:
             return []  # no values (meta) or a layout compared through its dense ops
         flat = t.detach().reshape(-1)[:PRINTED_MAX]
         return [v if isinstance(v, (bool, int)) else float(v) for v in flat.tolist()]
+
+    def _logged_save(self) -> None:
+        """``torch.save`` from the script logs the values of the tensors it saves (walking
+        dicts, lists and tuples in order) with the printed ones: what a checkpointing
+        tutorial produces is its checkpoint."""
+        torch, save = self.torch, self.torch.save
+
+        def walk(obj: Any) -> None:
+            if isinstance(obj, torch.Tensor):
+                self.printed.append(self.printable_values(obj))
+            elif isinstance(obj, dict):
+                for v in obj.values():
+                    walk(v)
+            elif isinstance(obj, (list, tuple)):
+                for v in obj:
+                    walk(v)
+
+        def logged_save(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            if sys._getframe(1).f_code.co_filename.startswith(self.script_dir):
+                walk(obj)
+            return save(obj, *args, **kwargs)
+
+        torch.save = logged_save
 
     def _zeroed_empty(self) -> None:
         """torch's ``empty`` returns whatever the memory held, lazytorch's zeros: a script that
