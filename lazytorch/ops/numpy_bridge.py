@@ -187,6 +187,7 @@ def _written(t: Tensor, before: list[Node]) -> None:
     if _runtime._compile_trace is not None:
         return  # a lazytorch.compile trace records the write; its replay runs it
     n = t._node
+    foreign = n.buffer is not None and n.ag is not None  # another tensor's computed value
     if n.buffer is None:
         _runtime.materialize_nodes([n], cause="in-place write to a tensor sharing NumPy memory")
     value = n.buffer
@@ -200,6 +201,9 @@ def _written(t: Tensor, before: list[Node]) -> None:
         if type(v) is np.ndarray and (v is a or np.may_share_memory(v, a)):
             b.buffer = v.copy()
     np.copyto(a, value)
+    if foreign:  # (copy_ of a value with autograd history, under no_grad): not ours to
+        _untrack(key)  # rebuffer, so the array holds this value and follows no later write
+        return
     n.buffer = a
 
 
