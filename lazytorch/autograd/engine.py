@@ -27,6 +27,7 @@ from lazytorch.ir.node import Node, format_loc, grad_mode, stamp
 from lazytorch.ir.primitives import PRIMITIVES, make_node
 from lazytorch.ops._core import cast, const_node, expand_node, wrap
 from lazytorch.runtime import register
+from lazytorch.runtime.host_views import is_external as _is_external
 from lazytorch.tensor import Tensor
 
 __all__ = [
@@ -103,7 +104,9 @@ def _alias(n: Node) -> Node:
             n.device,
             hash((op, n.dtype, n.shape, n.device)),
             n.loc,
-            n.buffer,
+            # memory NumPy code or another process writes (runtime.host_views.external) is
+            # copied: the alias (a detach, a saved value) keeps the value it had
+            n.buffer if op is _SCALAR or not _is_external(n.buffer) else n.buffer.copy(),
         )
     else:
         a = make_node(_RESHAPE, (n,), (n.shape,), n.shape, n.dtype, n.device)

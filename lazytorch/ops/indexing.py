@@ -49,7 +49,7 @@ from lazytorch.ops.creation import arange, checked_scalar, ones, tensor, zeros
 from lazytorch.ops.reduction import _into_out
 from lazytorch.ops.shape import broadcast_tensors, clone, select, slice_view, unsqueeze
 from lazytorch.runtime import implicit_point
-from lazytorch.runtime.host_views import chain_value
+from lazytorch.runtime.host_views import chain_value, is_external
 from lazytorch.tensor import Tensor, _host_value
 
 _BUFFER = P.buffer
@@ -365,6 +365,8 @@ def _view_leaf(n: Node, shape: tuple[Any, ...], value: Any) -> Node:
     walk per read)."""
     dtype, device = n.dtype, n.device
     _counts["host_view_reads"] += 1  # metrics.increment, inlined
+    if is_external(value):  # memory NumPy code or another process writes: read a copy
+        value = value.copy()
     h = hash((_BUFFER, dtype, shape, device))
     return Node(_BUFFER, (), (), shape, dtype, device, h, n.loc, value)
 

@@ -52,7 +52,6 @@ from typing import TYPE_CHECKING, Any
 
 from lazytorch import runtime as _runtime
 from lazytorch import tensor as _tensor
-from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.ir._lazynp import np
 from lazytorch.ir.device import CPU
 from lazytorch.ir.node import Node
@@ -84,9 +83,11 @@ def share(a: Any) -> Tensor:
 def export(t: Tensor) -> Any:
     """The NumPy array over `t`'s memory, writable and shared (``Tensor.numpy()``).
 
-    The first export of a value copies it into an array only `t` holds (lazytorch's value
-    may be shared with other tensors, a clone or a pending reader, which must not see writes
-    to it), and makes that array `t`'s buffer; later exports return the same array.
+    The first export of a value copies it into an array only lazytorch's node of `t` holds
+    (the value's buffer may be shared: a view of another value, an input a program passed
+    through), and makes that array the node's buffer; later exports return the same array.
+    The node stays (its autograd history and views with it): a clone made before the export
+    shares it and sees NumPy's writes, as it would not in torch (clones made after copy).
     """
     if t._view is not None:
         return _export_view(t)
@@ -95,12 +96,17 @@ def export(t: Tensor) -> Any:
         return entry[1]
     _untrack(id(t))
     n = t._materialized("numpy()")  # type: ignore[attr-defined]
-    a = np.array(n.buffer, copy=True, order="C")
-    if n.ag is None or getattr(t, "_meta", None) is not None:
-        with no_grad():  # a new leaf: a clone or a pending reader keeps the old value
-            V.assign(t, leaf_node(a, CPU))
-    else:
-        n.buffer = a  # a value with autograd history keeps its node (and its clones see a)
+    old = n.buffer
+    a = np.array(old, copy=True, order="C")
+    n.buffer = a
+    # views of t read on the host hold NumPy views of the old buffer: move them onto `a`
+    for r in t._views or ():
+        v = r()
+        b = None if v is None else v._node.buffer
+        if type(b) is np.ndarray and np.may_share_memory(b, old):
+            moved = chain_value(V.replay(leaf_node(a, CPU), v._view[1]))  # type: ignore[union-attr]
+            if moved is not None and moved.shape == b.shape and moved.dtype == b.dtype:
+                v._node.buffer = moved  # type: ignore[union-attr]
     _track(t, a)
     return a
 
@@ -181,6 +187,7 @@ def _written(t: Tensor, before: list[Node]) -> None:
     if _runtime._compile_trace is not None:
         return  # a lazytorch.compile trace records the write; its replay runs it
     n = t._node
+    foreign = n.buffer is not None and n.ag is not None  # another tensor's computed value
     if n.buffer is None:
         _runtime.materialize_nodes([n], cause="in-place write to a tensor sharing NumPy memory")
     value = n.buffer
@@ -194,6 +201,9 @@ def _written(t: Tensor, before: list[Node]) -> None:
         if type(v) is np.ndarray and (v is a or np.may_share_memory(v, a)):
             b.buffer = v.copy()
     np.copyto(a, value)
+    if foreign:  # (copy_ of a value with autograd history, under no_grad): not ours to
+        _untrack(key)  # rebuffer, so the array holds this value and follows no later write
+        return
     n.buffer = a
 
 

@@ -33,6 +33,7 @@ from lazytorch.ir.primitives import make_node
 from lazytorch.ops import creation as _creation
 from lazytorch.ops._core import P, const_node, expand_node, leaf_node, numel, reshape_node, wrap
 from lazytorch.ops.elementwise import _zero_gradient
+from lazytorch.runtime import host_views as _host_views
 from lazytorch.runtime import register
 from lazytorch.tensor import Tensor
 
@@ -531,6 +532,10 @@ def _assign_shared(
     written = shared_with_numpy.get(id(root))
     if written is None:
         return _assign(t, value, allow_overlap, loc)
+    if value.buffer is not None and value.ag is None and t._view is None:
+        # a computed value (``p.copy_(saved)``): t gets a node of its own over it, since the
+        # writer makes the array t's node's buffer, which must not become `saved`'s too
+        value = leaf_node(value.buffer, value.device)
     # the values read before the write: the root's, and its views' (a view read on the
     # host holds a NumPy view of the array)
     before = [root._node]
@@ -550,16 +555,12 @@ def _unaliased(n: Node) -> Node:
     return leaf_node(b.copy(), n.device)
 
 
-def external_memory(b: Any) -> bool:
-    """Whether NumPy array `b` is (a view of) an array code other than lazytorch's writes."""
-    return id(b) in _numpy_arrays or (b.base is not None and id(b.base) in _numpy_arrays)
+external_memory = _host_views.is_external
 
 
-# id(array) -> id(tensor) for arrays that code other than lazytorch's programs writes: those
-# shared with NumPy (lazytorch.ops.numpy_bridge) and shared-memory segments (other
-# processes write them: lazytorch.ops.shared_memory). A clone or an assigned copy of one
-# gets its own copy (`_unaliased`).
-_numpy_arrays: dict[int, int] = {}
+# arrays that code other than lazytorch's programs writes (runtime.host_views.external): a
+# clone or an assigned copy of one gets its own copy (`_unaliased`)
+_numpy_arrays = _host_views.external
 
 
 def _assign(

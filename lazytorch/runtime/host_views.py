@@ -33,10 +33,24 @@ from lazytorch.ir._lazynp import np
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import get
 
-__all__ = ["MAX_CHAIN", "chain_value", "read_on_host", "realize_on_host"]
+__all__ = ["MAX_CHAIN", "chain_value", "external", "is_external", "read_on_host", "realize_on_host"]
 
 MAX_CHAIN = 16
 _BUFFER = get("buffer")
+
+# id(array) -> id(tensor) for arrays that code other than lazytorch's programs writes: NumPy
+# code sharing a tensor's memory (lazytorch.ops.numpy_bridge) and other processes
+# (lazytorch.ops.shared_memory). A value read on the host over one is a copy, not a view:
+# a value computed before such a write must keep what it read (a pending gradient, a clone).
+external: dict[int, int] = {}
+
+
+def is_external(b: Any) -> bool:
+    """Whether NumPy array `b` is (a view of) an array that code other than lazytorch's
+    programs writes (`external`)."""
+    if not external or type(b) is not np.ndarray:
+        return False
+    return id(b) in external or (b.base is not None and id(b.base) in external)
 
 
 def read_on_host(n: Node) -> bool:
@@ -71,7 +85,7 @@ def chain_value(n: Node) -> Any:
 def realize_on_host(n: Node, value: Any) -> None:
     """Attach `value` (from `chain_value`) to `n`, contiguous (programs read their inputs as
     dense arrays)."""
-    if not value.flags.c_contiguous:
+    if not value.flags.c_contiguous or is_external(value):
         value = value.copy()  # (not ascontiguousarray: it turns a 0-d value into 1-d)
     if value.shape != n.shape or value.dtype != n.dtype.np:
         raise AssertionError(
