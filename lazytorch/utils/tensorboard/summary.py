@@ -86,7 +86,7 @@ def make_np(x: Any) -> np.ndarray:
             return np.random.randn(1)
         if x.dtype == dt.bfloat16:
             x = x.to(dt.float16)
-        return x.detach().cpu().numpy()
+        return x.detach().cpu()._values()  # a read: no memory shared with NumPy
     raise NotImplementedError(f"Got {type(x)}, but numpy array or torch tensor are expected.")
 
 
@@ -151,7 +151,7 @@ def tensor_proto(tag: str, tensor: Tensor) -> Summary:
     if tensor.dtype not in _TENSOR_TYPES:
         raise ValueError(f"{tag} has unsupported tensor dtype {tensor.dtype}")
     proto_dtype, field, convert = _TENSOR_TYPES[tensor.dtype]
-    values = tensor.detach().cpu().numpy()
+    values = tensor.detach().cpu()._values()
     proto = TensorProto(
         dtype=proto_dtype,
         tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=s) for s in tensor.shape]),
