@@ -180,3 +180,32 @@ def test_dropped_numpy_result_lets_updates_be_lazy() -> None:
     assert id(t) not in numpy_bridge._tensors  # untracked at the write: nothing to keep
     assert t._node.buffer is None  # the update stays pending
     assert t.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_an_optimizer_runs_the_same_after_its_parameters_were_exported() -> None:
+    # LBFGS keeps copies of the parameters (same_value: a node alias) and writes them back
+    # with copy_; once w.detach().numpy() shares w's memory, those aliases once shared the
+    # array and followed every later write (the trajectory went elsewhere). Exporting must
+    # change nothing about the values computed.
+    def run(export: bool) -> list[float]:
+        w = lazytorch.tensor([[-1.2, 1.0], [0.5, -0.3]], dtype=lazytorch.float64)
+        w.requires_grad_()
+        opt = lazytorch.optim.LBFGS([w], line_search_fn="strong_wolfe", history_size=5)
+        held = []
+
+        def closure():
+            opt.zero_grad()
+            x, y = w[:, 0], w[:, 1]
+            loss = ((1 - x) ** 2 + 100 * (y - x * x) ** 2).sum()
+            loss.backward()
+            return loss
+
+        for _ in range(3):
+            opt.step(closure)
+            if export:
+                held.append(w.detach().numpy())  # the arrays stay alive: kept in step
+        assert not export or np.array_equal(held[-1], w.detach().numpy())
+        return w.detach().reshape(-1).tolist()
+
+    with lazytorch.backend("interpreter"):  # (the values are the point, not the compiler)
+        assert run(True) == run(False)
