@@ -83,9 +83,10 @@ def share(a: Any) -> Tensor:
 def export(t: Tensor) -> Any:
     """The NumPy array over `t`'s memory, writable and shared (``Tensor.numpy()``).
 
-    The first export of a value copies it into an array only lazytorch's node of `t` holds
-    (the value's buffer may be shared: a view of another value, an input a program passed
-    through), and makes that array the node's buffer; later exports return the same array.
+    The first export of a value shares the node's array if nothing else refers to it (a
+    program's output), else copies it into one only the node holds (the buffer may be
+    shared: a view of another value, an input a program passed through); later exports
+    return the same array.
     The node stays (its autograd history and views with it): a clone made before the export
     shares it and sees NumPy's writes, as it would not in torch (clones made after copy).
     """
@@ -97,7 +98,10 @@ def export(t: Tensor) -> Any:
     _untrack(id(t))
     n = t._materialized("numpy()")  # type: ignore[attr-defined]
     old = n.buffer
-    a = np.array(old, copy=True, order="C")
+    # The node's own array (a program's output nothing else refers to: n.buffer, `old`
+    # and getrefcount's argument) is shared as it is; any other is copied first.
+    own = sys.getrefcount(old) <= 3 and old.flags.c_contiguous and old.flags.writeable
+    a = old if own else np.array(old, copy=True, order="C")
     n.buffer = a
     # views of t read on the host hold NumPy views of the old buffer: move them onto `a`
     for r in t._views or ():
@@ -114,7 +118,9 @@ def export(t: Tensor) -> Any:
 def _export_view(t: Tensor) -> Any:
     root, steps = t._view  # type: ignore[misc]
     a = export(root)
-    value = chain_value(V.replay(root._node, steps))
+    # (over a plain leaf of the array: a Detach step of the root's node would alias, which
+    # copies memory NumPy writes)
+    value = chain_value(V.replay(leaf_node(a, CPU), steps))
     if value is not None and value.flags.writeable and np.shares_memory(value, a):
         return value
     return _read_only(np.array(t._materialized("numpy()").buffer))  # type: ignore[attr-defined]
@@ -168,10 +174,10 @@ def rebound(t: Tensor, heir: Tensor | None) -> None:
         _track(heir, entry[1])
 
 
-def _written(t: Tensor, before: list[Node]) -> None:
+def _written(t: Tensor, before: list[Node], foreign: bool) -> None:
     """After an in-place write to exported `t`, whose value and views' values were `before`
     (the value first): compute the new value now and copy it into the array (module
-    docstring)."""
+    docstring). `foreign`: t's new node is another tensor's computed one."""
     old = before[0]
     key = id(t)
     entry = _tensors.get(key)
@@ -187,7 +193,6 @@ def _written(t: Tensor, before: list[Node]) -> None:
     if _runtime._compile_trace is not None:
         return  # a lazytorch.compile trace records the write; its replay runs it
     n = t._node
-    foreign = n.buffer is not None and n.ag is not None  # another tensor's computed value
     if n.buffer is None:
         _runtime.materialize_nodes([n], cause="in-place write to a tensor sharing NumPy memory")
     value = n.buffer

@@ -532,6 +532,7 @@ def _assign_shared(
     written = shared_with_numpy.get(id(root))
     if written is None:
         return _assign(t, value, allow_overlap, loc)
+    given = value
     if value.buffer is not None and value.ag is None and t._view is None:
         # a computed value (``p.copy_(saved)``): t gets a node of its own over it, since the
         # writer makes the array t's node's buffer, which must not become `saved`'s too
@@ -544,7 +545,10 @@ def _assign_shared(
         if v is not None:
             before.append(v._node)
     _assign(t, value, allow_overlap, loc)
-    written(root, before)
+    # another tensor's computed node now t's too (a copy_ of a value with autograd history
+    # under no_grad): the writer must not make the array its buffer
+    foreign = root._node is given and given.buffer is not None
+    written(root, before, foreign)
     return t
 
 
