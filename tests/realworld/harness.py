@@ -151,7 +151,10 @@ class Hooks:
         self.in_backward = False
         self.losses: list[float] = []
         self.items: list[float | int | bool] = []
-        self.printed: list[list[float | int | bool]] = []  # values of tensors made into text
+        # values of tensors made into text or saved, before the first backward (once training
+        # starts, losses and item() values are compared: Adam turns rounding noise in
+        # near-zero gradients into weight differences no tolerance on a weight fits)
+        self.printed: list[list[float | int | bool]] = []
         self.in_print = False
         self.step_stamps: list[float] = []
         self.draws: dict[str, int] = defaultdict(int)
@@ -412,7 +415,8 @@ class Hooks:
             self.in_print = True
             try:
                 text = to_text(t, *args)
-                self.printed.append(self.printable_values(t))
+                if not self.step_stamps:
+                    self.printed.append(self.printable_values(t))
                 return text
             finally:
                 self.in_print = False
@@ -433,7 +437,8 @@ class Hooks:
 
         def walk(obj: Any) -> None:
             if isinstance(obj, torch.Tensor):
-                self.printed.append(self.printable_values(obj))
+                if not self.step_stamps:
+                    self.printed.append(self.printable_values(obj))
             elif isinstance(obj, dict):
                 for v in obj.values():
                     walk(v)
