@@ -22,12 +22,11 @@ from builtins import range as _builtin_range
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from lazytorch import _config
 from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
+from lazytorch.ir._lazynp import np
 from lazytorch.ops import composite as CO
 from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E

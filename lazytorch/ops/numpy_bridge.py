@@ -98,6 +98,8 @@ def export(t: Tensor) -> Any:
     _untrack(id(t))
     n = t._materialized("numpy()")  # type: ignore[attr-defined]
     old = n.buffer
+    if type(old) is not np.ndarray:  # a Python number (a scalar input): a copy, unshared
+        return np.array(t._values())  # type: ignore[attr-defined]
     # The node's own array (a program's output nothing else refers to: n.buffer, `old`
     # and getrefcount's argument) is shared as it is; any other is copied first.
     own = sys.getrefcount(old) <= 3 and old.flags.c_contiguous and old.flags.writeable

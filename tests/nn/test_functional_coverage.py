@@ -446,14 +446,9 @@ def test_max_unpool_modules_and_errors():
 def test_every_public_functional_of_torch_exists_or_is_listed():
     import inspect
 
-    # not here, and why: fractional max pooling (random
-    # windows), torch.jit's helpers, fused low-precision GEMM entry points
+    # not here, and why: torch.jit's helpers, fused low-precision GEMM entry points
     missing_on_purpose = {
         "conv_tbc",
-        "fractional_max_pool2d",
-        "fractional_max_pool2d_with_indices",
-        "fractional_max_pool3d",
-        "fractional_max_pool3d_with_indices",
         "grouped_mm",
         "scaled_grouped_mm",
         "scaled_mm",

@@ -38,7 +38,7 @@ def test_live_registry_stays_flat_under_in_place_updates():
 
 
 def _computed(a):
-    x = lt.from_numpy(a.copy())
+    x = lt.tensor(a)  # (not from_numpy: memory shared with NumPy is read as a copy)
     lt.materialize(x)
     return x
 
