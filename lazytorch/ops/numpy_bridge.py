@@ -119,6 +119,13 @@ def export(t: Tensor) -> Any:
 
 def _export_view(t: Tensor) -> Any:
     root, steps = t._view  # type: ignore[misc]
+    n = t._materialized("numpy()")  # type: ignore[attr-defined]
+    # A root only the view refers to (``model(x)[:b].numpy()``; references: t._view,
+    # `root`, getrefcount's argument) that was not computed with the view: computing it
+    # for the sake of sharing would be another program. The view's values, read-only (a
+    # write raises rather than being lost).
+    if root._node.buffer is None and sys.getrefcount(root) <= 3:
+        return _read_only(np.asarray(n.buffer))
     a = export(root)
     # (over a plain leaf of the array: a Detach step of the root's node would alias, which
     # copies memory NumPy writes)
