@@ -224,7 +224,7 @@ def _allreduce_row(comm: Any, x: np.ndarray, reps: int) -> dict[str, Any]:
     import lazytorch.distributed as dist
 
     recv = np.empty_like(x)
-    xl = lt.from_numpy(x)
+    xl = lt.tensor(x)  # copies: from_numpy shares x, which all_reduce would write
 
     # each peer prepares (untimed) and returns what is timed
     def raw() -> Callable[[], Any]:
@@ -234,7 +234,7 @@ def _allreduce_row(comm: Any, x: np.ndarray, reps: int) -> dict[str, Any]:
         return lambda: comm.Allreduce(x, np.empty_like(x))
 
     def computed() -> Callable[[], Any]:
-        t = lt.from_numpy(x)
+        t = lt.tensor(x)
         return lambda: (dist.all_reduce(t), lt.materialize(t))
 
     def pending() -> Callable[[], Any]:
@@ -258,7 +258,7 @@ def _allreduce_row(comm: Any, x: np.ndarray, reps: int) -> dict[str, Any]:
             if i >= 2:
                 times[k].append(time.perf_counter() - t0)
     comm.Allreduce(x, recv)
-    ours = [lt.from_numpy(x), xl * 1]
+    ours = [lt.tensor(x), xl * 1]
     for t in ours:
         dist.all_reduce(t)
     err = max(float(np.max(np.abs(t.numpy() - recv))) for t in ours)
