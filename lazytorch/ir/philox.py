@@ -55,9 +55,41 @@ def _counters(numel: int, offset: int) -> Any:
     return np.arange(numel, dtype=np.uint64) + np.uint64(offset)
 
 
+_NATIVE: Any = ...  # looked up at the first draw: importing the extension costs `import lazytorch`
+
+
+def _native_words() -> Any:
+    global _NATIVE
+    if _NATIVE is ...:
+        try:
+            from lazytorch import _C
+
+            _NATIVE = getattr(_C, "philox_words", None)  # None: built before it existed
+        except ImportError:  # the IR alone, without the built extension
+            _NATIVE = None
+    return _NATIVE
+
+
+def words(numel: int, seed: int, offset: int) -> tuple[Any, Any]:
+    """Words r0, r1 (uint64 arrays) of the counters ``offset + i``: the native module's loop
+    (``native/philox.cpp``, the same arithmetic in one pass) where it is built, else
+    `philox4x32` here, which is the reference the tests hold it to.
+
+    >>> r0, r1 = words(3, seed=7, offset=2**64 - 1)  # the counter wraps to 0, 1
+    >>> [int(v) for v in r0] == [int(v) for v in philox4x32(_counters(3, 2**64 - 1), 7)[0]]
+    True
+    """
+    native = _native_words()
+    if native is not None:
+        r = native(numel, seed, offset).astype(np.uint64)
+        return r[0], r[1]
+    r0, r1, _, _ = philox4x32(_counters(numel, offset), seed)
+    return r0, r1
+
+
 def uniform(numel: int, seed: int, offset: int, dtype: Any) -> Any:
     """Uniform floats in [0, 1) with as many random mantissa bits as `dtype` holds."""
-    r0, r1, _, _ = philox4x32(_counters(numel, offset), seed)
+    r0, r1 = words(numel, seed, offset)
     if dtype == np.float64:
         bits = (r0 << np.uint64(21)) ^ (r1 >> np.uint64(11))  # 53 random bits
         return bits.astype(np.float64) * 2.0**-53
@@ -70,7 +102,7 @@ def uniform(numel: int, seed: int, offset: int, dtype: Any) -> Any:
 
 def normal(numel: int, seed: int, offset: int, dtype: Any) -> Any:
     """Standard normal samples by Box-Muller over two 24-bit uniforms, computed in float64."""
-    r0, r1, _, _ = philox4x32(_counters(numel, offset), seed)
+    r0, r1 = words(numel, seed, offset)
     u1 = ((r0 >> np.uint64(8)).astype(np.float64) + 1.0) * 2.0**-24  # (0, 1]: log is finite
     u2 = (r1 >> np.uint64(8)).astype(np.float64) * 2.0**-24
     z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)

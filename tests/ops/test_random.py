@@ -383,6 +383,24 @@ def test_philox_depends_on_every_input_bit():
     assert min(changed) > 3
 
 
+@pytest.mark.parametrize(
+    "numel, seed, offset",
+    [(0, 1, 0), (1, 0, 0), (37, 2024, 5), (1000, 2**64 - 1, 2**32 - 3), (9, 777, 2**64 - 4)],
+)
+def test_native_words_are_the_references(numel, seed, offset):
+    # The interpreter draws through native/philox.cpp; the NumPy rounds are the reference
+    # (known answers above): every word equal, across a 32-bit carry and the 64-bit wrap.
+    native = philox._native_words()
+    assert native is not None, "lazytorch._C has no philox_words: rebuild (pip install -e .)"
+    got = native(numel, seed, offset)
+    assert got.dtype == np.uint32 and got.shape == (2, numel)
+    with np.errstate(over="ignore"):
+        r0, r1, _, _ = philox.philox4x32(philox._counters(numel, offset), seed)
+    np.testing.assert_array_equal(got[0], r0)
+    np.testing.assert_array_equal(got[1], r1)
+    assert [w.dtype for w in philox.words(numel, seed, offset)] == [np.uint64, np.uint64]
+
+
 def test_uniform_and_normal_are_functions_of_seed_and_counter():
     u = philox.uniform(10, seed=5, offset=100, dtype=np.float32)
     np.testing.assert_array_equal(u[3:], philox.uniform(7, seed=5, offset=103, dtype=np.float32))
