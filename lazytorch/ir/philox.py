@@ -10,6 +10,7 @@ Philox4x32-10 of Salmon et al. (SC'11), the same function Triton's ``tl.randint`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lazytorch.ir._lazynp import np
@@ -55,18 +56,17 @@ def _counters(numel: int, offset: int) -> Any:
     return np.arange(numel, dtype=np.uint64) + np.uint64(offset)
 
 
-_NATIVE: Any = ...  # looked up at the first draw: importing the extension costs `import lazytorch`
+# The native loop, looked up at the first draw through `native_loader`, which the runtime
+# sets (the IR does not import the layers that load the extension; importing it at
+# `import lazytorch` would cost its load): it returns the function or None.
+native_loader: Callable[[], Any] | None = None
+_NATIVE: Any = ...
 
 
 def _native_words() -> Any:
     global _NATIVE
     if _NATIVE is ...:
-        try:
-            from lazytorch import _C
-
-            _NATIVE = getattr(_C, "philox_words", None)  # None: built before it existed
-        except ImportError:  # the IR alone, without the built extension
-            _NATIVE = None
+        _NATIVE = native_loader() if native_loader is not None else None
     return _NATIVE
 
 

@@ -1,8 +1,8 @@
 """Small torch APIs real scripts call: linear-algebra helpers (addmv, addr, addbmm, inner,
 vdot, diagflat, adjoint), splits (hsplit, vsplit, dsplit, unsafe_*), integer and float
-helpers (gcd, lcm, ldexp, frexp, unravel_index, gradient), creation (range, asarray,
-frombuffer, fill, empty_strided, the signal windows), predicates, the real-tensor forms of
-the complex helpers (conj, real, imag, angle, ...) and the ``*_copy`` functions.
+helpers (gcd, lcm, ldexp, frexp, nextafter, unravel_index, gradient), creation (range,
+asarray, frombuffer, fill, empty_strided, the signal windows), predicates, the real-tensor
+forms of the complex helpers (conj, real, imag, angle, ...) and the ``*_copy`` functions.
 
 Each is a composition of existing ops (no new primitives), so autograd and the backends
 work as for any op.
@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lazytorch import _config
+from lazytorch._dtype_info import finfo
 from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
@@ -303,6 +304,173 @@ def _scale_pow2(x: Tensor, k: Tensor) -> Tensor:
     return x * E.pow(2.0, h) * E.pow(2.0, k - h)  # type: ignore[operator,no-any-return]
 
 
+# frexp's exponent of the smallest normal number, and the significand's bits, per dtype
+_FLOAT_LAYOUT = {
+    "float16": (-13, 11),
+    "bfloat16": (-125, 8),
+    "float32": (-125, 24),
+    "float64": (-1021, 53),
+}
+
+
+@public(method=True, inplace=True)
+def nextafter(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
+    """The next representable value after `input` towards `other`, elementwise (`other`
+    itself where they are equal, NaN where either is NaN).
+
+    Computed exactly from the spacing of floats at each value (frexp's exponent), in
+    float64, so every backend gives the bits torch does. The gradient is 1 for `input`
+    and 0 for `other`, as torch's.
+
+    >>> import lazytorch
+    >>> one = lazytorch.tensor([1.0])
+    >>> (lazytorch.nextafter(one, lazytorch.tensor([2.0])) - one).item() == 2.0**-23
+    True
+    """
+    x = tensor_arg(input, "nextafter")
+    y = tensor_arg(other, "nextafter", "other")
+    d = result_type(x, y)
+    if not d.is_floating_point:
+        raise op_error(
+            NotImplementedError,
+            "nextafter",
+            f"\"nextafter_cpu\" not implemented for '{d.legacy_name}'",
+        )
+    emin, digits = _FLOAT_LAYOUT[d.name]
+    w, v = x.detach().double(), y.detach().double()
+    _, e = frexp(w)
+    e = e.double().clamp(min=emin)  # subnormals are spaced as the smallest binade
+    toward_zero = (v > w) != (w > 0)  # type: ignore[operator]
+    # moving towards zero from a power of two (down a binade) steps half as far
+    halve = toward_zero & (E.abs(w) == _scale_pow2(C.ones_like(w), e - 1)) & (e > emin)  # type: ignore[operator]
+    step = _scale_pow2(C.ones_like(w), e - digits - halve.double())  # type: ignore[operator]
+    moved = E.where(v > w, w + step, w - step)  # type: ignore[operator]
+    moved = E.where(moved == 0, w * 0, moved)  # type: ignore[operator]  # -tiny up gives -0.0
+    tiny = C.full_like(w, 2.0 ** (emin - digits))  # (a float32 scalar would flush 2**-1074)
+    largest = C.full_like(w, _largest(d))
+    res = E.where(w == 0, E.where(v > 0, tiny, -tiny), moved)  # type: ignore[operator]
+    res = E.where(E.isinf(w), E.where(w > 0, largest, -largest), res)  # type: ignore[operator]
+    res = E.where(w == v, v, res)  # also +-0 towards -+0: `other`, as C's nextafter
+    res = E.where(E.isnan(w) | E.isnan(v), math.nan, res).to(d)  # type: ignore[operator]
+    if x.requires_grad:  # torch's gradient: 1 for input (0 for other)
+        xd = x.to(d)
+        res = res + (xd - xd.detach())  # type: ignore[operator]
+    return _into_out(res, out, "nextafter")
+
+
+def _largest(d: dt.DType) -> float:
+    return float(finfo(d).max)
+
+
+@public()
+def gradient(
+    input: Tensor, *, spacing: Any = None, dim: Any = None, edge_order: int = 1
+) -> tuple[Tensor, ...]:
+    """The derivative of samples along each of `dim` (all dims by default) by central
+    differences inside and one-sided ones of order `edge_order` (1 or 2) at the edges, as
+    ``numpy.gradient``. `spacing` is one step for every dim, one step per dim, or one
+    tensor of coordinates per dim.
+
+    >>> import lazytorch
+    >>> lazytorch.gradient(lazytorch.tensor([1.0, 4.0, 9.0, 16.0]))[0].tolist()
+    [3.0, 4.0, 6.0, 7.0]
+    """
+    x = tensor_arg(input, "gradient")
+    if edge_order not in (1, 2):
+        raise op_error(
+            RuntimeError, "gradient", "torch.gradient only supports edge_order=1 and edge_order=2."
+        )
+    if x.ndim == 0:
+        return ()
+    if dim is None:
+        dims = list(_builtin_range(x.ndim))
+    else:
+        ks = dim if isinstance(dim, (list, tuple)) else [dim]
+        dims = [normalize_dim(k, x.ndim, "gradient") for k in ks]
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims) and dim is None:
+            raise op_error(
+                RuntimeError,
+                "gradient",
+                "torch.gradient expected spacing to be unspecified, a scalar, or a list of "
+                f"length equal to 'self.dim() = {x.ndim}', since dim argument was not given, "
+                f"but got a list of length {len(spacing)}",
+            )
+        if len(spacing) != len(dims):
+            raise op_error(
+                RuntimeError,
+                "gradient",
+                "torch.gradient expected spacing to be unspecified, a scalar or it's spacing "
+                "and dim arguments to have the same length, but got a spacing argument of "
+                f"length {len(spacing)} and a dim argument of length {len(dims)}.",
+            )
+        steps = list(spacing)
+    else:
+        steps = [1.0 if spacing is None else spacing] * len(dims)
+    if not x.dtype.is_floating_point:
+        x = x.to(_config.get_default_dtype())
+    for k in dims:
+        if x.shape[k] < edge_order + 1:
+            raise op_error(
+                RuntimeError,
+                "gradient",
+                "torch.gradient expected each dimension size to be at least edge_order+1",
+            )
+    return tuple(_gradient_along(x, k, h, edge_order) for k, h in zip(dims, steps))
+
+
+def _gradient_along(f: Tensor, k: int, h: Any, edge_order: int) -> Tensor:
+    n = f.shape[k]
+
+    def at(a: int, b: int) -> Tensor:
+        return f.narrow(k, a, b - a)
+
+    def along(t: Tensor) -> Tensor:  # a 1-D tensor of length n-ish, shaped to broadcast on dim k
+        return t.reshape([-1 if j == k else 1 for j in _builtin_range(f.ndim)])
+
+    if isinstance(h, Tensor):
+        if h.ndim != 1 or h.shape[0] != n:
+            raise op_error(
+                RuntimeError,
+                "gradient",
+                f"torch.gradient expected each spacing tensor to hold the {n} coordinates of "
+                f"dim {k}'s samples (1-D), got one of shape {list(h.shape)}",
+            )
+        c = h.to(f.dtype) if not h.dtype.is_floating_point else h
+        dx = S.narrow(c, 0, 1, n - 1) - S.narrow(c, 0, 0, n - 1)  # type: ignore[operator]
+        hl, hr = along(S.narrow(dx, 0, 0, n - 2)), along(S.narrow(dx, 0, 1, n - 2))
+        inner = (
+            hl * hl * at(2, n) - hr * hr * at(0, n - 2) + (hr * hr - hl * hl) * at(1, n - 1)  # type: ignore[operator]
+        ) / (hl * hr * (hl + hr))
+        d0, d1 = along(S.narrow(dx, 0, 0, 1)), along(S.narrow(dx, 0, n - 2, 1))
+        if edge_order == 1:
+            first = (at(1, 2) - at(0, 1)) / d0  # type: ignore[operator]
+            last = (at(n - 1, n) - at(n - 2, n - 1)) / d1  # type: ignore[operator]
+        else:
+            a0, a1 = d0, along(S.narrow(dx, 0, 1, 1))
+            first = (
+                -(2 * a0 + a1) / (a0 * (a0 + a1)) * at(0, 1)
+                + (a0 + a1) / (a0 * a1) * at(1, 2)
+                - a0 / (a1 * (a0 + a1)) * at(2, 3)
+            )
+            b1, b0 = d1, along(S.narrow(dx, 0, n - 3, 1))
+            last = (
+                b1 / (b0 * (b0 + b1)) * at(n - 3, n - 2)
+                - (b0 + b1) / (b0 * b1) * at(n - 2, n - 1)
+                + (2 * b1 + b0) / (b1 * (b0 + b1)) * at(n - 1, n)
+            )
+    else:
+        step = float(h)
+        inner = (at(2, n) - at(0, n - 2)) / (2 * step)  # type: ignore[operator]
+        if edge_order == 1:
+            first = (at(1, 2) - at(0, 1)) / step  # type: ignore[operator]
+            last = (at(n - 1, n) - at(n - 2, n - 1)) / step  # type: ignore[operator]
+        else:
+            first = (-1.5 * at(0, 1) + 2 * at(1, 2) - 0.5 * at(2, 3)) / step  # type: ignore[operator]
+            last = (0.5 * at(n - 3, n - 2) - 2 * at(n - 2, n - 1) + 1.5 * at(n - 1, n)) / step  # type: ignore[operator]
+    return S.cat([first, inner, last], k)
+
+
 @public()
 def unravel_index(indices: Tensor, shape: Any) -> tuple[Tensor, ...]:
     """The coordinates of flat `indices` in a tensor of `shape` (indices wrap modulo its
@@ -392,6 +560,147 @@ def range_(
     if requires_grad:
         t.requires_grad_()
     return _into_out(t, out, "range")
+
+
+@public()
+def asarray(
+    obj: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    copy: bool | None = None,
+    requires_grad: bool | None = None,
+) -> Tensor:
+    """`obj` as a tensor, sharing its memory where it can (a tensor is returned itself and a
+    NumPy array is shared when neither dtype nor device changes), copying where `copy`
+    asks or sharing is impossible (``copy=False`` then raises, as torch does).
+
+    >>> import numpy as np, lazytorch
+    >>> a = np.zeros(2, dtype=np.float32)
+    >>> t = lazytorch.asarray(a)
+    >>> a[0] = 3
+    >>> t.tolist(), lazytorch.asarray([1, 2.5]).dtype
+    ([3.0, 0.0], lazytorch.float32)
+    """
+    d = C.resolve_dtype(dtype, "asarray")
+    if isinstance(obj, Tensor):
+        dev = obj.device if device is None else C.as_device(device)
+        same = (d is None or d is obj.dtype) and dev == obj.device
+        if copy is False and not same:
+            raise op_error(
+                ValueError,
+                "asarray",
+                f"can't alias tensor with dtype '{obj.dtype.legacy_name}' into dtype "
+                f"'{(d or obj.dtype).legacy_name}'.",
+            )
+        if copy:
+            res = obj.detach().to(device=dev, dtype=d).clone()  # type: ignore[attr-defined]
+        else:
+            res = obj if same else obj.to(device=dev, dtype=d)  # type: ignore[attr-defined]
+    elif type(obj).__module__ == "numpy" and type(obj).__name__ == "ndarray":
+        if copy:
+            res = C.tensor(obj, dtype=dtype, device=device)
+        else:
+            res = C.as_tensor(obj, dtype=dtype, device=device)
+            if copy is False and not _shares_with(res, obj):
+                src = C._numpy_dtype(obj.dtype, "asarray")
+                if res.dtype is not src:
+                    why = (
+                        f"can't alias tensor with dtype '{src.legacy_name}' into dtype "
+                        f"'{res.dtype.legacy_name}'."
+                    )
+                else:  # torch would alias a strided or unaligned array; lazytorch copies it
+                    why = (
+                        "can't alias a NumPy array that is not C-contiguous, aligned, "
+                        "native-endian and writable (lazytorch shares only those); pass "
+                        "copy=None to copy it"
+                    )
+                raise op_error(ValueError, "asarray", why)
+    else:
+        if copy is False:
+            raise op_error(ValueError, "asarray", "can't alias arbitrary sequence into a tensor.")
+        res = C.tensor(obj, dtype=dtype, device=device)
+    # None keeps obj's flag; True or False is set on the result, on `obj` itself when it is
+    # the result, as torch does
+    if requires_grad and not res.requires_grad:
+        res.requires_grad_(True)
+    elif requires_grad is False and res.requires_grad:
+        res = res.requires_grad_(False) if res.is_leaf else res.detach()
+    return res
+
+
+def _shares_with(t: Tensor, array: Any) -> bool:
+    return t._node.buffer is array  # as_tensor wraps the array itself when it shares it
+
+
+@public()
+def frombuffer(
+    buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False
+) -> Tensor:
+    """A 1-D tensor over an object with the buffer protocol (``bytearray``, ``memoryview``,
+    ``array.array``, ``mmap``), sharing its memory as torch's does: `count` elements of
+    `dtype` from byte `offset` (-1: all that follow). A buffer that cannot be written is
+    read through a copy, with torch's warning.
+
+    >>> import lazytorch
+    >>> b = bytearray(8)
+    >>> t = lazytorch.frombuffer(b, dtype=lazytorch.int32)
+    >>> b[0] = 5
+    >>> t.tolist()
+    [5, 0]
+    """
+    d = C.resolve_dtype(dtype, "frombuffer")
+    if d is None:
+        raise op_error(TypeError, "frombuffer", "missing required keyword argument 'dtype'")
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise op_error(
+            ValueError, "frombuffer", "object does not implement Python buffer protocol."
+        ) from None
+    length, size = view.nbytes, d.itemsize
+    if length <= 0 or count == 0:
+        raise op_error(
+            ValueError,
+            "frombuffer",
+            f"both buffer length ({length}) and count ({count}) must not be 0",
+        )
+    if not 0 <= offset < length:
+        raise op_error(
+            ValueError,
+            "frombuffer",
+            f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+            f"({length} bytes) minus 1",
+        )
+    if count < 0:
+        if (length - offset) % size:
+            raise op_error(
+                ValueError,
+                "frombuffer",
+                f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be "
+                f"a multiple of element size ({size})",
+            )
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise op_error(
+            ValueError,
+            "frombuffer",
+            f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) "
+            f"must not be greater than actual buffer length ({length} bytes)",
+        )
+    array = np.frombuffer(view.cast("B"), dtype=d.np, count=count, offset=offset)
+    if not array.flags.writeable:
+        warnings.warn(
+            "The given buffer is not writable, and PyTorch does not support non-writable "
+            "tensors. lazytorch reads it through a copy: writes to the tensor do not reach "
+            "the buffer.",
+            UserWarning,
+            stacklevel=2,
+        )
+    res = C.from_numpy(array)  # shares a writable, aligned array's memory
+    if requires_grad:
+        res.requires_grad_(True)
+    return res
 
 
 @public()

@@ -21,7 +21,8 @@ a test in tests/ops/test_numpy_bridge.py holds):
   (``u.copy_(t)``) gets its own copy.
 * **An array nobody holds is let go.** At a write, an array that only lazytorch still
   refers to (the caller dropped the result of ``.numpy()``) stops being kept in step, and
-  the tensor's updates are lazy again.
+  the tensor's updates are lazy again. Memory another object owns (``frombuffer``'s
+  ``bytearray``, an ``mmap``) is kept in step while the tensor lives.
 
 What is not kept: a write to the array by NumPy code is seen by every op computed after it,
 including ops recorded *before* it that are still pending (torch computed those already).
@@ -195,8 +196,9 @@ def _written(t: Tensor, before: list[Node], foreign: bool) -> None:
         return
     a = entry[1]
     # The array's references: `entry`, `a`, getrefcount's argument, `old`'s buffer. None
-    # other means the NumPy side dropped it: nothing to keep in step any more.
-    if sys.getrefcount(a) <= 3 + (old.buffer is a):
+    # other means the NumPy side dropped it: nothing to keep in step any more (unless the
+    # memory is another object's, as ``frombuffer``'s: its owner reads it without the array).
+    if sys.getrefcount(a) <= 3 + (old.buffer is a) and not _foreign_memory(a):
         _untrack(key)
         return
     if _runtime._compile_trace is not None:
@@ -219,6 +221,15 @@ def _written(t: Tensor, before: list[Node], foreign: bool) -> None:
         _untrack(key)  # rebuffer, so the array holds this value and follows no later write
         return
     n.buffer = a
+
+
+def _foreign_memory(a: Any) -> bool:
+    """Whether `a`'s memory belongs to an object other than a NumPy array (a ``bytearray``,
+    ``mmap`` or ``memoryview`` under ``np.frombuffer``)."""
+    base = a.base
+    while type(base) is np.ndarray:
+        base = base.base
+    return base is not None
 
 
 _creation._share = share

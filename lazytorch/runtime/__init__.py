@@ -12,8 +12,9 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from lazytorch import _config, metrics
+from lazytorch import _config, _native, metrics
 from lazytorch._errors import ImplicitMaterializationError
+from lazytorch.ir import philox as _philox
 from lazytorch.ir.node import Node, format_loc, user_loc
 from lazytorch.runtime import collectives as _collectives
 from lazytorch.runtime.host_views import read_on_host
@@ -41,6 +42,10 @@ last_cut_id = 0
 # called with the roots of every cut that runs a program, before it runs, and returns more
 # roots to compute in the same program (autograd registers `saved_for_backward` here).
 before_cut: list[Callable[[list[Node]], list[Node]]] = []
+
+# The reference's random draws take their Philox words from the native extension where it
+# is built (the same words: tests/ops/test_random.py), loaded at the first draw.
+_philox.native_loader = lambda: getattr(_native.load(warn=False), "philox_words", None)
 # ...and each of these after every cut that ran a program (shared-memory tensors write their
 # new values back into their segment here: lazytorch.ops.shared_memory).
 after_cut: list[Callable[[], None]] = []

@@ -118,7 +118,33 @@ def training_a_from_numpy_weight(T):
 
 
 RAND = np.random.default_rng(0).random((2, 3)).astype(np.float32)
+
+
+def asarray_shares_what_it_can(T):
+    a = np.arange(4.0)
+    t = T.asarray(a)  # shared
+    c = T.asarray(a, copy=True)
+    f = T.asarray(a, dtype=T.float32)  # another dtype: a copy
+    same = T.asarray(t) is t
+    a[0] = -1
+    t.mul_(2)
+    return [np.array(same), *_vals(a, t, c, f, T.asarray([1, 2.5]), T.asarray(3))]
+
+
+def frombuffer_shares_the_buffer(T):
+    b = bytearray(np.arange(6, dtype=np.float32).tobytes())
+    t = T.frombuffer(b, dtype=T.float32)
+    part = T.frombuffer(b, dtype=T.int32, count=2, offset=8)
+    t[1] = 7  # reaches the bytearray (the tensor's own array is not held by the caller)
+    out = _vals(np.frombuffer(b, dtype=np.float32), part)
+    b[0:4] = np.float32(-2).tobytes()  # and the bytearray's writes reach the tensor
+    t.add_(1)
+    return out + _vals(t, np.frombuffer(b, dtype=np.float32))
+
+
 SCENARIOS = [
+    asarray_shares_what_it_can,
+    frombuffer_shares_the_buffer,
     tensor_write_reaches_array,
     array_write_reaches_tensor,
     view_write_reaches_array,
@@ -209,3 +235,48 @@ def test_an_optimizer_runs_the_same_after_its_parameters_were_exported() -> None
 
     with lazytorch.backend("interpreter"):  # (the values are the point, not the compiler)
         assert run(True) == run(False)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda T: T.asarray(T.ones(2), dtype=T.float64, copy=False),
+        lambda T: T.asarray([1, 2], copy=False),
+        lambda T: T.asarray(np.zeros(2), dtype=T.float32, copy=False),
+        lambda T: T.frombuffer(bytearray(16), dtype=T.int32, count=5),
+        lambda T: T.frombuffer(bytearray(16), dtype=T.int32, offset=16),
+        lambda T: T.frombuffer(bytearray(16), dtype=T.int32, count=0),
+        lambda T: T.frombuffer(bytearray(0), dtype=T.float32),
+        lambda T: T.frombuffer(bytearray(6), dtype=T.float32),
+        lambda T: T.frombuffer([1, 2], dtype=T.float32),
+    ],
+)
+def test_asarray_and_frombuffer_refuse_as_torch(call) -> None:
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(lazytorch)
+    assert str(theirs.value).split(" (")[0] in str(ours.value) or theirs.type is TypeError
+
+
+def test_asarray_copy_false_of_a_strided_array_refuses() -> None:
+    # torch aliases a strided array; lazytorch shares only dense ones, so it says so rather
+    # than hand back a copy the caller believes is shared
+    with pytest.raises(ValueError, match="C-contiguous"):
+        lazytorch.asarray(np.zeros(6)[::2], copy=False)
+    assert lazytorch.asarray(np.arange(6.0)[::2]).tolist() == [0.0, 2.0, 4.0]
+
+
+def test_frombuffer_of_read_only_bytes_warns_and_reads() -> None:
+    with pytest.warns(UserWarning, match="not writable"):
+        t = lazytorch.frombuffer(b"\x00\x00\x80\x3f\x00\x00\x00\x40", dtype=lazytorch.float32)
+    assert t.tolist() == [1.0, 2.0]
+    t.add_(1)  # a copy: bytes cannot change
+    assert t.tolist() == [2.0, 3.0]
+
+
+def test_asarray_requires_grad_sets_it_on_the_tensor_returned() -> None:
+    t = lazytorch.ones(2)
+    assert lazytorch.asarray(t, requires_grad=True) is t and t.requires_grad
+    leaf = lazytorch.asarray([1.0, 2.0], requires_grad=True)
+    assert leaf.requires_grad and leaf.is_leaf

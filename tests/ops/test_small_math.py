@@ -112,6 +112,124 @@ def test_gcd_big_and_errors() -> None:
     check_raises(lambda t, a, b: t.lcm(a, b), arr(3, dtype="bool"), arr(3, dtype="bool"))
 
 
+_NEXT_SPECIALS = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    3.0,
+    -4.0,
+    1e-45,
+    -1e-45,
+    1.1754944e-38,
+    1e-40,
+    3.4028235e38,
+    65504.0,
+    6.1e-5,
+    5e-324,
+    -5e-324,
+    2.2250738585072014e-308,
+    1.7976931348623157e308,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_nextafter_bit_for_bit(dtype: str) -> None:
+    # Every special against every direction (zeros of both signs, the binade edges where the
+    # step halves, subnormals, the largest finite, infinities, NaN), plus random magnitudes:
+    # equal bits, so the signs of zeros are compared too.
+    targets = [0.0, -0.0, 1.0, -1.0, float("inf"), float("-inf"), float("nan")]
+    xs = [a for a in _NEXT_SPECIALS for _ in range(len(targets) + 2)]
+    ys = [b for a in _NEXT_SPECIALS for b in [*targets, a, -a]]
+    rng = np.random.default_rng(7)
+    xs += list(rng.standard_normal(64) * 10.0 ** rng.integers(-30, 30, 64))
+    ys += list(rng.standard_normal(64))
+    tdt = getattr(torch, dtype)
+    x = torch.tensor(xs, dtype=torch.float64).to(tdt)
+    y = torch.tensor(ys, dtype=torch.float64).to(tdt)
+    want = torch.nextafter(x, y).double()
+    for backend in ("interpreter", "cpp"):
+        with lt.backend(backend):
+            got = lt.nextafter(
+                lt.tensor(x.double().tolist(), dtype=lt.float64).to(getattr(lt, dtype)),
+                lt.tensor(y.double().tolist(), dtype=lt.float64).to(getattr(lt, dtype)),
+            )
+            assert got.dtype is getattr(lt, dtype)
+            g = torch.tensor(got.double().tolist(), dtype=torch.float64)
+        same = (g == want) & (torch.signbit(g) == torch.signbit(want))
+        same |= g.isnan() & want.isnan()
+        bad = (~same).nonzero().flatten().tolist()
+        assert not bad, [(xs[i], ys[i], g[i].item(), want[i].item()) for i in bad[:5]]
+
+
+def test_nextafter_forms_gradient_and_errors() -> None:
+    a, b = randn(4), randn(4)
+    check(lambda t, x, y: t.nextafter(x, y), a, b)
+    check(lambda t, x, y: x.nextafter(y[:1]), a, b)  # broadcast
+    check(lambda t, x, y: (x.nextafter_(y), x), a, b)
+    check(lambda t, x, y: t.nextafter(x, y), a, randn(4, dtype="float64"))  # promotes
+    check_grad(lambda t, x, y: t.nextafter(x, y) * 3, a, b, diff=(0,))
+    check_raises(lambda t, x, y: t.nextafter(x, y), arr(3, dtype="int64"), arr(3, dtype="int64"))
+    check_raises(lambda t, x: t.nextafter(x, 2.0), a)
+
+
+def _coords(n: int, seed: int) -> np.ndarray:
+    return np.sort(np.random.default_rng(seed).uniform(0, 10, n)).astype(np.float32)
+
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient(edge_order: int) -> None:
+    f = randn(5, 6, 4)
+    c0, c1, c2 = _coords(5, 1), _coords(6, 2), _coords(4, 3)
+
+    def grad(**kw: Any) -> Any:
+        return lambda t, f, *c: t.gradient(f, edge_order=edge_order, **kw)
+
+    check(grad(), f)
+    check(grad(spacing=2.5), f)
+    check(grad(spacing=[1.0, 2.0, 0.5]), f)
+    check(lambda t, f, *c: t.gradient(f, spacing=list(c), edge_order=edge_order), f, c0, c1, c2)
+    check(lambda t, f, c: t.gradient(f, spacing=[c], dim=1, edge_order=edge_order), f, c1)
+    check(
+        lambda t, f, a, b: t.gradient(f, spacing=(a, b), dim=[0, -1], edge_order=edge_order),
+        f,
+        c0,
+        c2,
+    )
+    check(lambda t, f: t.gradient(f[:, ::2].transpose(0, 2), dim=0, edge_order=edge_order), f)
+    check(grad(), arr(6, dtype="int64"))  # integers: a float result
+    check(
+        lambda t, f, c: t.gradient(f, spacing=(c,), edge_order=edge_order),
+        arr(4, dtype="int64"),
+        np.array([0, 1, 3, 4]),
+    )
+    check(grad(spacing=2), randn(5, 3, dtype="float64"))
+    check_grad(
+        lambda t, f, *c: t.gradient(f, spacing=list(c), edge_order=edge_order),
+        f,
+        c0,
+        c1,
+        c2,
+        diff=(0,),
+    )
+
+
+def test_gradient_edges_and_errors() -> None:
+    assert lt.gradient(lt.tensor(3.0)) == () == torch.gradient(torch.tensor(3.0))
+    check(lambda t, f: t.gradient(f), randn(2))
+    f = randn(5, 6)
+    check_raises(lambda t, f: t.gradient(f, edge_order=3), f)
+    check_raises(lambda t, f: t.gradient(f, edge_order=2), randn(2))
+    check_raises(lambda t, f: t.gradient(f, spacing=[1.0, 2.0, 3.0]), f, match="a list of length 3")
+    check_raises(lambda t, f: t.gradient(f, spacing=[1.0, 2.0], dim=1), f, match="same length")
+    check_raises(lambda t, f: t.gradient(f, dim=4), f)
+    check_raises(lambda t, f: t.gradient(f, spacing=[t.tensor([1.0, 2.0])], dim=1), f)
+
+
 def test_ldexp_frexp() -> None:
     check(lambda t, x, e: t.ldexp(x, e), randn(5), arr(5, dtype="int64", low=-4, high=4))
     check(
