@@ -17,7 +17,8 @@ How they differ from torch's, with the same results:
   ``'different'`` draws per sample, ``'same'`` replays the first sample's draws.
 * ``jvp`` is the transpose of a vjp (the double-backward trick) and ``jacfwd`` builds the
   Jacobian row by row from vjps like ``jacrev`` (one reverse pass per output element):
-  there is no forward-mode AD; the values are the same up to rounding.
+  forward mode is reverse mode transposed here (`lazytorch.autograd.forward_ad` too); the
+  values are the same up to rounding.
 
 >>> import lazytorch
 >>> from lazytorch.func import grad
@@ -472,8 +473,9 @@ def jacfwd(
 ) -> Callable[..., Any]:
     """The Jacobian of `func` with respect to ``args[argnums]``, as `jacrev` gives it.
 
-    torch computes it column by column with forward-mode AD; lazytorch has no forward mode
-    and builds it row by row from vjps, as `jacrev`: the same Jacobian up to rounding.
+    torch computes it column by column with forward-mode AD; lazytorch's forward mode is
+    reverse mode transposed, so it builds it row by row from vjps, as `jacrev`: the same
+    Jacobian up to rounding.
     `randomness` is vmap's: with ``'error'`` a random draw inside `func` raises, as in torch.
 
     >>> import lazytorch
@@ -507,7 +509,7 @@ def jvp(
 ) -> Any:
     """``(func(*primals), J @ tangents)``: the Jacobian-vector product.
 
-    lazytorch has no forward-mode AD: the product is the transpose of a vjp (the
+    Forward mode is reverse mode transposed here: the product is the transpose of a vjp (the
     double-backward trick, as ``torch.autograd.functional.jvp``), the same values up to
     rounding. Outputs that do not depend on the primals get zero tangents. `strict` is
     accepted for torch's signature (torch does not implement it either).

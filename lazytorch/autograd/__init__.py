@@ -13,7 +13,7 @@ op is recorded, as in torch.
 tensor([1., 4.])
 """
 
-from lazytorch.autograd import function, graph
+from lazytorch.autograd import forward_ad, function, graph
 from lazytorch.autograd import saved as saved  # registers the runtime's before-cut hook
 from lazytorch.autograd import tensor_methods as tensor_methods  # declares Tensor.backward & co
 from lazytorch.autograd.checks import (
@@ -44,6 +44,7 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "function",
     "functional",
     "grad",

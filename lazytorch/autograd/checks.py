@@ -18,6 +18,7 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lazytorch.autograd import forward_ad
 from lazytorch.autograd.engine import grad
 from lazytorch.tensor import Tensor
 
@@ -142,6 +143,27 @@ def _analytical(fn: Callable[..., Any], inputs: list[Any], i: int, o: int) -> np
     return np.stack(rows, 0) if rows else np.zeros((0, inputs[i].numel()))
 
 
+def _analytical_forward(fn: Callable[..., Any], inputs: list[Any], i: int, o: int) -> np.ndarray:
+    """d out[o] / d inputs[i] by forward-mode AD, one Jacobian-vector product per input
+    element (`forward_ad`)."""
+    import numpy as np  # lazy: import time (import lazytorch loads no NumPy)
+
+    x = inputs[i]
+    n_out = _outputs(fn, inputs)[o].numel()
+    cols = []
+    for k in range(x.numel()):
+        onehot = np.zeros(x.numel())
+        onehot[k] = 1.0
+        with forward_ad.dual_level():
+            args = list(inputs)
+            args[i] = forward_ad.make_dual(
+                x, x.new_tensor(onehot.reshape(tuple(x.shape))).to(x.dtype)
+            )
+            t = forward_ad.unpack_dual(_outputs(fn, args)[o]).tangent
+            cols.append(np.zeros(n_out) if t is None else t._values().astype(np.float64).ravel())
+    return np.stack(cols, 1) if cols else np.zeros((n_out, 0))
+
+
 def gradcheck(
     func: Callable[..., Any],
     inputs: Any,
@@ -161,8 +183,10 @@ def gradcheck(
     masked: bool | None = None,
 ) -> bool:
     """Compare `func`'s gradients with respect to the inputs that require them against
-    central finite differences (use float64 inputs, as with torch). True when every Jacobian
-    entry is within atol + rtol * |numerical|; otherwise GradcheckError (or False)."""
+    central finite differences (use float64 inputs, as with torch): reverse mode's Jacobian
+    (`check_backward_ad`) and forward mode's (`check_forward_ad`, by `forward_ad`). True
+    when every Jacobian entry is within atol + rtol * |numerical|; otherwise GradcheckError
+    (or False)."""
     import numpy as np  # lazy: import time (import lazytorch loads no NumPy)
 
     args = list(_tensors(inputs))
@@ -171,18 +195,27 @@ def gradcheck(
         raise ValueError(
             "gradcheck expects at least one input tensor to require gradient, but none of the them have requires_grad=True."
         )
+    modes = [(m, f) for m, f, on in _MODES if on(check_backward_ad, check_forward_ad)]
     for o in range(len(_outputs(func, args))):
         for i in diff:
             num = _numerical(func, args, i, o, eps)
-            ana = _analytical(func, args, i, o)
-            if not np.allclose(ana, num, rtol=rtol, atol=atol):
-                if not raise_exception:
-                    return False
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {o} with respect to input {i},\n"
-                    f"numerical:{num}\nanalytical:{ana}\n"
-                )
+            for mode, analytical in modes:
+                ana = analytical(func, args, i, o)
+                if not np.allclose(ana, num, rtol=rtol, atol=atol):
+                    if not raise_exception:
+                        return False
+                    raise GradcheckError(
+                        f"Jacobian mismatch for output {o} with respect to input {i} "
+                        f"({mode} mode),\nnumerical:{num}\nanalytical:{ana}\n"
+                    )
     return True
+
+
+# gradcheck's analytical Jacobians: (name, how, whether the flags ask for it)
+_MODES: list[tuple[str, Callable[..., Any], Callable[[bool, bool], bool]]] = [
+    ("backward", _analytical, lambda backward, forward: backward),
+    ("forward", _analytical_forward, lambda backward, forward: forward),
+]
 
 
 def gradgradcheck(

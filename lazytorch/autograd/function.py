@@ -90,6 +90,10 @@ class FunctionCtx:
                 )
         self._saved = tensors
 
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors for ``jvp`` (forward-mode AD) to read as ``ctx.saved_tensors``."""
+        self.save_for_backward(*tensors)
+
     @property
     def saved_tensors(self) -> tuple[Tensor | None, ...]:
         """What ``save_for_backward`` kept, in order."""
@@ -278,6 +282,9 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    # A Function's own ``jvp(ctx, *input_tangents)``, for forward-mode AD.
+    jvp: Any = None
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` with grad disabled; attach the outputs to the graph when an
@@ -296,10 +303,19 @@ class Function(metaclass=_FunctionMeta):
                 cls.setup_context(ctx, args, out)
             else:
                 out = cls.forward(ctx, *args, **kwargs)
+        if forward_ad_hook is not None:
+            duals = forward_ad_hook(cls, ctx, args, out)
+            if duals is not None:
+                return duals
         if not any(ctx.needs_input_grad):
             return out
         outs = out if isinstance(out, tuple) else (out,)
         return _attach(cls, ctx, args, inputs, outs, out)
+
+
+# Set by lazytorch.autograd.forward_ad: (cls, ctx, args, out) -> the outputs as dual tensors
+# whose tangents the class's ``jvp`` computed, or None when forward mode has nothing to do.
+forward_ad_hook: Callable[[type, Any, tuple[Any, ...], Any], Any] | None = None
 
 
 def _attach(
