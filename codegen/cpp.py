@@ -102,6 +102,8 @@ def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> s
     if any(isinstance(s, Extern) and s.kind == "argsort" for s in sched.steps):
         parts.append('#include "lazytorch_sort.h"')
     if uses_blas(sched):
+        if _uses_gemm16(sched):
+            parts.append("#define LT_GEMM16 1")  # the 16-bit products' half of the header
         parts.append('#include "lazytorch_blas.h"')
     return "\n".join(parts + body) + "\n"
 
@@ -110,6 +112,15 @@ def uses_blas(sched: Schedule) -> bool:
     """True if the generated program calls OpenBLAS (and so must be linked against it)."""
     return any(
         isinstance(s, Extern) and s.kind == "matmul" and _blas_gemm(sched.buffers[s.output].dtype)
+        for s in sched.steps
+    )
+
+
+def _uses_gemm16(sched: Schedule) -> bool:
+    return any(
+        isinstance(s, Extern)
+        and s.kind == "matmul"
+        and _blas_gemm(sched.buffers[s.output].dtype) == "lt::gemm16"
         for s in sched.steps
     )
 

@@ -32,14 +32,20 @@
 #include <atomic>
 #include <cstdint>
 
-#include "lazytorch_gemm_bf16.h"
 #include "lazytorch_runtime.h"
+// The 16-bit products (below, and lazytorch_gemm_bf16.h, whose intrinsics headers cost
+// about 0.7 s of g++ parsing) only in programs that multiply 16-bit floats: the code
+// generator defines LT_GEMM16 for those.
+#ifdef LT_GEMM16
+#include "lazytorch_gemm_bf16.h"
+#endif
 
 extern "C" void scipy_cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
                                   const float*, int, float, float*, int);
 extern "C" void scipy_cblas_dgemm(int, int, int, int, int, int, double, const double*, int,
                                   const double*, int, double, double*, int);
 extern "C" void scipy_openblas_set_num_threads(int);
+#ifdef LT_GEMM16
 // Only in OpenBLAS builds with BUILD_BFLOAT16 (scipy-openblas32 0.3.x has none): a weak
 // reference, null when the loaded library lacks it, so the same program takes the native
 // path wherever the library has it.
@@ -53,6 +59,7 @@ extern "C" void scipy_cblas_sbgemm(int, int, int, int, int, int, float, const ui
 extern "C" {
 __attribute__((weak)) int64_t lt_gemm16_calls[4] = {0, 0, 0, 0};
 }
+#endif  // LT_GEMM16
 
 namespace lt {
 
@@ -76,12 +83,14 @@ inline void gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const double*
     scipy_cblas_dgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, A, int(lda), B, int(ldb),
                       0.0, C, int(ldc));
 }
+#ifdef LT_GEMM16
 // bfloat16 operands, float32 C (OpenBLAS's sbgemm; called only where it exists)
 inline void gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const bf16* A, int64_t lda,
                   const bf16* B, int64_t ldb, float* C, int64_t ldc) {
     scipy_cblas_sbgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, (const uint16_t*)A,
                        int(lda), (const uint16_t*)B, int(ldb), 0.0f, C, int(ldc));
 }
+#endif
 
 // Below this many multiply-adds a GEMM is not worth waking a second thread for.
 constexpr int64_t kParallelMinWork = int64_t(1) << 21;  // 128^3
@@ -135,6 +144,7 @@ inline void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, in
     }
 }
 
+#ifdef LT_GEMM16
 namespace detail {
 
 // Whether products of these operands go to OpenBLAS's sbgemm (see the top of this file).
@@ -261,5 +271,6 @@ inline void gemm16(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, 
         delete[] mem;
     }
 }
+#endif  // LT_GEMM16
 
 }  // namespace lt

@@ -38,6 +38,7 @@ AVX512, AMX = 2, 3  # lt::bf16gemm::Path
 PATHS = {"avx512": AVX512, "amx": AMX}
 
 HARNESS = r"""
+#define LT_GEMM16 1
 #include "lazytorch_blas.h"
 
 extern "C" int lt_test_target_macros() {

@@ -241,6 +241,18 @@ def test_batched_gemm_runs_one_product_per_thread(cpp, two_threads):
     assert "omp parallel for" in src and "lt::gemm(" in src
 
 
+def test_only_programs_with_16_bit_products_compile_their_gemm(cpp):
+    # lazytorch_gemm_bf16.h's intrinsics cost ~0.7 s of g++ per program: float32 and float64
+    # products leave it out, bfloat16 and float16 ones take it (and compute, checked here)
+    x = lt.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+    assert "LT_GEMM16" not in lt.debug.source(x @ x.T)
+    assert "LT_GEMM16" not in lt.debug.source(x.double() @ x.double().T)
+    for d in (lt.bfloat16, lt.float16):
+        y = x.to(d)
+        assert "#define LT_GEMM16 1" in lt.debug.source(y @ y.T)
+        np.testing.assert_array_equal((y @ y.T).float().numpy(), (x @ x.T).numpy())
+
+
 def test_only_programs_with_a_gemm_link_blas(cpp):
     x = lt.from_numpy(np.ones((64, 64), dtype=np.float32))
     assert "lazytorch_blas.h" not in lt.debug.source(x * 2)
