@@ -108,21 +108,22 @@ def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> s
     return "\n".join(parts + body) + "\n"
 
 
+def _gemms(sched: Schedule) -> set[str | None]:
+    """The lazytorch_blas.h functions the program's products call (None: loops in a kernel)."""
+    return {
+        _blas_gemm(sched.buffers[s.output].dtype)
+        for s in sched.steps
+        if isinstance(s, Extern) and s.kind == "matmul"
+    }
+
+
 def uses_blas(sched: Schedule) -> bool:
     """True if the generated program calls OpenBLAS (and so must be linked against it)."""
-    return any(
-        isinstance(s, Extern) and s.kind == "matmul" and _blas_gemm(sched.buffers[s.output].dtype)
-        for s in sched.steps
-    )
+    return bool(_gemms(sched) - {None})
 
 
 def _uses_gemm16(sched: Schedule) -> bool:
-    return any(
-        isinstance(s, Extern)
-        and s.kind == "matmul"
-        and _blas_gemm(sched.buffers[s.output].dtype) == "lt::gemm16"
-        for s in sched.steps
-    )
+    return "lt::gemm16" in _gemms(sched)
 
 
 def _blas_gemm(d: dt.DType) -> str | None:

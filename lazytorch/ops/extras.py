@@ -304,15 +304,6 @@ def _scale_pow2(x: Tensor, k: Tensor) -> Tensor:
     return x * E.pow(2.0, h) * E.pow(2.0, k - h)  # type: ignore[operator,no-any-return]
 
 
-# frexp's exponent of the smallest normal number, and the significand's bits, per dtype
-_FLOAT_LAYOUT = {
-    "float16": (-13, 11),
-    "bfloat16": (-125, 8),
-    "float32": (-125, 24),
-    "float64": (-1021, 53),
-}
-
-
 @public(method=True, inplace=True)
 def nextafter(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     """The next representable value after `input` towards `other`, elementwise (`other`
@@ -336,7 +327,9 @@ def nextafter(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
             "nextafter",
             f"\"nextafter_cpu\" not implemented for '{d.legacy_name}'",
         )
-    emin, digits = _FLOAT_LAYOUT[d.name]
+    info = finfo(d)
+    # the significand's bits, and frexp's exponent of the smallest normal number
+    digits, emin = 1 - round(math.log2(info.eps)), round(math.log2(info.tiny)) + 1
     w, v = x.detach().double(), y.detach().double()
     _, e = frexp(w)
     e = e.double().clamp(min=emin)  # subnormals are spaced as the smallest binade
@@ -347,7 +340,7 @@ def nextafter(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     moved = E.where(v > w, w + step, w - step)  # type: ignore[operator]
     moved = E.where(moved == 0, w * 0, moved)  # type: ignore[operator]  # -tiny up gives -0.0
     tiny = C.full_like(w, 2.0 ** (emin - digits))  # (a float32 scalar would flush 2**-1074)
-    largest = C.full_like(w, _largest(d))
+    largest = C.full_like(w, info.max)
     res = E.where(w == 0, E.where(v > 0, tiny, -tiny), moved)  # type: ignore[operator]
     res = E.where(E.isinf(w), E.where(w > 0, largest, -largest), res)  # type: ignore[operator]
     res = E.where(w == v, v, res)  # also +-0 towards -+0: `other`, as C's nextafter
@@ -356,10 +349,6 @@ def nextafter(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
         xd = x.to(d)
         res = res + (xd - xd.detach())  # type: ignore[operator]
     return _into_out(res, out, "nextafter")
-
-
-def _largest(d: dt.DType) -> float:
-    return float(finfo(d).max)
 
 
 @public()
