@@ -281,6 +281,31 @@ def _extra_flags() -> list[str]:
         ) from None
 
 
+def _accepted(cxx: str, flag: str, memo_dir: Path | None, *, assemble: bool) -> bool:
+    """Whether `cxx` accepts `flag`: preprocessing an empty file, or with `assemble`
+    compiling it to an object (an ``-Wa,`` flag is judged by the assembler). The answer is
+    remembered in `memo_dir` like the compiler's version, keyed by the compiler binary:
+    asking costs a process start in every new process, cache hits included."""
+    key = f"{_compiler_ident(cxx)} accepts {flag}"
+    known = _memo_read(memo_dir).get(key)
+    if known in ("yes", "no"):
+        return known == "yes"
+    import subprocess
+
+    stage = "-c" if assemble else "-E"
+    try:
+        probe = subprocess.run(
+            [cxx, flag, "-x", "c++", stage, "-o", os.devnull, os.devnull],
+            capture_output=True,
+            check=False,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False  # a compiler that cannot answer this will say why when it compiles
+    _memo_write(memo_dir, key, "yes" if probe.returncode == 0 else "no")
+    return probe.returncode == 0
+
+
 @functools.lru_cache(maxsize=8)
 def _isa_flags(cxx: str, memo_dir: Path | None = None) -> tuple[str, ...]:
     """Instruction sets that ``-march=native`` enables but the toolchain mishandles.
@@ -290,29 +315,32 @@ def _isa_flags(cxx: str, memo_dir: Path | None = None) -> tuple[str, ...]:
     that has the extension (Sapphire Rapids and later). lazytorch computes float16 in
     float32 and converts with F16C/AVX-512F instructions, which stay enabled: turning the
     extension off loses nothing. Asked only on such CPUs, and only of a compiler that
-    knows the flag; the answer is remembered in `memo_dir` like the compiler's version
-    (asking costs a process start in every new process, cache hits included).
+    knows the flag.
     """
     if "avx512_fp16" not in cpu_features().split():
         return ()
     flag = "-mno-avx512fp16"
-    key = f"{_compiler_ident(cxx)} accepts {flag}"
-    known = _memo_read(memo_dir).get(key)
-    if known in ("yes", "no"):
-        return (flag,) if known == "yes" else ()
-    import subprocess
+    return (flag,) if _accepted(cxx, flag, memo_dir, assemble=False) else ()
 
-    try:
-        probe = subprocess.run(
-            [cxx, flag, "-x", "c++", "-E", "-o", os.devnull, os.devnull],
-            capture_output=True,
-            check=False,
-            timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ()  # a compiler that cannot answer this will say why when it compiles
-    _memo_write(memo_dir, key, "yes" if probe.returncode == 0 else "no")
-    return (flag,) if probe.returncode == 0 else ()
+
+UNALIGNED_MOVES = "-Wa,-muse-unaligned-vector-move"
+
+
+@functools.lru_cache(maxsize=8)
+def _assembler_flags(cxx: str, memo_dir: Path | None = None) -> tuple[str, ...]:
+    """Unaligned forms for every vector move, where the assembler can (binutils 2.38+).
+
+    g++ 12.2 at -O2 with AVX-512 placed a 16-byte stack array in the red zone of a frame
+    it had made 8 mod 16, then stored to it with the aligned ``vmovdqa``: the bool
+    min-reduction of a generated kernel crashed the process with SIGSEGV
+    (tests/codegen/test_compiler_bugs.py holds it). The assembler's
+    ``-muse-unaligned-vector-move`` writes ``vmovdqu``/``vmovups`` wherever g++ wrote an
+    aligned move, so no miscounted alignment can fault, at whatever -O level. On every x86
+    CPU since Nehalem an unaligned move of aligned data costs the same as the aligned one,
+    and the kernels' results cannot change (the bytes moved are the same).
+    """
+    flag = UNALIGNED_MOVES
+    return (flag,) if _accepted(cxx, flag, memo_dir, assemble=True) else ()
 
 
 def _vector_flags() -> tuple[str, ...]:
@@ -352,6 +380,7 @@ def toolchain(memo_dir: Path | None = None) -> Toolchain:
     flags = (
         *BASE_FLAGS,
         *_isa_flags(cxx, memo_dir),
+        *_assembler_flags(cxx, memo_dir),
         *_vector_flags(),
         f"-I{include_dir()}",
         *extra,

@@ -4,6 +4,11 @@ a compiler bug (codegen/compiler.py BASE_FLAGS) is tested here, so removing it f
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -28,3 +33,42 @@ def test_a_value_and_its_masked_transpose_in_one_kernel(n, dtype):
     np.testing.assert_array_equal(got, g + np.tril(g, -1).T)
     h = np.triu(a * b, 1)
     np.testing.assert_array_equal(got2, h - np.triu(h, 2).T * np.dtype(dtype).type(0.5))
+
+
+_BOOL_MIN_PROGRAM = """
+import lazytorch as lt
+x = lt.tensor([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]])
+with lt.backend("cpp"):
+    p = x / x.sum(-1, keepdim=True)
+    ok = ((p >= 0).all(-1) & ((p.sum(-1) - 1).abs() < 1e-6)).all()
+    print(bool(ok), p.numpy().astype("float64").round(6).tolist())
+"""
+
+
+def test_a_bool_min_reduction_at_O2_does_not_fault(tmp_path):
+    # g++ 12.2 -O2 with AVX-512 put the kernel's 16-lane bool accumulator in the red zone
+    # of a frame it had left 8 mod 16 and stored it with the aligned vmovdqa: SIGSEGV in
+    # the user's process (OneHotCategorical's simplex check builds this program). Fixed by
+    # the assembler's -muse-unaligned-vector-move (compiler._assembler_flags). A child
+    # process, since the failure is a crash; -O2 through LAZYTORCH_CXXFLAGS, where g++
+    # 12.2 shows it (the flag guards every -O level).
+    from lazytorch.codegen import compiler
+
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None or not compiler._accepted(cxx, compiler.UNALIGNED_MOVES, None, assemble=True):
+        pytest.skip("this toolchain's assembler has no -muse-unaligned-vector-move")
+    env = {
+        **os.environ,
+        "LAZYTORCH_CACHE_DIR": str(tmp_path),
+        "LAZYTORCH_CXXFLAGS": "-O2",
+        "LAZYTORCH_TIERED": "0",
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", _BOOL_MIN_PROGRAM],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    assert run.stdout.split("\n")[0] == "True [[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]]"

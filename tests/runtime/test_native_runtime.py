@@ -381,3 +381,26 @@ def test_process_exits_cleanly_after_running_programs(tmp_path):
         r = subprocess.run([sys.executable, "-c", _EXIT], env=env, capture_output=True, text=True)
         assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
         assert r.stdout.split() == ["1048576.0", "2048.0"]
+
+
+def test_assembler_probe_memo(tmp_path, monkeypatch):
+    """The unaligned-moves probe assembles an empty file once per compiler binary; later
+    processes read the answer from the memo."""
+    from lazytorch.codegen import compiler
+
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    probe = compiler._assembler_flags.__wrapped__
+    asked = []
+    real_run = subprocess.run
+
+    def counting_run(cmd, *a, **k):
+        asked.append(cmd)
+        return real_run(cmd, *a, **k)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    first = probe(cxx, tmp_path)
+    assert first in ((), (compiler.UNALIGNED_MOVES,))
+    assert len(asked) == 1 and "-c" in asked[0]  # assembled, not only preprocessed
+    assert probe(cxx, tmp_path) == first and len(asked) == 1
