@@ -1,6 +1,7 @@
 """Compiling generated C++ into shared objects, and what identifies the result.
 
-Flags: ``-O3 -march=native -fopenmp`` plus ``-fno-math-errno -fno-trapping-math`` (they let
+Flags: ``-O2 -fvect-cost-model=dynamic -march=native -fopenmp`` (see `BASE_FLAGS` for why
+not ``-O3``) plus ``-fno-math-errno -fno-trapping-math`` (they let
 g++ vectorize sqrt and if-convert without changing any result) — never ``-ffast-math``, so
 NaN and Inf propagate as in torch — and 512-bit vectors on AVX-512 CPUs (`_vector_flags`).
 ``LAZYTORCH_CXX`` picks the compiler (default: ``g++``, then ``c++``) and
@@ -46,7 +47,15 @@ __all__ = [
 
 BASE_FLAGS = [
     "-std=c++17",
-    "-O3",
+    # -O2 with -O3's vectorizer cost model, not -O3: g++'s time on a GPT-small training
+    # step's program 2.71 -> 1.53 s (the cold first step 2.1 -> 1.4 s) while the steps run
+    # as fast (2-core EPYC: GPT-small, MLP and CNN steps, softmax, layer_norm and the
+    # elementwise chain all within noise; benchmarks/RESULTS.md, 2026-11-27). -O3's extra
+    # time goes to loop peeling, unswitching and unrolling the kernels do not need: their
+    # hot loops are `#pragma omp simd` over explicit lanes, vectorized at either level.
+    # A `-O3` in LAZYTORCH_CXXFLAGS comes later and wins.
+    "-O2",
+    "-fvect-cost-model=dynamic",
     "-march=native",
     "-fopenmp",
     "-fno-math-errno",
@@ -643,7 +652,8 @@ def unit_count(steps: int, cores: int) -> int:
 def _compile_cost(function: list[str]) -> int:
     """An estimate of g++'s time for a function, in characters of source: its length plus
     a fixed cost per function (fitted on a GPT training step's kernels at -O3: time
-    follows length with r = 0.77, lines or loops predict it worse)."""
+    follows length with r = 0.77, lines or loops predict it worse). Only the ratios
+    matter (it balances units); -O2 took 0.56x -O3's time on that whole program."""
     return sum(map(len, function)) + 900
 
 

@@ -1,7 +1,7 @@
 // lazytorch_math.h: vectorizable float32 math for lazytorch's generated CPU kernels.
 //
 // Why this exists. Kernels are compiled with
-//     g++ -O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math
+//     g++ -O2 -fvect-cost-model=dynamic -march=native -fopenmp -fno-math-errno -fno-trapping-math
 // and never with -ffast-math, because NaN, Inf, signed zeros and subnormals must behave
 // exactly as in torch. Without -ffast-math, GCC cannot vectorize a loop that calls libm's
 // expf/logf/erff/...: they are opaque scalar calls. Every float function below is written as

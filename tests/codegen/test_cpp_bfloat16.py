@@ -200,9 +200,21 @@ def test_elementwise_is_the_float32_kernel_rounded_once(cpp):
     }
     with lt.backend("interpreter"):
         ref = run(_every_op, x, y)
+    # Where both operands are NaN, IEEE 754 leaves open which one the result carries, and
+    # g++ may commute `a + b` to `b + a` (x86 returns the first operand's NaN): -O2 did so
+    # in the float32 kernel and not in the bfloat16 one, flipping the NaN's sign for the
+    # ~1 pair of NaNs the permutation draws. There any NaN is right; every other element,
+    # NaNs from one NaN operand included, must keep its bits.
+    fx, fy = (v.astype(np.float32) for v in (x, y))
+    both_nan = np.isnan(fx) & np.isnan(fy)
     for op, g in got.items():
         assert g.dtype == BF16, op
-        np.testing.assert_array_equal(bits(g), bits(rounded[op]), err_msg=op)
+        want = rounded[op]
+        nan_both = np.isnan(g.astype(np.float32)) & np.isnan(want.astype(np.float32))
+        free = both_nan & nan_both if op in BINARY else False
+        np.testing.assert_array_equal(
+            np.where(free, 0, bits(g)), np.where(free, 0, bits(want)), err_msg=op
+        )
         if op in IEEE:
             _same_numbers(g, ref[op], f"{op}: cpp vs interpreter")
 
