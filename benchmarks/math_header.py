@@ -32,10 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
+from lazytorch.codegen.compiler import OPT_FLAGS
+
 HEADER_DIR = Path(__file__).resolve().parents[1] / "codegen" / "include"
 FLAGS = [
-    "-O2",
-    "-fvect-cost-model=dynamic",
+    *OPT_FLAGS,
     "-march=native",
     "-fopenmp",
     "-fno-math-errno",

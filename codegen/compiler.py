@@ -35,6 +35,7 @@ from typing import Any
 from lazytorch._settings import env_value, raw_value
 
 __all__ = [
+    "OPT_FLAGS",
     "CompileError",
     "CompilerMissing",
     "Toolchain",
@@ -45,17 +46,18 @@ __all__ = [
     "toolchain",
 ]
 
+# -O2 with -O3's vectorizer cost model, not -O3: g++'s time on a GPT-small training
+# step's program 2.71 -> 1.53 s (the cold first step 2.1 -> 1.4 s) while the steps run
+# as fast (2-core EPYC: GPT-small, MLP and CNN steps, softmax, layer_norm and the
+# elementwise chain all within noise; benchmarks/RESULTS.md, 2026-11-27). -O3's extra
+# time goes to loop peeling, unswitching and unrolling the kernels do not need: their
+# hot loops are `#pragma omp simd` over explicit lanes, vectorized at either level.
+# A `-O3` in LAZYTORCH_CXXFLAGS comes later and wins.
+OPT_FLAGS = ("-O2", "-fvect-cost-model=dynamic")
+
 BASE_FLAGS = [
     "-std=c++17",
-    # -O2 with -O3's vectorizer cost model, not -O3: g++'s time on a GPT-small training
-    # step's program 2.71 -> 1.53 s (the cold first step 2.1 -> 1.4 s) while the steps run
-    # as fast (2-core EPYC: GPT-small, MLP and CNN steps, softmax, layer_norm and the
-    # elementwise chain all within noise; benchmarks/RESULTS.md, 2026-11-27). -O3's extra
-    # time goes to loop peeling, unswitching and unrolling the kernels do not need: their
-    # hot loops are `#pragma omp simd` over explicit lanes, vectorized at either level.
-    # A `-O3` in LAZYTORCH_CXXFLAGS comes later and wins.
-    "-O2",
-    "-fvect-cost-model=dynamic",
+    *OPT_FLAGS,
     "-march=native",
     "-fopenmp",
     "-fno-math-errno",

@@ -36,12 +36,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lazytorch.codegen.compiler import OPT_FLAGS
+
 HEADER_DIR = Path(__file__).resolve().parents[2] / "codegen" / "include"
 HEADER = HEADER_DIR / "lazytorch_math.h"
 # The flags the CPU backend compiles kernels with (never -ffast-math).
 KERNEL_FLAGS = [
-    "-O2",
-    "-fvect-cost-model=dynamic",
+    *OPT_FLAGS,
     "-march=native",
     "-fopenmp",
     "-fno-math-errno",
