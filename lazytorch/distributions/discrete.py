@@ -18,7 +18,7 @@ from lazytorch.autograd import no_grad
 from lazytorch.distributions import constraints
 from lazytorch.distributions.categorical import Categorical
 from lazytorch.distributions.distribution import Distribution
-from lazytorch.distributions.special_dists import Gamma, _poisson
+from lazytorch.distributions.special_dists import Gamma
 from lazytorch.distributions.utils import (
     _EMPTY,
     _NUMBER,
@@ -30,7 +30,7 @@ from lazytorch.distributions.utils import (
 from lazytorch.nn.functional import binary_cross_entropy_with_logits, logsigmoid, one_hot
 from lazytorch.ops.creation import arange, tensor, zeros_like
 from lazytorch.ops.elementwise import where, xlogy
-from lazytorch.ops.random import rand
+from lazytorch.ops.random import poisson, rand
 from lazytorch.ops.special_math import lgamma
 from lazytorch.tensor import Size, Tensor
 
@@ -437,7 +437,7 @@ class NegativeBinomial(Distribution):
     def sample(self, sample_shape: Any = _EMPTY) -> Tensor:
         with no_grad():
             rate = self._gamma.sample(sample_shape=sample_shape)
-            return _poisson(rate)
+            return poisson(rate)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

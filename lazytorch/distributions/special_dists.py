@@ -5,7 +5,8 @@
 Sampling: `Cauchy`, `Gumbel`, `HalfNormal` and `LogNormal` draw from lazytorch's default
 generator (inverse CDF or a transformed normal; differentiable `rsample`). `Gamma`, `Chi2`
 and `Beta` draw gamma variates by Marsaglia and Tsang's rejection method (`standard_gamma`),
-`Poisson` by inverting its CDF (`_poisson`), all from the same generator, so
+`Poisson` by `lazytorch.poisson` (CDF inversion, or PTRS rejection from rate 10), all
+from the same generator, so
 ``manual_seed`` makes them reproducible; the numbers are not torch's (its samplers consume
 its own generator differently), only their distribution is. Their ``rsample`` carries the
 gradient to `rate` but not to the concentrations (torch's implicit reparameterization): a
@@ -22,9 +23,8 @@ from lazytorch.autograd import is_grad_enabled, no_grad
 from lazytorch.distributions import constraints
 from lazytorch.distributions.distribution import Distribution
 from lazytorch.distributions.utils import _EMPTY, _NUMBER, _standard_normal, broadcast_all
-from lazytorch.ops.creation import arange
 from lazytorch.ops.elementwise import where, xlogy
-from lazytorch.ops.random import rand
+from lazytorch.ops.random import poisson, rand
 from lazytorch.ops.special_math import digamma, lgamma
 from lazytorch.tensor import Size, Tensor
 
@@ -80,26 +80,6 @@ def _no_concentration_grad(name: str, *params: Tensor) -> None:
             "reparameterization of gamma samples) is not implemented in lazytorch; use "
             "sample(), or detach the concentration"
         )
-
-
-def _poisson(rate: Tensor) -> Tensor:
-    """Poisson(rate) counts (float, as torch), one per entry, by inverting the CDF: the
-    number of k whose CDF lies below a uniform draw, over k up to ``max rate + 12 sqrt(max
-    rate) + 16`` (the mass beyond is below 1e-30). Work and memory grow with the largest
-    rate: rates over 1e5 raise NotImplementedError."""
-    r = rate.detach()
-    top = float(r.max().item()) if r.numel() else 0.0
-    if not math.isfinite(top) or top > 1e5:
-        raise NotImplementedError(
-            f"Poisson.sample: rates up to 1e5 are supported in lazytorch, got {top}"
-        )
-    kmax = int(top + 12 * math.sqrt(top) + 16)
-    kd = arange(kmax + 1, device=r.device).double()
-    rd = r.double().unsqueeze(-1)
-    log_pmf = xlogy(kd, rd) - rd - lgamma(kd + 1)
-    cdf = log_pmf.exp().cumsum(-1)
-    u = rand(tuple(r.shape), dtype=r.dtype, device=r.device).double().unsqueeze(-1)
-    return (cdf < u).sum(-1).to(r.dtype)
 
 
 class _TwoParam(Distribution):
@@ -493,7 +473,7 @@ class Poisson(Distribution):
     def sample(self, sample_shape: Any = _EMPTY) -> Tensor:
         with no_grad():
             shape = self._extended_shape(sample_shape)
-            return _poisson(self.rate.expand(shape))
+            return poisson(self.rate.expand(shape))
 
     def log_prob(self, value: Any) -> Tensor:
 

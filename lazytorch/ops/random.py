@@ -30,6 +30,7 @@ from lazytorch.ops._core import (
     wrap,
 )
 from lazytorch.ops.creation import (
+    arange,
     into_out,
     resolve_device,
     resolve_dtype,
@@ -542,6 +543,117 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     """Fill this tensor (in place) with 1 at probability `p` (a number or a tensor), else 0."""
     u = rand(self.shape, dtype=dt.float64, generator=generator, device=self.device)
     return assign(self, (u < p).to(self.dtype)._node)
+
+
+# -- Poisson counts ------------------------------------------------------------------------------
+_POISSON_SMALL = 10.0  # rates below: CDF inversion; from here on: transformed rejection
+_PTRS_ROUNDS = 4  # candidates proposed at once per entry (each accepted with p > 0.85)
+_PTRS_BATCHES = 20  # at most this many batches of them before giving up
+
+
+def _poisson_small(rate: Tensor, top: float, generator: Any) -> Tensor:
+    """Counts for rates below `_POISSON_SMALL` (`top` the largest), by inverting the CDF:
+    the number of k whose CDF lies below a uniform draw, over k up to ``top + 12 sqrt(top)
+    + 16`` (at most 63 terms; the mass beyond is below 1e-30)."""
+    kmax = int(top + 12 * math.sqrt(top) + 16)
+    k = arange(kmax + 1, dtype=dt.float64, device=rate.device)
+    r = rate.unsqueeze(-1)
+    cdf = (k.xlogy(r) - r - (k + 1).lgamma()).exp().cumsum(-1)
+    u = rand(tuple(rate.shape), dtype=dt.float64, generator=generator, device=rate.device)
+    return (cdf < u.unsqueeze(-1)).sum(-1).to(dt.float64)
+
+
+def _poisson_ptrs(rate: Tensor, generator: Any) -> Tensor:
+    """Counts for rates of at least `_POISSON_SMALL`, by Hoermann's transformed rejection
+    with squeeze (PTRS, 1993; NumPy's method for these rates). A batch proposes
+    `_PTRS_ROUNDS` candidates per entry at once (lazily) and keeps each entry's first
+    accepted one; the host checks whether any entry has none and then draws another batch
+    for all, at most `_PTRS_BATCHES` times."""
+    shape, dev = tuple(rate.shape), rate.device
+    slam, loglam = rate.sqrt(), rate.log()
+    b = 0.931 + 2.53 * slam
+    a = -0.059 + 0.02483 * b
+    log_invalpha = (1.1239 + 1.1328 / (b - 3.4)).log()
+    vr = 0.9277 - 3.6224 / (b - 2)
+    result = done = None
+    for _ in range(_PTRS_BATCHES):
+        draws = (_PTRS_ROUNDS, *shape)
+        u = rand(draws, dtype=dt.float64, generator=generator, device=dev) - 0.5
+        v = rand(draws, dtype=dt.float64, generator=generator, device=dev)
+        us = 0.5 - u.abs()
+        k = ((2 * a / us + b) * u + rate + 0.43).floor()
+        quick = (us >= 0.07) & (v <= vr)
+        bound = -rate + k * loglam - (k + 1).lgamma()
+        exact = v.log() + log_invalpha - (a / (us * us) + b).log() <= bound
+        ok = quick | ((k >= 0) & ~((us < 0.013) & (v > us)) & exact)
+        first = ok.to(dt.float64).argmax(0, keepdim=True)  # the first accepted round
+        pick = k.gather(0, first).squeeze(0)
+        got = ok.any(0)
+        result = pick if result is None else result.where(done, pick)
+        done = got if done is None else done | got
+        if bool(done.all().item()):
+            return result
+    raise op_error(
+        RuntimeError,
+        "poisson",
+        f"no proposal accepted for some entries after {_PTRS_BATCHES * _PTRS_ROUNDS} rounds",
+    )
+
+
+@public()
+def poisson(input: Tensor, generator: Any = None) -> Tensor:
+    """Poisson(`input`) counts, one per entry, in input's floating dtype. No gradient flows
+    to the rates (torch's is zero, and so is this one).
+
+    Rates below 10 invert the CDF (up to 63 terms per entry); larger ones use Hoermann's
+    transformed rejection (PTRS), NumPy's method. The rates are checked on the host, so
+    this is a materialization point: a negative or NaN rate raises as in torch, and so
+    does an infinite one (torch returns a meaningless count).
+
+    >>> import lazytorch
+    >>> g = lazytorch.Generator().manual_seed(0)
+    >>> lazytorch.poisson(lazytorch.tensor([0.0, 0.0]), g).tolist()
+    [0.0, 0.0]
+    >>> s = lazytorch.poisson(lazytorch.full((10000,), 50.0), g)
+    >>> round(s.mean().item())
+    50
+    """
+    x = tensor_arg(input, "poisson")
+    d = x.dtype
+    if not d.is_floating_point:
+        raise op_error(
+            NotImplementedError, "poisson", f"\"poisson_cpu\" not implemented for '{d.legacy_name}'"
+        )
+    rate = x.detach().to(dt.float64)
+    if rate.numel() == 0:
+        out = rate
+    else:
+        small = rate < _POISSON_SMALL
+        stats = [
+            (~(rate >= 0)).any().to(dt.float64),
+            rate.max(),
+            small.all().to(dt.float64),
+            small.any().to(dt.float64),
+            rate.where(small, 0.0).max(),
+        ]
+        implicit_point(stats[0], "poisson() rate check")
+        bad, top, all_small, any_small, top_small = (float(t.item()) for t in stats)
+        if bad:
+            raise op_error(
+                RuntimeError, "poisson", "invalid Poisson rate, expected rate to be non-negative"
+            )
+        if top == math.inf:
+            raise op_error(
+                RuntimeError, "poisson", "invalid Poisson rate, expected rate to be finite"
+            )
+        out = None
+        if any_small:
+            out = _poisson_small(rate.where(small, 0.0), top_small, generator)
+        if not all_small:
+            large = _poisson_ptrs(rate.where(~small, _POISSON_SMALL), generator)
+            out = large if out is None else out.where(small, large)
+    out = out.to(d)
+    return out + x * 0 if x.requires_grad else out
 
 
 # -- more distributions: transforms of uniform and normal draws -------------------------------

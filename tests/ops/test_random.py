@@ -33,7 +33,10 @@ DRAWS = {
     "randint_like": lambda t, **kw: t.randint_like(t.ones(3, 4), 1000, **kw),
     "uniform_": lambda t, **kw: t.zeros(3, 4).uniform_(-2, 3, **kw),
     "normal_": lambda t, **kw: t.zeros(3, 4).normal_(5, 2, **kw),
+    # both of poisson's methods: rates below 10 (CDF inversion) and from 10 on (PTRS)
+    "poisson": lambda t, **kw: t.poisson(t.tensor(POISSON_RATES).reshape(3, 4), **kw),
 }
+POISSON_RATES = [0.0, 0.5, 3.0, 9.99, 10.0, 20.0, 55.5, 1e4, 2.0, 0.1, 123.0, 7.0]
 
 
 def values(x) -> np.ndarray:
@@ -211,7 +214,8 @@ def test_argument_forms_and_errors(fn):
     check(fn)
 
 
-@pytest.mark.parametrize("name", [n for n in DRAWS if not n.endswith("_")])
+# (poisson takes no device: its rates tensor has one)
+@pytest.mark.parametrize("name", [n for n in DRAWS if not n.endswith("_") and n != "poisson"])
 def test_cuda_device_is_refused(name):
     with pytest.raises(RuntimeError, match="cuda"):
         DRAWS[name](lt, device="cuda")
@@ -433,3 +437,73 @@ def test_random_factories_write_into_out():
     x = np.zeros((2, 2), dtype="float64")
     check_raises(lambda t, c: t.rand(2, 2, out=c, dtype=t.float32), x)
     check_raises(lambda t, c: t.rand(2, 2, out=c.long()), x)
+
+
+# -- poisson ------------------------------------------------------------------------------------
+def _poisson_pmf(lam: float, k: np.ndarray) -> np.ndarray:
+    return np.exp(k * math.log(lam) - lam - np.array([math.lgamma(v + 1) for v in k]))
+
+
+@pytest.mark.parametrize("lam", [0.3, 4.0, 9.99, 10.0, 37.0, 1000.0, 2.5e5])
+def test_poisson_counts_follow_the_distribution(lam):
+    """200,000 draws per rate, on both sides of the method switch at 10: every count with
+    at least 50 expected draws within 5 standard deviations of its expected frequency (a
+    sampler with a wrong tail, skew or offset fails), and the mean within 5 of its."""
+    n = 200_000
+    s = lt.poisson(lt.full((n,), lam), lt.Generator().manual_seed(11)).numpy()
+    assert s.dtype == np.float32 and (s == np.floor(s)).all() and (s >= 0).all()
+    assert abs(s.mean() - lam) <= 5 * math.sqrt(lam / n)
+    k = np.arange(int(lam + 12 * math.sqrt(lam) + 16))
+    expected = n * _poisson_pmf(lam, k)
+    seen = np.bincount(s.astype(np.int64), minlength=len(k))[: len(k)]
+    bins = expected >= 50
+    assert bins.sum() >= 3
+    z = (seen[bins] - expected[bins]) / np.sqrt(expected[bins])
+    assert np.abs(z).max() < 5, (lam, k[bins][np.argmax(np.abs(z))], np.abs(z).max())
+
+
+def test_poisson_is_the_same_on_every_backend_and_in_sync_mode():
+    rates = np.array(POISSON_RATES * 50, dtype=np.float64)
+    got = []
+    for mode in ("interpreter", "cpp", "sync"):
+        g = lt.Generator().manual_seed(3)
+        if mode == "sync":
+            with lt.sync_mode():
+                got.append(lt.poisson(lt.tensor(rates), g).numpy())
+        else:
+            with lt.backend(mode):
+                got.append(lt.poisson(lt.tensor(rates), g).numpy())
+    np.testing.assert_array_equal(got[0], got[1])
+    np.testing.assert_array_equal(got[0], got[2])
+    assert (got[0][rates == 0] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+def test_poisson_dtypes_shapes_and_zero_gradient_match_torch(dtype):
+    for shape in [(), (0,), (2, 3)]:
+        ours = lt.poisson(lt.full(shape, 4.0, dtype=getattr(lt, dtype)))
+        theirs = torch.poisson(torch.full(shape, 4.0, dtype=getattr(torch, dtype)))
+        assert ours.dtype == dt(lt, dtype) and tuple(ours.shape) == tuple(theirs.shape)
+    x = lt.tensor([2.0, 30.0], requires_grad=True)
+    y = lt.poisson(x)
+    assert y.requires_grad  # as torch's: a zero gradient flows back
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "rates, match",
+    [
+        ([1.0, -1.0], "expected rate to be non-negative"),
+        ([float("nan")], "expected rate to be non-negative"),
+    ],
+)
+def test_poisson_bad_rates_raise_as_torch(rates, match):
+    check_raises(lambda t, x: t.poisson(x), np.array(rates, dtype=np.float32), match=match)
+
+
+def test_poisson_refuses_what_torch_cannot_compute():
+    check_raises(lambda t, x: t.poisson(x), np.array([1, 2]), match="not implemented for 'Long'")
+    # torch returns -9.2e18 for an infinite rate; lazytorch raises
+    with pytest.raises(RuntimeError, match="expected rate to be finite"):
+        lt.poisson(lt.tensor([1.0, float("inf")]))
