@@ -273,23 +273,36 @@ def held_with(root: Node) -> list[Node]:
     apart: set[int] = set()  # pending nodes known not to reach the cut
     seen: set[int] = set()
     held = []
+    spent = 0  # entries passed over that no later cut needs: dead or computed tensors
     for r in reversed(_live):
         t = r()
         if t is None:
+            spent += 1
             continue
         m = t._node
         if m.id < oldest:
             break
-        if m.buffer is not None or m is root or id(m) in seen:
+        if m.buffer is not None:
+            spent += 1
+            continue
+        if m is root or id(m) in seen:
             continue
         seen.add(id(m))
         if m is base or ((id(m) in inside or _reaches(m, inside, apart)) and _worth_holding(m)):
             held.append(m)
     held.sort(key=_node_id)  # recording order: a repeated loop cuts the same program
+    if spent > _SPENT_PRUNE:
+        # The registry is pruned when it doubles, so between prunes a small step's cuts
+        # each walked hundreds of dead or computed entries (96 us of a 560 us step of the
+        # regression tutorial's kind): drop them now, and the next cut's walk is short.
+        prune()
     return held
 
 
 _collectives.held_with = held_with
+
+# A cut that walks past more spent registry entries than this prunes the registry.
+_SPENT_PRUNE = 32
 
 # Ops a program recomputes for next to nothing (fused into whatever reads them).
 _CHEAP = frozenset(("source", "leaf", "movement", "elementwise"))

@@ -314,6 +314,19 @@ def test_live_tensor_registry_stays_bounded():
     assert len(runtime._live) < 4096
 
 
+def test_implicit_cuts_keep_the_live_registry_short():
+    """An implicit cut walks the registry back from its newest entry, past dead and
+    computed tensors; one that walked past more than `_SPENT_PRUNE` of them prunes, so a
+    small loop's cuts do not each walk the hundreds left between the doubling prunes."""
+    x = lt.ones(4)
+    sizes = []
+    for _ in range(300):
+        y = (x * 2 + 1).sum()
+        y.item()
+        sizes.append(len(runtime._live))
+    assert max(sizes[100:]) <= 2 * runtime._SPENT_PRUNE
+
+
 # -- debug helpers ------------------------------------------------------------------------------------
 def test_debug_program_prints_readable_ir_with_source_lines():
     x = lt.tensor(np.ones((2, 3), dtype=np.float32))
