@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import lazytorch as lt
-from helpers import FLOATS, arr, check, check_raises, positive, randn
+from helpers import FLOATS, arr, check, check_grad, check_raises, positive, randn
 
 NAN, INF = float("nan"), float("inf")
 
@@ -1074,6 +1074,105 @@ def test_cross_entropy_probability_targets(shape, reduction, smoothing, use_weig
         check(ce_w(**kw), x, probs, positive(5, dtype="float64"))
     else:
         check(ce(**kw), x, probs)
+
+
+# linear_cross_entropy (torch 2.13): (input shape, weight shape, target shape)
+LCE_SHAPES = {
+    "unbatched": ((4,), (5, 4), ()),
+    "batched": ((6, 4), (5, 4), (6,)),
+    "k-dim": ((6, 4), (5, 3, 4), (6, 3)),
+}
+
+
+def lce(**kwargs):
+    return lambda t, x, w, y, *b: t.nn.functional.linear_cross_entropy(
+        x, w, y, linear_bias=b[0] if b else None, **kwargs
+    )
+
+
+@pytest.mark.parametrize("shape", list(LCE_SHAPES))
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"reduction": "none"},
+        {"reduction": "sum", "label_smoothing": 0.2},
+        {"ignore_index": 2},
+        {"bias": True},
+    ],
+    ids=lambda k: "+".join(k) or "default",
+)
+def test_linear_cross_entropy_matches_torch(shape, kwargs):
+    xs, ws, ts = LCE_SHAPES[shape]
+    kwargs = dict(kwargs)
+    args = [randn(*xs, dtype="float64"), randn(*ws, dtype="float64"), targets(ts, 5, seed=2)]
+    if kwargs.pop("bias", False):
+        args.append(randn(*ws[:-1], dtype="float64"))
+    if "ignore_index" in kwargs and args[2].ndim:
+        args[2].flat[::2] = kwargs["ignore_index"]
+    check(lce(**kwargs), *args)
+    check_grad(lce(**kwargs), *args)
+
+
+def test_linear_cross_entropy_probability_targets_and_options():
+    x, w = randn(6, 4, dtype="float64"), randn(5, 4, dtype="float64")
+    probs = np.asarray(torch.softmax(torch.from_numpy(randn(6, 5, dtype="float64")), 1))
+    check(lce(), x, w, probs)
+    # the options select torch's chunked path; lazytorch computes the same loss
+    y = targets((6,), 5, seed=4)
+    opts = {"batch_chunk_size": 2, "allow_retain_graph": True}
+    got = lt.nn.functional.linear_cross_entropy(
+        lt.tensor(x), lt.tensor(w), lt.tensor(y), options=lt.nn.LinearCrossEntropyOptions(**opts)
+    )
+    want = torch.nn.functional.linear_cross_entropy(
+        torch.tensor(x), torch.tensor(w), torch.tensor(y),
+        options=torch.nn.LinearCrossEntropyOptions(**opts),
+    )  # fmt: skip
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ((2, 3, 4), (5, 4), (2, 3)),  # 3-d input
+        ((6, 4), (4,), (6,)),  # 1-d weight
+        ((6, 4), (5, 3), (6,)),  # in_features differ
+        ((4,), (5, 3, 4), ()),  # K-dimensional loss of one sample
+    ],
+)
+def test_linear_cross_entropy_errors_match_torch(args):
+    xs, ws, ts = args
+    check_raises(lce(), randn(*xs), randn(*ws), targets(ts, 5), match="expected|requires")
+
+
+def test_linear_cross_entropy_bias_shape_and_ignore_index_with_probabilities():
+    x, w = randn(6, 4), randn(5, 4)
+    check_raises(lce(), x, w, targets((6,), 5), randn(4), match="linear_bias shape")
+    probs = np.full((6, 5), 0.2, dtype="float32")
+    check_raises(lce(ignore_index=1), x, w, probs, match="ignore_index cannot")
+
+
+def test_linear_cross_entropy_loss_module_matches_torch():
+    for kw in [{}, {"bias": True, "out_features": (3,), "reduction": "sum"}]:
+        torch.manual_seed(0)
+        theirs = torch.nn.LinearCrossEntropyLoss(4, 5, **kw).double()
+        ours = lt.nn.LinearCrossEntropyLoss(4, 5, **kw).double()
+        assert list(ours.state_dict()) == list(theirs.state_dict())
+        ours.load_state_dict({k: lt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+        assert repr(ours) == repr(theirs)
+        x = randn(6, 4, dtype="float64")
+        y = targets((6, *kw.get("out_features", ())), 5, seed=5)
+        want = theirs(torch.tensor(x), torch.tensor(y))
+        got = ours(lt.tensor(x), lt.tensor(y))
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+        want.backward()
+        got.backward()
+        for (n, p), q in zip(ours.named_parameters(), theirs.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, err_msg=n)
+    with pytest.raises(RuntimeError, match="expected weight shape"):
+        lt.nn.LinearCrossEntropyLoss(4, 5, weight=lt.ones(3))
+    with pytest.raises(ValueError, match="invalid chunking_method"):
+        lt.nn.LinearCrossEntropyOptions(chunking_method="rows")
 
 
 def test_cross_entropy_large_logits_are_stable():

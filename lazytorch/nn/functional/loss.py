@@ -1,4 +1,5 @@
-"""Losses: mse, l1, smooth_l1, nll, cross_entropy, binary cross entropy."""
+"""Losses: mse, l1, smooth_l1, nll, cross_entropy (and linear_cross_entropy), binary cross
+entropy."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _opmath
 from lazytorch.nn.functional.activation import log_sigmoid_opmath, log_softmax
+from lazytorch.nn.functional.layers import linear
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
@@ -833,3 +835,88 @@ def multilabel_margin_loss(
     if one:
         loss = S.reshape(loss, ())
     return _reduce(loss, reduction, "multilabel_margin_loss")
+
+
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options: Any = None,
+) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...): input (N, in)
+    or (in,); linear_weight (C, *out_features, in) for a K-dimensional loss over
+    out_features; targets are class indices or class probabilities of the logits' shape.
+
+    `options` (`lazytorch.nn.LinearCrossEntropyOptions`) is accepted: torch uses it to
+    compute the loss in batch chunks so the (N, C) logits never exist at once. lazytorch
+    computes the same formula as one program, in which the logits are a temporary of the
+    fused step (the chunking is not done), and a second backward is allowed whatever
+    ``allow_retain_graph`` says.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> x, w = lazytorch.ones(2, 3), lazytorch.zeros(4, 3)
+    >>> round(F.linear_cross_entropy(x, w, lazytorch.tensor([0, 3])).item(), 4)
+    1.3863
+    """
+    op = "linear_cross_entropy"
+    x = tensor_arg(input, op)
+    w = tensor_arg(linear_weight, op, "linear_weight")
+    if x.ndim < 1 or x.ndim > 2:
+        raise op_error(RuntimeError, op, f"expected input with dimensionality 1 or 2, got {x.ndim}")
+    if w.ndim < 2:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"expected linear_weight with dimensionality at least 2, got {w.ndim}",
+        )
+    batches = tuple(x.shape[:-1])
+    in_features = x.shape[-1]
+    if in_features != w.shape[-1]:
+        raise op_error(
+            RuntimeError,
+            op,
+            "expected equal input and linear_weight last dimensions (in_features), "
+            f"got {in_features} and {w.shape[-1]}, respectively",
+        )
+    classes = w.shape[0]
+    out_features = tuple(w.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise op_error(
+            RuntimeError,
+            op,
+            f"expected linear_bias shape {(classes, *out_features)}, "
+            f"got {tuple(linear_bias.shape)}",
+        )
+    if out_features and not batches:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"K-dimensional loss defined by linear_weight shape {tuple(w.shape)} requires "
+            f"batched input, (N, {in_features}), got unbatched input with shape "
+            f"{tuple(x.shape)}",
+        )
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise op_error(
+            RuntimeError, op, "ignore_index cannot be specified when target contains probabilities"
+        )
+    if out_features:
+        w = S.reshape(w, (math.prod(out_features, start=classes), in_features))
+        if linear_bias is not None:
+            linear_bias = S.reshape(linear_bias, (math.prod(out_features, start=classes),))
+    logits = S.reshape(linear(x, w, linear_bias), logits_shape)
+    return cross_entropy(
+        logits,
+        target,
+        weight=weight,
+        reduction=reduction,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        label_smoothing=label_smoothing,
+    )

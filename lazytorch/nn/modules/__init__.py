@@ -78,6 +78,10 @@ from lazytorch.nn.modules.lazy import (
     LazyLinear,
 )
 from lazytorch.nn.modules.linear import Bilinear, Identity, Linear
+from lazytorch.nn.modules.linear_cross_entropy import (
+    LinearCrossEntropyLoss,
+    LinearCrossEntropyOptions,
+)
 from lazytorch.nn.modules.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -265,6 +269,8 @@ __all__ = [
     "LazyLinear",
     "LeakyReLU",
     "Linear",
+    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
     "LocalResponseNorm",
     "LogSigmoid",
     "LogSoftmax",
