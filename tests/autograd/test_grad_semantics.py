@@ -430,6 +430,13 @@ CASES = [
         m([[1, 1, 1], [0, 2, 2]]),
         m([[0.5, 0.5, 0], [0, 0, 1]]),
     ),
+    C(
+        "F.linear_cross_entropy",
+        "tied-logits",  # equal weight rows, and a zero input row: every logit ties
+        lambda t, x, w: F(t).linear_cross_entropy(x, w, t.tensor([0, 2])),
+        m([[1, 2], [0, 0]]),
+        m([[1, 1], [1, 1], [0, 3]]),
+    ),
     # -- normalization at zero vectors and constant rows --------------------------------------
     C("F.normalize", "zero-row", lambda t, x: F(t).normalize(x, dim=1), m([[0, 0], [3, 4]])),
     C(

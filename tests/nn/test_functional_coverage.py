@@ -452,7 +452,6 @@ def test_every_public_functional_of_torch_exists_or_is_listed():
         "grouped_mm",
         "scaled_grouped_mm",
         "scaled_mm",
-        "linear_cross_entropy",
         "native_channel_shuffle",
         "assert_int_or_pair",
         "boolean_dispatch",
