@@ -9,9 +9,9 @@ On 16M float32 values (64 MiB in, 64 MiB out) this times, single-threaded:
             erf/erfc: NumPy has none),
 * ``torch`` (when importable; one thread) torch.<fn>(x, out=...), for reference,
 
-all compiled with the CPU backend's flags (-O2 -fvect-cost-model=dynamic -march=native -fopenmp -fno-math-errno
--fno-trapping-math), and prints a markdown table of the median time (ms) over repeated runs
-and the effective bandwidth (bytes read + written per second).
+all compiled with the CPU backend's flags (-O2 -fvect-cost-model=dynamic -march=native
+-fopenmp -fno-math-errno -fno-trapping-math), and prints a markdown table of the median
+time (ms) over repeated runs and the effective bandwidth (bytes read + written per second).
 
     python benchmarks/math_header.py [--n 16777216] [--repeats 9] [--fns exp,erf,...|all]
 """

@@ -101,8 +101,9 @@ def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> s
     parts.append('#include "lazytorch_runtime.h"')
     if any(isinstance(s, Extern) and s.kind == "argsort" for s in sched.steps):
         parts.append('#include "lazytorch_sort.h"')
-    if uses_blas(sched):
-        if _uses_gemm16(sched):
+    gemms = _gemms(sched)
+    if gemms - {None}:  # (uses_blas, without collecting the products twice)
+        if "lt::gemm16" in gemms:
             parts.append("#define LT_GEMM16 1")  # the 16-bit products' half of the header
         parts.append('#include "lazytorch_blas.h"')
     return "\n".join(parts + body) + "\n"
@@ -120,10 +121,6 @@ def _gemms(sched: Schedule) -> set[str | None]:
 def uses_blas(sched: Schedule) -> bool:
     """True if the generated program calls OpenBLAS (and so must be linked against it)."""
     return bool(_gemms(sched) - {None})
-
-
-def _uses_gemm16(sched: Schedule) -> bool:
-    return "lt::gemm16" in _gemms(sched)
 
 
 def _blas_gemm(d: dt.DType) -> str | None:

@@ -24,7 +24,7 @@ from lazytorch.distributions import constraints
 from lazytorch.distributions.distribution import Distribution
 from lazytorch.distributions.utils import _EMPTY, _NUMBER, _standard_normal, broadcast_all
 from lazytorch.ops.elementwise import where, xlogy
-from lazytorch.ops.random import poisson, rand
+from lazytorch.ops.random import first_accepted, poisson, rand
 from lazytorch.ops.special_math import digamma, lgamma
 from lazytorch.tensor import Size, Tensor
 
@@ -49,25 +49,22 @@ def standard_gamma(alpha: Tensor) -> Tensor:
     boosted = where(a < 1, a + 1, a)
     d = boosted - 1.0 / 3.0
     c = (9.0 * d).rsqrt()
-    result = None
-    done = None
-    for _ in range(_GAMMA_BATCHES):
+
+    def propose() -> tuple[Tensor, Tensor]:
         z = _standard_normal((_GAMMA_ROUNDS, *shape), dtype=dtype, device=device)
         u = rand((_GAMMA_ROUNDS, *shape), dtype=dtype, device=device)
         v = (1 + c * z) ** 3
         ok = (v > 0) & (u.log() < 0.5 * z * z + d - d * v + d * v.clamp(min=1e-30).log())
-        first = ok.to(dtype).argmax(0, keepdim=True)  # the first accepted round per entry
-        pick = (d * v).gather(0, first).squeeze(0)
-        got = ok.any(0)
-        result = pick if result is None else where(done, result, pick)
-        done = got if done is None else done | got
-        if bool(done.all().item()):
-            break
-    else:
-        raise RuntimeError(
+        return d * v, ok
+
+    result = first_accepted(
+        propose,
+        _GAMMA_BATCHES,
+        lambda: RuntimeError(
             f"standard_gamma: no proposal accepted for some entries after "
             f"{_GAMMA_BATCHES * _GAMMA_ROUNDS} rounds (are the concentrations finite and > 0?)"
-        )
+        ),
+    )
     scale = rand(shape, dtype=dtype, device=device).pow(1.0 / a)
     out = where(a < 1, result * scale, result)
     return out.clamp(min=finfo(dtype).tiny)

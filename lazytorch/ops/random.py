@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 from lazytorch import _config
@@ -563,20 +564,38 @@ def _poisson_small(rate: Tensor, top: float, generator: Any) -> Tensor:
     return (cdf < u.unsqueeze(-1)).sum(-1).to(dt.float64)
 
 
+def first_accepted(
+    propose: Callable[[], tuple[Tensor, Tensor]], batches: int, failure: Callable[[], Exception]
+) -> Tensor:
+    """Rejection sampling in batches: `propose()` gives (candidates, accepted), both
+    (rounds, *shape), several rounds per entry at once (lazily); each entry keeps its first
+    accepted candidate. The host checks whether any entry has none and then proposes a
+    batch for all again, at most `batches` times, before raising `failure()`."""
+    result = done = None
+    for _ in range(batches):
+        values, ok = propose()
+        first = ok.to(dt.float64).argmax(0, keepdim=True)  # the first accepted round
+        pick = values.gather(0, first).squeeze(0)
+        got = ok.any(0)
+        result = pick if result is None else result.where(done, pick)
+        done = got if done is None else done | got
+        if bool(done.all().item()):
+            return result
+    raise failure()
+
+
 def _poisson_ptrs(rate: Tensor, generator: Any) -> Tensor:
     """Counts for rates of at least `_POISSON_SMALL`, by Hoermann's transformed rejection
-    with squeeze (PTRS, 1993; NumPy's method for these rates). A batch proposes
-    `_PTRS_ROUNDS` candidates per entry at once (lazily) and keeps each entry's first
-    accepted one; the host checks whether any entry has none and then draws another batch
-    for all, at most `_PTRS_BATCHES` times."""
+    with squeeze (PTRS, 1993; NumPy's method for these rates): `_PTRS_ROUNDS` candidates per
+    entry and batch, at most `_PTRS_BATCHES` batches (`first_accepted`)."""
     shape, dev = tuple(rate.shape), rate.device
     slam, loglam = rate.sqrt(), rate.log()
     b = 0.931 + 2.53 * slam
     a = -0.059 + 0.02483 * b
     log_invalpha = (1.1239 + 1.1328 / (b - 3.4)).log()
     vr = 0.9277 - 3.6224 / (b - 2)
-    result = done = None
-    for _ in range(_PTRS_BATCHES):
+
+    def propose() -> tuple[Tensor, Tensor]:
         draws = (_PTRS_ROUNDS, *shape)
         u = rand(draws, dtype=dt.float64, generator=generator, device=dev) - 0.5
         v = rand(draws, dtype=dt.float64, generator=generator, device=dev)
@@ -585,18 +604,16 @@ def _poisson_ptrs(rate: Tensor, generator: Any) -> Tensor:
         quick = (us >= 0.07) & (v <= vr)
         bound = -rate + k * loglam - (k + 1).lgamma()
         exact = v.log() + log_invalpha - (a / (us * us) + b).log() <= bound
-        ok = quick | ((k >= 0) & ~((us < 0.013) & (v > us)) & exact)
-        first = ok.to(dt.float64).argmax(0, keepdim=True)  # the first accepted round
-        pick = k.gather(0, first).squeeze(0)
-        got = ok.any(0)
-        result = pick if result is None else result.where(done, pick)
-        done = got if done is None else done | got
-        if bool(done.all().item()):
-            return result
-    raise op_error(
-        RuntimeError,
-        "poisson",
-        f"no proposal accepted for some entries after {_PTRS_BATCHES * _PTRS_ROUNDS} rounds",
+        return k, quick | ((k >= 0) & ~((us < 0.013) & (v > us)) & exact)
+
+    return first_accepted(
+        propose,
+        _PTRS_BATCHES,
+        lambda: op_error(
+            RuntimeError,
+            "poisson",
+            f"no proposal accepted for some entries after {_PTRS_BATCHES * _PTRS_ROUNDS} rounds",
+        ),
     )
 
 
