@@ -118,28 +118,93 @@ static inline int path() {
 }
 
 // -- packing ---------------------------------------------------------------------------------
-// Both operands are packed in chunks of 32 x 32 bfloat16 (2 KiB), one chunk at a time, so
-// that a transposed operand is read 64 bytes in a row and transposed within the L1 cache.
-// Past m, n or k a chunk holds zeros.
+// Both operands are packed in chunks of 32 x 32 bfloat16 (2 KiB), one chunk at a time: a
+// chunk's 32 source rows of 64 bytes are read into vectors (masked past m, n or k, so a
+// chunk holds zeros there and nothing past the operand is read), rearranged in registers,
+// and written as whole 64-byte rows. Both paths that pack (AMX, AVX512-BF16) run on
+// AVX-512BW CPUs. (Element by element, with a call to memmove per 64-byte row, packing was a
+// sixth of a bfloat16 MLP training step.)
+
+#define LT_PACK_TARGET __attribute__((target("avx512f,avx512bw")))
+
+// The first `count` (0..32) of 32 16-bit lanes.
+LT_PACK_TARGET inline __mmask32 lanes(int64_t count) {
+    return count >= 32 ? __mmask32(~0u) : __mmask32((1u << count) - 1);
+}
+
+// 32 16-bit values at src, the first `count` read and the rest zero.
+LT_PACK_TARGET inline __m512i load_row(const uint16_t* src, int64_t count) {
+    return count >= 32 ? _mm512_loadu_si512(src) : _mm512_maskz_loadu_epi16(lanes(count), src);
+}
+
+// Pairs (a[j], b[j]) as 32-bit lanes: `lo` for j = 0..15, `hi` for j = 16..31.
+LT_PACK_TARGET inline void interleave(__m512i a, __m512i b, __m512i& lo, __m512i& hi) {
+    const __m512i lo_idx = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
+                                            40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33,
+                                            1, 32, 0);
+    const __m512i hi_idx = _mm512_add_epi16(lo_idx, _mm512_set1_epi16(16));
+    lo = _mm512_permutex2var_epi16(a, lo_idx, b);
+    hi = _mm512_permutex2var_epi16(a, hi_idx, b);
+}
+
+// Transposes 16 rows of 16 32-bit lanes in place: r[i] lane j becomes r[j] lane i.
+LT_PACK_TARGET __attribute__((always_inline)) inline void transpose16(__m512i* r) {
+    __m512i t[16];
+    for (int i = 0; i < 16; i += 2) {  // 2x2 blocks of 32-bit lanes
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {  // 4x4 blocks, within each 128-bit lane
+        r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+        r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+        r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+        r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+    }
+    for (int i = 0; i < 16; i += 8) {  // 128-bit lanes: 8x8 blocks
+        for (int j = 0; j < 4; ++j) {
+            t[i + j] = _mm512_shuffle_i32x4(r[i + j], r[i + j + 4], 0x88);
+            t[i + j + 4] = _mm512_shuffle_i32x4(r[i + j], r[i + j + 4], 0xdd);
+        }
+    }
+    for (int j = 0; j < 8; ++j) {  // 16x16
+        r[j] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0x88);
+        r[j + 8] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0xdd);
+    }
+}
 
 // Chunks lo..hi of packed op(A), numbered row panel by row panel (kp/32 chunks each).
 // Row panels of 32 rows are runs of chunks of 32 rows x 32 consecutive k: rows of 64 bytes,
 // so one AMX tile load of 16 rows reads 1 KiB in a row. reads and writes 32x32 per chunk
-inline void pack_a(bool trans, int64_t m, int64_t k, const uint16_t* A, int64_t lda,
-                   uint16_t* ap, int64_t kp, int64_t lo, int64_t hi) {
+LT_PACK_TARGET inline void pack_a(bool trans, int64_t m, int64_t k, const uint16_t* A,
+                                  int64_t lda, uint16_t* ap, int64_t kp, int64_t lo, int64_t hi) {
     const int64_t per_panel = kp / 32;
     for (int64_t u = lo; u < hi; ++u) {
         const int64_t i0 = u / per_panel * kBlock, p0 = u % per_panel * 32;
         uint16_t* dst = ap + i0 * kp + p0 * kBlock;
         const int64_t rows = m - i0 < kBlock ? m - i0 : kBlock, cols = k - p0 < 32 ? k - p0 : 32;
-        if (rows < kBlock || cols < 32) std::memset(dst, 0, sizeof(uint16_t) * kBlock * 32);
         if (!trans) {  // A is m x k: row r of the chunk is 64 bytes of row i0 + r
-            for (int64_t r = 0; r < rows; ++r)
-                std::memcpy(dst + r * 32, A + (i0 + r) * lda + p0, sizeof(uint16_t) * cols);
+            for (int64_t r = 0; r < kBlock; ++r) {
+                const __m512i v = r < rows ? load_row(A + (i0 + r) * lda + p0, cols)
+                                           : _mm512_setzero_si512();
+                _mm512_storeu_si512(dst + r * 32, v);
+            }
         } else {  // A is k x m: row p of A holds column p of the chunk
-            for (int64_t p = 0; p < cols; ++p) {
-                const uint16_t* src = A + (p0 + p) * lda + i0;
-                for (int64_t r = 0; r < rows; ++r) dst[r * 32 + p] = src[r];
+            // Rows p = 2s, 2s + 1 interleaved are 32-bit pairs over r; transposed, pairs
+            // over s along row r, which is the chunk's row r.
+            __m512i lo_pairs[16], hi_pairs[16];
+            for (int64_t s = 0; s < 16; ++s) {
+                const int64_t p = 2 * s;
+                const __m512i even = p < cols ? load_row(A + (p0 + p) * lda + i0, rows)
+                                              : _mm512_setzero_si512();
+                const __m512i odd = p + 1 < cols ? load_row(A + (p0 + p + 1) * lda + i0, rows)
+                                                 : _mm512_setzero_si512();
+                interleave(even, odd, lo_pairs[s], hi_pairs[s]);
+            }
+            transpose16(lo_pairs);
+            transpose16(hi_pairs);
+            for (int64_t r = 0; r < 16; ++r) {
+                _mm512_storeu_si512(dst + r * 32, lo_pairs[r]);
+                _mm512_storeu_si512(dst + (16 + r) * 32, hi_pairs[r]);
             }
         }
     }
@@ -149,34 +214,36 @@ inline void pack_a(bool trans, int64_t m, int64_t k, const uint16_t* A, int64_t 
 // Column panels of 32 columns are kp/2 rows of 32 pairs: pair q of column j is
 // (op(B)[2q][j], op(B)[2q+1][j]) (the VNNI layout); a row is 128 bytes, so a tile or a
 // vector load of B reads memory in a row. A chunk is 16 such rows. reads and writes 32x32
-inline void pack_b(bool trans, int64_t n, int64_t k, const uint16_t* B, int64_t ldb,
-                   uint16_t* bp, int64_t kp, int64_t lo, int64_t hi) {
+LT_PACK_TARGET inline void pack_b(bool trans, int64_t n, int64_t k, const uint16_t* B,
+                                  int64_t ldb, uint16_t* bp, int64_t kp, int64_t lo, int64_t hi) {
     const int64_t per_panel = kp / 32;
     for (int64_t u = lo; u < hi; ++u) {
         const int64_t j0 = u / per_panel * kBlock, p0 = u % per_panel * 32;
         uint16_t* dst = bp + j0 * kp + p0 * kBlock;  // (p/2)·64 + 2j + p%2 for k p0 + p
         const int64_t cols = n - j0 < kBlock ? n - j0 : kBlock, ks = k - p0 < 32 ? k - p0 : 32;
-        if (cols < kBlock || ks < 32) std::memset(dst, 0, sizeof(uint16_t) * kBlock * 32);
         if (!trans) {  // B is k x n: rows p0 + p and p0 + p + 1, interleaved, are row p/2
-            for (int64_t p = 0; p < ks; p += 2) {
-                const uint16_t* even = B + (p0 + p) * ldb + j0;
-                uint16_t* out = dst + p * kBlock;
-                if (p + 1 < ks) {
-                    const uint16_t* odd = even + ldb;
-                    for (int64_t j = 0; j < cols; ++j) {
-                        out[2 * j] = even[j];
-                        out[2 * j + 1] = odd[j];
-                    }
-                } else {
-                    for (int64_t j = 0; j < cols; ++j) out[2 * j] = even[j];
-                }
+            for (int64_t p = 0; p < 32; p += 2) {
+                const __m512i even = p < ks ? load_row(B + (p0 + p) * ldb + j0, cols)
+                                            : _mm512_setzero_si512();
+                const __m512i odd = p + 1 < ks ? load_row(B + (p0 + p + 1) * ldb + j0, cols)
+                                               : _mm512_setzero_si512();
+                __m512i lo_pairs, hi_pairs;
+                interleave(even, odd, lo_pairs, hi_pairs);
+                _mm512_storeu_si512(dst + p * kBlock, lo_pairs);
+                _mm512_storeu_si512(dst + p * kBlock + 32, hi_pairs);
             }
-        } else {  // B is n x k: row j0 + j holds column j's pairs, 4 bytes each
-            for (int64_t j = 0; j < cols; ++j) {
-                const uint16_t* src = B + (j0 + j) * ldb + p0;
-                for (int64_t p = 0; p + 1 < ks; p += 2)
-                    std::memcpy(dst + p * kBlock + 2 * j, src + p, 4);
-                if (ks % 2) dst[(ks - 1) * kBlock + 2 * j] = src[ks - 1];
+        } else {  // B is n x k: row j0 + j holds column j's 16 pairs; transposed, row q
+            __m512i left[16], right[16];  // columns 0..15 and 16..31
+            for (int64_t j = 0; j < 16; ++j) {
+                left[j] = j < cols ? load_row(B + (j0 + j) * ldb + p0, ks) : _mm512_setzero_si512();
+                right[j] = 16 + j < cols ? load_row(B + (j0 + 16 + j) * ldb + p0, ks)
+                                         : _mm512_setzero_si512();
+            }
+            transpose16(left);
+            transpose16(right);
+            for (int64_t q = 0; q < 16; ++q) {
+                _mm512_storeu_si512(dst + 2 * q * kBlock, left[q]);
+                _mm512_storeu_si512(dst + 2 * q * kBlock + 32, right[q]);
             }
         }
     }
