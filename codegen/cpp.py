@@ -41,7 +41,7 @@ from lazytorch.codegen.cpp_ops import (
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import format_loc
 from lazytorch.ir.primitives import get
-from lazytorch.scheduler.indexing import Expr, Var
+from lazytorch.scheduler.indexing import Clamp, Expr, FloorDiv, Mod, Var
 from lazytorch.scheduler.kernel import (
     ATOMIC_ADD_DTYPES,
     Buffer,
@@ -65,6 +65,7 @@ COLUMN_BLOCK = 256  # rows summed per block in a column reduction (see _KernelWr
 ROW_CACHE_MAX = 1 << 14
 ROW_CACHE_BYTES = 1 << 18  # at most this much of a thread's stack for row buffers
 MAX_RANGE_PIECES = 8  # sub-loops a pointwise loop is cut into at most (see range_pieces)
+MIN_SPLIT_LANES = 8  # the shortest inner loop a pointwise loop is split into (see inner_split)
 PREFETCH_MIN_ROW = 8192  # bytes of a row below which later passes prefetch nothing
 # Below this many elements a kernel calls heavy helpers (Philox) out of line: compile time
 # matters more than vector speed there.
@@ -312,6 +313,20 @@ def _subkeys(t: Any) -> set[Any]:
     out = set()
     for term in getattr(t.e, "terms", {}):
         out.add(Expr({term: 1}).key())
+    return out
+
+
+def _divisions(e: Expr, names: set[str]) -> list[int]:
+    """The divisors of the ``//`` and ``%`` terms of `e` (nested ones included) that read a
+    variable in `names`: each is a division per element, and a gather where it indexes."""
+    out: list[int] = []
+    for t in e.terms:
+        if isinstance(t, (FloorDiv, Mod)):
+            if t.e.vars() & names:
+                out.append(t.k)
+            out += _divisions(t.e, names)
+        elif isinstance(t, Clamp):
+            out += _divisions(t.e, names)
     return out
 
 
@@ -889,24 +904,49 @@ class _KernelWriter:
             self.scatter_by_columns(out)
             self.widened_back(wide, out)
             return
+        pieces = self.range_pieces() if simd else []
+        if simd and not pieces and self.onames:
+            split = self.inner_split(self.onames[-1], 0, self.outer[-1])
+            if split is not None:  # the innermost loop as two (see inner_split)
+                lanes, self.mapping = split
+                o, n = self.onames[-1], self.outer[-1]
+                self.onames[-1:] = [f"{o}a", f"{o}b"]
+                self.outer[-1:] = [n // lanes, lanes]
         collapsed = self.parallel_pragma(depth, out, self.outer)
         if simd and collapsed and collapsed == len(self.outer):
             # the innermost loop is one of the parallel ones: one combined construct
             out[-1] = out[-1].replace("parallel for", "parallel for simd")
-            simd = False
+            simd, pieces = False, []
         roots = [r for s in k.stores for r in self.k.store_deps(s)]
-        pieces = self.range_pieces() if simd else []
         if pieces:  # the innermost loop in pieces, each with its range tests known
             depth = self.loop_open(self.onames[:-1], self.outer[:-1], depth, out, False)
             o = self.onames[-1]
+            whole = self.mapping
             for lo, hi, fixed in pieces:
                 self.fixed = fixed
-                out.append(INDENT * depth + "#pragma omp simd")
-                out.append(INDENT * depth + f"for (int64_t {o} = {lo}; {o} < {hi}; ++{o}) {{")
-                self.emit_values(self.closure(roots, False), out, depth + 1)
+                split = self.inner_split(o, lo, hi)
+                inner = depth
+                if split is None:
+                    out.append(INDENT * depth + "#pragma omp simd")
+                    out.append(INDENT * depth + f"for (int64_t {o} = {lo}; {o} < {hi}; ++{o}) {{")
+                else:
+                    lanes, self.mapping = split
+                    oa, ob = f"{o}a", f"{o}b"
+                    out.append(
+                        INDENT * depth
+                        + f"for (int64_t {oa} = 0; {oa} < {(hi - lo) // lanes}; ++{oa}) {{"
+                    )
+                    out.append(INDENT * (depth + 1) + "#pragma omp simd")
+                    out.append(
+                        INDENT * (depth + 1) + f"for (int64_t {ob} = 0; {ob} < {lanes}; ++{ob}) {{"
+                    )
+                    inner = depth + 1
+                self.emit_values(self.closure(roots, False), out, inner + 1)
                 for s in k.stores:
-                    out.append(INDENT * (depth + 1) + self.store_code(s))
-                out.append(INDENT * depth + "}")
+                    out.append(INDENT * (inner + 1) + self.store_code(s))
+                for d in range(inner, depth - 1, -1):
+                    out.append(INDENT * d + "}")
+                self.mapping = whole
             self.fixed = {}
             self.loop_close(len(self.outer) - 1, depth, out)
             self.widened_back(wide, out)
@@ -917,6 +957,46 @@ class _KernelWriter:
             out.append(INDENT * depth + self.store_code(s))
         self.loop_close(len(self.outer), depth, out)
         self.widened_back(wide, out)
+
+    def inner_split(self, o: str, lo: int, hi: int) -> tuple[int, dict[str, Expr]] | None:
+        """The innermost loop variable `o` over [lo, hi) as ``lo + lanes*oa + ob``, when
+        that takes divisions out of the kernel's indices; (lanes, the mapping) or None.
+
+        A permuted or reshaped read (attention's heads: (B, H, T, D) read as (B, T, H*D))
+        indexes with ``o // D`` and ``o % D``: a division per element, and since the lanes
+        of one vector do not read consecutive elements, a gather (a bfloat16 gather is
+        scalar loads). Written as ``D*oa + ob``, the indices simplify to ``oa`` and ``ob``
+        and the inner loop over ``ob`` reads D elements in a row. Only the loop's shape
+        changes: every element is still computed once by the same code, in the same order.
+        Chooses the divisor (of [lo, hi)'s length, at least MIN_SPLIT_LANES) that leaves the
+        fewest divisions over `o`, the largest among equals.
+        """
+        if self.prog.sched.symbolic:
+            return None
+        n = hi - lo
+        exprs = self.k.exprs()
+        if self.mapping:
+            exprs = [e.substitute(self.mapping) for e in exprs]
+        exprs = [e for e in exprs if o in e.vars()]
+        here = {o: Var(o, n) + lo}  # o's own range: a clamp that cannot bind disappears
+        exprs = [e.substitute(here) for e in exprs]
+        before = [k for e in exprs for k in _divisions(e, {o})]
+        best: tuple[int, int] | None = None  # (divisions left, -lanes)
+        for lanes in sorted(set(before), reverse=True):
+            if lanes < MIN_SPLIT_LANES or lanes >= n or n % lanes:
+                continue
+            oa, ob = f"{o}a", f"{o}b"
+            sub = {o: Var(oa, n // lanes) * lanes + Var(ob, lanes)}
+            left = sum(len(_divisions(e.substitute(sub), {oa, ob})) for e in exprs)
+            if left < len(before) and (best is None or (left, -lanes) < best):
+                best = (left, -lanes)
+        if best is None:
+            return None
+        lanes = -best[1]
+        whole = {o: Var(f"{o}a", n // lanes) * lanes + Var(f"{o}b", lanes) + lo}
+        mapping = {k: v.substitute(whole) for k, v in self.mapping.items()}
+        mapping.update(whole)
+        return lanes, mapping
 
     def range_pieces(self) -> list[tuple[int, int, dict[int, str]]]:
         """The innermost loop of a pointwise kernel cut where its range tests change.
