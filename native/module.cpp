@@ -8,8 +8,8 @@
 // where io holds the input buffers then the outputs, the arena holds temporaries at their
 // planned offsets, ia/fa are integer and float scalar inputs, and err reports a failure
 // (instruction, kind, details). `Program.run` allocates the outputs as NumPy arrays (handed
-// back without copies) from a pool of freed output blocks, reuses a 64-byte-aligned arena
-// between calls, and releases the GIL while the kernels run.
+// back without copies) from a pool of freed output blocks, lends it a 64-byte-aligned arena
+// shared by all programs (ArenaPool), and releases the GIL while the kernels run.
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <pybind11/numpy.h>
@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -63,11 +64,68 @@ struct Arena {
     char* reserve(size_t n) {
         if (n <= size) return data;
         std::free(data);
+        data = nullptr;  // (alloc_block may throw: no dangling pointer to free twice)
+        size = 0;
         size_t rounded = (n + kAlign - 1) / kAlign * kAlign;
         data = static_cast<char*>(alloc_block(rounded));
         size = rounded;
         return data;
     }
+};
+
+// Arenas are shared by all programs, not one per program: a program's temporaries are dead
+// when it returns, so the next program (of any size) can reuse the same memory, already
+// faulted in and likely in cache. A run takes an arena for its duration, so programs running
+// at the same time on different threads get different arenas; one thread running programs
+// one after another always gets the same one, grown to the largest program's need. (One
+// arena per program kept them all: a training loop's first step, steady step and evaluation
+// programs held three arenas where one does.)
+class ArenaPool {
+   public:
+    std::unique_ptr<Arena> take() {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (free_.empty()) return std::make_unique<Arena>();
+        std::unique_ptr<Arena> a = std::move(free_.back());
+        free_.pop_back();
+        return a;
+    }
+    void give(std::unique_ptr<Arena> a) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        free_.push_back(std::move(a));
+    }
+    // Idle arenas: how many, and their bytes.
+    py::dict stats() {
+        std::lock_guard<std::mutex> guard(mutex_);
+        size_t bytes = 0;
+        for (const auto& a : free_) bytes += a->size;
+        py::dict d;
+        d["idle_arenas"] = free_.size();
+        d["idle_bytes"] = bytes;
+        return d;
+    }
+    // Frees the idle arenas (a run in progress keeps its own); returns the bytes freed.
+    size_t empty() {
+        std::lock_guard<std::mutex> guard(mutex_);
+        size_t bytes = 0;
+        for (const auto& a : free_) bytes += a->size;
+        free_.clear();
+        return bytes;
+    }
+
+   private:
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<Arena>> free_;
+};
+
+ArenaPool& arena_pool() {
+    static ArenaPool* pool = new ArenaPool();  // never destroyed: no order-of-exit questions
+    return *pool;
+}
+
+// Takes an arena from the pool and gives it back on every exit path.
+struct ArenaLease {
+    std::unique_ptr<Arena> arena = arena_pool().take();
+    ~ArenaLease() { arena_pool().give(std::move(arena)); }
 };
 
 
@@ -240,10 +298,8 @@ class Program {
         int64_t err[5] = {0, 0, 0, 0, 0};
         int64_t rc;
         {
-            std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-            Arena scratch;  // used only when another thread holds this program's arena
-            Arena& arena = lock.owns_lock() ? arena_ : scratch;
-            char* base = arena.reserve(arena_bytes ? arena_bytes : kAlign);
+            ArenaLease lease;
+            char* base = lease.arena->reserve(arena_bytes ? arena_bytes : kAlign);
             py::gil_scoped_release release;
             rc = entry_(io.data(), base, iargs.data(), fargs.data(), err);
         }
@@ -259,8 +315,6 @@ class Program {
     std::string path_;
     void* handle_ = nullptr;
     EntryFn entry_ = nullptr;
-    std::mutex mutex_;
-    Arena arena_;
 };
 
 std::string compiler_id() {
@@ -295,8 +349,11 @@ PYBIND11_MODULE(_C, m) {
           "(what the communication engines write collective results into).");
     m.def("pool_stats", []() { return pool().stats(); },
           "Freed output blocks kept for reuse: cached_bytes, cached_blocks, limit_bytes, reused.");
-    m.def("empty_pool", []() { return pool().empty(); },
-          "Return every cached output block to the system; returns the bytes released.");
+    m.def("empty_pool", []() { return pool().empty() + arena_pool().empty(); },
+          "Return every cached output block and idle arena to the system; returns the bytes "
+          "released.");
+    m.def("arena_stats", []() { return arena_pool().stats(); },
+          "Arenas (programs' temporaries) not in use: idle_arenas, idle_bytes.");
     m.def("set_pool_limit", [](size_t bytes) { pool().set_limit(bytes); }, py::arg("bytes"),
           "Keep at most this many bytes of freed output blocks.");
     py::class_<Program>(m, "Program")

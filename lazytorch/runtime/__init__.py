@@ -363,12 +363,14 @@ def clear_cache() -> None:
 
 
 def empty_pool() -> int:
-    """Return the freed output blocks the compiled backend keeps for reuse to the system.
+    """Return the memory the compiled backend keeps for reuse to the system.
 
     Outputs of compiled programs are allocated from a pool of blocks freed by earlier
     outputs (fresh memory costs page faults that are slower than most kernels). The pool
-    keeps at most ``LAZYTORCH_POOL_MB`` (default 1024) MiB of freed blocks; this releases
-    them now, like ``torch.cuda.empty_cache()``. Returns the bytes released.
+    keeps at most ``LAZYTORCH_POOL_MB`` (default 1024) MiB of freed blocks. Programs' temporaries
+    live in arenas shared by all programs (one per thread running programs at the same time,
+    the size of the largest program run). This releases both now, like
+    ``torch.cuda.empty_cache()``. Returns the bytes released.
 
     >>> import lazytorch
     >>> lazytorch.runtime.empty_pool() >= 0

@@ -195,6 +195,73 @@ def test_pool_limit_from_the_environment(tmp_path):
     assert int(r.stdout) == 3 << 20
 
 
+# -- arenas: programs' temporaries ---------------------------------------------------------------
+
+
+def _with_temporaries(x, w, k: float):
+    """A program whose (x @ w) lives in its arena between two kernels."""
+    return ((x @ w) * k).softmax(-1).sum(0)
+
+
+def _expected(x, w, k: float) -> np.ndarray:
+    z = (x.astype(np.float64) @ w.astype(np.float64)) * k
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)).sum(0)
+
+
+def test_programs_run_one_after_another_share_one_arena(cpp):
+    """Two programs of different arena sizes, run in turn by one thread: one idle arena
+    afterwards, the size of the larger; empty_pool frees it."""
+    rng = np.random.default_rng(0)
+    small = [rng.normal(size=s).astype(np.float32) for s in ((64, 32), (32, 64))]
+    large = [rng.normal(size=s).astype(np.float32) for s in ((256, 64), (64, 512))]
+    _C.empty_pool()
+    for _ in range(2):
+        for (x, w), k in ((small, 1.0), (large, 2.0)):
+            got = _with_temporaries(lt.tensor(x), lt.tensor(w), k).numpy()
+            np.testing.assert_allclose(got, _expected(x, w, k), rtol=1e-4)
+    stats = _C.arena_stats()
+    assert stats["idle_arenas"] == 1, stats
+    assert stats["idle_bytes"] >= 256 * 512 * 4  # the larger program's (x @ w)
+    assert _C.empty_pool() >= stats["idle_bytes"]
+    assert _C.arena_stats() == {"idle_arenas": 0, "idle_bytes": 0}
+
+
+def test_programs_running_at_once_on_two_threads_get_two_arenas(cpp):
+    """Programs run with the GIL released; two threads running programs at the same time
+    must not share temporaries (a shared arena would mix their (x @ w) and give wrong
+    sums). Each thread runs a different program many times; every result is checked."""
+    import threading
+
+    rng = np.random.default_rng(1)
+    cases = [
+        [rng.normal(size=s).astype(np.float32) for s in ((512, 64), (64, 512))],
+        [rng.normal(size=s).astype(np.float32) for s in ((384, 96), (96, 384))],
+    ]
+    want = [_expected(x, w, 1.5) for x, w in cases]
+    for x, w in cases:  # compiled before the race
+        _with_temporaries(lt.tensor(x), lt.tensor(w), 1.5).numpy()
+    errors: list[str] = []
+    start = threading.Barrier(2)
+
+    def worker(i: int) -> None:
+        x, w = (lt.tensor(a) for a in cases[i])
+        start.wait()
+        for n in range(60):
+            got = _with_temporaries(x, w, 1.5).numpy()
+            if not np.allclose(got, want[i], rtol=1e-4):
+                errors.append(f"thread {i}, run {n}: wrong result")
+                return
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert _C.arena_stats()["idle_arenas"] <= 2
+
+
 # -- GEMM cut across OpenMP threads ------------------------------------------------------------
 
 
