@@ -99,7 +99,7 @@ class Tensor:
     56.0
     """
 
-    __slots__ = ("__weakref__", "_meta", "_node", "_view", "_views")
+    __slots__ = ("__weakref__", "_meta", "_node", "_vc", "_view", "_views")
 
     _node: Node
     # (root tensor, view steps from the root) for a view, else None.
@@ -108,6 +108,9 @@ class Tensor:
     _views: list[Any] | None
     # autograd state (.grad, hooks), set only on tensors that have some; read with getattr.
     _meta: Any
+    # the version counter ([writes]) of a tensor that has its own (see _version); unset on
+    # views, which count with their root. Read with getattr.
+    _vc: list[int]
 
     # -- metadata ---------------------------------------------------------------------------
     @property
@@ -177,6 +180,22 @@ class Tensor:
     @property
     def layout(self) -> Any:
         return _strided
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes the tensor's memory has had, as torch's version counter:
+        shared by a tensor, its views and ``detach()`` (they are one memory), its own for a
+        ``.data`` alias, 0 for a new tensor (a clone included).
+
+        >>> import lazytorch
+        >>> x = lazytorch.zeros(3)
+        >>> v = x[:2]
+        >>> _ = v.add_(1)
+        >>> _ = x.mul_(2)
+        >>> x._version, v._version, x.clone()._version
+        (2, 2, 0)
+        """
+        return version_counter(self)[0]
 
     @property
     def is_materialized(self) -> bool:
@@ -327,3 +346,16 @@ def _rebuild(array: Any, device: str) -> Tensor:
 
 
 _rebuild_with: Any = None  # lazytorch.ops.methods._rebuild, set when the methods are bound
+
+
+def version_counter(t: Tensor) -> list[int]:
+    """The counter `t`'s in-place writes advance (Tensor._version): its own if it has one
+    (a root, a ``.data`` alias), else its root's, made on first use."""
+    vc = getattr(t, "_vc", None)
+    if vc is not None:
+        return vc
+    root = t if t._view is None else t._view[0]
+    vc = getattr(root, "_vc", None)
+    if vc is None:
+        vc = root._vc = [0]
+    return vc

@@ -66,7 +66,7 @@ from lazytorch.runtime import materialize
 from lazytorch.runtime.backends import ProgramError
 from lazytorch.runtime.executor import _programs
 from lazytorch.runtime.tiered import Tiered
-from lazytorch.tensor import Tensor
+from lazytorch.tensor import Tensor, version_counter
 
 _BUFFER = PRIMITIVES["buffer"]
 _SCALAR = PRIMITIVES["scalar"]
@@ -102,10 +102,12 @@ class StepRecorder:
     runs, every host-scalar provider an optimizer registers, and why it cannot be captured.
     """
 
-    __slots__ = ("cuts", "host", "providers", "reason", "start", "tags")
+    __slots__ = ("cuts", "host", "providers", "reason", "start", "tags", "versions")
 
     def __init__(self, start: int) -> None:
         self.start = start
+        # the tracked tensors' version counters before the call (set by the tracer)
+        self.versions: list[tuple[list[int], int]] = []
         self.cuts: list[_Cut] = []
         self.providers: list[Callable[[], Any]] = []
         self.reason: str | None = None
@@ -163,11 +165,14 @@ class StepPlan:
     """What a replay does: run `cuts` in order with their input bindings, then rebind the
     tracked tensors, the parameters' ``.grad`` and build the outputs (module docstring)."""
 
-    __slots__ = ("cuts", "grads", "outputs", "providers", "rebinds")
+    __slots__ = ("bumps", "cuts", "grads", "outputs", "providers", "rebinds")
 
     def __init__(self) -> None:
         self.cuts: list[_Cut] = []
         self.rebinds: list[tuple[int, int, int, int]] = []  # slot, cut, k, ag kind
+        # slot, writes: the in-place writes the call made to a tracked tensor's memory
+        # (Tensor._version), which a replay counts again
+        self.bumps: list[tuple[int, int]] = []
         self.grads: list[tuple[int, tuple[Any, ...]]] = []  # owner slot, binding
         self.outputs: list[tuple[Any, ...]] = []
         self.providers: list[Callable[[], Any]] = []
@@ -180,6 +185,7 @@ class StepPlan:
         return (
             cuts,
             tuple(self.rebinds),
+            tuple(self.bumps),
             tuple(self.grads),
             tuple(_comparable(o) for o in self.outputs),
             len(self.providers),
@@ -325,6 +331,14 @@ def build_plan(
                 "the step, such as the loss)"
             )
         plan.outputs.append((_EARLIER, ck[0], ck[1], ag))
+    counted: set[int] = set()
+    for vc, before in rec.versions:
+        if id(vc) in counted:
+            continue
+        counted.add(id(vc))
+        if vc[0] != before:
+            i = next(i for i, t in enumerate(tensors) if version_counter(t) is vc)
+            plan.bumps.append((i, vc[0] - before))
     for cut in plan.cuts:
         cut.roots = [_Shape(r) for r in cut.roots]  # type: ignore[misc]
     return plan
@@ -394,6 +408,8 @@ def replay(plan: StepPlan, tensors: list[Tensor]) -> list[Any]:
         t._node = n
         if t._views:
             _refresh_views(t)
+    for i, writes in plan.bumps:
+        version_counter(tensors[i])[0] += writes
     for i, b in plan.grads:
         meta = tensors[i]._meta
         if not b:

@@ -55,7 +55,7 @@ from lazytorch.ops import views as V
 from lazytorch.ops._core import cast, const_node, expand_node, normalize_dim, scalar_node, wrap
 from lazytorch.ops.indexing import _broadcast_value
 from lazytorch.runtime import implicit_point
-from lazytorch.tensor import Size, Tensor, _host_value
+from lazytorch.tensor import Size, Tensor, _host_value, version_counter
 
 # Methods whose op takes its arguments in another order, or whose function has parameters
 # the method lacks: small adapters.
@@ -212,8 +212,10 @@ def _inplace_shape(name: str, op: Any) -> Any:
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         keep_leaf(self, self._node)  # torch's refusal for a grad leaf, before any view exists
         live = self._views is not None and any(r() is not None for r in self._views)
+        vc = version_counter(self)  # torch counts a shape change as a write
         if self._view is None and not live:
             self._node = keep_leaf(self, op(self, *args, **kwargs)._node)
+            vc[0] += 1
             return self
         if getattr(self, "_meta", None) is not None and self._node.ag is self._meta:
             raise op_error(
@@ -226,6 +228,7 @@ def _inplace_shape(name: str, op: Any) -> Any:
         if self._view is None:
             src = wrap(self._node)
             _storage.hand_over_address(self, src)  # self becomes a view of src's storage
+            src._vc = vc  # the memory keeps its count
             src._views = self._views
             for r in src._views or ():
                 v = r()
@@ -236,6 +239,7 @@ def _inplace_shape(name: str, op: Any) -> Any:
         self._node, self._view = reshaped._node, reshaped._view
         if src is not self:
             src._views.append(weakref.ref(self))  # type: ignore[union-attr]
+        vc[0] += 1
         return self
 
     method.__name__ = method.__qualname__ = name
@@ -467,7 +471,9 @@ def norm(
 
 
 def _get_data(self: Tensor) -> Tensor:
-    return S.detach(self)
+    out = S.detach(self)
+    out._vc = [0]  # torch: .data writes are invisible to autograd's version checks
+    return out
 
 
 def _set_data(self: Tensor, value: Tensor) -> None:

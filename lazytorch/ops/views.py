@@ -35,7 +35,7 @@ from lazytorch.ops._core import P, const_node, expand_node, leaf_node, numel, re
 from lazytorch.ops.elementwise import _zero_gradient
 from lazytorch.runtime import host_views as _host_views
 from lazytorch.runtime import register
-from lazytorch.tensor import Tensor
+from lazytorch.tensor import Tensor, version_counter
 
 Strides = tuple[int, ...]
 
@@ -570,6 +570,7 @@ _numpy_arrays = _host_views.external
 def _assign(
     t: Tensor, value: Node, allow_overlap: bool | None, loc: tuple[str, int] | None
 ) -> Tensor:
+    version_counter(t)[0] += 1
     if t._view is None:
         if getattr(t, "_meta", None) is not None:
             value = keep_leaf(t, value)
