@@ -119,7 +119,9 @@ def cpu_features() -> str:
     return platform.machine()
 
 
-def _blas_flags() -> list[str]:
+def blas_library() -> Path:
+    """The shared library of the BLAS programs link (scipy-openblas32's); CompilerMissing
+    when it is not installed."""
     # Found without importing scipy_openblas32: its __init__ reads its own version through
     # importlib.metadata, which costs ~20 ms of a new process's first materialization.
     import importlib.util
@@ -135,8 +137,13 @@ def _blas_flags() -> list[str]:
     )
     if not names:  # pragma: no cover - a broken install
         raise CompilerMissing(f"scipy-openblas32 has no shared library in {lib}")
-    name = names[0][3:].split(".")[0]  # libscipy_openblas.so -> scipy_openblas
-    return [f"-L{lib}", f"-l{name}", f"-Wl,-rpath,{lib}"]
+    return lib / names[0]
+
+
+def _blas_flags() -> list[str]:
+    path = blas_library()
+    name = path.name[3:].split(".")[0]  # libscipy_openblas.so -> scipy_openblas
+    return [f"-L{path.parent}", f"-l{name}", f"-Wl,-rpath,{path.parent}"]
 
 
 def _generator_digest() -> str:

@@ -17,8 +17,10 @@ directory); a read-only cache directory is used for loading only.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import logging
+import os
 import tempfile
 import time
 import warnings
@@ -28,7 +30,7 @@ from typing import Any
 from lazytorch import _native, metrics
 from lazytorch._settings import env_value
 from lazytorch._version import __version__
-from lazytorch.codegen.compiler import CompilerMissing, cpu_features, toolchain
+from lazytorch.codegen.compiler import CompilerMissing, blas_library, cpu_features, toolchain
 from lazytorch.ir.dtypes import BY_NAME
 from lazytorch.ir.generalize import Generalized
 from lazytorch.ir.node import format_loc
@@ -355,6 +357,43 @@ def _builder() -> Any:
     return cpp_build
 
 
+_blas: Any = None  # the BLAS programs link, once loaded (see _load_blas_single_threaded)
+
+
+def _load_blas_single_threaded() -> None:
+    """Load the BLAS that programs link (scipy-openblas32) before any program does, with
+    ``OPENBLAS_NUM_THREADS=1`` in the environment while it loads.
+
+    Programs use it on one thread per caller (each program sets that when it loads:
+    OpenMP threads do the parallel work). Loaded by a program instead, OpenBLAS first starts
+    a pool of one thread per core, and those threads spin waiting for work for about a
+    tenth of a second before they sleep: on a 2-core machine they took 6% of a new
+    process's first training step, and NumPy's OpenBLAS pool spinning beside them the same
+    way another 12% (GPT-small's first step from a warm cache, `perf record`). Only this
+    library reads the variable now; it is restored at once, so NumPy's BLAS, if it loads
+    later, sees the user's setting.
+    """
+    global _blas
+    if _blas is not None:
+        return
+    try:
+        path = blas_library()
+    except CompilerMissing:
+        _blas = False  # programs that need it fail with this error when they build
+        return
+    old = os.environ.get("OPENBLAS_NUM_THREADS")
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        _blas = ctypes.CDLL(str(path))
+    except OSError:
+        _blas = False
+    finally:
+        if old is None:
+            del os.environ["OPENBLAS_NUM_THREADS"]
+        else:
+            os.environ["OPENBLAS_NUM_THREADS"] = old
+
+
 class CppBackend:
     name = "cpp"
 
@@ -371,6 +410,7 @@ class CppBackend:
                 "compiler available: pip install -e ."
             )
         self._C = mod
+        _load_blas_single_threaded()
 
     def _memo_dir(self) -> Path | None:
         """The disk cache's directory, where the compiler's version is remembered, if usable."""

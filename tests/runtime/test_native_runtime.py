@@ -372,6 +372,36 @@ def test_openblas_runs_on_the_callers_thread(tmp_path):
     assert r.stdout.strip() == "1"
 
 
+_BLAS_POOL = textwrap.dedent(
+    """
+    import os
+    import numpy as np  # NumPy's own BLAS (and its pool) first, as in a user's script
+    def threads():
+        return len(os.listdir("/proc/self/task"))
+    import lazytorch as lt
+    before = threads()
+    x = lt.from_numpy(np.ones((256, 256), dtype=np.float32))
+    (x @ x).numpy()  # a program that links lazytorch's BLAS
+    print(threads() - before, os.environ.get("OPENBLAS_NUM_THREADS"))
+    """
+)
+
+
+@pytest.mark.skipif(
+    not os.path.isdir("/proc/self/task") or (os.cpu_count() or 1) < 2,
+    reason="counts a process's threads in /proc, on a machine with cores for a pool",
+)
+def test_lazytorchs_blas_starts_no_thread_pool(tmp_path):
+    """OpenBLAS loaded by a program would start a pool of one thread per core, spinning for
+    a tenth of a second (a new process's first step pays it); programs never use that pool.
+    It is loaded with OPENBLAS_NUM_THREADS=1 instead, and the user's value is put back for
+    any BLAS loaded later. OpenMP has one thread here, so a new thread can only be BLAS's."""
+    env = _subprocess_env(tmp_path, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="3")
+    r = subprocess.run([sys.executable, "-c", _BLAS_POOL], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["0", "3"]
+
+
 # -- the compiler's version is remembered between processes -------------------------------------
 
 
