@@ -425,28 +425,31 @@ def _gradient_along(f: Tensor, k: int, h: Any, edge_order: int) -> Tensor:
                 f"torch.gradient expected each spacing tensor to hold the {n} coordinates of "
                 f"dim {k}'s samples (1-D), got one of shape {list(h.shape)}",
             )
+        # torch's formulas, term by term in its order (ATen's gradient_helper): with
+        # coordinates close together the differences are ill-conditioned, and another
+        # arrangement (numpy's) differs from torch's by 1e-4 relative at times.
         c = h.to(f.dtype) if not h.dtype.is_floating_point else h
         dx = S.narrow(c, 0, 1, n - 1) - S.narrow(c, 0, 0, n - 1)  # type: ignore[operator]
-        hl, hr = along(S.narrow(dx, 0, 0, n - 2)), along(S.narrow(dx, 0, 1, n - 2))
-        inner = (
-            hl * hl * at(2, n) - hr * hr * at(0, n - 2) + (hr * hr - hl * hl) * at(1, n - 1)  # type: ignore[operator]
-        ) / (hl * hr * (hl + hr))
-        d0, d1 = along(S.narrow(dx, 0, 0, 1)), along(S.narrow(dx, 0, n - 2, 1))
+        dx1, dx2 = along(S.narrow(dx, 0, 0, n - 2)), along(S.narrow(dx, 0, 1, n - 2))
+        a = -dx2 / (dx1 * (dx1 + dx2))
+        b = (dx2 - dx1) / (dx1 * dx2)
+        cc = dx1 / (dx2 * (dx1 + dx2))
+        inner = a * at(0, n - 2) + b * at(1, n - 1) + cc * at(2, n)
+        d0, d1 = along(S.narrow(dx, 0, 0, 1)), along(S.narrow(dx, 0, 1, 1))
+        e1, e0 = along(S.narrow(dx, 0, n - 2, 1)), along(S.narrow(dx, 0, n - 3, 1))
         if edge_order == 1:
             first = (at(1, 2) - at(0, 1)) / d0  # type: ignore[operator]
-            last = (at(n - 1, n) - at(n - 2, n - 1)) / d1  # type: ignore[operator]
+            last = (at(n - 1, n) - at(n - 2, n - 1)) / e1  # type: ignore[operator]
         else:
-            a0, a1 = d0, along(S.narrow(dx, 0, 1, 1))
             first = (
-                -(2 * a0 + a1) / (a0 * (a0 + a1)) * at(0, 1)
-                + (a0 + a1) / (a0 * a1) * at(1, 2)
-                - a0 / (a1 * (a0 + a1)) * at(2, 3)
+                -(2.0 * d0 + d1) / (d0 * (d0 + d1)) * at(0, 1)
+                + (d0 + d1) / (d0 * d1) * at(1, 2)
+                + (-d0) / (d1 * (d0 + d1)) * at(2, 3)
             )
-            b1, b0 = d1, along(S.narrow(dx, 0, n - 3, 1))
             last = (
-                b1 / (b0 * (b0 + b1)) * at(n - 3, n - 2)
-                - (b0 + b1) / (b0 * b1) * at(n - 2, n - 1)
-                + (2 * b1 + b0) / (b1 * (b0 + b1)) * at(n - 1, n)
+                e1 / (e0 * (e1 + e0)) * at(n - 3, n - 2)
+                + -(e1 + e0) / (e1 * e0) * at(n - 2, n - 1)
+                + (2 * e1 + e0) / (e1 * (e1 + e0)) * at(n - 1, n)
             )
     else:
         step = float(h)
