@@ -75,7 +75,7 @@ from lazytorch._compile.options import CompileMode, CompileOptions
 from lazytorch._shapes import mark_dynamic, mark_static
 from lazytorch.ir.node import Node, grad_mode
 from lazytorch.ops import autocast as _autocast
-from lazytorch.tensor import Tensor, version_counter
+from lazytorch.tensor import Tensor
 
 __all__ = [
     "CompileMode",
@@ -337,7 +337,7 @@ class CompiledFunction:
             # inside (opt.step's materialize()) would sweep in (the batch the loop sliced).
             _runtime.materialize()
             rec = _step.StepRecorder(metrics._node_id_now())
-            rec.versions = [(vc, vc[0]) for vc in map(version_counter, tensors)]
+            rec.note_versions(tensors)
         in_nodes = [t._node for t in tensors]
         trace = _Trace(metrics._node_id_now(), self.fullgraph, tensors, rec)
         leaves: list[Tensor] = []

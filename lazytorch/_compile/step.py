@@ -106,8 +106,9 @@ class StepRecorder:
 
     def __init__(self, start: int) -> None:
         self.start = start
-        # the tracked tensors' version counters before the call (set by the tracer)
-        self.versions: list[tuple[list[int], int]] = []
+        # (slot, counter, value) per distinct version counter of the tracked tensors,
+        # before the call (note_versions)
+        self.versions: list[tuple[int, list[int], int]] = []
         self.cuts: list[_Cut] = []
         self.providers: list[Callable[[], Any]] = []
         self.reason: str | None = None
@@ -126,6 +127,16 @@ class StepRecorder:
     def fail(self, reason: str) -> None:
         if self.reason is None:
             self.reason = reason
+
+    def note_versions(self, tensors: list[Tensor]) -> None:
+        """Remember the tracked tensors' version counters before the call: what the call
+        adds to each, a replay adds again (StepPlan.bumps). Views share their root's."""
+        seen: set[int] = set()
+        for i, t in enumerate(tensors):
+            vc = version_counter(t)
+            if id(vc) not in seen:
+                seen.add(id(vc))
+                self.versions.append((i, vc, vc[0]))
 
     def provide(self, fn: Callable[[], Any]) -> int:
         self.providers.append(fn)
@@ -331,14 +342,7 @@ def build_plan(
                 "the step, such as the loss)"
             )
         plan.outputs.append((_EARLIER, ck[0], ck[1], ag))
-    counted: set[int] = set()
-    for vc, before in rec.versions:
-        if id(vc) in counted:
-            continue
-        counted.add(id(vc))
-        if vc[0] != before:
-            i = next(i for i, t in enumerate(tensors) if version_counter(t) is vc)
-            plan.bumps.append((i, vc[0] - before))
+    plan.bumps = [(i, vc[0] - before) for i, vc, before in rec.versions if vc[0] != before]
     for cut in plan.cuts:
         cut.roots = [_Shape(r) for r in cut.roots]  # type: ignore[misc]
     return plan
