@@ -154,6 +154,9 @@ BY_NAME.update(
 
 def from_numpy_dtype(np_dtype: Any) -> DType:
     """The DType for a NumPy dtype; TypeError for dtypes lazytorch does not support."""
+    d = _BY_NUMPY.get(np_dtype)  # (str() of a NumPy dtype costs microseconds)
+    if d is not None:
+        return d
     name = str(np_dtype)
     dt = BY_NAME.get(name)
     if dt is None or name in ("float", "int", "long"):
@@ -161,7 +164,13 @@ def from_numpy_dtype(np_dtype: Any) -> DType:
             f"can't convert NumPy array of dtype {name}; supported dtypes are "
             + ", ".join(d.name for d in ALL_DTYPES)
         )
+    if type(np_dtype).__module__.startswith("numpy"):  # (a dtype object: hashable)
+        _BY_NUMPY[np_dtype] = dt
     return dt
+
+
+# NumPy dtype -> DType, filled by from_numpy_dtype
+_BY_NUMPY: dict[Any, DType] = {}
 
 
 def _promote_ints(a: DType, b: DType) -> DType:

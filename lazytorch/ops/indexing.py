@@ -49,7 +49,7 @@ from lazytorch.ops.creation import arange, checked_scalar, ones, tensor, zeros
 from lazytorch.ops.reduction import _into_out
 from lazytorch.ops.shape import broadcast_tensors, clone, select, slice_view, unsqueeze
 from lazytorch.runtime import implicit_point
-from lazytorch.runtime.host_views import chain_value, is_external
+from lazytorch.runtime.host_views import is_external
 from lazytorch.tensor import Tensor, _host_value
 
 _BUFFER = P.buffer
@@ -460,6 +460,8 @@ def setitem(x: Tensor, idx: Any, value: Any) -> None:
         if not v.shape:
             V.assign(x, where_node(idx._node, v, x._node))
             return
+    if type(value) in _NUMBERS and _basic_index(idx) and _host_write(x, value, idx):
+        return  # (a bad index is left to the recorded path below, which raises torch's error)
     parsed = _parse(x, idx, for_write=True)
     target = parsed.view
     if not parsed.advanced and _host_write(target, value):
@@ -483,7 +485,7 @@ def setitem(x: Tensor, idx: Any, value: Any) -> None:
 HOST_WRITE_MAX = 4096
 
 
-def _host_write(target: Tensor, value: Any) -> bool:
+def _host_write(target: Tensor, value: Any, idx: Any = Ellipsis) -> bool:
     """Write a Python number into a small tensor now, with NumPy, where that is the same as
     recording the write; returns whether it did.
 
@@ -500,8 +502,12 @@ def _host_write(target: Tensor, value: Any) -> bool:
     a bool), converted with torch's overflow check; the view is a NumPy view of the root
     (no expanded dim). The root's value is copied, written and assigned: readers of the
     value before keep it.
+
+    `idx` is a basic index (`_basic_index`) applied to `target` by NumPy, with no view
+    tensor made for it; one NumPy refuses (out of range) returns False before anything is
+    written, and the recorded path then raises torch's error.
     """
-    if type(value) not in (int, float) or target.dtype is dt.bool_:
+    if type(value) not in _NUMBERS or target.dtype is dt.bool_:
         return False
     root, steps = (target, ()) if target._view is None else target._view
     rn = root._node
@@ -511,18 +517,41 @@ def _host_write(target: Tensor, value: Any) -> bool:
         or rn.device is not CPU
         or V._compile_trace is not None
         or _rt._compile_trace is not None
-        or any(isinstance(s, V.Expand) for s in steps)
     ):
         return False
     base = _host_base(rn)
     if base is None or base.size > HOST_WRITE_MAX or V.external_memory(base):
         return False  # (memory NumPy code or another process shares: its own write rules)
     new = np.array(base, copy=True, order="C")
-    view = chain_value(V.replay(leaf_node(new, CPU), steps)) if steps else new
-    if view is None or not np.shares_memory(view, new):
+    view = V.host_view(new, steps)  # (None through an expanded dim: torch's rules apply)
+    if view is None:
         return False
-    view[...] = checked_scalar(value, target.dtype, "setitem")  # torch's overflow error
+    try:
+        view[idx]  # (a bad index: IndexError, torch's own error is the recorded path's)
+    except IndexError:
+        return False
+    view[idx] = checked_scalar(value, target.dtype, "setitem")  # torch's overflow error
     V.assign(root, leaf_node(new, CPU))
+    return True
+
+
+_NUMBERS = (int, float)
+
+
+def _basic_index(idx: Any) -> bool:
+    """Whether `idx` is an index NumPy reads as torch does: ints (not bools), slices of
+    int bounds and positive steps, None and Ellipsis, alone or in a tuple."""
+    for it in idx if type(idx) is tuple else (idx,):
+        t = type(it)
+        if t is int or it is None or it is Ellipsis:
+            continue
+        if t is not slice:
+            return False
+        for b in (it.start, it.stop):
+            if b is not None and type(b) is not int:
+                return False
+        if it.step is not None and (type(it.step) is not int or it.step <= 0):
+            return False
     return True
 
 

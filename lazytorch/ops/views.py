@@ -67,6 +67,11 @@ class ViewStep:
         """The new value of this step's input when its output becomes `value`."""
         raise NotImplementedError
 
+    def host(self, a: Any) -> Any:
+        """This step over NumPy array `a` as a NumPy *view* of it, or None where NumPy has
+        none (or the step's sizes are symbolic): a write through the result writes `a`."""
+        return None
+
     def out_strides(
         self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]
     ) -> Strides | None:
@@ -126,6 +131,13 @@ class Reshape(ViewStep):
     def write_back(self, base: Node, value: Node) -> Node:
         return reshape_node(value, base.shape)
 
+    def host(self, a: Any) -> Any:
+        if not _concrete(self.shape):
+            return None
+        v = a.reshape(self.shape)
+        # (a reshape that needs a copy makes one: then there is no view)
+        return v if _np.may_share_memory(v, a) else None
+
     def out_strides(
         self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]
     ) -> Strides | None:
@@ -153,6 +165,9 @@ class Permute(ViewStep):
     def write_back(self, base: Node, value: Node) -> Node:
         inverse = tuple(sorted(range(len(self.perm)), key=lambda i: self.perm[i]))
         return Permute(inverse).apply(value)
+
+    def host(self, a: Any) -> Any:
+        return a.transpose(self.perm)
 
 
 class Expand(ViewStep):
@@ -232,6 +247,12 @@ class Slice(ViewStep):
             return _pad_where(base, value, self.starts, self.stops)
         return _scatter_linear(base, self, value)
 
+    def host(self, a: Any) -> Any:
+        if not (_concrete(self.starts) and _concrete(self.stops)):
+            return None
+        # (the recorded bounds are normalized: 0 <= start <= stop <= size, step > 0)
+        return a[tuple(map(slice, self.starts, self.stops, self.steps))]
+
 
 class Select(ViewStep):
     """``x.select(axis, i)``: one index along `axis`, that axis dropped (one view step, so
@@ -268,6 +289,11 @@ class Select(ViewStep):
         window = self._window(base.shape)
         return window.write_back(base, reshape_node(value, window.out_shape(base.shape)))
 
+    def host(self, a: Any) -> Any:
+        if type(self.index) is not int:
+            return None
+        return a[(slice(None),) * self.axis + (self.index,)]
+
     def out_strides(
         self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]
     ) -> Strides | None:
@@ -289,6 +315,9 @@ class Alias(ViewStep):
 
     def write_back(self, base: Node, value: Node) -> Node:
         return value
+
+    def host(self, a: Any) -> Any:
+        return a
 
 
 class Detach(Alias):
@@ -417,8 +446,9 @@ def is_contiguous(t: Tensor) -> bool:
 
 
 def _overlaps(shape: tuple[Any, ...], strides: Strides) -> bool:
-    """torch's internal-overlap test: a stride-0 dim with more than one element."""
-    return any(st == 0 and d > 1 for d, st in zip(shape, strides))
+    """torch's internal-overlap test: a stride-0 dim with more than one element (an empty
+    tensor is contiguous, so never overlapping)."""
+    return 0 not in shape and any(st == 0 and d > 1 for d, st in zip(shape, strides))
 
 
 # -- making views ---------------------------------------------------------------------------
@@ -472,6 +502,24 @@ def replay(root_node: Node, steps: tuple[ViewStep, ...]) -> Node:
     for s in steps:
         n = s.apply(n)
     return n
+
+
+def host_view(a: Any, steps: tuple[ViewStep, ...]) -> Any:
+    """NumPy array `a` (a root's value) through `steps` as a view of `a` — what `replay`
+    would compute, with no node recorded — or None where a step has no NumPy view.
+
+    >>> import numpy as np
+    >>> a = np.arange(6.0).reshape(2, 3)
+    >>> v = host_view(a, (Permute((1, 0)), Select(0, 2)))
+    >>> v[1] = -1.0
+    >>> a.tolist()
+    [[0.0, 1.0, 2.0], [3.0, 4.0, -1.0]]
+    """
+    for s in steps:
+        a = s.host(a)
+        if a is None:
+            return None
+    return a
 
 
 def _write_back(root_node: Node, steps: tuple[ViewStep, ...], value: Node) -> Node:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lazytorch as lt
 from lazytorch.runtime import host_fold
@@ -283,3 +285,105 @@ def test_host_writes_match_torch_and_keep_earlier_readers(make, value, host):
     assert alias.float().numpy().tolist() == tt[1].float().numpy().tolist()
     assert (before.float().numpy() == make().float().numpy()).all()
     assert (clone.float().numpy() == make().float().numpy()).all()
+
+
+# -- host writes through views and basic indices, against torch -----------------------------
+_VIEWS = {
+    "t": lambda x: x.t() if x.ndim == 2 else x,
+    "transpose": lambda x: x.transpose(0, -1),
+    "row": lambda x: x[x.shape[0] - 1] if x.ndim > 1 else x,
+    "step slice": lambda x: x[1::2],
+    "flatten": lambda x: x.reshape(-1),
+    "unsqueeze": lambda x: x.unsqueeze(1),
+    "narrow": lambda x: x.narrow(-1, 1, x.shape[-1] - 1) if x.shape[-1] > 1 else x,
+    "expand": lambda x: x.unsqueeze(0).expand(2, *x.shape),
+}
+
+
+def _index_strategy(draw, ndim):
+    items = []
+    for _ in range(draw(st.integers(0, ndim))):
+        items.append(
+            draw(
+                st.one_of(
+                    st.integers(-5, 5),
+                    st.builds(
+                        slice,
+                        st.none() | st.integers(-5, 5),
+                        st.none() | st.integers(-5, 5),
+                        st.none() | st.integers(-1, 3),
+                    ),
+                    st.sampled_from([None, Ellipsis]),
+                )
+            )
+        )
+    # (one ellipsis at most: torch reads a second one in a way of its own, lazytorch and
+    # NumPy refuse it)
+    while items.count(Ellipsis) > 1:
+        items.remove(Ellipsis)
+    return items[0] if len(items) == 1 and draw(st.booleans()) else tuple(items)
+
+
+def _torch_write(x, idx, value):
+    try:
+        x[idx] = value
+    except (IndexError, ValueError, RuntimeError) as e:
+        return type(e)
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_host_writes_through_views_match_torch(data):
+    """A number written through a chain of views and a basic index (the host path where
+    the rules allow it, else the recorded one): the root, a live alias and an earlier reader
+    equal torch's, and an index torch refuses raises the same error type."""
+    import torch
+
+    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+    dtype = data.draw(st.sampled_from(["float32", "int64", "float64"]))
+    chain = data.draw(st.lists(st.sampled_from(sorted(_VIEWS)), max_size=3))
+    base = np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
+    value = data.draw(st.sampled_from([7, -2.5, 0]))
+
+    t_ref = torch.tensor(base)
+    t = lt.tensor(base)
+    if data.draw(st.booleans()):
+        lt.materialize(t)  # a computed buffer, or a pending leaf
+    alias_t, alias_r = t[0], t_ref[0]
+    before = t * 1
+    v, v_ref = t, t_ref
+    for name in chain:
+        if v_ref.ndim == 0:
+            break
+        v_ref, v = _VIEWS[name](v_ref), _VIEWS[name](v)
+    idx = _index_strategy(data.draw, v_ref.ndim)
+    err = _torch_write(v_ref, idx, value)
+    if err is not None:
+        with pytest.raises(err):
+            v[idx] = value
+    else:
+        v[idx] = value
+    assert t.numpy().tolist() == t_ref.numpy().tolist()
+    assert v.numpy().tolist() == v_ref.numpy().tolist()
+    assert alias_t.numpy().tolist() == alias_r.numpy().tolist()
+    assert before.numpy().tolist() == base.tolist()
+
+
+def test_host_writes_by_index_record_nothing():
+    # x[i, j] = number and x[i][j] = number on a host value: done with NumPy, no node
+    t = lt.zeros(3, 1, 5)
+    lt.materialize(t)
+    t[1, 0, 2] = 1
+    t[2][0][-1] = 3.5
+    t[0, :, 1:4:2] = -1
+    assert t._node.buffer is not None and t._node.op.name == "buffer"
+    assert t.numpy()[:, 0].tolist() == [
+        [0.0, -1.0, 0.0, -1.0, 0.0],
+        [0.0, 0.0, 1.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0, 3.5],
+    ]
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        t[3, 0, 0] = 1
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        t[::-1] = 1
