@@ -213,6 +213,10 @@ def is_backward_node(n: Node) -> bool:
     return any(lo <= n.id < hi for lo, hi in _backward_ids)
 
 
+def _by_id(n: Node) -> int:
+    return n.id
+
+
 def _run_backward(
     roots: Sequence[Node],
     root_grads: Sequence[Node],
@@ -226,26 +230,35 @@ def _run_backward(
     stack = [r for r in roots if r.ag is not None]
     while stack:
         n = stack.pop()
-        if id(n) in hist:
+        k = id(n)
+        if k in hist:
             continue
-        h = history(n)
-        hist[id(n)] = h
+        a = n.ag  # (history(n), its two common cases inline: this loop visits every node)
+        h = (n.op, n.inputs, n.attrs) if a is True else a if type(a) is tuple else history(n)
+        hist[k] = h
         nodes.append(n)
         if h is not None:
             for i in h[1]:
                 if i.ag is not None and id(i) not in hist:
                     stack.append(i)
-    nodes.sort(key=lambda n: n.id)
+    nodes.sort(key=_by_id)
     # 2. Which nodes lead to something that receives a gradient.
     target_ids = None if targets is None else {id(t) for t in targets}
     leads: dict[int, bool] = {}
     for n in nodes:
-        h = hist[id(n)]
-        if target_ids is not None:
-            hit = id(n) in target_ids
+        k = id(n)
+        h = hist[k]
+        if target_ids is not None and k in target_ids:
+            hit = True
+        elif h is None:
+            hit = target_ids is None and isinstance(n.ag, TensorMeta)
         else:
-            hit = h is None and isinstance(n.ag, TensorMeta)
-        leads[id(n)] = hit or (h is not None and any(leads.get(id(i), False) for i in h[1]))
+            hit = False
+            for i in h[1]:
+                if leads.get(id(i), False):
+                    hit = True
+                    break
+        leads[k] = hit
     # 3. Newest first: pop each node's summed gradient and pass it on through its rule.
     grads: dict[int, Node] = {}
     for r, g in zip(roots, root_grads):
@@ -274,8 +287,8 @@ def _run_backward(
                     _accumulate(n.ag, g)
                 continue
             op, inputs, attrs = h
-            needs = tuple(i.ag is not None and leads.get(id(i), False) for i in inputs)
-            if not any(needs):
+            needs = tuple([i.ag is not None and leads.get(id(i), False) for i in inputs])
+            if True not in needs:
                 continue
             rule = op.vjp
             if rule is None:
