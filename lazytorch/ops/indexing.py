@@ -88,7 +88,23 @@ def _sequence_as_tuple(idx: Any) -> bool:
     )
 
 
+def _check_zero_dim_index(idx: Any) -> None:
+    """torch's own messages for a bare integer or slice on a 0-dim tensor: the pre-0.4
+    ``loss.data[0]`` of old scripts gets torch's hint to use ``item()``."""
+    if isinstance(idx, (int, SymInt, np.integer)) and not isinstance(idx, (bool, np.bool_)):
+        raise op_error(
+            IndexError,
+            "index",
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a "
+            "0-dim tensor to a number",
+        )
+    if isinstance(idx, slice):
+        raise op_error(IndexError, "index", "slice() cannot be applied to a 0-dim tensor.")
+
+
 def _normalize_items(x: Tensor, idx: Any) -> list[Any]:
+    if x.ndim == 0:
+        _check_zero_dim_index(idx)
     if _sequence_as_tuple(idx):
         idx = tuple(idx)
     items = list(idx) if isinstance(idx, tuple) else [idx]
@@ -517,8 +533,9 @@ def _host_write(target: Tensor, value: Any, idx: Any = Ellipsis) -> bool:
         or rn.device is not CPU
         or V._compile_trace is not None
         or _rt._compile_trace is not None
+        or (V._grad_aliases and V.Detach in map(type, steps))
     ):
-        return False
+        return False  # (a detached alias may hold a value with gradient: views._grad_alias)
     base = _host_base(rn)
     if base is None or base.size > HOST_WRITE_MAX or V.external_memory(base):
         return False  # (memory NumPy code or another process shares: its own write rules)

@@ -21,6 +21,7 @@ leave the strides unknown (None), and the checks then fall back to permissive de
 
 from __future__ import annotations
 
+import math
 import weakref
 from typing import Any
 
@@ -31,7 +32,19 @@ from lazytorch.ir._lazynp import np as _np
 from lazytorch.ir.node import Node, grad_mode, stamp, user_loc
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops import creation as _creation
-from lazytorch.ops._core import P, const_node, expand_node, leaf_node, numel, reshape_node, wrap
+from lazytorch.ops._core import (
+    P,
+    binary_node,
+    const_like,
+    const_node,
+    expand_node,
+    leaf_node,
+    numel,
+    reshape_node,
+    unary_node,
+    where_node,
+    wrap,
+)
 from lazytorch.ops.elementwise import _zero_gradient
 from lazytorch.runtime import host_views as _host_views
 from lazytorch.runtime import register
@@ -321,9 +334,19 @@ class Alias(ViewStep):
 
 
 class Detach(Alias):
-    """detach(): the same elements without their gradient."""
+    """detach(): the same elements without their gradient.
 
-    __slots__ = ()
+    The alias is a tensor of its own for autograd, as in torch: a write through it of
+    values that carry gradient (``v = x.detach(); v[i] = w * 2``, the pre-0.4
+    ``Variable(torch.zeros(n))`` filled element by element) makes the alias and its views
+    require grad, while `x` only sees the new values. `grad_value` keeps that alias value,
+    with the root node it was computed against (valid while the root still has it).
+    """
+
+    __slots__ = ("grad_value",)
+
+    def __init__(self) -> None:
+        self.grad_value: tuple[Node, Node] | None = None
 
     def apply(self, n: Node) -> Node:
         return stop_gradient(n)
@@ -522,6 +545,55 @@ def host_view(a: Any, steps: tuple[ViewStep, ...]) -> Any:
     return a
 
 
+def _replay_view(root_node: Node, steps: tuple[ViewStep, ...]) -> Node:
+    """A view's value from its root's: from the innermost detached alias that holds a
+    value with gradient for this root value (`Detach`), else replayed from the root."""
+    for j in range(len(steps) - 1, -1, -1):
+        s = steps[j]
+        if type(s) is Detach and s.grad_value is not None and s.grad_value[0] is root_node:
+            return replay(s.grad_value[1], steps[j + 1 :])
+    return replay(root_node, steps)
+
+
+# non-empty once some write gave a detached alias gradient (`Detach`): until then writes
+# skip the search for aliases to carry (one truth test per write)
+_grad_aliases: list[bool] = []
+
+
+def _grad_alias(root: Tensor, steps: tuple[ViewStep, ...], value: Node) -> int:
+    """The index in `steps` of the detached alias a write of `value` gives gradient to
+    (the innermost Detach), or -1 when the write carries none and the alias holds none."""
+    if not grad_mode.enabled:
+        return -1
+    for j in range(len(steps) - 1, -1, -1):
+        s = steps[j]
+        if type(s) is Detach:
+            held = s.grad_value is not None and s.grad_value[0] is root._node
+            return j if value.ag is not None or held else -1
+    return -1
+
+
+def _write_alias(root: Tensor, steps: tuple[ViewStep, ...], k: int, value: Node) -> Node:
+    """The new value, with gradient, of the detached alias `steps[k]` when `value` is
+    written through `steps[k + 1:]`."""
+    d = steps[k]
+    assert type(d) is Detach
+    held = d.grad_value
+    alias = held[1] if held is not None and held[0] is root._node else None
+    if alias is None:
+        alias = replay(root._node, steps[: k + 1])
+    rest = steps[k + 1 :]
+    if any(isinstance(s, Expand) for s in rest):
+        raise op_error(
+            NotImplementedError,
+            "copy_",
+            "an in-place write of values that require grad into an expanded view of a "
+            "detached tensor is not supported; write into a clone() instead",
+        )
+    new = _write_back(alias, rest, value) if rest else value
+    return _still_differentiable(alias, new)
+
+
 def _write_back(root_node: Node, steps: tuple[ViewStep, ...], value: Node) -> Node:
     if any(isinstance(s, Expand) for s in steps) and steps[-1].strides is not None:
         # An expanded intermediate has no single value to fold back into, so scatter the
@@ -622,10 +694,13 @@ def _assign(
     if t._view is None:
         if getattr(t, "_meta", None) is not None:
             value = keep_leaf(t, value)
+        old_root = t._node
         t._node = _still_differentiable(t._node, value)
         stamp(value, loc)
         register(t)  # its new value is pending: materialize() must find it
         if t._views:
+            if _grad_aliases:
+                _carry_aliases(t, old_root, None)
             _refresh(t, skip=None, loc=loc)
         return t
     root, steps = t._view
@@ -634,16 +709,61 @@ def _assign(
         uniform = value.op is P.expand and value.inputs[0].shape == ()
         if not (uniform if allow_overlap is None else allow_overlap):
             raise _overlap_error()
+    k = _grad_alias(root, steps, value)
+    alias = None
+    old_root = root._node
+    if k >= 0:
+        # the detached alias gets the gradient; the root only the values, as in torch
+        alias = _write_alias(root, steps, k, value)
+    written = value if alias is None else stop_gradient(value)
     if getattr(root, "_meta", None) is not None:
         detached = any(isinstance(s, Detach) for s in steps)
-        root._node = keep_leaf(root, _write_back(root._node, steps, value), detached)
+        root._node = keep_leaf(root, _write_back(root._node, steps, written), detached)
     else:
-        root._node = _still_differentiable(root._node, _write_back(root._node, steps, value))
+        root._node = _still_differentiable(root._node, _write_back(root._node, steps, written))
+    if _grad_aliases:
+        _carry_aliases(root, old_root, steps[k] if alias is not None else None)
+    if alias is not None:
+        steps[k].grad_value = (root._node, alias)  # type: ignore[attr-defined]
+        if not _grad_aliases:
+            _grad_aliases.append(True)
     t._node = value
     stamp(root._node, loc)
     register(root)
     _refresh(root, skip=t, loc=loc)
     return t
+
+
+def _carry_gradient(new: Node, old: Node) -> Node:
+    """`new`'s values with `old`'s gradient path: the gradient reaching the result goes on
+    to `old` unchanged. ``new - (stop_gradient(old) - old)``: the difference is an exact
+    +0 where `old` is finite (0 elsewhere), so the value is exactly `new` (-0.0 included)."""
+    if old.ag is None or not new.dtype.is_floating_point or new.dtype != old.dtype:
+        return new
+    fixed = stop_gradient(old)
+    finite = binary_node(P.lt, unary_node(P.abs, fixed), const_like(math.inf, fixed), dt.bool_)
+    delta = where_node(finite, binary_node(P.sub, fixed, old), const_like(0, old))
+    return binary_node(P.sub, new, delta)
+
+
+def _carry_aliases(root: Tensor, old_root: Node, written: Any) -> None:
+    """A write to `root` not made through a detached alias that holds gradient (`Detach`):
+    the alias sees the new values and keeps its gradient path, as torch's alias keeps its
+    grad_fn."""
+    seen: set[int] = set()
+    for r in root._views or ():
+        v = r()
+        if v is None or v._view is None:
+            continue
+        steps = v._view[1]
+        for j, s in enumerate(steps):
+            if type(s) is not Detach or s is written or id(s) in seen:
+                continue
+            held = s.grad_value
+            if held is not None and held[0] is old_root:
+                seen.add(id(s))
+                new = replay(root._node, steps[: j + 1])
+                s.grad_value = (root._node, _carry_gradient(new, held[1]))
 
 
 def _refresh(root: Tensor, skip: Tensor | None, loc: tuple[str, int] | None = None) -> None:
@@ -657,7 +777,7 @@ def _refresh(root: Tensor, skip: Tensor | None, loc: tuple[str, int] | None = No
         alive.append(r)
         if v is not skip:
             assert v._view is not None
-            v._node = replay(root._node, v._view[1])
+            v._node = _replay_view(root._node, v._view[1])
             stamp(v._node, loc)
     root._views[:] = alive
 

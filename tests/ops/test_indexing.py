@@ -4,13 +4,15 @@ masked_select, nonzero/argwhere/where(cond), and which of them materialize."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lazytorch as lt
-from helpers import ALL, arr, check, randn
+from helpers import ALL, arr, check, check_raises, randn
 
 # The oracle's deprecation notices for behaviour lazytorch matches on purpose.
 pytestmark = [
@@ -106,6 +108,32 @@ def test_getitem_0d(idx):
 def test_getitem_0d_errors():
     check(lambda t, x: x[0], randn())
     check(lambda t, x: x[:], randn())
+
+
+ITEM_HINT = re.escape("invalid index of a 0-dim tensor. Use `tensor.item()`")
+
+
+@pytest.mark.parametrize(
+    ("idx", "match"),
+    [
+        # torch's own words: old scripts' `loss.data[0]` gets the hint to call item()
+        (0, ITEM_HINT),
+        (-1, ITEM_HINT),
+        (np.int64(0), ITEM_HINT),
+        (slice(None), "slice\\(\\) cannot be applied to a 0-dim tensor"),
+        (slice(0, 1), "slice\\(\\) cannot be applied to a 0-dim tensor"),
+        # a tuple or a list is still "too many indices", as torch says
+        ((0,), "too many indices"),
+        ([0], "too many indices"),
+        ((slice(None),), "too many indices"),
+    ],
+    ids=repr,
+)
+def test_0d_index_messages(idx, match):
+    check_raises(lambda t, x: x[idx], randn(), match=match)
+    check_raises(lambda t, x: x.data[idx], randn(), match=match)
+    # (torch's x[-1] = v says "out of bounds" instead: the type is checked)
+    check_raises(lambda t, x: x.__setitem__(idx, 1.0), randn())
 
 
 @pytest.mark.parametrize("dtype", ALL)

@@ -29,6 +29,7 @@ import numpy as np
 
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
+from lazytorch.nn.functional.loss import reduction_enum
 from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import shape as S
@@ -114,6 +115,7 @@ def ctc_loss(
 
     Work: one small step of ops per time step (the graph grows with T).
     """
+    reduction = reduction_enum(reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     lp = log_probs

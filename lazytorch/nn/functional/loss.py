@@ -46,6 +46,28 @@ def legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
     return ret
 
 
+def reduction_enum(reduction: str) -> str:
+    """`reduction` as torch's loss kernels read it (torch's `_Reduction.get_enum`): the
+    pre-1.0 spelling "elementwise_mean" is "mean", with torch's deprecation warning. Only the
+    losses whose torch code goes through `get_enum` accept it; poisson_nll_loss,
+    gaussian_nll_loss, multilabel_soft_margin_loss and triplet_margin_with_distance_loss
+    reject it, as torch's do.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     reduction_enum("elementwise_mean"), reduction_enum("sum")
+    ('mean', 'sum')
+    """
+    if reduction == "elementwise_mean":
+        warnings.warn(
+            "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+            stacklevel=3,
+        )
+        return "mean"
+    return reduction
+
+
 def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
     if reduction == "mean":
         return R.mean(loss)
@@ -95,7 +117,7 @@ def mse_loss(
     >>> F.mse_loss(x, y).item(), F.mse_loss(x, y, weight=lazytorch.tensor([3.0, 1.0])).item()
     (2.5, 1.75)
     """
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     _float_loss_inputs(input, target, "mse_loss", "mse_cpu")
     d = input - target  # type: ignore[operator]
     if weight is not None:
@@ -112,7 +134,7 @@ def l1_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean absolute error; with `weight` (input's shape), each error weighted."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     errors = E.abs(input - target)  # type: ignore[operator]
     if weight is not None:
         return _weighted(errors, weight, input, reduction)
@@ -127,7 +149,7 @@ def smooth_l1_loss(
     reduction: str = "mean",
     beta: float = 1.0,
 ) -> Tensor:
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     if beta < 0:
         raise op_error(
             RuntimeError,
@@ -217,7 +239,7 @@ def nll_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of class indices under log-probabilities `input`."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     return _nll(input, target, weight, ignore_index, reduction, 0.0, "nll_loss")
 
 
@@ -266,7 +288,7 @@ def cross_entropy(
 ) -> Tensor:
     """log_softmax over the class dim (1) then NLL; targets are class indices or
     probabilities; optional class weights, ignore_index and label smoothing."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     x = tensor_arg(input, "cross_entropy")
     class_dim = 0 if x.ndim == 1 else 1
     # As torch: a negative label_smoothing means none; above 1 is an error.
@@ -330,7 +352,7 @@ def binary_cross_entropy(
     reduction: str = "mean",
 ) -> Tensor:
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch does."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     x = tensor_arg(input, "binary_cross_entropy")
     if tuple(target.shape) != tuple(x.shape):
         raise op_error(
@@ -393,7 +415,7 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """Sigmoid + BCE in the numerically stable form torch uses."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     x = tensor_arg(input, "binary_cross_entropy_with_logits")
     if tuple(target.shape) != tuple(x.shape):
         raise op_error(
@@ -444,6 +466,8 @@ def kl_div(
     """
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(size_average, reduce, reduction)
+    elif reduction == "elementwise_mean":
+        reduction = reduction_enum(reduction)
     elif reduction == "mean":
         warnings.warn(
             "reduction: 'mean' divides the total loss by both the batch size and the support "
@@ -482,6 +506,7 @@ def huber_loss(
         raise op_error(
             RuntimeError, "huber_loss", "huber_loss does not support non-positive values for delta."
         )
+    reduction = reduction_enum(reduction)
     _float_loss_inputs(input, target, "huber_loss", "huber_cpu")
     z = input - target  # type: ignore[operator]
     d = E.abs(z)
@@ -563,7 +588,7 @@ def margin_ranking_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """max(0, -target * (input1 - input2) + margin)."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     _check_reduction(reduction, "margin_ranking_loss")
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise op_error(
@@ -590,7 +615,7 @@ def hinge_embedding_loss(
 ) -> Tensor:
     """x where target is 1, max(0, margin - x) where target is -1 (torch's formula, which
     adds both terms where target is neither)."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     _check_reduction(reduction, "hinge_embedding_loss")
     margin_clamp = E.clamp_min(margin - input, 0)  # type: ignore[operator]
     loss = E.where(target != 1, margin_clamp, 0.0) + E.where(target != -1, input, 0.0)  # type: ignore[operator]
@@ -605,7 +630,7 @@ def soft_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """log(1 + exp(-target * input))."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     _check_reduction(reduction, "soft_margin_loss")
     loss = E.log1p(E.exp(-input * target))  # type: ignore[operator]
     return _reduce(loss, reduction, "soft_margin_loss")
@@ -639,7 +664,7 @@ def cosine_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     _check_reduction(reduction, "cosine_embedding_loss")
     if input1.ndim != input2.ndim:
         raise op_error(
@@ -727,7 +752,7 @@ def triplet_margin_loss(
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise p-norm
     distance; with `swap`, d(anchor, negative) is replaced by d(positive, negative) where
     that is smaller."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     _check_reduction(reduction, "triplet_margin_loss")
     _check_triplet(anchor, positive, negative, "triplet_margin_loss")
     dist_pos = pairwise_distance(anchor, positive, p, eps)
@@ -776,7 +801,7 @@ def multi_margin_loss(
 ) -> Tensor:
     """The multi-class hinge loss: for each sample, the sum over classes i != y of
     max(0, margin - x[y] + x[i]) ** p (times weight[y]), divided by the number of classes."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     _check_reduction(reduction, "multi_margin_loss")
     if p not in (1, 2):
         raise op_error(ValueError, "multi_margin_loss", "only p == 1 and p == 2 supported")
@@ -815,7 +840,7 @@ def multilabel_margin_loss(
     """The multi-label hinge loss. `target` holds class indices per sample, ended by the
     first -1; the loss is the sum over target classes j and non-target classes i of
     max(0, 1 - (x[j] - x[i])), divided by the number of classes."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = reduction_enum(legacy_reduction(size_average, reduce, reduction))
     _check_reduction(reduction, "multilabel_margin_loss")
     x = tensor_arg(input, "multilabel_margin_loss")
     one = x.ndim < 2
