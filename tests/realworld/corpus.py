@@ -70,7 +70,6 @@ CIFAR_MODELS = [
     ("vgg11", "VGG('VGG11')"),
     ("resnet18", "ResNet18()"),
     ("preact_resnet18", "PreActResNet18()"),
-    ("googlenet", "GoogLeNet()"),
     ("densenet_cifar", "densenet_cifar()"),
     ("resnext29_2x64d", "ResNeXt29_2x64d()"),
     ("dpn26", "DPN26()"),
@@ -79,6 +78,7 @@ CIFAR_MODELS = [
     ("efficientnet_b0", "EfficientNetB0()"),
 ]
 CIFAR_CHAOTIC = [
+    ("googlenet", "GoogLeNet()"),
     ("resnet50", "ResNet50()"),
     ("preact_resnet50", "PreActResNet50()"),
     ("mobilenet", "MobileNet()"),
@@ -614,10 +614,11 @@ CORPUS: list[Entry] = [
     ],
     # Batch-norm nets whose float32 step-0 gradients are rounding-dominated with a batch of 2
     # (BN over 8 to 32 values a channel; MobileNet's BN-bias gradients differ by 1% between
-    # torch float32 and float64 at step 0): torch float32 itself is 1e-3 to 1e-2 from the same
-    # run in float64 at step 1, and lazytorch float32 as close to float64 as torch is. The same
-    # two steps and test in float64 (same weights and data) agree to 1e-12 between torch and
-    # lazytorch for every model here (see the report). Step 0 (the forward) is compared.
+    # torch float32 and float64 at step 0): on 4 seeded images, torch float32 is 3e-4
+    # (SimpleDLA) to 1.2e-1 (RegNetY) from the same two steps and test in float64 at step 1,
+    # and lazytorch float32 as close to float64 as torch is. In float64 (same weights and
+    # data) torch and lazytorch agree to 5e-12 or better for all 21 models
+    # (test_cifar_float64.py checks two of these). Step 0 (forward and loss) is compared.
     *[
         Entry(
             f"cifar_{name}",
