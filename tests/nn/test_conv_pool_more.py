@@ -102,6 +102,21 @@ CASES: dict[str, tuple[Callable[..., Any], list[tuple[int, ...]]]] = {
         [(2, 3, 8)],
     ),
     "avg_pool1d_include_pad": (f("avg_pool1d", kernel_size=4, stride=3, padding=2), [(1, 2, 9)]),
+    # windows that tile the input (stride = kernel, or one window along a dim), no padding:
+    # a reshape and one sum; a global pooling, floor-trimmed edges, a stride-1 single window
+    # (GoogLeNet's AvgPool2d(8, stride=1) on 8x8), ceil_mode on exact sizes, a divisor
+    "avg_pool2d_tiled_global": (f("avg_pool2d", kernel_size=5), [(2, 3, 5, 5)]),
+    "avg_pool2d_tiled_floor": (f("avg_pool2d", kernel_size=(2, 3)), [(2, 3, 5, 7)]),
+    "avg_pool2d_tiled_one_window": (
+        f("avg_pool2d", kernel_size=(4, 2), stride=(1, 2)),
+        [(2, 3, 4, 6)],
+    ),
+    "avg_pool2d_tiled_ceil_exact_divisor": (
+        f("avg_pool2d", kernel_size=2, ceil_mode=True, divisor_override=3),
+        [(1, 2, 4, 6)],
+    ),
+    "avg_pool1d_tiled_unbatched": (f("avg_pool1d", kernel_size=3), [(3, 7)]),
+    "avg_pool3d_tiled_unbatched": (f("avg_pool3d", kernel_size=2), [(3, 4, 4, 5)]),
     # 3-d pooling
     "max_pool3d": (
         f("max_pool3d", kernel_size=(2, 3, 2), stride=(1, 2, 2), padding=1, ceil_mode=True),
@@ -228,6 +243,7 @@ SAME_GRADIENT_PATH = {
     "conv_transpose2d_unbatched",
     "fold_unbatched",
     "avg_pool1d_include_pad",
+    "avg_pool1d_tiled_unbatched",
     "adaptive_avg_pool1d_grow",
     "adaptive_avg_pool2d_global",
     "adaptive_max_pool2d_none",
@@ -359,6 +375,16 @@ def test_pool3d_dtypes() -> None:
     check(f("max_pool3d", kernel_size=2, padding=1), x.astype("uint8"))
     check(f("avg_pool3d", kernel_size=2, padding=1), x.astype("int64"))
     check(f("avg_pool3d", kernel_size=2), x.astype("int32"), modes=("lazy",))  # torch refuses
+    # the tiled path (no padding, stride = kernel): integer sums divided toward zero
+    check(f("avg_pool3d", kernel_size=2), x.astype("int64") - 3)
+    check(f("avg_pool2d", kernel_size=2, divisor_override=3), x.astype("int64") - 3)
+
+
+def test_tiled_avg_pool_empty_and_float16() -> None:
+    check(f("avg_pool2d", kernel_size=2), np.zeros((0, 3, 4, 4), dtype="float32"))
+    check(f("avg_pool2d", kernel_size=2), np.zeros((2, 0, 4, 4), dtype="float32"))
+    x16 = randn(2, 3, 4, 4, dtype="float16")
+    check(f("avg_pool2d", kernel_size=4), x16, atol=2e-3, rtol=2e-3)
 
 
 def test_grid_default_align_corners_warns_as_torch() -> None:

@@ -63,6 +63,33 @@ GK = "graykode/nlp-tutorial "
 WLM = f"{EX} word_language_model/main.py + model.py + data.py"
 MAKEMORE = "--max-steps 41 --batch-size 16 --n-layer 2 --n-embd 32 --n-embd2 32 --type"
 WLM_ARGS = "--emsize 32 --nhid 32 --nlayers 1 --bptt 10 --batch_size 8 --epochs 1 --model"
+CIFAR = "kuangliu/pytorch-cifar main.py + models/"
+CIFAR_ARGS = "--epochs 1 --lr 0.01 --model"
+CIFAR_MODELS = [
+    ("lenet", "LeNet()"),
+    ("vgg11", "VGG('VGG11')"),
+    ("resnet18", "ResNet18()"),
+    ("preact_resnet18", "PreActResNet18()"),
+    ("densenet_cifar", "densenet_cifar()"),
+    ("resnext29_2x64d", "ResNeXt29_2x64d()"),
+    ("dpn26", "DPN26()"),
+    ("shufflenetv2", "ShuffleNetV2(0.5)"),
+    ("senet18", "SENet18()"),
+    ("efficientnet_b0", "EfficientNetB0()"),
+]
+CIFAR_CHAOTIC = [
+    ("googlenet", "GoogLeNet()"),
+    ("resnet50", "ResNet50()"),
+    ("preact_resnet50", "PreActResNet50()"),
+    ("mobilenet", "MobileNet()"),
+    ("mobilenetv2", "MobileNetV2()"),
+    ("regnetx_200mf", "RegNetX_200MF()"),
+    ("regnety_400mf", "RegNetY_400MF()"),
+    ("simple_dla", "SimpleDLA()"),
+    ("dla", "DLA()"),
+    ("pnasnet_a", "PNASNetA()"),
+    ("pnasnet_b", "PNASNetB()"),
+]
 MINGPT = (
     "--trainer.batch_size=8 --trainer.max_iters=10 --trainer.num_workers=0 --system.work_dir=out"
 )
@@ -577,6 +604,31 @@ CORPUS: list[Entry] = [
         logs_nothing="asserts the tangents it unpacks and runs gradcheck(check_forward_ad=True) "
         "against finite differences; prints nothing",
     ),
+    # kuangliu/pytorch-cifar (MIT): main.py trains one model of models/ (--model, a constructor
+    # expression) for one epoch of 2 SGD steps (lr 0.01, momentum, weight decay) on 4 synthetic
+    # CIFAR images (batch 2), then tests 2 in eval mode. ShuffleNetG2/G3 are left out: their
+    # Bottleneck passes a float (out_planes/4) to nn.Conv2d, which torch 2.x refuses too.
+    *[
+        Entry(f"cifar_{name}", "pytorch_cifar/main.py", CIFAR, args=f"{CIFAR_ARGS} {model}")
+        for name, model in CIFAR_MODELS
+    ],
+    # Batch-norm nets whose float32 step-0 gradients are rounding-dominated with a batch of 2
+    # (BN over 8 to 32 values a channel; MobileNet's BN-bias gradients differ by 1% between
+    # torch float32 and float64 at step 0): on 4 seeded images, torch float32 is 3e-4
+    # (SimpleDLA) to 1.2e-1 (RegNetY) from the same two steps and test in float64 at step 1,
+    # and lazytorch float32 as close to float64 as torch is. In float64 (same weights and
+    # data) torch and lazytorch agree to 5e-12 or better for all 21 models
+    # (test_cifar_float64.py checks two of these). Step 0 (forward and loss) is compared.
+    *[
+        Entry(
+            f"cifar_{name}",
+            "pytorch_cifar/main.py",
+            CIFAR,
+            args=f"{CIFAR_ARGS} {model}",
+            chaotic_after=1,
+        )
+        for name, model in CIFAR_CHAOTIC
+    ],
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 

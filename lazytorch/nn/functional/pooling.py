@@ -201,6 +201,17 @@ def _int_min(d: dt.DType) -> int:
     return int(np.iinfo(d.np).min) if d is not dt.bool_ else 0
 
 
+def _tiled_sum(x: Tensor, k: tuple[int, ...], out: tuple[int, ...]) -> Tensor:
+    """Sums of the windows of (N, C, *spatial) `x` that tile its first out*k elements along
+    each spatial dim: each dim cut to out*k, split into (out, k), and the k axes summed."""
+    for axis, (kk, o) in enumerate(zip(k, out), start=2):
+        if x.shape[axis] != o * kk:
+            x = S.slice_view(x, axis, 0, o * kk, 1)
+    split = [v for o, kk in zip(out, k) for v in (o, kk)]
+    x = S.reshape(x, (*x.shape[:2], *split))
+    return R.sum(x, tuple(3 + 2 * i for i in range(len(k))))
+
+
 def _avg_pool(
     input: Tensor,
     kernel_size: Any,
@@ -227,10 +238,18 @@ def _avg_pool(
     ones_d = (1,) * n
     out, extra = _geometry(x, k, s, p, ones_d, ceil_mode, op)
     widths = _widths(p, tuple(pp + e for pp, e in zip(p, extra)))
-    xp = pad(x, widths) if any(widths) else x
-    total = R.sum(_windows(xp, k, s, ones_d, out), 2)
     # int64 (torch's one integer avg_pool) divides in integer arithmetic, toward zero.
     rounding = None if x.dtype.is_floating_point else "trunc"
+    if not any(widths) and all(o == 1 or st == kk for o, st, kk in zip(out, s, k)):
+        # Windows that tile the input (stride = kernel, or one window along a dim) with no
+        # padding: a reshape and one sum, where the offset gather would record prod(k)
+        # slices (1024 for a 32x32 global pooling, and as many again in its gradient).
+        total = _tiled_sum(x, k, out)
+        divisor = math.prod(k) if divisor_override is None else divisor_override
+        result = E.div(total, divisor, rounding_mode=rounding)
+        return S.squeeze(result, 0) if unbatched else result  # type: ignore[no-any-return]
+    xp = pad(x, widths) if any(widths) else x
+    total = R.sum(_windows(xp, k, s, ones_d, out), 2)
     if divisor_override is not None:
         result = E.div(total, divisor_override, rounding_mode=rounding)
     else:
