@@ -639,6 +639,13 @@ CORPUS: list[Entry] = [
         "custom_function_conv_bn_tutorial.py",
         "pytorch/tutorials intermediate_source/custom_function_conv_bn_tutorial.py",
     ),
+    # spatial transformer network: F.affine_grid + F.grid_sample from an identity theta
+    # (sampling points on pixel centres), Dropout2d, nll_loss(size_average=False)
+    Entry(
+        "spatial_transformer",
+        "spatial_transformer_tutorial.py",
+        "pytorch/tutorials intermediate_source/spatial_transformer_tutorial.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
