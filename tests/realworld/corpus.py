@@ -646,6 +646,15 @@ CORPUS: list[Entry] = [
         "spatial_transformer_tutorial.py",
         "pytorch/tutorials intermediate_source/spatial_transformer_tutorial.py",
     ),
+    # grad_fn._saved_self/_saved_result, saved_tensors_hooks (pack/unpack returning
+    # tensors, ints, tuples, strings, temp files), save_on_cpu. lazytorch keeps no
+    # torch-style saved tensors and records no pack event: the first _saved_ read refuses
+    Entry(
+        "autograd_saved_tensors_hooks",
+        "autograd_saved_tensors_hooks_tutorial.py",
+        "pytorch/tutorials intermediate_source/autograd_saved_tensors_hooks_tutorial.py",
+        xfail="NotImplementedError: grad_fn._saved_self: lazytorch's backward ops keep no",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
