@@ -655,6 +655,13 @@ CORPUS: list[Entry] = [
         "pytorch/tutorials intermediate_source/autograd_saved_tensors_hooks_tutorial.py",
         xfail="NotImplementedError: grad_fn._saved_self: lazytorch's backward ops keep no",
     ),
+    # forward hooks that register Tensor.register_hook on each leaf module's output, two
+    # MLPs (BatchNorm1d vs Identity, sigmoid) trained side by side with SGD + momentum
+    Entry(
+        "visualizing_gradients",
+        "visualizing_gradients_tutorial.py",
+        "pytorch/tutorials intermediate_source/visualizing_gradients_tutorial.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
