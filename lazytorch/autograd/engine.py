@@ -701,6 +701,15 @@ class GradFn:
 
     register_hook = register_prehook = _node_hook_refused
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith(("_saved_", "_raw_saved_")):
+            raise NotImplementedError(
+                f"grad_fn.{name}: lazytorch's backward ops keep no torch-style saved tensors "
+                "(a backward reads the forward's lazy values directly), so there is none to "
+                "return; keep a reference to the tensor you want to inspect instead"
+            )
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GradFn) and other._node is self._node
 

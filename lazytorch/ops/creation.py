@@ -773,7 +773,10 @@ def linspace(
     Bit-compatible with torch's kernel: start and end are converted to the dtype, the step
     is (end - start) / (steps - 1) in the dtype's arithmetic (float64 for integer dtypes),
     the first half counts up from start and the second half down from end, and integer
-    results truncate.
+    results truncate. For float32, torch's CPU kernel computes ``start + step * i`` (and
+    ``end - step * (steps - 1 - i)``) as one fused multiply-add, rounded once; here the
+    product and sum are formed in float64 (the product of a float32 step and an index
+    below 2**29 is exact there) and rounded to float32 once.
     """
     import numpy as np
 
@@ -798,6 +801,8 @@ def linspace(
     w = work.np.type
     with np.errstate(over="ignore", invalid="ignore"):
         step = float((w(e) - w(s)) / w(steps - 1))
+    if d is dt.float32:
+        work = dt.float64  # torch's fused multiply-add: one rounding, at the cast below
     i = _iota(steps, work, dev)
 
     def op(prim: Any, a: Node, b: Node) -> Node:

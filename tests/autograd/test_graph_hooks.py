@@ -153,3 +153,16 @@ def test_graph_module_surface():
                     pass
         with pytest.raises(ValueError, match="Expects mode"):
             lib.autograd.graph.register_multi_grad_hook([x], print, mode="some")
+
+
+def test_grad_fn_saved_tensors_refused_clearly():
+    # torch exposes grad_fn._saved_self, _raw_saved_self, ... ; lazytorch keeps no saved
+    # tensors, so reading one names the attribute and says why, and other unknown names
+    # stay AttributeErrors (hasattr keeps working for them).
+    a = lt.ones(2, requires_grad=True)
+    y = a * a
+    for name in ("_saved_self", "_raw_saved_other", "_saved_result"):
+        with pytest.raises(NotImplementedError, match=f"grad_fn.{name}: lazytorch"):
+            getattr(y.grad_fn, name)
+    assert not hasattr(y.grad_fn, "no_such_attribute")
+    assert y.grad_fn.name() == "MulBackward0"

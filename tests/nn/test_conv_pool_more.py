@@ -530,3 +530,29 @@ def test_module_constructor_errors(ctor: Callable[[Any], Any]) -> None:
         ctor(torch)
     with pytest.raises(ValueError):
         ctor(lt)
+
+
+@pytest.mark.parametrize("hw", [(28, 28), (7, 12), (33, 16)])
+def test_identity_affine_grid_sample_grad_theta_as_torch(hw: tuple[int, int]) -> None:
+    # A spatial transformer starts from the identity map, whose (align_corners=False)
+    # sampling points fall on pixel centres: grid_sample's gradient in the grid is one-sided
+    # there, so which side depends on the last bit of the grid. The grid must be torch's bit
+    # for bit (linspace's fused multiply-add, then * (steps - 1) / steps as two roundings).
+    h, w = hw
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, h, w)).astype("float32")
+    g = rng.standard_normal((2, 3, h, w)).astype("float32")
+    theta = np.tile(np.array([[1, 0, 0], [0, 1, 0]], dtype="float32"), (2, 1, 1))
+    got = []
+    for lib in (torch, lt):
+        xt = lib.tensor(x, requires_grad=True)
+        tt = lib.tensor(theta, requires_grad=True)
+        grid = lib.nn.functional.affine_grid(tt, xt.size(), align_corners=False)
+        out = lib.nn.functional.grid_sample(xt, grid, align_corners=False)
+        (out * lib.tensor(g)).sum().backward()
+        got.append((grid.detach().numpy(), out.detach().numpy(), xt.grad.numpy(), tt.grad.numpy()))
+    (tg, to, tx, tth), (lg, lo, lx, lth) = got
+    assert np.array_equal(tg, lg)
+    np.testing.assert_allclose(lo, to, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(lx, tx, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(lth, tth, rtol=1e-4, atol=1e-3)

@@ -706,3 +706,16 @@ def test_factories_honour_requires_grad():
     ]:
         with pytest.raises(RuntimeError, match="floating point"):
             make()
+
+
+@pytest.mark.parametrize("steps", [2, 3, 16, 17, 28, 33, 100, 257, 1000, 4097])
+@pytest.mark.parametrize("ends", [(-1, 1), (0, 1), (-3.5, 7.25), (1e-3, 5e4), (2, -9)], ids=repr)
+def test_linspace_float32_bits_equal_torch(steps, ends):
+    # torch's CPU kernel forms start + step * i as one fused multiply-add; a separate
+    # multiply and add differ from it by an ulp in some entries (e.g. 6 of linspace(-1, 1,
+    # 28)), which moved affine_grid's sampling points and grid_sample's gradient.
+    import torch
+
+    got = lt.linspace(*ends, steps).numpy()
+    want = torch.linspace(*ends, steps).numpy()
+    assert np.array_equal(got, want)

@@ -215,8 +215,6 @@ CORPUS: list[Entry] = [
     ),
     # nn.utils.parametrize (caching, right_inverse, removal), linalg.solve, matrix_exp,
     # eigvalsh, det, nn.init.orthogonal_ (no losses: printed values only)
-    # torch.func.stack_module_state + vmap(functional_call) over an ensemble; its
-    # "stateless" base model is moved to the meta device, which lazytorch lacks
     Entry(
         "parametrizations",
         "parametrizations.py",
@@ -629,6 +627,93 @@ CORPUS: list[Entry] = [
         )
         for name, model in CIFAR_CHAOTIC
     ],
+    # torch.func.stack_module_state + vmap(functional_call) over an ensemble whose
+    # "stateless" base model is on the meta device; torch.utils.benchmark.Timer
+    Entry(
+        "ensembling",
+        "ensembling.py",
+        "pytorch/tutorials intermediate_source/ensembling.py",
+        logs_nothing="asserts that the vmapped predictions equal the looped ones; prints "
+        "parameter sizes and timings",
+    ),
+    # torch.func: vjp, jacrev/jacfwd (argnums tuples), hessian, vmap over jacrev and
+    # hessian, jvp(grad(f)) and vjp(grad(f)) Hessian-vector products, benchmark.Timer
+    Entry(
+        "jacobians_hessians",
+        "jacobians_hessians.py",
+        "pytorch/tutorials intermediate_source/jacobians_hessians.py",
+    ),
+    # empirical NTK of a small CNN: vmap(jacrev(functional_call)) contracted with einsum,
+    # and vmap(vmap(...)) over vjp + jvp; the two methods are asserted equal
+    Entry(
+        "neural_tangent_kernels",
+        "neural_tangent_kernels.py",
+        "pytorch/tutorials intermediate_source/neural_tangent_kernels.py",
+        logs_nothing="asserts that the two NTK methods agree; prints shapes only",
+    ),
+    # the meta device: a conv on meta tensors, the torch.device('meta') context, forward
+    # hooks printing shapes (printed meta tensors carry no values)
+    Entry(
+        "reasoning_about_shapes",
+        "reasoning_about_shapes.py",
+        f"{RE}/reasoning_about_shapes.py",
+    ),
+    # torch.save + torch.load(mmap=True), modules built under torch.device('meta'),
+    # load_state_dict(assign=True) (the saved tensors are compared)
+    Entry(
+        "module_load_state_dict_tips",
+        "module_load_state_dict_tips.py",
+        f"{RE}/module_load_state_dict_tips.py",
+        fast=True,
+    ),
+    # torch.device(...) as a context manager and torch.set_default_device
+    Entry(
+        "changing_default_device",
+        "changing_default_device.py",
+        f"{RE}/changing_default_device.py",
+        fast=True,
+        logs_nothing="prints devices only",
+    ),
+    # custom autograd.Functions for double backward: gradcheck + gradgradcheck of
+    # functions saving inputs, outputs, intermediates returned as outputs, and a backward
+    # that is itself a custom Function
+    Entry(
+        "custom_function_double_backward",
+        "custom_function_double_backward_tutorial.py",
+        "pytorch/tutorials intermediate_source/custom_function_double_backward_tutorial.py",
+        logs_nothing="runs gradcheck and gradgradcheck (which raise on a mismatch); prints nothing",
+    ),
+    # custom Functions for conv2d and batch norm (conv_transpose2d in the backward,
+    # once_differentiable, gradcheck), fused into one, trained with Adadelta + StepLR
+    # against nn.Conv2d + nn.BatchNorm2d(track_running_stats=False)
+    Entry(
+        "custom_function_conv_bn",
+        "custom_function_conv_bn_tutorial.py",
+        "pytorch/tutorials intermediate_source/custom_function_conv_bn_tutorial.py",
+    ),
+    # spatial transformer network: F.affine_grid + F.grid_sample from an identity theta
+    # (sampling points on pixel centres), Dropout2d, nll_loss(size_average=False)
+    Entry(
+        "spatial_transformer",
+        "spatial_transformer_tutorial.py",
+        "pytorch/tutorials intermediate_source/spatial_transformer_tutorial.py",
+    ),
+    # grad_fn._saved_self/_saved_result, saved_tensors_hooks (pack/unpack returning
+    # tensors, ints, tuples, strings, temp files), save_on_cpu. lazytorch keeps no
+    # torch-style saved tensors and records no pack event: the first _saved_ read refuses
+    Entry(
+        "autograd_saved_tensors_hooks",
+        "autograd_saved_tensors_hooks_tutorial.py",
+        "pytorch/tutorials intermediate_source/autograd_saved_tensors_hooks_tutorial.py",
+        xfail="NotImplementedError: grad_fn._saved_self: lazytorch's backward ops keep no",
+    ),
+    # forward hooks that register Tensor.register_hook on each leaf module's output, two
+    # MLPs (BatchNorm1d vs Identity, sigmoid) trained side by side with SGD + momentum
+    Entry(
+        "visualizing_gradients",
+        "visualizing_gradients_tutorial.py",
+        "pytorch/tutorials intermediate_source/visualizing_gradients_tutorial.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 

@@ -36,7 +36,8 @@ def _base_coordinates(steps: int, align_corners: bool, like: Tensor) -> Tensor:
     if steps <= 1:
         return C.zeros(steps, dtype=like.dtype, device=like.device)
     line = C.linspace(-1.0, 1.0, steps, dtype=like.dtype, device=like.device)
-    return line if align_corners else line * ((steps - 1) / steps)  # type: ignore[no-any-return]
+    # torch's two roundings: range * (steps - 1), then / steps
+    return line if align_corners else line * (steps - 1) / steps  # type: ignore[no-any-return]
 
 
 def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
