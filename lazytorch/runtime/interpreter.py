@@ -22,6 +22,17 @@ __all__ = ["InterpretedProgram", "InterpreterBackend", "ProgramError"]
 
 
 def _concrete(v: Any) -> Any:
+    """`v` with each symbolic size replaced by its hint (`v` itself where it holds none: a
+    big program's attributes are walked once per instruction when it is loaded)."""
+    t = type(v)
+    if t is int or t is float or t is bool or v is None:
+        return v
+    if t is tuple:
+        for x in v:
+            tx = type(x)
+            if not (tx is int or tx is float or tx is bool or x is None):
+                return tuple(_concrete(y) for y in v)
+        return v
     if isinstance(v, SymInt):
         return v.hint
     if isinstance(v, tuple):
