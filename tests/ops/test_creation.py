@@ -710,12 +710,37 @@ def test_factories_honour_requires_grad():
 
 @pytest.mark.parametrize("steps", [2, 3, 16, 17, 28, 33, 100, 257, 1000, 4097])
 @pytest.mark.parametrize("ends", [(-1, 1), (0, 1), (-3.5, 7.25), (1e-3, 5e4), (2, -9)], ids=repr)
-def test_linspace_float32_bits_equal_torch(steps, ends):
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8"])
+def test_linspace_bits_equal_torch(steps, ends, dtype):
     # torch's CPU kernel forms start + step * i as one fused multiply-add; a separate
     # multiply and add differ from it by an ulp in some entries (e.g. 6 of linspace(-1, 1,
-    # 28)), which moved affine_grid's sampling points and grid_sample's gradient.
+    # 28) in float32, 9 of 10 float64 linspaces; after truncation, an integer one by 1),
+    # which moved affine_grid's sampling points and grid_sample's gradient.
     import torch
 
-    got = lt.linspace(*ends, steps).numpy()
-    want = torch.linspace(*ends, steps).numpy()
+    if dtype == "uint8" and min(ends) < 0:
+        ends = (abs(ends[0]), abs(ends[1]))
+    if dtype == "uint8" and max(ends) > 255:  # torch: "cannot be converted ... without overflow"
+        with pytest.raises(RuntimeError, match="overflow"):
+            torch.linspace(*ends, steps, dtype=torch.uint8)
+        with pytest.raises(RuntimeError, match="overflow"):
+            lt.linspace(*ends, steps, dtype=lt.uint8)
+        return
+    got = lt.linspace(*ends, steps, dtype=getattr(lt, dtype)).numpy()
+    want = torch.linspace(*ends, steps, dtype=getattr(torch, dtype)).numpy()
+    assert np.array_equal(got, want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    start=st.floats(-1e6, 1e6, allow_nan=False),
+    end=st.floats(-1e6, 1e6, allow_nan=False),
+    steps=st.integers(2, 3000),
+    dtype=st.sampled_from(["float64", "int64"]),
+)
+def test_linspace_float64_and_integers_bits_equal_torch(start, end, steps, dtype):
+    import torch
+
+    got = lt.linspace(start, end, steps, dtype=getattr(lt, dtype)).numpy()
+    want = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
     assert np.array_equal(got, want)
