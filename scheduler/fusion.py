@@ -23,6 +23,7 @@ at DEBUG) says why each refusal happened.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from lazytorch.ir.program import Program
@@ -78,10 +79,11 @@ def can_share_space(
     return False, f"shape {list(shape)} differs from {list(g.shape)}"
 
 
-def reaches(groups: dict[int, Group], start: int, target: int) -> bool:
-    """Whether group `start` depends, directly or not, on group `target`."""
+def reaches(groups: dict[int, Group], start: int | Iterable[int], target: int) -> bool:
+    """Whether group `start` (or any of the groups `start`) depends, directly or not, on
+    group `target` (one walk for several starts: their shared ancestors are seen once)."""
     seen: set[int] = set()
-    stack = [start]
+    stack = [start] if isinstance(start, int) else list(start)
     while stack:
         g = stack.pop()
         if g == target:

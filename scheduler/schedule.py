@@ -316,7 +316,13 @@ class _Scheduler:
                 )
                 continue
             deps = self.deps_of(steps, gid)
-            cyc = next((d for d in deps if reaches(self.groups, d, gid)), None)
+            # Only a group g does not read yet can close a cycle: one it reads already
+            # reaching g would be a cycle now. (Walking every dep's ancestors, each check
+            # was a walk of most of a big program's groups: 2 of DenseNet's 7 s schedule.)
+            new = deps - g.deps
+            cyc = None
+            if new and reaches(self.groups, new, gid):
+                cyc = next(d for d in sorted(new) if reaches(self.groups, d, gid))
             if cyc is not None:
                 log.debug(
                     "not fused: %s into %s: it would read group %d, which reads this group",
