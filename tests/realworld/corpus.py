@@ -66,6 +66,8 @@ WLM_ARGS = "--emsize 32 --nhid 32 --nlayers 1 --bptt 10 --batch_size 8 --epochs 
 MINGPT = (
     "--trainer.batch_size=8 --trainer.max_iters=10 --trainer.num_workers=0 --system.work_dir=out"
 )
+PG = "eriklindernoren/PyTorch-GAN implementations/"
+GAN_ARGS = "--n_epochs 1 --batch_size 8 --img_size 16"
 CORPUS: list[Entry] = [
     # pytorch/tutorials
     Entry(
@@ -577,6 +579,36 @@ CORPUS: list[Entry] = [
         logs_nothing="asserts the tangents it unpacks and runs gradcheck(check_forward_ad=True) "
         "against finite differences; prints nothing",
     ),
+    # eriklindernoren/PyTorch-GAN (MIT): MNIST -> 32 synthetic images (4 batches of 8),
+    # save_image -> a stand-in; the WGANs train the generator every 2nd batch
+    Entry("pgan_gan", "pytorch_gan/gan.py", f"{PG}gan/gan.py", args=GAN_ARGS),
+    Entry("pgan_dcgan", "pytorch_gan/dcgan.py", f"{PG}dcgan/dcgan.py", args=GAN_ARGS),
+    Entry("pgan_wgan", "pytorch_gan/wgan.py", f"{PG}wgan/wgan.py", args=f"{GAN_ARGS} --n_critic 2"),
+    Entry(
+        "pgan_wgan_gp",
+        "pytorch_gan/wgan_gp.py",
+        f"{PG}wgan_gp/wgan_gp.py",
+        args=f"{GAN_ARGS} --n_critic 2",
+    ),
+    Entry(
+        "pgan_wgan_div",
+        "pytorch_gan/wgan_div.py",
+        f"{PG}wgan_div/wgan_div.py",
+        args=f"{GAN_ARGS} --n_critic 2",
+    ),
+    Entry("pgan_cgan", "pytorch_gan/cgan.py", f"{PG}cgan/cgan.py", args=GAN_ARGS),
+    Entry("pgan_acgan", "pytorch_gan/acgan.py", f"{PG}acgan/acgan.py", args=GAN_ARGS),
+    Entry("pgan_infogan", "pytorch_gan/infogan.py", f"{PG}infogan/infogan.py", args=GAN_ARGS),
+    Entry("pgan_ebgan", "pytorch_gan/ebgan.py", f"{PG}ebgan/ebgan.py", args=GAN_ARGS),
+    Entry("pgan_lsgan", "pytorch_gan/lsgan.py", f"{PG}lsgan/lsgan.py", args=GAN_ARGS),
+    Entry(
+        "pgan_relativistic_gan",
+        "pytorch_gan/relativistic_gan.py",
+        f"{PG}relativistic_gan/relativistic_gan.py",
+        args=GAN_ARGS,
+    ),
+    Entry("pgan_aae", "pytorch_gan/aae.py", f"{PG}aae/aae.py", args=GAN_ARGS),
+    Entry("pgan_sgan", "pytorch_gan/sgan.py", f"{PG}sgan/sgan.py", args=GAN_ARGS),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
