@@ -609,6 +609,20 @@ CORPUS: list[Entry] = [
     ),
     Entry("pgan_aae", "pytorch_gan/aae.py", f"{PG}aae/aae.py", args=GAN_ARGS),
     Entry("pgan_sgan", "pytorch_gan/sgan.py", f"{PG}sgan/sgan.py", args=GAN_ARGS),
+    # 8 unaligned 3x32x32 pairs, batch 1, one residual block; ReplayBuffer (Python's random),
+    # LambdaLR, InstanceNorm2d, ReflectionPad2d; the test loader runs in a worker process.
+    # Chaotic: float32 losses differ by 9e-7 at step 1, 8e-6 at step 3, 2.7e-4 at step 4 and
+    # 1e-2 by step 13; the same run in float64 (set_default_dtype before the models) matches
+    # torch's float64 to 1e-11 over all 24 steps, with the same growth (4e-16 at step 1,
+    # 1.3e-12 at step 4) (README.md, "Chaotic scripts")
+    Entry(
+        "pgan_cyclegan",
+        "pytorch_gan/cyclegan/cyclegan.py",
+        f"{PG}cyclegan/cyclegan.py + models.py + utils.py",
+        args="--n_epochs 1 --decay_epoch 0 --img_height 32 --img_width 32 --n_residual_blocks 1 "
+        "--n_cpu 0",
+        chaotic_after=4,
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
