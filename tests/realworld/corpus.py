@@ -623,6 +623,15 @@ CORPUS: list[Entry] = [
         "--n_cpu 0",
         chaotic_after=4,
     ),
+    # ImageDataset keeps its default 128x128 images and 64x64 masks (it does not read
+    # opt.img_size): 4 train images in 2 batches; ConvTranspose2d, BatchNorm2d(eps=0.8),
+    # InstanceNorm2d, masked writes filled_samples[:, :, i:i+m, i:i+m] = gen_mask
+    Entry(
+        "pgan_context_encoder",
+        "pytorch_gan/context_encoder/context_encoder.py",
+        f"{PG}context_encoder/context_encoder.py + models.py + datasets.py",
+        args="--n_epochs 1 --batch_size 2 --n_cpu 0",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
