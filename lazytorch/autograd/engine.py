@@ -17,6 +17,7 @@ a leaf across steps, as in torch.
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -480,13 +481,16 @@ def grad(
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple[Tensor | None, ...]:
     """The gradients of `outputs` with respect to `inputs`, returned (not accumulated).
 
     With ``create_graph=True`` the gradients themselves carry gradient, for higher
-    derivatives.
+    derivatives. ``only_inputs`` is deprecated and ignored, as in torch (``False`` warns);
+    ``is_grads_batched=True`` is not supported.
 
     >>> import lazytorch
     >>> x = lazytorch.tensor(3.0, requires_grad=True)
@@ -496,6 +500,19 @@ def grad(
     (27.0, 18.0)
     """
 
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now "
+            "(defaults to True). To accumulate gradient for other "
+            "parts of the graph, please use torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
+    if is_grads_batched:
+        raise NotImplementedError(
+            "torch.autograd.grad(is_grads_batched=True) is not supported by lazytorch: "
+            "call grad once per row of grad_outputs (retain_graph=True) and stack the results"
+        )
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     _check_outputs(outs)

@@ -21,6 +21,7 @@ import sys
 import weakref
 from typing import Any
 
+from lazytorch._config import get_default_dtype
 from lazytorch._dtype_info import contiguous_format, preserve_format
 from lazytorch._errors import op_error
 from lazytorch._public import REGISTRY, Registry, public
@@ -601,11 +602,16 @@ INPLACE_OPERATORS = {
 @public(torch=False, method="type")
 def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
     """With no dtype, torch's type string (``'torch.FloatTensor'``); else ``to(dtype)``
-    (a dtype, or such a string)."""
+    (a dtype, or such a string). ``torch.Tensor`` (the class or ``'torch.Tensor'``) is the
+    default dtype, as torch's default tensor type."""
     if dtype is None:
         return f"torch.{self.dtype.legacy_name}Tensor"
-    if isinstance(getattr(dtype, "dtype", None), dt.DType):  # torch.FloatTensor & co
+    if dtype is Tensor or dtype == "torch.Tensor":  # x.type(torch.Tensor): the default type
+        dtype = get_default_dtype()
+    elif isinstance(getattr(dtype, "dtype", None), dt.DType):  # torch.FloatTensor & co
         dtype = dtype.dtype
+    elif isinstance(dtype, type):  # another class: torch's message names it
+        raise op_error(ValueError, "type", f"invalid type: '{dtype.__name__}'")
     if isinstance(dtype, str):
         name = dtype.rsplit(".", 1)[-1]
         found = [d for d in dt.ALL_DTYPES if f"{d.legacy_name}Tensor" == name]

@@ -371,6 +371,31 @@ def test_legacy_tensor_types_construct_check_and_convert_as_torch():
     assert repr(lt.cuda.FloatTensor) == "<class 'torch.cuda.FloatTensor'>"
 
 
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_type_of_the_tensor_class_is_the_default_dtype(default):
+    """CycleGAN's ``Tensor = torch.cuda.FloatTensor if cuda else torch.Tensor`` then
+    ``x.type(Tensor)``: torch converts to the default dtype (the default tensor type)."""
+    saved = torch.get_default_dtype(), lt.get_default_dtype()
+    try:
+        torch.set_default_dtype(getattr(torch, default))
+        lt.set_default_dtype(getattr(lt, default))
+        for src in ("float16", "float64", "int64"):
+            want = torch.arange(3).to(getattr(torch, src))
+            got = lt.arange(3).to(getattr(lt, src))
+            for arg, targ in ((lt.Tensor, torch.Tensor), ("torch.Tensor", "torch.Tensor")):
+                assert got.type(arg).type() == want.type(targ).type()
+                assert got.type(arg).dtype.name == default
+        same = lt.arange(3).to(getattr(lt, default))
+        assert same.type(lt.Tensor) is same  # no conversion: the tensor itself, as torch
+    finally:
+        torch.set_default_dtype(saved[0])
+        lt.set_default_dtype(saved[1])
+    with pytest.raises(ValueError, match="invalid type: 'Module'"):
+        lt.zeros(1).type(lt.nn.Module)
+    with pytest.raises(ValueError, match="invalid type: 'Module'"):
+        torch.zeros(1).type(torch.nn.Module)
+
+
 def test_bfloat16_is_a_dtype_scripts_can_pick():
     dtypes = {"bfloat16": lt.bfloat16, "float32": lt.float32}  # nanoGPT's table
     assert dtypes["bfloat16"].itemsize == 2 and dtypes["bfloat16"].is_floating_point

@@ -4,6 +4,8 @@ values, one program per training step)."""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 import torch
@@ -710,3 +712,68 @@ def test_copy_under_no_grad_carries_no_history():
         assert la.requires_grad == ta.requires_grad == grad_on
     la.sum().backward()
     assert lp.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_grad_signature_matches_torch():
+    def names(f):
+        return [(p.name, p.default) for p in inspect.signature(f).parameters.values()]
+
+    assert names(lt.autograd.grad) == names(torch.autograd.grad)
+
+
+@pytest.mark.parametrize("lib", ["torch", "lt"])
+def test_grad_only_inputs_is_ignored_and_false_warns(lib):
+    m = torch if lib == "torch" else lt
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    (g,) = m.autograd.grad((x * x).sum(), x, only_inputs=True)
+    np.testing.assert_array_equal(g.numpy() if lib == "lt" else g.detach().numpy(), [2.0, 4.0])
+    with pytest.warns(FutureWarning, match="only_inputs argument is deprecated"):
+        (g,) = m.autograd.grad((x * x).sum(), x, only_inputs=False)
+    assert x.grad is None
+
+
+def test_grad_is_grads_batched_is_refused():
+    x = lt.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="is_grads_batched=True"):
+        lt.autograd.grad(x * 2, x, lt.eye(2), is_grads_batched=True)
+
+
+def _gradient_penalty_step(m, w1, b1, w2, b2, real, fake, alpha):
+    """WGAN-GP's critic loss (eriklindernoren/PyTorch-GAN wgan_gp.py): a double backward."""
+    params = [m.tensor(a, requires_grad=True) for a in (w1, b1, w2, b2)]
+    F = m.nn.functional
+
+    def critic(x):
+        h = F.leaky_relu(F.linear(x.view(x.shape[0], -1), params[0], params[1]), 0.2)
+        return F.linear(h, params[2], params[3])
+
+    real, fake, alpha = m.tensor(real), m.tensor(fake), m.tensor(alpha)
+    interpolates = (alpha * real + ((1 - alpha) * fake)).requires_grad_(True)
+    d = critic(interpolates)
+    ones = m.ones(real.shape[0], 1, dtype=m.float64)
+    (g,) = m.autograd.grad(
+        outputs=d,
+        inputs=interpolates,
+        grad_outputs=ones,
+        create_graph=True,
+        retain_graph=True,
+        only_inputs=True,
+    )
+    g = g.view(g.size(0), -1)
+    gp = ((g.norm(2, dim=1) - 1) ** 2).mean()
+    loss = -m.mean(critic(real)) + m.mean(critic(fake)) + 10 * gp
+    loss.backward()
+    return [loss.detach().numpy()] + [p.grad.numpy() for p in params]
+
+
+def test_wgan_gp_gradient_penalty_double_backward_matches_torch():
+    rng = np.random.default_rng(0)
+    w1, b1 = rng.standard_normal((16, 12)) * 0.3, rng.standard_normal(16) * 0.1
+    w2, b2 = rng.standard_normal((1, 16)) * 0.3, rng.standard_normal(1) * 0.1
+    real, fake = rng.standard_normal((5, 1, 3, 4)), rng.standard_normal((5, 1, 3, 4))
+    alpha = rng.random((5, 1, 1, 1))
+    args = (w1, b1, w2, b2, real, fake, alpha)
+    for got, want in zip(
+        _gradient_penalty_step(lt, *args), _gradient_penalty_step(torch, *args), strict=True
+    ):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -93,6 +93,8 @@ CIFAR_CHAOTIC = [
 MINGPT = (
     "--trainer.batch_size=8 --trainer.max_iters=10 --trainer.num_workers=0 --system.work_dir=out"
 )
+PG = "eriklindernoren/PyTorch-GAN implementations/"
+GAN_ARGS = "--n_epochs 1 --batch_size 8 --img_size 16"
 CORPUS: list[Entry] = [
     # pytorch/tutorials
     Entry(
@@ -713,6 +715,59 @@ CORPUS: list[Entry] = [
         "visualizing_gradients",
         "visualizing_gradients_tutorial.py",
         "pytorch/tutorials intermediate_source/visualizing_gradients_tutorial.py",
+    ),
+    # eriklindernoren/PyTorch-GAN (MIT): MNIST -> 32 synthetic images (4 batches of 8),
+    # save_image -> a stand-in; the WGANs train the generator every 2nd batch
+    Entry("pgan_gan", "pytorch_gan/gan.py", f"{PG}gan/gan.py", args=GAN_ARGS),
+    Entry("pgan_dcgan", "pytorch_gan/dcgan.py", f"{PG}dcgan/dcgan.py", args=GAN_ARGS),
+    Entry("pgan_wgan", "pytorch_gan/wgan.py", f"{PG}wgan/wgan.py", args=f"{GAN_ARGS} --n_critic 2"),
+    Entry(
+        "pgan_wgan_gp",
+        "pytorch_gan/wgan_gp.py",
+        f"{PG}wgan_gp/wgan_gp.py",
+        args=f"{GAN_ARGS} --n_critic 2",
+    ),
+    Entry(
+        "pgan_wgan_div",
+        "pytorch_gan/wgan_div.py",
+        f"{PG}wgan_div/wgan_div.py",
+        args=f"{GAN_ARGS} --n_critic 2",
+    ),
+    Entry("pgan_cgan", "pytorch_gan/cgan.py", f"{PG}cgan/cgan.py", args=GAN_ARGS),
+    Entry("pgan_acgan", "pytorch_gan/acgan.py", f"{PG}acgan/acgan.py", args=GAN_ARGS),
+    Entry("pgan_infogan", "pytorch_gan/infogan.py", f"{PG}infogan/infogan.py", args=GAN_ARGS),
+    Entry("pgan_ebgan", "pytorch_gan/ebgan.py", f"{PG}ebgan/ebgan.py", args=GAN_ARGS),
+    Entry("pgan_lsgan", "pytorch_gan/lsgan.py", f"{PG}lsgan/lsgan.py", args=GAN_ARGS),
+    Entry(
+        "pgan_relativistic_gan",
+        "pytorch_gan/relativistic_gan.py",
+        f"{PG}relativistic_gan/relativistic_gan.py",
+        args=GAN_ARGS,
+    ),
+    Entry("pgan_aae", "pytorch_gan/aae.py", f"{PG}aae/aae.py", args=GAN_ARGS),
+    Entry("pgan_sgan", "pytorch_gan/sgan.py", f"{PG}sgan/sgan.py", args=GAN_ARGS),
+    # 8 unaligned 3x32x32 pairs, batch 1, one residual block; ReplayBuffer (Python's random),
+    # LambdaLR, InstanceNorm2d, ReflectionPad2d; the test loader runs in a worker process.
+    # Chaotic: float32 losses differ by 9e-7 at step 1, 8e-6 at step 3, 2.7e-4 at step 4 and
+    # 1e-2 by step 13; the same run in float64 (set_default_dtype before the models) matches
+    # torch's float64 to 1e-11 over all 24 steps, with the same growth (4e-16 at step 1,
+    # 1.3e-12 at step 4) (README.md, "Chaotic scripts")
+    Entry(
+        "pgan_cyclegan",
+        "pytorch_gan/cyclegan/cyclegan.py",
+        f"{PG}cyclegan/cyclegan.py + models.py + utils.py",
+        args="--n_epochs 1 --decay_epoch 0 --img_height 32 --img_width 32 --n_residual_blocks 1 "
+        "--n_cpu 0",
+        chaotic_after=4,
+    ),
+    # ImageDataset keeps its default 128x128 images and 64x64 masks (it does not read
+    # opt.img_size): 4 train images in 2 batches; ConvTranspose2d, BatchNorm2d(eps=0.8),
+    # InstanceNorm2d, masked writes filled_samples[:, :, i:i+m, i:i+m] = gen_mask
+    Entry(
+        "pgan_context_encoder",
+        "pytorch_gan/context_encoder/context_encoder.py",
+        f"{PG}context_encoder/context_encoder.py + models.py + datasets.py",
+        args="--n_epochs 1 --batch_size 2 --n_cpu 0",
     ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
