@@ -11,6 +11,7 @@ materialization points (counted with their cause); ``x[mask] = scalar`` is not â
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import Any
 
@@ -476,11 +477,15 @@ def setitem(x: Tensor, idx: Any, value: Any) -> None:
         if not v.shape:
             V.assign(x, where_node(idx._node, v, x._node))
             return
-    if type(value) in _NUMBERS and _basic_index(idx) and _host_write(x, value, idx):
-        return  # (a bad index is left to the recorded path below, which raises torch's error)
+    # A number through a basic index: written on the host where the rules allow (a bad
+    # index is left to the recorded path below, which raises torch's error). Refused, the
+    # same rules refuse the view the index makes, so they are not asked twice.
+    host_tried = type(value) in _NUMBERS and _basic_index(idx)
+    if host_tried and _host_write(x, value, idx):
+        return
     parsed = _parse(x, idx, for_write=True)
     target = parsed.view
-    if not parsed.advanced and _host_write(target, value):
+    if not parsed.advanced and not host_tried and _host_write(target, value):
         return
     if not parsed.advanced:
         v = _value_node(value, target._node, "setitem")
@@ -573,12 +578,15 @@ def _basic_index(idx: Any) -> bool:
 
 
 def _host_base(n: Node) -> Any:
-    """`n`'s value as a NumPy array if it is a CPU buffer or a filled constant not yet
-    computed, else None."""
+    """`n`'s value as a NumPy array if it is a CPU buffer or a filled constant of at most
+    `HOST_WRITE_MAX` elements not yet computed (a larger one is not filled just to be
+    refused), else None."""
     b = n.buffer
     if b is not None:
         return b if type(b) is np.ndarray else None
     if n.op is not P.expand or not all(type(d) is int for d in n.shape):
+        return None
+    if math.prod(n.shape) > HOST_WRITE_MAX:
         return None
     src = n.inputs[0]
     if src.shape != ():
