@@ -18,6 +18,9 @@ Loop structure, decided here (codegen owns loops, the scheduler owns fusion):
 * a pointwise loop whose innermost variable is tested against constant bounds (the pieces
   of a ``cat``, a ``pad``'s border) is cut at those bounds, each sub-loop with its tests
   known;
+* a pointwise loop whose indices divide the innermost variable by a small stride (an
+  interleave, a strided convolution's input gradient) is cut into one loop per residue
+  class, each reading its elements in a row with no division;
 * scans and other scatters run their inner loop sequentially.
 
 The generated code reads like its schedule: a header comment per kernel naming the fused
@@ -66,6 +69,7 @@ ROW_CACHE_MAX = 1 << 14
 ROW_CACHE_BYTES = 1 << 18  # at most this much of a thread's stack for row buffers
 MAX_RANGE_PIECES = 8  # sub-loops a pointwise loop is cut into at most (see range_pieces)
 MIN_SPLIT_LANES = 8  # the shortest inner loop a pointwise loop is split into (see inner_split)
+MAX_RESIDUES = 4  # the largest stride a pointwise loop is cut into residue classes by
 PREFETCH_MIN_ROW = 8192  # bytes of a row below which later passes prefetch nothing
 # Below this many elements a kernel calls heavy helpers (Philox) out of line: compile time
 # matters more than vector speed there.
@@ -414,7 +418,14 @@ class _KernelWriter:
             return f"const bool v{v.id} = {self.fixed[v.id]};"  # known in this piece of the loop
         elif v.op == "inrange":
             e, lo, hi = v.attr
-            c = self.expr(e)
+            if self.mapping:
+                e = e.substitute(self.mapping)
+            elo, ehi = e.range()
+            if lo <= elo and ehi <= hi:  # ranges are bounds: known in this loop
+                return f"const bool v{v.id} = true;"
+            if ehi < lo or elo > hi:
+                return f"const bool v{v.id} = false;"
+            c = e.c()
             rhs = f"({c} >= {lo} && {c} <= {hi})"
         elif v.op == "select":
             rhs = f"({a[0]} ? {a[1]} : {a[2]})"
@@ -912,6 +923,8 @@ class _KernelWriter:
                 o, n = self.onames[-1], self.outer[-1]
                 self.onames[-1:] = [f"{o}a", f"{o}b"]
                 self.outer[-1:] = [n // lanes, lanes]
+            elif self.strided_loops(self.onames[-1], 0, self.outer[-1]) is not None:
+                pieces = [(0, self.outer[-1], {})]  # one piece, cut by residue classes
         collapsed = self.parallel_pragma(depth, out, self.outer)
         if simd and collapsed and collapsed == len(self.outer):
             # the innermost loop is one of the parallel ones: one combined construct
@@ -926,6 +939,20 @@ class _KernelWriter:
                 self.fixed = fixed
                 split = self.inner_split(o, lo, hi)
                 inner = depth
+                strided = self.strided_loops(o, lo, hi) if split is None else None
+                if strided is not None:
+                    for loop_var, count, self.mapping in strided:
+                        out.append(INDENT * depth + "#pragma omp simd")
+                        out.append(
+                            INDENT * depth
+                            + f"for (int64_t {loop_var} = 0; {loop_var} < {count}; ++{loop_var}) {{"
+                        )
+                        self.emit_values(self.closure(roots, False), out, depth + 1)
+                        for s in k.stores:
+                            out.append(INDENT * (depth + 1) + self.store_code(s))
+                        out.append(INDENT * depth + "}")
+                    self.mapping = whole
+                    continue
                 if split is None:
                     out.append(INDENT * depth + "#pragma omp simd")
                     out.append(INDENT * depth + f"for (int64_t {o} = {lo}; {o} < {hi}; ++{o}) {{")
@@ -958,6 +985,56 @@ class _KernelWriter:
         self.loop_close(len(self.outer), depth, out)
         self.widened_back(wide, out)
 
+    def exprs_of(self, o: str) -> list[Expr]:
+        """The kernel's index expressions that read loop variable `o` (after the mapping)."""
+        exprs = self.k.exprs()
+        if self.mapping:
+            exprs = [e.substitute(self.mapping) for e in exprs]
+        return [e for e in exprs if o in e.vars()]
+
+    def strided_loops(
+        self, o: str, lo: int, hi: int
+    ) -> list[tuple[str, int, dict[str, Expr]]] | None:
+        """The innermost loop variable `o` over [lo, hi) as sub-loops, one per residue
+        class modulo a small divisor; (loop variable, trip count, mapping) per sub-loop, or None.
+
+        * **One residue class per sub-loop.** A strided slice's gradient (a stride-2
+          convolution's input gradient) reads ``(o - 2) // 2`` where ``(o - 2) % 2 == 0``:
+          two divisions per element and a gather. Written as ``o = 2*q + s`` for each start
+          ``s`` in ``[lo, lo + 2)``, the tests are constants and the reads consecutive in
+          ``q``. Taken for a divisor of at most MAX_RESIDUES that leaves fewer divisions per
+          element, on a range of at least that many vectors' worth.
+
+        Only the loop's shape changes: every element is computed once by the same code.
+        """
+        if self.prog.sched.symbolic:
+            return None
+        n = hi - lo
+        raw = self.exprs_of(o)
+        here = [e.substitute({o: Var(o, n) + lo}) for e in raw]
+        before = sum(len(_divisions(e, {o})) for e in here)
+        best: tuple[float, int] | None = None  # (divisions per element, divisor)
+        for k in sorted({d for e in here for d in _divisions(e, {o})}):
+            if k > MAX_RESIDUES or n < k * MIN_SPLIT_LANES:
+                continue
+            left = 0
+            for s in range(lo, lo + k):
+                sub = {o: Var(f"{o}q", (hi - s + k - 1) // k) * k + s}
+                left += sum(len(_divisions(e.substitute(sub), {f"{o}q"})) for e in raw)
+            if left / k < before and (best is None or left / k < best[0]):
+                best = (left / k, k)
+        if best is None:
+            return None
+        k, name = best[1], f"{o}q"
+        loops = []
+        for s in range(lo, lo + k):
+            count = (hi - s + k - 1) // k
+            sub = {o: Var(name, count) * k + s}
+            mapping = {key: v.substitute(sub) for key, v in self.mapping.items()}
+            mapping.update(sub)
+            loops.append((name, count, mapping))
+        return loops
+
     def inner_split(self, o: str, lo: int, hi: int) -> tuple[int, dict[str, Expr]] | None:
         """The innermost loop variable `o` over [lo, hi) as ``lo + lanes*oa + ob``, when
         that takes divisions out of the kernel's indices; (lanes, the mapping) or None.
@@ -974,10 +1051,7 @@ class _KernelWriter:
         if self.prog.sched.symbolic:
             return None
         n = hi - lo
-        exprs = self.k.exprs()
-        if self.mapping:
-            exprs = [e.substitute(self.mapping) for e in exprs]
-        exprs = [e for e in exprs if o in e.vars()]
+        exprs = self.exprs_of(o)
         here = {o: Var(o, n) + lo}  # o's own range: a clamp that cannot bind disappears
         exprs = [e.substitute(here) for e in exprs]
         before = [k for e in exprs for k in _divisions(e, {o})]

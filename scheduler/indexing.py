@@ -354,6 +354,8 @@ class Expr:
         elo, ehi = self.range()
         if elo >= lo and ehi <= hi:
             return self
+        if self.is_const():  # a residue class's constant (see codegen's strided_loops)
+            return Expr(None, min(max(self.const, lo), hi))
         return Expr({_Clamp(self, lo, hi): 1})
 
     def substitute(self, mapping: dict[str, Expr]) -> Expr:

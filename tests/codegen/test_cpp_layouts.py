@@ -415,6 +415,85 @@ def test_cat_and_pad_along_the_last_axis_match_torch(widths, pad, rows, dtype):
     np.testing.assert_array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64))
 
 
+# -- pointwise loops cut by residue classes ----------------------------------------------------
+
+
+def test_an_interleave_is_one_loop_per_residue_without_divisions(cpp):
+    """Three tensors interleaved along the last axis (stack, then merge) and cropped by 5:
+    the innermost loop reads ``(o + 2) // 3`` where ``(o + 2) % 3`` picks the piece. Cut
+    into three loops, one per residue class of o modulo 3 (strided_loops), each reads its
+    own piece consecutively, with no division and no test left."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(4, 64)).astype(np.float32)
+
+    def fn(t, a):
+        return (t.stack([a, a * 2, a + 1], -1).reshape(4, 192) + 1)[:, 5:]
+
+    src = lt.debug.source(fn(lt, lt.tensor(x)))
+    (kern,) = kernel_sources(src)
+    assert kern.count("for (int64_t o1q = 0; o1q < ") == 3, kern
+    assert "% 3" not in kern and "/ 3" not in kern and "clamp" not in kern, kern
+    for start in ("", " + 1", " + 2"):  # the three residue classes' stores, 3 apart
+        assert f"b1[o0*187 + o1q*3{start}] = " in kern, kern
+    (got,) = _run(fn, [x], "cpp")
+    np.testing.assert_array_equal(got, _torch(fn, [x])[0])
+
+
+def test_a_strided_convolutions_input_gradient_is_cut_by_parity(cpp):
+    """A stride-2 convolution's input gradient puts each window's gradient at every
+    other pixel: read as ``(o - k) // 2`` where ``(o - k) % 2 == 0`` per tap, two divisions
+    per element and a gather (8% of the ResNet-8 step). Its kernel is cut into the two
+    parities of the column, each reading consecutive elements; the gradient equals torch's."""
+    rng = np.random.default_rng(8)
+    x_ = rng.normal(size=(2, 3, 32, 32)).astype(np.float32)
+    w_ = rng.normal(size=(4, 3, 3, 3)).astype(np.float32)
+    g_ = rng.normal(size=(2, 4, 16, 16)).astype(np.float32)
+
+    def grad(t, x, w, g):
+        x.requires_grad_(True)
+        y = t.nn.functional.conv2d(x, w, stride=2, padding=1)
+        return t.autograd.grad(y, [x], g)[0]
+
+    src = lt.debug.source(grad(lt, *(lt.tensor(a) for a in (x_, w_, g_))))
+    cut = [k for k in kernel_sources(src) if "o3q" in k]
+    assert cut, src
+    for kern in cut:
+        loops = re.findall(r"for \(int64_t o3q = 0; o3q < \d+; \+\+o3q\)", kern)
+        assert len(loops) % 2 == 0, kern  # both parities of each cut piece
+        assert not re.search(r"o3q[^\]\n]*\) [%/] 2", kern), kern  # nothing divides o3q
+    (got,) = _run(grad, [x_, w_, g_], "cpp")
+    np.testing.assert_allclose(got, _torch(grad, [x_, w_, g_])[0], rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    k=st.integers(2, 5),  # 5: over MAX_RESIDUES, left whole
+    n=st.integers(1, 40),
+    crop=st.tuples(st.integers(0, 7), st.integers(0, 7)),
+    pad=st.tuples(st.integers(0, 9), st.integers(0, 9)),
+    dtype=st.sampled_from(["float32", "float64", "bfloat16", "int64"]),
+)
+def test_interleaves_cropped_and_padded_match_torch(k, n, crop, pad, dtype):
+    """k tensors interleaved, cropped at both ends (residue classes starting anywhere),
+    then padded (range pieces, each cut by residues where it is long enough): equal to
+    torch, element for element, whatever the cut."""
+    npdtype = BF16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(k * 1000 + n)
+    parts = [(rng.normal(size=(3, n)) * 8).astype(npdtype) for _ in range(k)]
+    if k * n - crop[0] - crop[1] < 1:
+        crop = (0, 0)
+
+    def fn(t, *ps):
+        y = t.stack([p * (i + 1) for i, p in enumerate(ps)], -1).reshape(3, k * n)
+        y = y[:, crop[0] : k * n - crop[1]]
+        return t.nn.functional.pad(y, pad, value=-1)
+
+    with lt.backend("cpp"):
+        (got,) = _run(fn, parts, "cpp")
+    want = _torch(fn, parts)[0]
+    np.testing.assert_array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64))
+
+
 # -- column reductions that store elements on the way -------------------------------------------
 
 
