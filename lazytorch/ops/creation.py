@@ -23,6 +23,7 @@ from lazytorch.ir.device import CPU as _CPU
 from lazytorch.ir.device import Device, as_device
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
+from lazytorch.ops import range_values as RV
 from lazytorch.ops._core import (
     INT64_MAX,
     INT64_MIN,
@@ -634,105 +635,6 @@ def full_like(
     return _fill(shape, scalar_node(checked_scalar(fill_value, d, "full_like"), d, dev))
 
 
-def _fma(a: Any, b: Any, c: Any) -> Any:
-    """``a * b + c`` rounded once, elementwise over float64 NumPy arrays (a fused
-    multiply-add, which NumPy lacks).
-
-    Emulated as Boldo and Melquiond prove correct ("Emulation of FMA and correctly rounded
-    sums: proved algorithms using rounding to odd", 2008): Dekker's exact product, Knuth's
-    exact sum, the two low parts added with rounding to odd, then one rounding to nearest.
-    (Adding the low parts to nearest rounds twice where the exact value is a hair from a
-    tie: linspace(1.0, -2.6e-70, 7)[3] came out 0.5 against torch's 0.49999999999999994.)
-    NumPy never contracts a product and a sum, so each step is the IEEE operation the proof
-    assumes.
-
-    >>> import numpy as np
-    >>> float(_fma(np.float64(-1 / 3), np.float64(3.0), np.float64(1.0)))  # 1 - 3 * (1/3)
-    5.551115123125783e-17
-    """
-    import numpy as np
-
-    p = a * b  # Dekker: p + e1 == a * b exactly (Veltkamp splits of a and b)
-    t = 134217729.0 * a
-    ah = t - (t - a)
-    al = a - ah
-    t = 134217729.0 * b
-    bh = t - (t - b)
-    bl = b - bh
-    e1 = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    h = c + p  # Knuth: h + e2 == c + p exactly
-    v = h - c
-    e2 = (c - (h - v)) + (p - v)
-    low = e1 + e2  # rounded to odd: where inexact and even, one ulp toward the rest
-    v = low - e1
-    rest = (e1 - (low - v)) + (e2 - v)
-    even = (np.asarray(low).view(np.int64) & 1) == 0
-    low = np.where((rest != 0) & even, np.nextafter(low, np.copysign(np.inf, rest)), low)
-    return h + low
-
-
-# Elements per block of the host computations below (their exact forms take a dozen
-# temporaries per element).
-_HOST_BLOCK = 1 << 16
-
-
-def _fma_ramp(start: float, end: float, step: float, n: int) -> Any:
-    """float64 linspace values as torch's kernel rounds them: ``fma(step, i, start)`` for
-    the first half, ``fma(-step, n - 1 - i, end)`` for the rest, each rounded once.
-
-    >>> float(_fma_ramp(-1.0, 1.0, 1 / 3, 7)[3])  # torch's value; 1.0 - (1 / 3) * 3 gives 0.0
-    5.551115123125783e-17
-    """
-    import numpy as np
-
-    out = np.empty(n, dtype=np.float64)
-    half = n // 2
-    for lo in range(0, n, _HOST_BLOCK):
-        k = np.arange(lo, min(lo + _HOST_BLOCK, n), dtype=np.float64)
-        up = k < half
-        a = np.where(up, step, -step)
-        b = np.where(up, k, (n - 1) - k)
-        c = np.where(up, start, end)
-        out[lo : lo + len(k)] = _fma(a, b, c)
-    return out
-
-
-# torch's parallel_for grain (at::internal::GRAIN_SIZE) and the lanes of the AVX2 vectors its
-# arange kernel runs in, two vectors per loop iteration (measured: this is what matches
-# torch 2.13's CPU build bit for bit, float32 and float64)
-_GRAIN = 32768
-_LANES = {4: 8, 8: 4}
-
-
-def _arange_values(start: float, step: float, n: int, np_dtype: Any, threads: int) -> Any:
-    """float32/float64 arange values as torch's CPU kernel rounds them.
-
-    The kernel computes in float64 (its accumulate type) and writes the dtype: element j of
-    a full pair of vectors is ``fma(j % lanes, step, base)`` with ``base = fma(step, j -
-    j % lanes, start)`` rounded to the dtype first; the elements after the last full pair
-    are ``fma(step, j, start)``. Each of parallel_for's chunks (``threads`` of them past
-    ``_GRAIN`` elements) starts its vectors anew. A plain ``start + j * step`` is an ulp off
-    torch in about one element in five (``arange(-5, 5, 0.1)``: 24 of 100).
-    """
-    import numpy as np
-
-    out = np.empty(n, dtype=np_dtype)
-    v = _LANES[np.dtype(np_dtype).itemsize]
-    tasks = 1 if n < _GRAIN or threads <= 1 else min(threads, -(-n // _GRAIN))
-    chunk = -(-n // tasks) if n else 1
-    for b in range(0, n, chunk):
-        e = min(n, b + chunk)
-        full = b + (e - b) // (2 * v) * (2 * v)
-        for lo in range(b, e, _HOST_BLOCK):
-            j = np.arange(lo, min(lo + _HOST_BLOCK, e), dtype=np.float64)
-            lane = np.where(j < full, (j - b) % v, 0.0)
-            base = _fma(np.float64(step), j - lane, np.float64(start))
-            base = base.astype(np_dtype).astype(np.float64)  # (rounded to the dtype)
-            vals = np.where(j < full, _fma(lane, np.float64(step), base), base)
-            out[lo : lo + len(j)] = vals.astype(np_dtype)
-    return out
-
-
 def _iota(n: Any, dtype: dt.DType, device: Device) -> Node:
     return make_node(P.iota, (), ((n,), 0, dtype, device), (n,), dtype, device)
 
@@ -742,6 +644,12 @@ def _affine(i: Node, start: Any, step: Any, dtype: dt.DType) -> Node:
     scaled = make_node(P.mul, (i, const_node(step, i.dtype, dev)), (), i.shape, i.dtype, dev)
     shifted = make_node(P.add, (scaled, const_node(start, i.dtype, dev)), (), i.shape, i.dtype, dev)
     return cast(shifted, dtype)
+
+
+# The integers each float dtype holds exactly, from 0: an arange of them is exact however
+# torch's kernel rounds (for float16 and bfloat16, its vectors start from a base rounded to
+# the dtype, so past these even whole steps differ from a plain cast)
+_EXACT_INTS = {"float16": 2**11, "bfloat16": 2**8, "float32": 2**24, "float64": 2**53}
 
 
 def _number(x: Any, op: str, what: str) -> Any:
@@ -768,10 +676,10 @@ def arange(
     """Values from `start` to `end` (exclusive) by `step`.
 
     Element i is ``start + i * step`` computed in torch's accumulate type: float64 for
-    float32/float64 (so float steps do not accumulate error; rounded as torch's CPU kernel
-    rounds, see `_arange_values`), float32 for float16, and int64 for integer dtypes — whose
-    start and step are truncated to integers first, as torch does (``arange(0, 2, 0.5,
-    dtype=int32)`` is four zeros).
+    float32/float64 (so float steps do not accumulate error), float32 for float16 and
+    bfloat16, rounded as torch's CPU kernel rounds (`range_values.arange_values`), and
+    int64 for integer dtypes — whose start and step are truncated to integers first, as
+    torch does (``arange(0, 2, 0.5, dtype=int32)`` is four zeros).
 
     >>> import lazytorch
     >>> lazytorch.arange(5).tolist(), lazytorch.arange(1, 2, 0.25).tolist()
@@ -798,12 +706,11 @@ def arange(
         n = _arange_length(start, end, step)
         check_new_tensor((n,), d, "arange")
         whole = float(start).is_integer() and float(step).is_integer()
-        exact = whole and abs(start) + n * abs(step) <= (2**24 if d is dt.float32 else 2**53)
-        if d in (dt.float32, dt.float64) and not exact:
-            # (integer values small enough are exact whatever the rounding: recorded as
-            # before, an iota the program fuses, which costs no host work)
-            vals = _arange_values(float(start), float(step), n, d.np, get_num_threads())
+        if not (whole and abs(start) + n * abs(step) <= _EXACT_INTS[d.name]):
+            vals = RV.arange_values(start, step, n, d.np, get_num_threads())
             return into_out(wrap(leaf_node(vals, dev)), out, "arange")
+        # Every value is an integer the dtype holds, whatever the rounding: an iota the
+        # program fuses, which costs no host work.
         work = dt.float32 if d.is_low_float else dt.float64
         return into_out(wrap(_affine(_iota(n, work, dev), start, step, d)), out, "arange")
     # Integer dtypes: torch's accumulate type is int64, so start and step are truncated.
@@ -876,19 +783,23 @@ def linspace(
     pin_memory: bool = False,
     out: Any = None,
 ) -> Tensor:
-    """`steps` evenly spaced values from `start` to `end` inclusive.
+    """`steps` evenly spaced values from `start` to `end` inclusive, bit for bit torch's.
 
-    Bit-compatible with torch's kernel: start and end are converted to the dtype, the step
-    is (end - start) / (steps - 1) in the dtype's arithmetic (float64 for integer dtypes),
-    the first half counts up from start and the second half down from end, and integer
-    results truncate. torch's CPU kernel computes ``start + step * i`` (and
-    ``end - step * (steps - 1 - i)``) as one fused multiply-add, rounded once. For float32
-    the product and sum are formed in float64 (the product of a float32 step and an index
-    below 2**29 is exact there) and rounded to float32 once; for float64 and the integer
-    dtypes (float64 arithmetic) the values are computed on the host with an exact product
-    and sum (`_fma_ramp`), since float64 has no wider type to round once from. (Plain
-    float64 arithmetic was an ulp off torch in 9 of 10 float64 linspaces, and off by one
-    after truncation in some integer ones.)
+    As torch's kernel: start and end are converted to the dtype, the step is ``(end -
+    start) / (steps - 1)`` in the dtype's arithmetic (float64 for integer dtypes), the first
+    half counts up from start (``start + step * i``) and the second half down from end
+    (``end - step * (steps - 1 - i)``), and integer results truncate. In float64 (and the
+    integer dtypes) and float32 the product and sum are one fused multiply-add, rounded
+    once; float16 and bfloat16 round every operation, in float and then in the dtype. The
+    values are computed on the host with those roundings (`range_values`: an exact fused
+    multiply-add, since NumPy has none). (Plain float64 arithmetic was an ulp off torch in 9
+    of 10 float64 linspaces, off by one after truncation in some integer ones; bfloat16
+    computed in float32 differed in one element in twenty.) With 0 or 1 steps nothing is
+    computed: torch fills `start` (unchecked in float16 and bfloat16, where it may be inf).
+
+    >>> import lazytorch
+    >>> lazytorch.linspace(0, 1, 5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
     """
     import numpy as np
 
@@ -899,38 +810,31 @@ def linspace(
     unpack_int64(steps, "linspace")
     d = _out_dtype(dtype, out, "linspace") or _config.get_default_dtype()
     dev = resolve_device(device, "linspace")
+    check_new_tensor((steps,), d, "linspace")
+    if steps <= 1:
+        first = [_fill_value(start, d, "linspace")] if steps else []
+        return into_out(_from_array(first, d, dev), out, "linspace")
     if d is dt.bool_:
         raise op_error(
             NotImplementedError, "linspace", "\"linspace_cpu\" not implemented for 'Bool'"
         )
     s = checked_scalar(start, d, "linspace")
     e = checked_scalar(end, d, "linspace")
-    check_new_tensor((steps,), d, "linspace")
-    if steps <= 1:
-        return into_out(full((steps,), s, dtype=d, device=dev), out, "linspace")
-    # Every op below rounds in `work` as torch's scalar arithmetic does (float16 included).
-    work = d if d.is_floating_point else dt.float64
-    w = work.np.type
+    if d in (dt.float32, dt.float16, dt.bfloat16):
+        # (start and end as given: converted as c10 converts them, an int in one rounding)
+        vals = RV.linspace_values(start, end, steps, d.np)
+        return into_out(wrap(leaf_node(vals, dev)), out, "linspace")
     with np.errstate(over="ignore", invalid="ignore"):
-        step = float((w(e) - w(s)) / w(steps - 1))
-    if work is dt.float64:
-        ramp = _fma_ramp(float(s), float(e), step, steps)
-        return into_out(wrap(cast(leaf_node(ramp, dev), d)), out, "linspace")
-    if d is dt.float32:
-        work = dt.float64  # torch's fused multiply-add: one rounding, at the cast below
-    i = _iota(steps, work, dev)
+        step = (float(e) - float(s)) / float(steps - 1)
+    ramp = RV.fma_ramp(float(s), float(e), step, steps)
+    return into_out(wrap(cast(leaf_node(ramp, dev), d)), out, "linspace")
 
-    def op(prim: Any, a: Node, b: Node) -> Node:
-        return make_node(prim, (a, b), (), i.shape, work, dev)
 
-    def lit(v: Any) -> Node:
-        return const_node(v, work, dev)
-
-    up = op(P.add, lit(s), op(P.mul, lit(step), i))
-    down = op(P.sub, lit(e), op(P.mul, lit(step), op(P.sub, lit(steps - 1), i)))
-    first = make_node(P.lt, (i, lit(steps // 2)), (), i.shape, dt.bool_, dev)
-    vals = make_node(P.where, (first, up, down), (), i.shape, work, dev)
-    return into_out(wrap(cast(vals, d)), out, "linspace")
+def _fill_value(value: Any, d: dt.DType, op: str) -> Any:
+    """`value` as torch's fill_ writes it into a tensor of dtype `d`: checked for overflow,
+    except in float16 and bfloat16 (converted by way of float, where too large is inf)."""
+    checked = checked_scalar(value, d, op, check_float=not d.is_low_float)
+    return RV.to_dtype(value, d.np) if d.is_floating_point else checked
 
 
 @public()

@@ -775,3 +775,132 @@ def test_linspace_float64_and_integers_bits_equal_torch(start, end, steps, dtype
     got = lt.linspace(start, end, steps, dtype=getattr(lt, dtype)).numpy()
     want = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
     assert np.array_equal(got, want)
+
+
+# -- float16 / bfloat16 / logspace bits (torch's kernels: lazytorch.ops.range_values) -------------
+LOW = ["float16", "bfloat16"]
+_INT_VIEW = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _bits(t):
+    """A float tensor's values as integers (bit patterns), from torch or lazytorch: exact
+    comparison that tells -0.0 from 0.0 and one NaN from another."""
+    if isinstance(t, torch.Tensor):
+        t = t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+        return t.numpy()
+    a = t.numpy()
+    return a.view(_INT_VIEW[a.dtype.itemsize]) if t.is_floating_point() else a
+
+
+def _same_bits(make):
+    """`make(lib)` from torch and lazytorch: the same dtype and bit for bit the same values."""
+    want, got = make(torch), make(lt)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    if want.is_floating_point():
+        assert np.array_equal(_bits(got), _bits(want))
+    else:
+        assert np.array_equal(got.numpy(), want.numpy())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    start=st.floats(-10, 10) | st.floats(-6e4, 6e4) | st.integers(-3000, 3000),
+    end=st.floats(-10, 10) | st.floats(-6e4, 6e4) | st.integers(-3000, 3000),
+    steps=st.integers(0, 300) | st.integers(32760, 70000),
+    dtype=st.sampled_from([*LOW, "float32"]),
+)
+def test_linspace_low_precision_bits_equal_torch(start, end, steps, dtype):
+    # torch computes float16/bfloat16 linspace in c10's Half/BFloat16 arithmetic (each
+    # operation in float, rounded to the dtype; the index converted to the dtype), float32
+    # with one fused multiply-add from start and end rounded to float32. bfloat16 computed
+    # in float32 and rounded once differed in about one element in twenty (1,702 of 30,689
+    # over 200 ranges in [-10, 10]); float32 from an unrounded start or end was up to 2 ulps
+    # off where the range is narrow (linspace(1050.0, 1050.005, 1000)[500]).
+    _same_bits(lambda t: t.linspace(start, end, steps, dtype=getattr(t, dtype)))
+
+
+@pytest.mark.parametrize("dtype", [*LOW, "float32", "float64"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        (-3.7, 9.1, 28),
+        (1050.0, 1050.005, 1000),  # float32: start/end rounded first (was 2 ulps off)
+        (0.1, 0.7, 100001),  # past float16's 65504 as an index count, past parallel chunks
+        (-1, 1, 1),
+        (5, -5, 0),
+        (2**60 + 2**36 + 1, 0, 3),  # an int converts to float with one rounding
+        (1 + 2**-11 + 2**-40, 0, 1),  # a double converts to float16 by way of float
+        (1 + 2**-8 + 2**-40, 2, 3),  # ... and to bfloat16
+        (1e5, 0, 1),  # one step is a fill: inf in float16, unchecked
+        (math.inf, 0, 3),
+        (math.nan, 1, 4),  # bfloat16 NaN is 0x7FC0, whatever its sign
+        (6e4, -6e4, 5),
+        (3e38, -3e38, 3),
+        (-1e308, 1e308, 5),  # float64: a step of inf (was all nan)
+    ],
+    ids=repr,
+)
+def test_linspace_edge_bits_equal_torch(args, dtype):
+    def make(t):
+        return t.linspace(*args, dtype=getattr(t, dtype))
+
+    try:
+        make(torch)
+    except RuntimeError as e:
+        assert "overflow" in str(e)
+        with pytest.raises(RuntimeError, match="overflow"):
+            make(lt)
+        return
+    _same_bits(make)
+
+
+def test_linspace_out_of_range_start_with_no_or_one_step_as_torch():
+    # torch converts nothing for 0 steps and fills for 1 (fill_: unchecked in float16)
+    _same_bits(lambda t: t.linspace(1e5, 0, 0, dtype=t.float16))
+    _same_bits(lambda t: t.linspace(1e39, 0, 1, dtype=t.bfloat16))
+    _same_bits(lambda t: t.linspace(300, 0, 0, dtype=t.uint8))
+    _same_bits(lambda t: t.linspace(0, 1, 1, dtype=t.bool))
+    for make in [
+        lambda t: t.linspace(1e5, 0, 3, dtype=t.float16),
+        lambda t: t.linspace(1e39, 0, 1, dtype=t.float32),
+        lambda t: t.linspace(300, 0, 1, dtype=t.uint8),
+    ]:
+        check_raises(make)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    start=st.floats(-1e3, 1e3) | st.integers(-300, 300),
+    step=st.floats(1e-3, 3) | st.sampled_from([0.1, 0.25, 1 / 3, 2 / 3, 1 / 7, 0.01, 3.0]),
+    n=st.integers(1, 600) | st.integers(32000, 70000),
+    negative=st.booleans(),
+    dtype=st.sampled_from(LOW),
+)
+def test_arange_low_precision_bits_equal_torch(start, step, n, negative, dtype):
+    # torch's kernel accumulates in float32 (fused), rounds each vector's base to the dtype
+    # and adds lane * step to it (fused in float16, the product rounded first in bfloat16),
+    # 16 lanes, two vectors an iteration, the tail element by element; parallel chunks past
+    # 32768 elements. Computed in float32 and rounded once, 1 element in 5 differed.
+    step = -step if negative else step
+    end = start + step * n
+    _same_bits(lambda t: t.arange(start, end, step, dtype=getattr(t, dtype)))
+
+
+@pytest.mark.parametrize("dtype", [*LOW, "float32", "float64"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        (0, 3, 0.1),
+        (28, -552.3333333333333, -1 / 3),
+        (257, 1000),
+        (-3000, 3000, 7),
+        (-1.9e-11, 32, 1.0),
+        (-1e-50, 40, 1.0),
+    ],
+)
+def test_arange_low_precision_cases_bits_equal_torch(args, dtype):
+    # (28, ..., -1/3)[95]: bfloat16's lane sum is not fused (-3.65625, a fused one gives
+    # -3.671875); (257, 1000): whole numbers past bfloat16's 256 differ from a plain cast;
+    # (-1.9e-11, ...) in float16, (-1e-50, ...) in float32: a vector's first lane is its
+    # base, -0.0 (base + 0 * step would be 0.0)
+    _same_bits(lambda t: t.arange(*args, dtype=getattr(t, dtype)))
