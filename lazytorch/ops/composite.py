@@ -17,7 +17,6 @@ from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
-from lazytorch import _config
 from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
@@ -55,7 +54,6 @@ __all__ = [
     "isin",
     "kron",
     "logit",
-    "logspace",
     "median",
     "meshgrid",
     "quantile",
@@ -436,30 +434,6 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> T
     keep = C.ones(n, n, dtype=dt.bool_, device=x.device).tril()  # keep[i, j]: j <= i
     rows = E.where(keep, moved.unsqueeze(-2), C.ones((), dtype=x.dtype, device=x.device))
     return into_out(R.prod(rows, -1).movedim(-1, axis), out, "cumprod")
-
-
-@public()
-def logspace(
-    start: float,
-    end: float,
-    steps: int | None = None,
-    base: float = 10.0,
-    *,
-    dtype: Any = None,
-    device: Any = None,
-    pin_memory: bool = False,
-    requires_grad: bool = False,
-) -> Tensor:
-    """`steps` values from ``base**start`` to ``base**end``, evenly spaced in exponent
-    (`steps` is required; its None default is the one torch's stub shows)."""
-    if steps is None:
-        raise op_error(TypeError, "logspace", "logspace() missing required argument 'steps'")
-    exps = C.linspace(start, end, steps, dtype=dt.float64, device=device)
-    vals = E.pow(base, exps)
-    result = vals.to(dtype or _config.get_default_dtype())
-    if requires_grad:
-        result.requires_grad_()
-    return result
 
 
 @public(method=True, inplace=True)

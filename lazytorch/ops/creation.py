@@ -53,6 +53,7 @@ __all__ = [
     "full",
     "full_like",
     "linspace",
+    "logspace",
     "ones",
     "ones_like",
     "scalar_tensor",
@@ -835,6 +836,75 @@ def _fill_value(value: Any, d: dt.DType, op: str) -> Any:
     except in float16 and bfloat16 (converted by way of float, where too large is inf)."""
     checked = checked_scalar(value, d, op, check_float=not d.is_low_float)
     return RV.to_dtype(value, d.np) if d.is_floating_point else checked
+
+
+@public()
+@with_requires_grad
+def logspace(
+    start: Any,
+    end: Any,
+    steps: int | None = None,
+    base: float = 10.0,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
+) -> Tensor:
+    """`steps` values from ``base**start`` to ``base**end``, evenly spaced in exponent, bit
+    for bit torch's (`steps` is required; its None default is the one torch's stub shows).
+
+    As torch's kernel: start and end are converted to the dtype (an integer dtype truncates
+    them), their difference taken in the dtype's arithmetic; the exponents are float64,
+    ``start + step * i`` for the first half and ``end - step * (steps - 1 - i)`` for the
+    rest (each operation rounded, no fused multiply-add there); each value is the C
+    library's ``pow(base, exponent)`` converted to the dtype. One step is ``pow(base,
+    start)`` of the unconverted start.
+
+    >>> import lazytorch
+    >>> lazytorch.logspace(0, 2, 3).tolist()
+    [1.0, 10.0, 100.0]
+    """
+    import numpy as np
+
+    if steps is None:
+        raise op_error(TypeError, "logspace", "logspace() missing required argument 'steps'")
+    start = _number(start, "logspace", "start")
+    end = _number(end, "logspace", "end")
+    base = float(_number(base, "logspace", "base"))
+    if not isinstance(steps, int) or steps < 0:
+        raise op_error(RuntimeError, "logspace", "number of steps must be non-negative")
+    unpack_int64(steps, "logspace")
+    d = resolve_dtype(dtype, "logspace") or _config.get_default_dtype()
+    dev = resolve_device(device, "logspace")
+    check_new_tensor((steps,), d, "logspace")
+    if steps <= 1:
+        value = float(RV.pow_libm(base, float(start))) if steps else 0.0
+        first = [_fill_value(value, d, "logspace")] if steps else []
+        return _from_array(first, d, dev)
+    if d is dt.bool_:
+        raise op_error(
+            NotImplementedError, "logspace", "\"logspace_cpu\" not implemented for 'Bool'"
+        )
+    s = checked_scalar(start, d, "logspace")
+    e = checked_scalar(end, d, "logspace")
+    if d.is_floating_point:
+        s, e = RV.to_dtype(start, d.np), RV.to_dtype(end, d.np)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if d.is_low_float:  # c10: computed in float, rounded to the dtype
+                diff = float(RV.from_float32(np.float32(e) - np.float32(s), d.np))
+            else:
+                diff = float(e - s)
+    else:  # C's integer arithmetic: int at least, wrapping at 32 and 64 bits
+        diff = e - s
+        if d.bits >= 32:
+            lo, hi = _int_range(d)
+            diff = (diff - lo) % (hi - lo + 1) + lo
+    exps = RV.logspace_exponents(float(s), float(e), diff, steps)
+    vals = RV.pow_libm(base, exps)
+    if d.is_floating_point:
+        return wrap(leaf_node(RV.from_float64(vals, d.np), dev))
+    return wrap(cast(leaf_node(vals, dev), d))
 
 
 @public()

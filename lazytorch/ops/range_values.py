@@ -1,4 +1,4 @@
-"""Host models of torch's CPU range kernels: arange and linspace, bit for bit.
+"""Host models of torch's CPU range kernels: arange, linspace and logspace, bit for bit.
 
 Creation ops must give torch's exact values (users compare, seed-match and index with
 them), and those values depend on how torch's kernels round: which type each step is
@@ -26,7 +26,10 @@ __all__ = [
     "fma",
     "fma_ramp",
     "from_float32",
+    "from_float64",
     "linspace_values",
+    "logspace_exponents",
+    "pow_libm",
     "to_dtype",
 ]
 
@@ -197,6 +200,19 @@ def from_float32(f: Any, dtype: Any) -> Any:
     return out
 
 
+def from_float64(x: Any, np_dtype: Any) -> Any:
+    """float64 values as C converts them to a float dtype: rounded once to float32 or kept,
+    and to float16 or bfloat16 by way of float32 (c10's constructors take a float)."""
+    import numpy as np
+
+    dtype = np.dtype(np_dtype)
+    x = np.asarray(x, dtype=np.float64)
+    if dtype == np.float64:
+        return x
+    with np.errstate(over="ignore"):
+        return from_float32(x.astype(np.float32), dtype)
+
+
 def fma_ramp(start: float, end: float, step: float, n: int) -> Any:
     """float64 linspace values as torch's kernel rounds them: ``fma(step, i, start)`` for
     the first half, ``fma(-step, n - 1 - i, end)`` for the rest, each rounded once.
@@ -319,3 +335,52 @@ def arange_values(start: Any, step: Any, n: int, np_dtype: Any, threads: int) ->
                 vals = np.where((j < full) & (lane > 0), rounded(lanes, dtype), base.astype(dtype))
                 out[lo : lo + len(j)] = vals
     return out
+
+
+def logspace_exponents(start: float, end: float, diff: float, n: int) -> Any:
+    """The float64 exponents of torch's logspace (n >= 2): with ``step = diff / (n - 1)``,
+    ``start + step * i`` below ``n // 2``, else ``end - step * (n - 1 - i)``, each product
+    and sum rounded separately (RangeFactories.cpp is compiled without FMA contraction).
+    `start` and `end` are already converted to the dtype; `diff` is their difference in the
+    dtype's arithmetic.
+
+    >>> logspace_exponents(0.0, 1.0, 1.0, 3).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    import numpy as np
+
+    step = diff / (n - 1)
+    i = np.arange(n, dtype=np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        up = start + step * i.astype(np.float64)
+        down = end - step * ((n - 1) - i).astype(np.float64)
+    return np.where(i < n // 2, up, down)
+
+
+def _pow_or_special(base: float, x: float) -> float:
+    import numpy as np
+
+    try:
+        return math.pow(base, x)
+    except (OverflowError, ValueError):  # inf or nan, which every pow gives alike
+        with np.errstate(all="ignore"):
+            return float(np.power(np.float64(base), np.float64(x)))
+
+
+def pow_libm(base: float, x: Any) -> Any:
+    """``pow(base, x)`` elementwise as the C library computes it (torch's logspace calls
+    std::pow). NumPy's float64 power is a vectorized approximation that differs from it by
+    an ulp in about one element in twenty, so each element goes through ``math.pow``.
+
+    >>> import numpy as np
+    >>> pow_libm(10.0, np.array([0.0, 2.0, 400.0])).tolist()
+    [1.0, 100.0, inf]
+    """
+    import numpy as np
+
+    xs = np.asarray(x, dtype=np.float64).ravel().tolist()
+    try:
+        vals = list(map(math.pow, [base] * len(xs), xs))
+    except (OverflowError, ValueError):
+        vals = [_pow_or_special(base, v) for v in xs]
+    return np.array(vals, dtype=np.float64).reshape(np.shape(x))
