@@ -644,7 +644,8 @@ def environment_error(exc: OSError) -> ToolchainError | None:
 # MAX_UNITS): g++ optimizes a unit on one core, so a big program compiles in about the time
 # of its largest unit; each extra unit costs a compiler process and a parse of the runtime
 # headers (about 0.05 s of CPU).
-STEP_PREFIX = "static __attribute__((noinline)) void "
+# (a step whose loops are unswitched adds an optimize attribute after noinline)
+STEP_PREFIX = "static __attribute__((noinline"
 STEPS_PER_UNIT = 12
 MAX_UNITS = 8
 
@@ -701,7 +702,7 @@ def split_units(source: str, cores: int) -> list[str] | None:
         load[unit] += cost[k]
         dealt[unit].append(k)
     exported = STEP_PREFIX
-    hidden = '__attribute__((noinline, visibility("hidden"))) void '
+    hidden = '__attribute__((noinline, visibility("hidden")'
 
     def export(f: list[str]) -> list[str]:
         return [ln.replace(exported, hidden, 1) if ln.startswith(exported) else ln for ln in f]

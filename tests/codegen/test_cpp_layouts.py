@@ -461,6 +461,13 @@ def test_a_strided_convolutions_input_gradient_is_cut_by_parity(cpp):
         loops = re.findall(r"for \(int64_t o3q = 0; o3q < \d+; \+\+o3q\)", kern)
         assert len(loops) % 2 == 0, kern  # both parities of each cut piece
         assert not re.search(r"o3q[^\]\n]*\) [%/] 2", kern), kern  # nothing divides o3q
+        # the row's parity and border tests are made once per row, before the SIMD loop
+        # (inside it g++ would make masked loads of them and not vectorize), and the
+        # kernel asks g++ to unswitch its loops on them
+        assert 'optimize("unswitch-loops")' in kern.split("{", 1)[0], kern
+        scopes = re.findall(r"\{\n((?:\s*const bool v\d+ = [^\n]*\n)+)\s*#pragma omp simd", kern)
+        assert any("(o2 " in scope for scope in scopes), kern
+        assert not any("o3" in scope for scope in scopes), kern
     (got,) = _run(grad, [x_, w_, g_], "cpp")
     np.testing.assert_allclose(got, _torch(grad, [x_, w_, g_])[0], rtol=1e-5, atol=1e-5)
 
