@@ -655,8 +655,12 @@ def _assign_shared(
     given = value
     if value.buffer is not None and value.ag is None and t._view is None:
         # a computed value (``p.copy_(saved)``): t gets a node of its own over it, since the
-        # writer makes the array t's node's buffer, which must not become `saved`'s too
-        value = leaf_node(value.buffer, value.device)
+        # writer makes the array t's node's buffer, which must not become `saved`'s too (a
+        # number input's value, ``x[...] = 7.0`` on a 0-d tensor, is a Python number)
+        b = value.buffer
+        if isinstance(b, (bool, int, float)):
+            b = _np.asarray(b, dtype=value.dtype.np)
+        value = leaf_node(b, value.device)
     # the values read before the write: the root's, and its views' (a view read on the
     # host holds a NumPy view of the array)
     before = [root._node]

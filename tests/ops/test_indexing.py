@@ -1055,3 +1055,11 @@ def test_a_range_index_is_its_list_of_values():
         return x
 
     check(write, np.arange(12.0).reshape(3, 4))
+
+
+def test_ellipsis_write_on_a_0d_array_shared_with_numpy():
+    a = np.zeros((), dtype=np.float32)
+    x = lt.from_numpy(a)
+    x[...] = 7.0
+    assert a == 7.0
+    assert x.item() == 7.0
