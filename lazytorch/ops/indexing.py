@@ -59,20 +59,34 @@ _counts = metrics._counts
 
 # -- parsing an index -----------------------------------------------------------------------
 def _as_index_tensor(item: Any, device: Any) -> Tensor:
+    """A list or NumPy array index as the tensor torch makes of it: bools and uint8 keep
+    their dtype (masks), other numbers become int64 (floats truncated, as torch's
+    ``indexing_tensor_from_data`` does)."""
     import numpy as np
 
-    if isinstance(item, Tensor):
-        return item
     arr = np.asarray(item)
-    if isinstance(item, list) and arr.dtype.kind == "f":
-        arr = arr.astype(np.int64)  # torch converts index lists with dtype=long (truncating)
-    if arr.dtype.kind not in "biu":
+    if isinstance(item, list) and arr.dtype.kind != "b" and _holds_numpy_bool(item):
+        # torch reads a list of numbers as int64, and a NumPy bool is no integer to it
+        raise op_error(
+            TypeError, "index", "'numpy.bool' object cannot be interpreted as an integer"
+        )
+    if arr.dtype.kind in "iuf" and arr.dtype != np.uint8:
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind != "b" and arr.dtype != np.uint8:
         raise op_error(
             IndexError,
             "index",
             "tensors used as indices must be long, int, byte or bool tensors",
         )
-    return tensor(arr if arr.dtype.kind == "b" else arr.astype(np.int64), device=device)
+    return tensor(arr, device=device)
+
+
+def _holds_numpy_bool(seq: list[Any]) -> bool:
+    import numpy as np
+
+    return builtins.any(
+        isinstance(it, np.bool_) or (isinstance(it, list) and _holds_numpy_bool(it)) for it in seq
+    )
 
 
 def _sequence_as_tuple(idx: Any) -> bool:
@@ -100,51 +114,92 @@ def _check_zero_dim_index(idx: Any) -> None:
             "0-dim tensor to a number",
         )
     if isinstance(idx, slice):
+        _slice_bounds(idx, 0)  # a bad step is the error first, as torch reads the slice
         raise op_error(IndexError, "index", "slice() cannot be applied to a 0-dim tensor.")
 
 
-def _normalize_items(x: Tensor, idx: Any) -> list[Any]:
+def _invalid_index(it: Any) -> Exception:
+    return op_error(
+        IndexError,
+        "index",
+        "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+        f"are valid indices (got {type(it).__module__}.{type(it).__name__})",
+    )
+
+
+def _is_mask(t: Tensor) -> bool:
+    """A bool or uint8 index tensor selects by mask (uint8 is torch's deprecated mask)."""
+    return t.dtype is dt.bool_ or t.dtype is dt.uint8
+
+
+class _Refused:
+    """An index torch refuses, with the error to raise when the walk reaches it (`late`:
+    once every index is read, as torch checks index tensors' dtypes)."""
+
+    __slots__ = ("error", "late")
+
+    def __init__(self, error: Exception, late: bool) -> None:
+        self.error = error
+        self.late = late
+
+
+def _index_item(it: Any, device: Any) -> tuple[Any, int]:
+    """One index (not None, Ellipsis or a bool) as an int, slice or checked index tensor,
+    and how many dims torch counts it as naming."""
+    import numpy as np
+
+    if isinstance(it, str):
+        # torch tries to build an index tensor from any sequence, and a str cannot be one
+        raise op_error(TypeError, "index", "new(): invalid data type 'str'")
+    if isinstance(it, range):  # torch reads a range as the list of its values
+        it = list(it)
+    if isinstance(it, Tensor):
+        return _checked_index(it), (it.ndim if _is_mask(it) else 1)
+    if isinstance(it, (list, np.ndarray)):
+        return _as_index_tensor(it, device), 1
+    if isinstance(it, np.generic):
+        if not isinstance(it, np.integer):  # np.bool_ and floats: torch refuses them
+            raise _invalid_index(it)
+        return int(it), 1
+    if isinstance(it, (slice, int, SymInt)):
+        return it, 1
+    if hasattr(type(it), "__index__"):  # torch takes any integer-like object
+        return operator.index(it), 1
+    raise _invalid_index(it)
+
+
+def _normalize_items(x: Tensor, idx: Any) -> tuple[list[Any], int]:
+    """The index as a list of None, Ellipsis, Python bools, ints, slices and checked index
+    tensors, and the number of dims torch counts it as naming.
+
+    The count is torch's (``count_specified_dimensions``), which is not always the number
+    of dims consumed: a bool or uint8 tensor counts its ndim, None, Ellipsis and the Python
+    bools count nothing, and everything else counts one, a NumPy array or a list too (even
+    a 2-d mask) and a NumPy bool scalar (which torch then refuses), so ``x[np.True_]`` on a
+    0-d tensor is "too many indices" where ``x[True]`` is not.
+    """
     if x.ndim == 0:
         _check_zero_dim_index(idx)
     if _sequence_as_tuple(idx):
         idx = tuple(idx)
     items = list(idx) if isinstance(idx, tuple) else [idx]
     out: list[Any] = []
+    specified = 0
     for it in items:
-        if isinstance(it, str):
-            # torch tries to build an index tensor from any sequence, and a str cannot be one
-            raise op_error(TypeError, "index", "new(): invalid data type 'str'")
-        if isinstance(it, range):  # torch reads a range as the list of its values
-            it = list(it)
-        if isinstance(it, (list,)) or type(it).__module__ == "numpy":
-            if isinstance(it, list) or getattr(it, "ndim", 0) > 0:
-                it = _as_index_tensor(it, x.device)
-            else:
-                it = it.item()
-        if isinstance(it, Tensor):
-            it = _checked_index(it)
-        elif not (it is None or it is Ellipsis or isinstance(it, (slice, int, SymInt))):
-            raise op_error(
-                IndexError,
-                "index",
-                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-                f"are valid indices (got {type(it).__name__})",
-            )
+        if it is None or it is Ellipsis or it is True or it is False:
+            out.append(it)
+            continue
+        try:
+            it, counted = _index_item(it, x.device)
+        except (IndexError, TypeError) as e:
+            # raised where torch reaches it: after the count's check and the indices
+            # before it (an index tensor's dtype: after all of them)
+            it, counted = _Refused(e, late=isinstance(it, Tensor)), 1
+        specified += counted
         out.append(it)
-    # Expand the ellipsis into full slices.
-    consumed = builtins.sum(
-        (it.ndim if isinstance(it, Tensor) and it.dtype is dt.bool_ else 1)
-        for it in out
-        if it is not None and it is not Ellipsis and not isinstance(it, bool)
-    )
-    if builtins.sum(1 for it in out if it is Ellipsis) > 1:
-        raise op_error(IndexError, "index", "an index can only have a single ellipsis ('...')")
-    if consumed > x.ndim:
+    if specified > x.ndim:
         raise op_error(IndexError, "index", f"too many indices for tensor of dimension {x.ndim}")
-    if Ellipsis in [it for it in out if not isinstance(it, Tensor)]:
-        k = next(i for i, it in enumerate(out) if it is Ellipsis)
-        out[k : k + 1] = [slice(None)] * (x.ndim - consumed)
-    return out
+    return out, specified
 
 
 def _mask_to_indices(mask: Tensor, cause: str) -> list[Tensor]:
@@ -159,39 +214,80 @@ def _mask_to_indices(mask: Tensor, cause: str) -> list[Tensor]:
     ]
 
 
+def _bool_index(flag: bool, device: Any) -> Tensor:
+    """torch's index for a Python bool on its new size-1 dim: [0] for True, [] for False."""
+    return wrap(expand_node(const_node(0, dt.int64, device), (1 if flag else 0,)))
+
+
 class _Parsed:
     """The basic-indexed view and the advanced indices applying to its dims.
 
-    `copy`: a Python bool was among the indices. torch indexes with it as a 0-d mask
-    (advanced indexing), so ``x[True]`` is a copy even though it needs no gather.
+    `advanced` holds (dim of the view, index tensor): an integer tensor (a 0-d one is
+    torch's select, kept lazy as a one-entry gather), or a bool/uint8 mask of one or more
+    dims starting there (expanded to integer indices by `_expand_masks` where needed).
     """
 
-    __slots__ = ("advanced", "copy", "view")
+    __slots__ = ("advanced", "view")
 
-    def __init__(self, view: Tensor, advanced: list[tuple[int, Tensor]], copy: bool) -> None:
+    def __init__(self, view: Tensor, advanced: list[tuple[int, Tensor]]) -> None:
         self.view = view
         self.advanced = advanced
-        self.copy = copy
 
 
-def _parse(x: Tensor, idx: Any, for_write: bool) -> _Parsed:
-    items = _normalize_items(x, idx)
+def _past_the_end(x: Tensor) -> Exception:
+    # After two Ellipses each skipping the dims no index names, what follows names a dim
+    # past the last: torch's check reads past its sizes there (IndexError, or none).
+    return op_error(
+        IndexError,
+        "index",
+        f"too many indices for tensor of dimension {x.ndim}: an index after the Ellipses "
+        "names a dim past the last",
+    )
+
+
+def _parse(x: Tensor, idx: Any) -> _Parsed:
+    """Apply the basic indices (views) and collect the advanced ones, walking the dims as
+    torch's ``applySlicing`` does: each Ellipsis moves the position past the dims no index
+    names, so ``x[..., ...]`` (two of them) is x where both cover nothing or nothing
+    follows them."""
+    items, specified = _normalize_items(x, idx)
     v = x
     d = 0  # position in the current view
     advanced: list[tuple[int, Tensor]] = []
-    copy = False
     selected = 0  # integer indices so far (each drops a dimension)
+    masks: list[tuple[int, Tensor]] = []
+    late: list[Exception] = []
     for it in items:
-        if it is True or it is False:
-            copy = True
-        if it is None or it is True:
-            v = unsqueeze(v, d)
+        if it is Ellipsis:
+            d += x.ndim - specified
+            continue
+        if isinstance(it, _Refused):
+            if not it.late:
+                raise it.error
+            late.append(it.error)
             d += 1
-        elif it is False:
+            continue
+        nd = len(v._node.shape)
+        if it is None or it is True or it is False:
+            if d > nd:
+                raise _past_the_end(x)
             v = unsqueeze(v, d)
-            v = slice_view(v, d, 0, 0, 1)
+            if it is not None:  # a Python bool indexes its new dim with [0] or []
+                advanced.append((d, _bool_index(it, x.device)))
             d += 1
-        elif isinstance(it, (int, SymInt)):
+            continue
+        if isinstance(it, Tensor) and it.ndim == 0 and _is_mask(it):
+            # a 0-d mask: a new dim, indexed with [0] or [] by the mask's value (a cut)
+            if d > nd:
+                raise _past_the_end(x)
+            v = unsqueeze(v, d)
+            advanced.append((d, _mask_to_indices(it.reshape(1), "boolean mask index")[0]))  # type: ignore[attr-defined]
+            d += 1
+            continue
+        span = it.ndim if isinstance(it, Tensor) and _is_mask(it) else 1
+        if d + span > nd:
+            raise _past_the_end(x)
+        if isinstance(it, (int, SymInt)):
             size = v._node.shape[d]
             i = it if isinstance(it, SymInt) else operator.index(it)
             if not -size <= i < size:
@@ -204,32 +300,65 @@ def _parse(x: Tensor, idx: Any, for_write: bool) -> _Parsed:
             v = select(v, d, i)
             selected += 1
         elif isinstance(it, slice):
-            size = v._node.shape[d]
-            start, stop, step = _slice_bounds(it, size)
+            start, stop, step = _slice_bounds(it, v._node.shape[d])
             v = slice_view(v, d, start, stop, step)
             d += 1
-        elif isinstance(it, Tensor) and it.dtype is dt.bool_:
-            for k, s in enumerate(it.shape):
-                if s != v._node.shape[d + k]:
-                    raise op_error(
-                        IndexError,
-                        "index",
-                        f"The shape of the mask {list(it.shape)} at index {k} does not match the "
-                        f"shape of the indexed tensor {list(v.shape)} at index {d + k}",
-                    )
-            if it.ndim == 0:
-                v = unsqueeze(v, d)
-                advanced.append((d, _mask_to_indices(it.reshape(1), "boolean mask index")[0]))  # type: ignore[attr-defined]
-                d += 1
-                continue
-            for k, ix in enumerate(_mask_to_indices(it, "boolean mask index")):
-                advanced.append((d + k, ix))
-            d += it.ndim
         else:
             assert isinstance(it, Tensor)
+            if _is_mask(it):
+                masks.append((d, it))
+            elif it.ndim == 0:
+                _check_select_index(v, d, it, d + selected)
             advanced.append((d, it))
-            d += 1
-    return _Parsed(v, advanced, copy)
+            d += span
+    # torch checks index tensors when it indexes, after every index is read (a bad slice
+    # step after a mask is the error): dtypes first, then masks' shapes (no later index
+    # changed the dims a mask covers)
+    if late:
+        raise late[0]
+    for d, mask in masks:
+        _check_mask_shape(v, d, mask)
+    return _Parsed(v, advanced)
+
+
+def _check_mask_shape(v: Tensor, d: int, mask: Tensor) -> None:
+    """A mask must have the sizes of the dims it covers (from `d`), as torch checks."""
+    for k, s in enumerate(mask.shape):
+        if s != v._node.shape[d + k]:
+            raise op_error(
+                IndexError,
+                "index",
+                f"The shape of the mask {list(mask.shape)} at index {k} does not match the "
+                f"shape of the indexed tensor {list(v.shape)} at index {d + k}",
+            )
+
+
+def _check_select_index(v: Tensor, d: int, index: Tensor, real_dim: int) -> None:
+    """A 0-d index is torch's select, whose range check is eager: made here where the
+    index's value is on the host already (an index still to compute is checked by the
+    gather at the cut, which does not check an empty result)."""
+    b = index._node.buffer
+    if b.__class__ is not np.ndarray:
+        return
+    i, size = int(b), v._node.shape[d]
+    if not -size <= i < size:
+        raise op_error(
+            IndexError,
+            "index",
+            f"index {i} is out of bounds for dimension {real_dim} with size {size}",
+        )
+
+
+def _expand_masks(advanced: list[tuple[int, Tensor]], cause: str) -> list[tuple[int, Tensor]]:
+    """The advanced indices with each mask replaced by the integer indices of its True
+    entries, one per mask dim (an implicit materialization of the mask)."""
+    out: list[tuple[int, Tensor]] = []
+    for d, t in advanced:
+        if _is_mask(t):
+            out.extend((d + k, ix) for k, ix in enumerate(_mask_to_indices(t, cause)))
+        else:
+            out.append((d, t))
+    return out
 
 
 def _slice_bounds(s: slice, size: Any) -> tuple[Any, Any, int]:
@@ -271,6 +400,9 @@ def _linear_index(
             f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}",
         ) from None
     bshape = tuple(bshape)
+    if numel(bshape) and builtins.any(s == 0 for s in sizes):
+        # torch checks this one eagerly (there is no position to point at)
+        raise op_error(IndexError, "index", "index is out of bounds for dimension with size 0")
     lin = None
     bad = None
     for size, n in zip(sizes, nodes):
@@ -299,8 +431,18 @@ def _linear_index(
     return lin, dims, bshape
 
 
-def _adjacent(dims: list[int]) -> bool:
-    return dims == list(range(dims[0], dims[0] + len(dims)))
+def _block_position(advanced: list[tuple[int, Tensor]]) -> int:
+    """Where the result's broadcast index dims go among the dims no index takes (numpy's
+    rule, torch's): in the indexed dims' place when those are adjacent, else first.
+
+    A 0-d integer index is torch's select, not an advanced index: it takes its dim away
+    and places nothing, so ``x[t0, :, [0, 1]]`` (t0 a 0-d tensor) is ``x[0][:, [0, 1]]``.
+    """
+    zero_d = [d for d, t in advanced if t.ndim == 0]
+    dims = [d - builtins.sum(1 for z in zero_d if z < d) for d, t in advanced if t.ndim]
+    if dims and dims == list(range(dims[0], dims[0] + len(dims))):
+        return dims[0]
+    return 0
 
 
 def _front_perm(ndim: int, dims: list[int]) -> tuple[int, ...]:
@@ -320,9 +462,9 @@ def _gather_advanced(v: Tensor, advanced: list[tuple[int, Tensor]]) -> Node:
     idx = expand_node(idx, (m, *rest))
     g = make_node(P.gather, (flat, idx), (0,), (m, *rest), n.dtype, n.device)
     out = reshape_node(g, (*bshape, *rest))
-    if _adjacent(dims) and dims[0] != 0:
-        # numpy rule: adjacent advanced indices keep their place in the result.
-        p, k = dims[0], len(bshape)
+    p = _block_position(advanced)
+    if p and bshape:
+        k = len(bshape)
         order = list(range(k, k + p)) + list(range(k)) + list(range(k + p, k + len(rest)))
         out = V.Permute(tuple(order)).apply(out)
     return out
@@ -357,10 +499,12 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
             b = _host_buffer(x._node)
             if b is not None:
                 return _element_now(x, b, idx)
-    parsed = _parse(x, idx, for_write=False)
+    parsed = _parse(x, idx)
     if not parsed.advanced:
-        return wrap(parsed.view._node) if parsed.copy else parsed.view
-    return wrap(_gather_advanced(parsed.view, parsed.advanced))
+        # (x[...] is an alias, as torch's: a view, not x itself)
+        return parsed.view if parsed.view is not x else V.make_view(x, V.Reshape(x._node.shape))
+    adv = _expand_masks(parsed.advanced, "boolean mask index")
+    return wrap(_gather_advanced(parsed.view, adv))
 
 
 def _host_buffer(n: Node) -> Any:
@@ -435,23 +579,18 @@ def _value_node(value: Any, like: Node, op: str) -> Node:
     )
 
 
-def _same_dtype_for_put(value: Tensor, dst: dt.DType) -> None:
-    # torch's index_put_ copies tensor values without converting them.
-    if value.dtype is not dst:
-        raise op_error(
-            RuntimeError,
-            "index_put_",
-            f"Index put requires the source and destination dtypes match, got {dst.name} for "
-            f"the destination and {value.dtype.name} for the source.",
-        )
+# What `_value_node` takes, with NumPy integers (float64 is a float subclass).
+_VALUES = (Tensor, int, float, SymInt)
 
 
-def _broadcast_value(value: Node, shape: tuple[Any, ...], op: str) -> Node:
+def _broadcast_value(
+    value: Node, shape: tuple[Any, ...], op: str, drop_leading_ones: bool = True
+) -> Node:
     if value.shape == shape:
         return value
     # torch allows leading size-1 dims in the value to be dropped.
     vs = tuple(value.shape)
-    while len(vs) > len(shape) and vs[0] == 1:
+    while drop_leading_ones and len(vs) > len(shape) and vs[0] == 1:
         vs = vs[1:]
     if vs != tuple(value.shape):
         value = reshape_node(value, vs)
@@ -471,6 +610,8 @@ def _broadcast_value(value: Node, shape: tuple[Any, ...], op: str) -> Node:
 
 def setitem(x: Tensor, idx: Any, value: Any) -> None:
     """``x[idx] = value``: writes through views; a boolean-mask fill stays lazy."""
+    if not isinstance(value, _VALUES) and not isinstance(value, np.integer):
+        _value_node(value, x._node, "setitem")  # torch converts it before it reads the index
     # Fast, lazy path: x[mask] = scalar (or 0-d tensor) with a full-shape mask.
     if isinstance(idx, Tensor) and idx.dtype is dt.bool_ and idx.shape == x.shape:
         v = _value_node(value, x._node, "index_put")
@@ -483,7 +624,12 @@ def setitem(x: Tensor, idx: Any, value: Any) -> None:
     host_tried = type(value) in _NUMBERS and _basic_index(idx)
     if host_tried and _host_write(x, value, idx):
         return
-    parsed = _parse(x, idx, for_write=True)
+    if idx is False:  # torch converts the value, then writes nothing
+        _value_node(value, x._node, "setitem")
+        return
+    if idx is True:  # torch writes x.unsqueeze(0), as for None
+        idx = None
+    parsed = _parse(x, idx)
     target = parsed.view
     if not parsed.advanced and not host_tried and _host_write(target, value):
         return
@@ -495,10 +641,48 @@ def setitem(x: Tensor, idx: Any, value: Any) -> None:
             target, _broadcast_value(v, tuple(target._node.shape), "setitem"), allow_overlap=False
         )
         return
-    # Through tensor indices torch puts (index_put_): a tensor value keeps its dtype.
-    if isinstance(value, Tensor):
-        _same_dtype_for_put(value, target.dtype)
-    _index_put(target, parsed.advanced, _value_node(value, target._node, "index_put_"), False)
+    _put(target, parsed.advanced, value, False)
+
+
+def _put(
+    x: Tensor,
+    adv: list[tuple[int, Tensor]],
+    value: Any,
+    accumulate: bool,
+    drop_leading_ones: bool = True,
+    zero_d_selects: bool = True,
+) -> None:
+    """x[adv] = value (or += with accumulate) as torch's index_put_ does it.
+
+    Through one mask (and no other index tensor) with a one-element value, torch fills
+    (masked_fill_): the value is converted, and a uint8 mask is refused. Through 0-d
+    integer indices only, it selects and copies: converted too (`zero_d_selects`: as
+    ``x[t0] = v`` does; ``index_put_`` takes a 0-d index as an index). Otherwise it puts,
+    and a tensor value must have x's dtype.
+    """
+    indices = [t for _, t in adv if t.ndim or not zero_d_selects]
+    one = not isinstance(value, Tensor) or numel(value._node.shape) == 1
+    if not accumulate and one and len(indices) == 1 and _is_mask(indices[0]):
+        if indices[0].dtype is dt.uint8:
+            raise op_error(
+                RuntimeError,
+                "index_put_",
+                "masked_fill_ only supports boolean masks, but got mask with dtype uint8",
+            )
+        v = reshape_node(_value_node(value, x._node, "index_put_"), ())
+        if len(adv) == 1:  # stays lazy: a where over the mask's dims
+            d, mask = adv[0]
+            n = x._node
+            m = reshape_node(mask._node, (1,) * d + mask._node.shape)
+            m = reshape_node(m, m.shape + (1,) * (len(n.shape) - len(m.shape)))
+            V.assign(x, where_node(expand_node(m, n.shape), v, n))
+            return
+        _index_put(x, _expand_masks(adv, "boolean mask index_put"), v, False)
+        return
+    v = _value_node(value, x._node, "index_put_")
+    adv = _expand_masks(adv, "boolean mask index_put")
+    same = value.dtype if isinstance(value, Tensor) and indices else None
+    _index_put(x, adv, v, accumulate, drop_leading_ones, same)
 
 
 # The most elements `_host_write` copies for one write (the char-RNN tutorials' one-hot
@@ -614,20 +798,27 @@ def index_put_(
             f"index_put_(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}",
         )
     adv = []
-    for d, t in enumerate(indices):
+    d = 0  # a mask takes as many dims as it has
+    for k, t in enumerate(indices):
         if not isinstance(t, Tensor):
             raise op_error(
                 TypeError,
                 "index_put_",
-                f"expected Tensor as element {d} in argument 0, but got {type(t).__name__}",
+                f"expected Tensor as element {k} in argument 0, but got {type(t).__name__}",
             )
-        adv.append((d, _checked_index(t)))
-    if len(indices) > x.ndim:
+        t = _checked_index(t)
+        adv.append((d, t))
+        d += t.ndim if _is_mask(t) else 1
+    if d > x.ndim:
         raise op_error(
             IndexError, "index_put_", f"too many indices for tensor of dimension {x.ndim}"
         )
-    _same_dtype_for_put(values, x.dtype)
-    return _index_put(x, adv, values._node, accumulate)
+    for d, t in adv:
+        if _is_mask(t):
+            _check_mask_shape(x, d, t)
+    # (unlike x[i] = v, index_put_ does not drop the value's leading size-1 dims)
+    _put(x, adv, values, accumulate, drop_leading_ones=False, zero_d_selects=False)
+    return x
 
 
 def _checked_index(t: Tensor) -> Tensor:
@@ -636,20 +827,28 @@ def _checked_index(t: Tensor) -> Tensor:
         raise op_error(
             IndexError, "index", "tensors used as indices must be long, int, byte or bool tensors"
         )
-    return t.to(dt.bool_) if t.dtype is dt.uint8 else t  # type: ignore[attr-defined]
+    return t
 
 
-def _index_put(x: Tensor, adv: list[tuple[int, Tensor]], value: Node, accumulate: bool) -> Tensor:
-    """Scatter `value` (x's dtype) into x at the advanced indices `adv` (dim, index)."""
-    expanded: list[tuple[int, Tensor]] = []
-    for d, t in adv:
-        if t.dtype is dt.bool_:
-            for k, ix in enumerate(_mask_to_indices(t, "boolean mask index_put")):
-                expanded.append((d + k, ix))
-        else:
-            expanded.append((d, t))
+def _index_put(
+    x: Tensor,
+    adv: list[tuple[int, Tensor]],
+    value: Node,
+    accumulate: bool,
+    drop_leading_ones: bool = True,
+    value_dtype: dt.DType | None = None,
+) -> Tensor:
+    """Scatter `value` (x's dtype) into x at the integer indices `adv` (dim, index); a
+    `value_dtype` given must be x's (checked after the indices, in torch's order)."""
     n = x._node
-    lin, dims2, bshape = _linear_index(x, expanded)
+    lin, dims2, bshape = _linear_index(x, adv)
+    if value_dtype is not None and value_dtype is not n.dtype:
+        raise op_error(
+            RuntimeError,
+            "index_put_",
+            f"Index put requires the source and destination dtypes match, got {n.dtype.name} "
+            f"for the destination and {value_dtype.name} for the source.",
+        )
     perm = _front_perm(len(n.shape), dims2)
     moved = V.Permute(perm).apply(n)
     rest = tuple(n.shape[d] for d in range(len(n.shape)) if d not in dims2)
@@ -657,13 +856,10 @@ def _index_put(x: Tensor, adv: list[tuple[int, Tensor]], value: Node, accumulate
     flat = reshape_node(moved, (total, *rest))
     m = numel(bshape)
     # The value is laid out like the gather result (advanced dims placed as in getitem).
-    res_shape: tuple[Any, ...] = (*bshape, *rest)
-    if _adjacent(dims2) and dims2[0] != 0:
-        p = dims2[0]
-        res_shape = (*rest[:p], *bshape, *rest[p:])
-    val = _broadcast_value(value, res_shape, "index_put_")
-    if _adjacent(dims2) and dims2[0] != 0:
-        p, k = dims2[0], len(bshape)
+    p, k = _block_position(adv), len(bshape)
+    res_shape: tuple[Any, ...] = (*rest[:p], *bshape, *rest[p:])
+    val = _broadcast_value(value, res_shape, "index_put_", drop_leading_ones)
+    if p and k:
         order = list(range(p, p + k)) + list(range(p)) + list(range(p + k, len(res_shape)))
         val = V.Permute(tuple(order)).apply(val)
     src = reshape_node(val, (m, *rest))

@@ -1057,6 +1057,214 @@ def test_a_range_index_is_its_list_of_values():
     check(write, np.arange(12.0).reshape(3, 4))
 
 
+# -- torch's rules found by tests/ops/test_indexing_fuzz.py ---------------------------------------
+E = Ellipsis
+T0 = "T0"  # stands for a 0-d int64 tensor index of value 0, made per library
+T01 = "T01"  # a 1-d index tensor [0, 1]
+
+
+def _index(t, idx):
+    """`idx` with the T0/T01 placeholders made as `t`'s tensors."""
+    made = {T0: lambda: t.tensor(0), T01: lambda: t.tensor([0, 1])}
+    items = idx if isinstance(idx, tuple) else (idx,)
+    out = tuple(made[i]() if isinstance(i, str) else i for i in items)
+    return out if isinstance(idx, tuple) else out[0]
+
+
+def _written(idx, value):
+    def fn(t, x):
+        y = x.clone()
+        y[_index(t, idx)] = value(t) if callable(value) else value
+        return y
+
+    return fn
+
+
+# Several Ellipses: each skips the dims no other index names (torch's applySlicing), so two
+# are fine where they skip nothing or nothing follows them.
+SEVERAL_ELLIPSES = [
+    *((E, E), (E, E, E), (E, 0, E), (0, E, E), (E, None, E), (None, E, E)),
+    *((E, True, E), (E, slice(None), E), (E, T01, E), (E, 0, E, 0)),
+]
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)], ids=str)
+@pytest.mark.parametrize("idx", SEVERAL_ELLIPSES, ids=repr)
+def test_several_ellipses(shape, idx):
+    check(lambda t, x: x[_index(t, idx)], randn(*shape))
+    check(_written(idx, 7.0), randn(*shape))
+
+
+@pytest.mark.parametrize(
+    ("shape", "idx"),
+    [((3,), (E, E, 0)), ((3,), (E, E, slice(0, 1))), ((3,), (E, E, T01)), ((), (E, None, E))],
+    ids=repr,
+)
+def test_several_ellipses_covering_nothing(shape, idx):
+    check(lambda t, x: x[_index(t, idx)], randn(*shape))
+
+
+@pytest.mark.parametrize(
+    ("shape", "idx"),
+    # after two Ellipses that skip dims, an index names a dim past the last
+    [((3,), (E, E, None)), ((2, 3), (E, E, T01)), ((2, 3, 4), (E, E, E, 0))],
+    ids=repr,
+)
+def test_several_ellipses_past_the_last_dim(shape, idx):
+    check_raises(lambda t, x: x[_index(t, idx)], randn(*shape))
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)], ids=str)
+@pytest.mark.parametrize(
+    "idx",
+    # torch counts a NumPy bool (and a 0-d array) as naming a dim, then refuses the bool
+    [
+        *(np.True_, np.False_, (np.True_,), (np.True_, 0), (None, np.True_), (E, np.True_)),
+        *(np.array(True), np.array(False), (np.array(True), 0)),
+    ],
+    ids=repr,
+)
+def test_numpy_bool_index(shape, idx):
+    check(lambda t, x: x[idx], randn(*shape))
+    check(_written(idx, 7.0), randn(*shape))
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 4)], ids=str)
+@pytest.mark.parametrize(
+    "idx",
+    # a Python bool indexes its new dim with [0] (True) or [] (False): an advanced index,
+    # broadcast with the others and placed by the same rule
+    [
+        *((True, True), (True, False), (True, None, True), (slice(None), True, slice(None), True)),
+        *((True, slice(None), T01), (T01, True), (True, T01), (slice(None), True, T01)),
+        *((False, T01), (False, []), (0, True, [1]), (True, T0)),
+    ],
+    ids=repr,
+)
+def test_python_bools_are_advanced_indices(shape, idx):
+    check(lambda t, x: x[_index(t, idx)], randn(*shape))
+    check(_written(idx, 7.0), randn(*shape))
+
+
+def test_python_bool_writes():
+    # x[False] = v writes nothing (the value is only converted); x[True] = v is
+    # x[None] = v (converted), x[(True,)] = v puts (dtypes must match)
+    check(_written(False, lambda t: t.ones(5)), randn(2, 3))
+    check_raises(_written(False, "a"), randn(2, 3))
+    check(_written(True, lambda t: t.ones(3, dtype=t.int64)), randn(2, 3))
+    check(_written((True,), lambda t: t.ones(2, 3)), randn(2, 3))
+    check_raises(_written((True,), lambda t: t.ones(3, dtype=t.int64)), randn(2, 3))
+
+
+def test_zero_d_index_tensor_is_a_select():
+    # a 0-d integer index is torch's select: it places no advanced dim, and a write through
+    # it alone converts the value
+    check(lambda t, x: x[_index(t, (T0, slice(None), T01))], randn(2, 3, 4))
+    check(lambda t, x: x[_index(t, (T01, T0, T01))], randn(2, 3, 4))
+    check(lambda t, x: x[_index(t, (slice(None), T0, slice(None), T01))], randn(2, 3, 4, 5))
+    check(_written((T0, slice(None), T01), -1.0), randn(2, 3, 4))
+    check(_written(T0, lambda t: t.ones(3, dtype=t.int64)), randn(2, 3))
+    check_raises(_written((T0, T01), lambda t: t.ones(2, dtype=t.int64)), randn(2, 3))
+    check_raises(lambda t, x: x[t.tensor(5)], randn(2, 0))  # torch checks its range now
+
+
+@pytest.mark.parametrize("value", [7.0, 7, "t0", "t1", "t11"], ids=str)
+def test_mask_write_of_one_value_is_a_fill(value):
+    # one mask (of any dims, anywhere) and a one-element value: torch fills (masked_fill_),
+    # converting the value; a uint8 mask is refused there
+    def v(t):
+        if not isinstance(value, str):
+            return value
+        return {"t0": t.tensor(7), "t1": t.tensor([7]), "t11": t.tensor([[7]])}[value]
+
+    m = mask(3, seed=5)
+    check(lambda t, x, m: _written((slice(None), m), v)(t, x), randn(2, 3), m)
+    check(lambda t, x, m: _written(m, v)(t, x), randn(3, 2), m)
+    check(lambda t, x, m: _written(m, v)(t, x), randn(2, 3), mask(2, 3, seed=6))
+    check(lambda t, x, m: _written((m, 0), v)(t, x), randn(3, 2), m)
+    check(lambda t, x, m: _written((0, m), v)(t, x), randn(2, 3), m)
+    check(lambda t, x, m: _written(m.to(t.uint8), v)(t, x), randn(3, 2), m)
+    check(lambda t, x, m: _written((slice(None), m.to(t.uint8)), v)(t, x), randn(2, 3), m)
+
+
+def test_mask_fill_stays_lazy():
+    x = lt.zeros(2, 3)
+    m = lt.tensor([True, False, True])
+    lt.materialize(x, m)
+    lt.metrics.reset()
+    x[:, m] = lt.tensor([5])
+    assert not x.is_materialized
+    assert lt.metrics.counters().get("implicit_materializations", 0) == 0
+    assert x.tolist() == [[5.0, 0.0, 5.0], [5.0, 0.0, 5.0]]
+
+
+@pytest.mark.parametrize(
+    "idx",
+    # torch makes an array index int64 (floats truncated) unless it is bool or uint8 (masks)
+    [
+        *(np.array([0.7, 1.2]), np.array([1, 0], dtype=np.uint8), np.array([1, 0], dtype=np.int16)),
+        *(np.array(1.5), (np.array(1.5),), np.array([1, 0], dtype=np.uint32)),
+    ],
+    ids=repr,
+)
+def test_numpy_array_index_dtypes(idx):
+    check(lambda t, x: x[idx], randn(2, 3))
+
+
+def test_numpy_uint8_array_write_with_a_number_is_refused():
+    check_raises(_written(np.array([0, 1], dtype=np.uint8), 7.0), randn(2, 3))
+
+
+def test_index_into_a_size_zero_dim():
+    # torch's eager check: an index (not empty) into a dim of size 0 has no element to name
+    check_raises(lambda t, x: x[[0]], randn(0, 3))
+    check_raises(lambda t, x: x[:, [0]], randn(2, 0))
+    check_raises(lambda t, x: x[[-1]], randn(0))
+    check_raises(lambda t, x: x[np.array(0)], randn(0, 0))
+    check_raises(_written([0], 1.0), randn(0, 3))
+    check(lambda t, x: x[[0], []], randn(0, 3))  # an empty broadcast index: nothing named
+    check(lambda t, x: x[[5]], randn(2, 0))  # an empty result: torch checks nothing
+
+
+def test_index_errors_come_in_torchs_order():
+    check_raises(lambda t, x: x[mask(1), ::0], randn(0, 0), match="step")  # not the mask
+    check_raises(lambda t, x: x[::0, np.False_], randn(0, 0), match="step")  # not the bool
+    check_raises(lambda t, x: x[::0], randn(), match="step")  # not the 0-dim message
+    check_raises(_written((0,), np.float32(0.5)), randn())  # the value's TypeError
+    check_raises(lambda t, x: x[[0, np.False_]], randn(3))  # a list of ints: no NumPy bool
+
+
+def test_index_put_masks_span_their_dims():
+    def put(t, x, m):
+        y = x.clone()
+        y.index_put_((m, t.tensor([0, 3, 1, 2, 0, 1])[: int(m.sum())]), t.tensor(5.0))
+        return y
+
+    check(put, randn(2, 3, 4), mask(2, 3, seed=7))
+
+
+@pytest.mark.parametrize(
+    ("indices", "values"),
+    [
+        # no leading size-1 dims dropped (x[i] = v drops them)
+        (lambda t: (t.tensor(0),), lambda t: t.ones(1, 3)),
+        (lambda t: (t.tensor([0, 1]),), lambda t: t.ones(1, 2, 3)),
+        # a 0-d index is an index here (not a select): dtypes must match
+        (lambda t: (t.tensor(0),), lambda t: t.tensor([100])),
+        # the mask's shape is checked before its dtype is refused
+        (lambda t: (t.tensor([], dtype=t.uint8),), lambda t: t.tensor(1.0)),
+        (lambda t: (t.tensor([1, 0], dtype=t.uint8),), lambda t: t.tensor(1.0)),
+    ],
+)
+def test_index_put_refusals(indices, values):
+    def fn(t, x):
+        y = x.clone()
+        y.index_put_(indices(t), values(t))
+        return y
+
+    check(fn, randn(2, 3))
+
+
 def test_ellipsis_write_on_a_0d_array_shared_with_numpy():
     a = np.zeros((), dtype=np.float32)
     x = lt.from_numpy(a)
