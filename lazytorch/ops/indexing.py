@@ -616,6 +616,7 @@ def setitem(x: Tensor, idx: Any, value: Any) -> None:
     if isinstance(idx, Tensor) and idx.dtype is dt.bool_ and idx.shape == x.shape:
         v = _value_node(value, x._node, "index_put")
         if not v.shape:
+            _check_fill_value(value, x.dtype)
             V.assign(x, where_node(idx._node, v, x._node))
             return
     # A number through a basic index: written on the host where the rules allow (a bad
@@ -644,6 +645,15 @@ def setitem(x: Tensor, idx: Any, value: Any) -> None:
     _put(target, parsed.advanced, value, False)
 
 
+def _check_fill_value(value: Any, dtype: dt.DType) -> None:
+    """torch fills through a mask with the value's item, converted with its overflow check
+    (``x[m] = tensor(300)`` on int8 is an error, not 44): checked here where a tensor
+    value is on the host already (a number was checked when it became a node)."""
+    b = value._node.buffer if isinstance(value, Tensor) else None
+    if b.__class__ is np.ndarray:
+        checked_scalar(b.reshape(()).item(), dtype, "index_put_")
+
+
 def _put(
     x: Tensor,
     adv: list[tuple[int, Tensor]],
@@ -669,6 +679,7 @@ def _put(
                 "index_put_",
                 "masked_fill_ only supports boolean masks, but got mask with dtype uint8",
             )
+        _check_fill_value(value, x.dtype)
         v = reshape_node(_value_node(value, x._node, "index_put_"), ())
         if len(adv) == 1:  # stays lazy: a where over the mask's dims
             d, mask = adv[0]

@@ -1271,3 +1271,17 @@ def test_ellipsis_write_on_a_0d_array_shared_with_numpy():
     x[...] = 7.0
     assert a == 7.0
     assert x.item() == 7.0
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value"), [("int8", 300), ("int8", 100), ("uint8", -1), ("int32", float("nan"))]
+)
+def test_mask_fill_value_tensor_is_checked_like_a_number(dtype, value):
+    # torch fills with the value's item, converted with its overflow check
+    m = mask(3, seed=5)
+    check(
+        lambda t, x, m: _written((slice(None), m), lambda t: t.tensor(value))(t, x),
+        arr(2, 3, dtype=dtype),
+        m,
+    )
+    check(lambda t, x, m: _written(m, lambda t: t.tensor(value))(t, x), arr(3, dtype=dtype), m)
