@@ -300,8 +300,13 @@ def _parse(x: Tensor, idx: Any) -> _Parsed:
             v = select(v, d, i)
             selected += 1
         elif isinstance(it, slice):
-            start, stop, step = _slice_bounds(it, v._node.shape[d])
-            v = slice_view(v, d, start, stop, step)
+            size = v._node.shape[d]
+            start, stop, step = _slice_bounds(it, size)
+            # a whole dim (``:``) makes no view of its own: the index's result is still a
+            # view (getitem makes an alias when no index made one)
+            whole = stop is size or (type(stop) is int and type(size) is int and stop == size)
+            if not (type(start) is int and start == 0 and step == 1 and whole):
+                v = slice_view(v, d, start, stop, step)
             d += 1
         else:
             assert isinstance(it, Tensor)

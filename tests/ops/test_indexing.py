@@ -1285,3 +1285,33 @@ def test_mask_fill_value_tensor_is_checked_like_a_number(dtype, value):
         m,
     )
     check(lambda t, x, m: _written(m, lambda t: t.tensor(value))(t, x), arr(3, dtype=dtype), m)
+
+
+def test_whole_dims_in_an_index_make_no_views():
+    """``x[:, -1, :]`` is one select: the ``:`` dims are skipped, not built as identity
+    slices and dropped (half of the index's recording time). The result is still a view of
+    x (``x[:, :]`` a new tensor, not x), and writes through it reach x, as in torch."""
+    x = lt.tensor(np.arange(24.0).reshape(2, 3, 4))
+    lt.materialize(x)
+    y = x[:, -1, :]
+    # as many view nodes as a select alone (x.select(1, -1)), none for the ``:`` dims
+    assert len(_chain(y._node, x._node)) == len(_chain(x.select(1, -1)._node, x._node))
+    assert y.shape == (2, 4)
+    np.testing.assert_array_equal(y.numpy(), np.arange(24.0).reshape(2, 3, 4)[:, -1, :])
+    z = x[:, :]
+    assert z is not x and z.shape == x.shape
+    z[0, 0, 0] = -1.0
+    x[:, 1:, ::2][1, 0, 1] = -2.0
+    want = np.arange(24.0).reshape(2, 3, 4)
+    want[:, :][0, 0, 0] = -1.0  # (NumPy's basic indexing makes views as torch's does)
+    want[:, 1:, ::2][1, 0, 1] = -2.0
+    np.testing.assert_array_equal(x.numpy(), want)
+
+
+def _chain(n, base) -> list:
+    """The view nodes from `n` down to `base`."""
+    out = []
+    while n is not base:
+        out.append(n)
+        n = n.inputs[0]
+    return out
