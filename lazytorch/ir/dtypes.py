@@ -10,6 +10,8 @@ can only raise the *category* (bool < integer < floating) of the result, never i
 
 from __future__ import annotations
 
+import math
+import struct
 from typing import Any
 
 from lazytorch import _as_torch
@@ -98,9 +100,30 @@ class DType:
         return self.itemsize * 8
 
     def to_python(self, value: Any) -> Any:
-        """Coerce a Python number to this dtype's Python type (bool, int or float)."""
+        """A Python number converted to this dtype as c10 converts a Scalar, as a Python
+        bool, int or float that the dtype holds exactly (so any later cast is exact).
+
+        Floats: a double (or an int, rounded once) becomes a float32, and a float16 or
+        bfloat16 is made from that float32 (two roundings, as in c10); past the range is
+        inf; every bfloat16 NaN is the positive one (c10's 0x7FC0). No overflow check here:
+        the ops that check do it first (`lazytorch.ops.creation.checked_scalar`).
+
+        >>> import lazytorch
+        >>> lazytorch.float16.to_python(1 + 2**-11 + 2**-40)  # one rounding would give 1.0009765625
+        1.0
+        >>> lazytorch.float32.to_python(2**60 + 2**36 + 1) == 2**60 + 2**37
+        True
+        """
         if self.category == 2:
-            return float(value)
+            if self.itemsize == 8:
+                return float(value)
+            if isinstance(value, int):  # (a bool too)
+                f = int_to_float32(int(value))
+            else:
+                f = double_to_float32(float(value))
+            if self.itemsize == 4:
+                return f
+            return float32_to_float16(f) if self.name == "float16" else float32_to_bfloat16(f)
         if self.category == 1:
             # Integer scalars wrap into the dtype's range, as torch's do (uint8 + 300 is 44).
             v = int(value)
@@ -117,6 +140,52 @@ class DType:
     def __reduce__(self) -> str:
         # Pickle as the module-level singleton.
         return self.name if self.name != "bool" else "bool_"
+
+
+# -- c10's scalar conversions, in Python (no NumPy: scalar_node calls these per op) --------
+_F32 = struct.Struct("<f")
+_U32 = struct.Struct("<I")
+_F16 = struct.Struct("<e")
+
+
+def double_to_float32(v: float) -> float:
+    """C's ``(float)v``: rounded to nearest even; past float32's range, +-inf."""
+    try:
+        return _F32.unpack(_F32.pack(v))[0]  # type: ignore[no-any-return]
+    except OverflowError:  # (struct refuses what C's cast makes inf)
+        return math.copysign(math.inf, v)
+
+
+def int_to_float32(v: int) -> float:
+    """C's ``(float)v`` of an int64 or uint64: one rounding to 24 bits, ties to even
+    (``float(v)`` first would round twice past 2**53)."""
+    m = v if v >= 0 else -v
+    if m <= 1 << 53:
+        return double_to_float32(float(v))  # float(v) is exact here
+    shift = m.bit_length() - 24
+    q, r = divmod(m, 1 << shift)
+    half = 1 << (shift - 1)
+    if r > half or (r == half and q & 1):
+        q += 1
+    return math.copysign(float(q << shift), v)
+
+
+def float32_to_float16(f: float) -> float:
+    """c10::Half(float): a float32 value rounded to nearest even; past the range, +-inf."""
+    try:
+        return _F16.unpack(_F16.pack(f))[0]  # type: ignore[no-any-return]
+    except OverflowError:
+        return math.copysign(math.inf, f)
+
+
+def float32_to_bfloat16(f: float) -> float:
+    """c10::BFloat16(float): the float32 bits rounded to their top 16, nearest even (an
+    overflow carries into the exponent and gives inf); every NaN becomes 0x7FC0."""
+    if f != f:
+        return math.nan
+    bits = _U32.unpack(_F32.pack(f))[0]
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return _F32.unpack(_U32.pack(bits << 16))[0]  # type: ignore[no-any-return]
 
 
 bool_ = DType("bool", "b8", "Bool", 1, 0, False)

@@ -135,10 +135,19 @@ def checked_scalar(value: Any, d: dt.DType, op: str, *, check_float: bool = True
 
     Integers must fit the dtype, except that an unsigned dtype also takes negative ints down
     to -max, which wrap (torch allows ``a - b`` to be computed as ``a + 255 * b`` in uint8);
-    floats converted to an integer dtype must be finite and in range before truncation.
-    With `check_float`, a finite value beyond a float dtype's range is an error too (torch's
-    fills check it; ``tensor()`` rounds it to inf). A Python int that is no torch Scalar
-    (beyond [-2**63, 2**64)) is an OverflowError first, whatever the dtype.
+    floats converted to an integer dtype must be finite and in range before truncation,
+    compared as doubles as c10 compares them (so 2.0**63 passes for int64 and, truncated,
+    wraps to -2**63 as torch's x86 build gives). With `check_float`, a finite value beyond
+    a float dtype's range is an error too: torch checks it in float32 for most ops, and in
+    float16/bfloat16 for some (masked_fill, clamp, index_fill, pad, alpha) but not for its
+    fills (setitem, where, scalar_tensor, and full and fill_ of one element: too large is inf there, and the
+    number goes by way of a double), so callers pass ``check_float=not d.is_low_float`` for
+    those. A Python int that is no torch Scalar
+    (beyond [-2**63, 2**64)) is an OverflowError first, whatever the dtype. (full and fill_
+    check float16 and bfloat16 too, except on one element: `fill_checks`.)
+
+    The value returned is not yet rounded to a float dtype: `scalar_node` does that
+    (`DType.to_python`), as c10 converts.
     """
     check_python_int(value)
     if d is dt.bool_:
@@ -148,20 +157,33 @@ def checked_scalar(value: Any, d: dt.DType, op: str, *, check_float: bool = True
         if check_float and math.isfinite(v) and builtins.abs(v) > _FLOAT_MAX[d.name]:
             raise _overflow(d, op)
         # (a HostScalar keeps its tag: the same value, which a compiled step's replay reads
-        # anew; lazytorch._compile.step)
-        return value if value.__class__ is HostScalar else v
+        # anew; lazytorch._compile.step.) A checked conversion keeps an int, which c10
+        # rounds to float32 once; an unchecked one (torch's float16/bfloat16 fills) takes
+        # the number as a double first, as torch does (an int rounded twice past 2**53).
+        keep = value.__class__ is HostScalar or (check_float and isinstance(value, int))
+        return value if keep else v
     lo, hi = _int_range(d)
     if isinstance(value, float) or getattr(getattr(value, "dtype", None), "kind", "") == "f":
         f = float(value)
-        if not math.isfinite(f) or not lo <= f <= hi:
+        if not math.isfinite(f) or not float(lo) <= f <= float(hi):
             raise _overflow(d, op)
-        return int(f)  # truncates toward zero
+        return d.to_python(int(f))  # truncates toward zero (and wraps 2**63 in int64)
     v = int(value)
     if not d.is_signed and -hi <= v < 0:
         return v + hi + 1  # two's complement wrap
     if not lo <= v <= hi:
         raise _overflow(d, op)
     return v
+
+
+def fill_checks(shape: tuple[Any, ...], d: dt.DType) -> bool:
+    """Whether torch's fill_ (full, full_like) checks a float value against `d`'s range.
+
+    A one-element CPU tensor takes torch's scalar fast path (``at::detail::scalar_fill``),
+    which converts a float16 or bfloat16 value unchecked, by way of a double (too large is
+    inf); a larger one takes the fill kernel, which checks. (float32 is checked on both.)
+    """
+    return not d.is_low_float or not all(type(s) is int and s == 1 for s in shape)
 
 
 def _overflow(d: dt.DType, op: str) -> Exception:
@@ -280,8 +302,9 @@ def _from_python(data: Any, dtype: dt.DType | None) -> tuple[Any, dt.DType]:
     elif d.is_floating_point:
         # Ints convert as a float holds them (2**64 is fine, 10**400 is Python's
         # OverflowError); out-of-range floats round to inf (1e300 in float32), as in torch.
-        with np.errstate(over="ignore"):
-            values = np.array(leaves, dtype=np.float64).astype(d.np)
+        # torch unpacks each number as a double, then converts it as c10 does (float16
+        # and bfloat16 by way of float32: two roundings).
+        values = RV.from_float64(np.array(leaves, dtype=np.float64), d.np)
     else:
         # torch unpacks each int for an integer tensor as an int64 first.
         for v in leaves:
@@ -405,7 +428,7 @@ def scalar_tensor(
 ) -> Tensor:
     check_python_int(s)
     d = resolve_dtype(dtype, "scalar_tensor") or _config.get_default_dtype()
-    value = checked_scalar(s, d, "scalar_tensor", check_float=False)
+    value = checked_scalar(s, d, "scalar_tensor", check_float=not d.is_low_float)
     return wrap(scalar_node(value, d, resolve_device(device, "scalar_tensor")))
 
 
@@ -570,7 +593,7 @@ def full(
     d = _out_dtype(dtype, out, "full")
     d = d or dt.scalar_dtype(fill_value, _config.get_default_dtype())
     _check_requires_grad(requires_grad, d, "full")
-    value = checked_scalar(fill_value, d, "full")
+    value = checked_scalar(fill_value, d, "full", check_float=fill_checks(shape, d))
     check_new_tensor(shape, d, "full")
     return into_out(
         _fill(shape, scalar_node(value, d, resolve_device(device, "full"))), out, "full"
@@ -633,7 +656,8 @@ def full_like(
     memory_format: Any = None,
 ) -> Tensor:
     shape, d, dev = _like(input, dtype, device, "full_like")
-    return _fill(shape, scalar_node(checked_scalar(fill_value, d, "full_like"), d, dev))
+    value = checked_scalar(fill_value, d, "full_like", check_float=fill_checks(shape, d))
+    return _fill(shape, scalar_node(value, d, dev))
 
 
 def _iota(n: Any, dtype: dt.DType, device: Device) -> Node:

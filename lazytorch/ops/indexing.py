@@ -26,6 +26,8 @@ from lazytorch.ir.primitives import make_node
 from lazytorch.ir.symbolic import SymInt
 from lazytorch.ops import views as V
 from lazytorch.ops._core import (
+    INT64_MAX,
+    INT64_MIN,
     P,
     _rt,
     binary_node,
@@ -576,7 +578,11 @@ def _value_node(value: Any, like: Node, op: str) -> Node:
         # NumPy scalars, as it does arrays and lists.
         value = int(value)
     if isinstance(value, (int, float, bool)):  # torch's overflow check, as its fills
-        return scalar_node(checked_scalar(value, like.dtype, op), like.dtype, like.device)
+        # (float16 and bfloat16 take any number: too large is inf, as in torch)
+        d = like.dtype
+        return scalar_node(
+            checked_scalar(value, d, op, check_float=not d.is_low_float), d, like.device
+        )
     if isinstance(value, SymInt):
         return scalar_node(value, like.dtype, like.device)
     raise op_error(
@@ -615,6 +621,9 @@ def _broadcast_value(
 
 def setitem(x: Tensor, idx: Any, value: Any) -> None:
     """``x[idx] = value``: writes through views; a boolean-mask fill stays lazy."""
+    if type(value) is int and not INT64_MIN <= value <= INT64_MAX:
+        # torch unpacks an assigned Python int as an int64, whatever the tensor's dtype
+        raise op_error(ValueError, "setitem", "Overflow when unpacking long long")
     if not isinstance(value, _VALUES) and not isinstance(value, np.integer):
         _value_node(value, x._node, "setitem")  # torch converts it before it reads the index
     # Fast, lazy path: x[mask] = scalar (or 0-d tensor) with a full-shape mask.
@@ -752,7 +761,10 @@ def _host_write(target: Tensor, value: Any, idx: Any = Ellipsis) -> bool:
         view[idx]  # (a bad index: IndexError, torch's own error is the recorded path's)
     except IndexError:
         return False
-    view[idx] = checked_scalar(value, target.dtype, "setitem")  # torch's overflow error
+    # torch's overflow check; the value rounded as c10 converts it (NumPy's float16 cast of
+    # a double rounds once, c10's twice, by way of float32)
+    d = target.dtype
+    view[idx] = d.to_python(checked_scalar(value, d, "setitem", check_float=not d.is_low_float))
     V.assign(root, leaf_node(new, CPU))
     return True
 

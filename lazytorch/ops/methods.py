@@ -345,7 +345,10 @@ def fill_(self: Tensor, value: Any) -> Tensor:
             )
         v = cast(value._node, n.dtype)
     else:  # converted to the dtype with torch's check (int8 takes no 300)
-        v = scalar_node(C.checked_scalar(value, n.dtype, "fill_"), n.dtype, n.device)
+        value = C.checked_scalar(
+            value, n.dtype, "fill_", check_float=C.fill_checks(n.shape, n.dtype)
+        )
+        v = scalar_node(value, n.dtype, n.device)
     return V.assign(self, expand_node(v, n.shape))
 
 

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from lazytorch._errors import op_error
-from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import (
@@ -18,6 +17,7 @@ from lazytorch.ops._core import (
     tensor_arg,
     wrap,
 )
+from lazytorch.ops.creation import checked_scalar
 from lazytorch.ops.shape import slice_node
 from lazytorch.tensor import Tensor
 
@@ -57,8 +57,10 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
         phi = tuple(max(b, 0) for b in hi)
         if not any(plo) and not any(phi):
             return wrap(n)
-        if value is not None and n.dtype.category == 1:
-            _check_int_fill(value, n.dtype)
+        if value is not None:
+            # torch takes the value as a double (F.pad's ``value: float``), then converts
+            # it with its overflow check, float16 and bfloat16 included (unlike its fills)
+            value = checked_scalar(float(value), n.dtype, "pad")
         v = (
             scalar_node(value, n.dtype, n.device)
             if value is not None
@@ -97,19 +99,6 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
             else _pad_edge(n, axis, a, b, mode, list(x.shape))
         )
     return wrap(n)
-
-
-def _check_int_fill(value: Any, dtype: dt.DType) -> None:
-    """torch converts the fill value to the integer dtype with an overflow check."""
-    import numpy as np
-
-    info = np.iinfo(dtype.np)
-    if not info.min <= int(value) <= info.max:
-        raise op_error(
-            RuntimeError,
-            "pad",
-            f"value cannot be converted to type {dtype.name} without overflow",
-        )
 
 
 def _pad_edge(n: Node, axis: int, a: int, b: int, mode: str, in_shape: list[Any]) -> Node:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from lazytorch.ir.dtypes import int_to_float32
+
 __all__ = [
     "arange_values",
     "fma",
@@ -148,22 +150,6 @@ def _fma32(a: Any, b: Any, c: Any) -> Any:
         return odd.astype(np.float32)
 
 
-def _int_to_float32(v: int) -> float:
-    """A C ``static_cast<float>(int64)``: the int rounded once to 24 bits, ties to even.
-    (NumPy's float32 of a Python int goes by way of a double: two roundings past 2**53.)"""
-    m = abs(v)
-    if m <= 1 << 53:
-        import numpy as np
-
-        return float(np.float32(float(v)))  # float(v) is exact here
-    shift = m.bit_length() - 24
-    q, r = divmod(m, 1 << shift)
-    half = 1 << (shift - 1)
-    if r > half or (r == half and q & 1):
-        q += 1
-    return math.copysign(float(q << shift), v)
-
-
 def to_dtype(x: Any, np_dtype: Any) -> Any:
     """A number (a Python int or float) converted to a float dtype as c10 converts a Scalar:
     float64 directly, float32 with one rounding, float16 and bfloat16 by way of float32.
@@ -179,7 +165,7 @@ def to_dtype(x: Any, np_dtype: Any) -> Any:
     if dtype == np.float64:
         return np.float64(float(x))
     if isinstance(x, int) and not isinstance(x, bool):
-        f = np.float32(_int_to_float32(x))
+        f = np.float32(int_to_float32(x))
     else:
         with np.errstate(over="ignore"):
             f = np.float32(float(x))
