@@ -21,6 +21,7 @@ from lazytorch.ir.primitives import make_node
 from lazytorch.ir.symbolic import SymInt
 from lazytorch.ops import views as V
 from lazytorch.ops._core import (
+    INT64_MAX,
     P,
     binary_node,
     cast,
@@ -47,6 +48,22 @@ from lazytorch.tensor import Size, Tensor
 
 
 def _infer_shape(shape: tuple[Any, ...], total: Any, op: str) -> tuple[Any, ...]:
+    if type(total) is int and all([type(d) is int for d in shape]):
+        # plain ints (almost every call): one pass; anything unusual takes the checks below
+        known, neg = 1, -1
+        for i, d in enumerate(shape):
+            if d >= 0:
+                known *= d
+            elif d == -1 and neg < 0:
+                neg = i
+            else:
+                known = -1
+                break
+        if known > 0 and known <= INT64_MAX:
+            if neg < 0 and known == total:
+                return shape
+            if neg >= 0 and total % known == 0 and total // known * known <= INT64_MAX:
+                return (*shape[:neg], total // known, *shape[neg + 1 :])
     neg = [i for i, d in enumerate(shape) if isinstance(d, int) and d == -1]
     if len(neg) > 1:
         raise op_error(RuntimeError, op, "only one dimension can be inferred")

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lazytorch as lt
 from helpers import ALL, arr, check, randn
@@ -909,3 +912,22 @@ def test_cat_out_writes_through_a_view():
         return o, v
 
     check(fn, randn(2), randn(3), np.zeros(5, dtype="float32"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    src=st.lists(st.integers(0, 4), min_size=0, max_size=3),
+    target=st.lists(st.integers(-3, 6), min_size=0, max_size=4),
+)
+def test_reshape_shapes_and_errors_match_torch(src, target):
+    """``reshape``/``view`` targets with -1, zeros and bad sizes: the inferred shape, or
+    the error type, as torch's (the plain-int fast path of _infer_shape and its checks)."""
+    got, want = [], []
+    for lib, out in ((lt, got), (torch, want)):
+        x = lib.zeros(tuple(src))
+        for op in ("reshape", "view"):
+            try:
+                out.append(tuple(getattr(x, op)(tuple(target)).shape))
+            except Exception as e:  # the type is what is compared
+                out.append(type(e).__name__)
+    assert got == want
