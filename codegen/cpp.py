@@ -999,7 +999,8 @@ class _KernelWriter:
             out.append(INDENT * d + "{")
             d += 1
             self.emit_values(hoisted, out, d)
-            ids = [x for x in ids if x not in set(hoisted)]
+            done = set(hoisted)
+            ids = [x for x in ids if x not in done]
         first = d
         for i, line in enumerate(head):
             if i == len(head) - 1:

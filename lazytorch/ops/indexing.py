@@ -84,8 +84,6 @@ def _as_index_tensor(item: Any, device: Any) -> Tensor:
 
 
 def _holds_numpy_bool(seq: list[Any]) -> bool:
-    import numpy as np
-
     return builtins.any(
         isinstance(it, np.bool_) or (isinstance(it, list) and _holds_numpy_bool(it)) for it in seq
     )
@@ -148,8 +146,8 @@ class _Refused:
 def _index_item(it: Any, device: Any) -> tuple[Any, int]:
     """One index (not None, Ellipsis or a bool) as an int, slice or checked index tensor,
     and how many dims torch counts it as naming."""
-    import numpy as np
-
+    if isinstance(it, (slice, int, SymInt)):  # the common case first (bools came before)
+        return it, 1
     if isinstance(it, str):
         # torch tries to build an index tensor from any sequence, and a str cannot be one
         raise op_error(TypeError, "index", "new(): invalid data type 'str'")
@@ -163,8 +161,6 @@ def _index_item(it: Any, device: Any) -> tuple[Any, int]:
         if not isinstance(it, np.integer):  # np.bool_ and floats: torch refuses them
             raise _invalid_index(it)
         return int(it), 1
-    if isinstance(it, (slice, int, SymInt)):
-        return it, 1
     if hasattr(type(it), "__index__"):  # torch takes any integer-like object
         return operator.index(it), 1
     raise _invalid_index(it)
