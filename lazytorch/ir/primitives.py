@@ -251,6 +251,10 @@ def reference(prim: Primitive, in_dtypes: Sequence[DType], out_dtype: DType) -> 
     bfloat16 (ml_dtypes') lacks many functions the references call (sorting, linear
     algebra). `cast` and `rand` make the 16-bit values themselves.
 
+    References compute as torch's kernels do, giving inf and NaN silently; they leave
+    NumPy's error state to their caller, who runs them under ``np.errstate(all="ignore")``
+    (the interpreter sets it once per program, not once per instruction).
+
     >>> from lazytorch.ir import dtypes as dt
     >>> from lazytorch.ir._lazynp import np
     >>> add = reference(get("add"), [dt.bfloat16, dt.bfloat16], dt.bfloat16)

@@ -40,14 +40,6 @@ def _concrete(v: Any) -> Any:
     return v
 
 
-class _Step:
-    __slots__ = ("dtype", "free", "index", "inputs", "kwargs", "loc", "name", "out", "ref", "shape")
-
-    def __init__(self, **kw: Any) -> None:
-        for k, v in kw.items():
-            setattr(self, k, v)
-
-
 class InterpretedProgram:
     """`program` run one primitive at a time. `single_threaded_blas`: NumPy's GEMMs on one
     thread (the interpreter tier, beside a background compile: `blas_threads`)."""
@@ -64,21 +56,23 @@ class InterpretedProgram:
             for a in ins.inputs:
                 last_use[a] = j
         keep = set(program.outputs)
-        self.steps = []
+        # One tuple per instruction, unpacked by the loop of `_run`: (reference, input
+        # slots, keyword attributes or None, output slot, dtype, shape, slots freed after).
+        # The loop is the interpreter tier's per-instruction cost, which short scripts pay
+        # at every step before their compiled program is ready.
+        self.steps: list[tuple[Any, ...]] = []
         for j, ins in enumerate(program.instrs):
             free = tuple(a for a in set(ins.inputs) if last_use.get(a) == j and a not in keep)
+            kwargs = {k: _concrete(v) for k, v in ins.params.items()}
             self.steps.append(
-                _Step(
-                    ref=reference(ins.op, [program.value(a).dtype for a in ins.inputs], ins.dtype),
-                    inputs=ins.inputs,
-                    kwargs={k: _concrete(v) for k, v in ins.params.items()},
-                    out=base + j,
-                    dtype=ins.dtype.np,
-                    shape=_concrete(tuple(ins.shape)),
-                    free=free,
-                    index=j,
-                    loc=ins.loc,
-                    name=ins.op.name,
+                (
+                    reference(ins.op, [program.value(a).dtype for a in ins.inputs], ins.dtype),
+                    ins.inputs,
+                    kwargs or None,
+                    base + j,
+                    ins.dtype.np,
+                    _concrete(tuple(ins.shape)),
+                    free,
                 )
             )
         self.param_dtypes = [p.dtype.np for p in program.params]
@@ -92,24 +86,30 @@ class InterpretedProgram:
 
     def _run(self, inputs: list[Any]) -> list[Any]:
         vals: list[Any] = [None] * self.n_values
-        # Overflow and invalid operations give inf/NaN as in torch, silently.
+        ndarray = np.ndarray
+        # Overflow and invalid operations give inf/NaN as in torch, silently: the references
+        # leave the error state to their caller (`lazytorch.ir.primitives.reference`).
         with np.errstate(all="ignore"):
             for i, (v, dt) in enumerate(zip(inputs, self.param_dtypes)):
                 vals[i] = np.asarray(v, dtype=dt)
-            for s in self.steps:
-                args = [vals[a] for a in s.inputs]
+            for j, (ref, ins, kwargs, out_at, dtype, shape, free) in enumerate(self.steps):
                 try:
-                    out = s.ref(*args, **s.kwargs)
+                    if kwargs is None:
+                        out = ref(*[vals[a] for a in ins])
+                    else:
+                        out = ref(*[vals[a] for a in ins], **kwargs)
                 except Exception as e:
-                    raise ProgramError(s.index, e) from e
-                out = np.asarray(out)
-                if out.dtype != s.dtype or out.shape != s.shape:
+                    raise ProgramError(j, e) from e
+                if type(out) is not ndarray:
+                    out = np.asarray(out)
+                if out.dtype != dtype or out.shape != shape:
+                    ins_ = self.program.instrs[j]
                     raise AssertionError(
-                        f"reference {s.name} returned {out.dtype}{list(out.shape)}, the IR "
-                        f"recorded {s.dtype}{list(s.shape)} (at {format_loc(s.loc)})"
+                        f"reference {ins_.op.name} returned {out.dtype}{list(out.shape)}, the "
+                        f"IR recorded {dtype}{list(shape)} (at {format_loc(ins_.loc)})"
                     )
-                vals[s.out] = out
-                for a in s.free:
+                vals[out_at] = out
+                for a in free:
                     vals[a] = None
         return [vals[o] for o in self.program.outputs]
 

@@ -378,3 +378,54 @@ def test_a_loop_that_cuts_every_few_steps_reuses_its_program():
                 p -= 0.01 * p.grad
                 p.grad = None
     assert built[-1] == built[2], built  # no new program after the third cut
+
+
+# -- NumPy's error state ----------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_the_interpreter_gives_inf_and_nan_silently_as_torch_does(dtype):
+    # The references leave NumPy's error state to their caller: the interpreter sets it once
+    # per program, and constant folding around its own call. A reference that warned would
+    # raise here; one that computed in another error mode would differ from torch.
+    import warnings
+
+    import torch
+
+    vals = [0.0, -1.0, 1e4, -3e38 if dtype != "float16" else -6e4]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with lt.backend("interpreter"):
+            x = lt.tensor(vals, dtype=getattr(lt, dtype))
+            got = [
+                (1 / x).numpy(),
+                x.exp().numpy(),
+                (x * x * x).numpy(),
+                x.log().numpy(),
+                (x.to(lt.float32) * 1e30).to(getattr(lt, dtype)).numpy(),
+                (lt.tensor(1.0, dtype=getattr(lt, dtype)) / 0.0).numpy(),  # a folded constant
+            ]
+    t = torch.tensor(vals, dtype=getattr(torch, dtype))
+    want = [
+        1 / t,
+        t.exp(),
+        t * t * t,
+        t.log(),
+        (t.float() * 1e30).to(getattr(torch, dtype)),
+        torch.tensor(1.0, dtype=getattr(torch, dtype)) / 0.0,
+    ]
+    rtol = {"float16": 1e-3, "float32": 1e-6, "float64": 1e-15}[dtype]  # exp, log: an ulp
+    for g, w in zip(got, want):
+        assert g.dtype == w.numpy().dtype
+        np.testing.assert_allclose(g, w.numpy(), rtol=rtol)  # inf and NaN where torch has them
+
+
+def test_constant_folding_folds_a_division_by_zero_to_inf_without_a_warning():
+    import warnings
+
+    from lazytorch.runtime.executor import build_program
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning in the fold would leave it unfolded
+        y = lt.ones(()) / lt.zeros(())
+        program = build_program([y._node])
+        assert [ins.op.name for ins in program.instrs] == ["const"]
+        assert y.item() == float("inf")
