@@ -770,6 +770,31 @@ CORPUS: list[Entry] = [
         args="--n_epochs 1 --batch_size 2 --n_cpu 0",
     ),
 ]
+# jadore801120/attention-is-all-you-need-pytorch (MIT): the Multi30k pickle -> 4 synthetic
+# training and 2 validation batches of 8 sentence pairs (tokens padded with <blank>);
+# ScheduledOptim over Adam, label smoothing by one_hot/scatter, masked_select, shared
+# embeddings and projection; a checkpoint saved each epoch
+JADORE = "jadore801120/attention-is-all-you-need-pytorch train.py + transformer/"
+JADORE_ARGS = (
+    "-data_pkl synthetic -epoch 2 -b 8 -d_model 32 -d_inner_hid 64 -d_k 8 -d_v 8 -n_head 4 "
+    "-n_layers 2 -warmup 10 -output_dir out -no_cuda -seed 1"
+)
+CORPUS += [
+    Entry(
+        "jadore_transformer",
+        "attention_is_all_you_need/train.py",
+        JADORE,
+        args=f"{JADORE_ARGS} -embs_share_weight -proj_share_weight -label_smoothing",
+    ),
+    # separate embeddings, a separate output projection scaled at the embedding, summed
+    # cross_entropy with ignore_index
+    Entry(
+        "jadore_transformer_unshared",
+        "attention_is_all_you_need/train.py",
+        JADORE,
+        args=f"{JADORE_ARGS} -scale_emb_or_prj emb",
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 # -- the tolerance rule (README.md, "When two runs match") ------------------------------
