@@ -795,6 +795,16 @@ CORPUS += [
         args=f"{JADORE_ARGS} -scale_emb_or_prj emb",
     ),
 ]
+# lucidrains/vit-pytorch (MIT): train_vit_decorr.py, a ViT built with einops (Rearrange
+# patches, rearrange heads, repeat the cls token) with a decorrelation auxiliary loss
+# (einops.einsum and reduce over the stacked layer inputs); CIFAR100 -> 32 synthetic images
+CORPUS += [
+    Entry(
+        "lucidrains_vit_decorr",
+        "vit_pytorch/train_vit_decorr.py",
+        "lucidrains/vit-pytorch train_vit_decorr.py + vit_pytorch/vit_with_decorr.py",
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 # -- the tolerance rule (README.md, "When two runs match") ------------------------------
