@@ -805,6 +805,17 @@ CORPUS += [
         "lucidrains/vit-pytorch train_vit_decorr.py + vit_pytorch/vit_with_decorr.py",
     ),
 ]
+# bentrevett/pytorch-seq2seq (MIT): notebook 1, an LSTM encoder-decoder with teacher forcing
+# (Python's random), outputs written step by step into a zeros tensor, CrossEntropyLoss with
+# ignore_index, clip_grad_norm_, the best model saved and loaded back for the test loss;
+# Multi30k -> synthetic token ids padded by pad_sequence
+CORPUS += [
+    Entry(
+        "bentrevett_seq2seq_lstm",
+        "bentrevett_seq2seq_lstm.py",
+        "bentrevett/pytorch-seq2seq 1 - Sequence to Sequence Learning with Neural Networks.ipynb",
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 # -- the tolerance rule (README.md, "When two runs match") ------------------------------
