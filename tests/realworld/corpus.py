@@ -815,6 +815,14 @@ CORPUS += [
         "bentrevett_seq2seq_lstm.py",
         "bentrevett/pytorch-seq2seq 1 - Sequence to Sequence Learning with Neural Networks.ipynb",
     ),
+    # notebook 3: a bidirectional GRU encoder, additive attention (softmax over the source
+    # positions, torch.bmm), weights from normal_ and constant_
+    Entry(
+        "bentrevett_seq2seq_attention",
+        "bentrevett_seq2seq_attention.py",
+        "bentrevett/pytorch-seq2seq 3 - Neural Machine Translation by Jointly Learning to Align "
+        "and Translate.ipynb",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
