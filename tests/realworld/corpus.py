@@ -824,6 +824,16 @@ CORPUS += [
         "and Translate.ipynb",
     ),
 ]
+# bentrevett/pytorch-sentiment-analysis (MIT): notebook 2, a bidirectional LSTM over
+# pack_padded_sequence(enforce_sorted=False) / pad_packed_sequence, orthogonal_ and
+# xavier_normal_ init, embedding weights replaced through `.data =`; IMDB -> synthetic ids
+CORPUS += [
+    Entry(
+        "bentrevett_sentiment_lstm",
+        "bentrevett_sentiment_lstm.py",
+        "bentrevett/pytorch-sentiment-analysis 2 - Recurrent Neural Networks.ipynb",
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 # -- the tolerance rule (README.md, "When two runs match") ------------------------------
