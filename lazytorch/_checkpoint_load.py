@@ -474,8 +474,9 @@ class Reader:
     ) -> Parameter:
         if not isinstance(data, Tensor):
             raise self._bad(f"a Parameter of {type(data).__name__}")
-        _drop_state(state, "Parameter")
-        return Parameter(data, bool(requires_grad))
+        param = Parameter(data, bool(requires_grad))
+        _set_state(param, state)
+        return param
 
     def rebuild_from_type_v2(self, func: Any, new_type: Any, args: Any, state: Any) -> Any:
         if not isinstance(args, tuple) or not callable(func):
@@ -485,7 +486,7 @@ class Reader:
             ret = Parameter(ret, ret.requires_grad)
         elif new_type not in (Tensor, Parameter, type(ret)):
             raise self._bad(f"a tensor subclass {new_type!r}")
-        _drop_state(state, type(ret).__name__)
+        _set_state(ret, state)
         return ret
 
     def _bad(self, what: str) -> CheckpointError:
@@ -566,14 +567,22 @@ def _adopt_view(t: Tensor, v: Tensor) -> None:
     root._views = [r for r in (root._views or []) if r() is not v] + [weakref.ref(t)]
 
 
-def _drop_state(state: Any, what: str) -> None:
-    if state:
-        names = sorted(state) if isinstance(state, dict) else state
-        warnings.warn(
-            f"lazytorch.load: dropped the attributes {names} a torch {what} carried "
-            "(lazytorch tensors hold no extra attributes)",
-            stacklevel=4,
-        )
+def _set_state(t: Tensor, state: Any) -> None:
+    """The attributes a saved tensor or parameter carried (its ``__dict__``), set back as
+    torch sets them. torch writes a slotted subclass's as (dict, slots): no lazytorch
+    tensor has such slots, so those are dropped with a warning."""
+    if not state:
+        return
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slots = state
+        if slots:
+            warnings.warn(
+                f"lazytorch.load: dropped the slot attributes {sorted(slots)} a torch "
+                f"{type(t).__name__} subclass carried (lazytorch tensors have no such slots)",
+                stacklevel=4,
+            )
+    if isinstance(state, dict):
+        t.__dict__.update(state)
 
 
 def _int_tuple(value: Any) -> tuple[int, ...] | None:

@@ -91,6 +91,10 @@ class _TorchGlobal:
 
 _REBUILD_TENSOR = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _TorchGlobal("torch._utils", "_rebuild_parameter")
+# a tensor or parameter holding attributes the script set (its __dict__): torch's own forms
+_REBUILD_PARAMETER_WITH_STATE = _TorchGlobal("torch._utils", "_rebuild_parameter_with_state")
+_REBUILD_FROM_TYPE = _TorchGlobal("torch._tensor", "_rebuild_from_type_v2")
+_TENSOR = _TorchGlobal("torch", "Tensor")
 
 
 class _StorageOut:
@@ -152,10 +156,18 @@ class _Pickler(pickle._Pickler):  # type: ignore[misc,name-defined]
     def reducer_override(self, obj: Any) -> Any:
         kind = type(obj)
         if isinstance(obj, Tensor):
+            state = obj.__dict__
             if isinstance(obj, Parameter):
-                data = _ParameterData(obj)
-                return (_REBUILD_PARAMETER, (data, obj.requires_grad, OrderedDict()))
-            return self._tensor(obj, obj.requires_grad)
+                args = (_ParameterData(obj), obj.requires_grad, OrderedDict())
+                if state:
+                    return (_REBUILD_PARAMETER_WITH_STATE, (*args, dict(state)))
+                return (_REBUILD_PARAMETER, args)
+            rebuild = self._tensor(obj, obj.requires_grad)
+            if state:
+                if self.layouts is None:  # the first pass: tensors inside the state count too
+                    return (tuple, ([dict(state)],))
+                return (_REBUILD_FROM_TYPE, (rebuild[0], _TENSOR, rebuild[1], dict(state)))
+            return rebuild
         if kind is _ParameterData:
             return self._tensor(obj.param, False)
         if kind is Size:

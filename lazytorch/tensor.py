@@ -16,6 +16,7 @@ module imports nothing above it.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from lazytorch import _as_torch, _config
@@ -99,7 +100,10 @@ class Tensor:
     56.0
     """
 
-    __slots__ = ("__weakref__", "_meta", "_node", "_vc", "_view", "_views")
+    # __dict__: a script may set its own attributes on a tensor or parameter, as on torch's
+    # (mamba's ``A_log._no_weight_decay = True`` tags parameters for the optimizer groups);
+    # the dict is allocated only when one is set
+    __slots__ = ("__dict__", "__weakref__", "_meta", "_node", "_vc", "_view", "_views")
 
     _node: Node
     # (root tensor, view steps from the root) for a view, else None.
@@ -335,7 +339,11 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
-        return self.clone()  # type: ignore[attr-defined,no-any-return]
+        result: Tensor = self.clone()  # type: ignore[attr-defined]
+        memo[id(self)] = result
+        if self.__dict__:  # the script's own attributes, copied as torch copies them
+            result.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return result
 
 
 def _rebuild(array: Any, device: str) -> Tensor:

@@ -62,10 +62,13 @@ class Parameter(Tensor):
     def __reduce_ex__(self, protocol: Any) -> Any:
         import numpy as np
 
-        return (
+        rebuild = (
             _rebuild_parameter,
             (np.array(self._values()), str(self.device), self.requires_grad),
         )
+        # the script's own attributes (``_no_weight_decay``) travel as the pickle's state,
+        # as torch's do
+        return (*rebuild, self.__dict__) if self.__dict__ else rebuild
 
 
 def _rebuild_parameter(array: Any, device: str, requires_grad: bool) -> Parameter:

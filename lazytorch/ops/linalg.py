@@ -362,12 +362,16 @@ def _parse_einsum(equation: str, operands: tuple[Tensor, ...]) -> tuple[list[str
                 "einsum",
                 f"the number of subscripts in {t!r} does not match the operand's {x.ndim} dimensions",
             )
-        if len(set(t)) != len(t):
-            raise op_error(
-                NotImplementedError,
-                "einsum",
-                f"repeated subscripts (diagonals) in {t!r} are not supported",
-            )
+        for c in set(t):
+            first, *rest = (x.shape[i] for i, s in enumerate(t) if s == c)
+            other = next((d for d in rest if d != first), first)
+            if other != first:
+                raise op_error(
+                    RuntimeError,
+                    "einsum",
+                    f"subscript {c} is repeated for operand {len(out_terms)} but the "
+                    f"sizes don't match, {other} != {first}",
+                )
         out_terms.append(t)
     if explicit:
         rhs = rhs.replace("...", ell)
@@ -391,6 +395,19 @@ def _parse_einsum(equation: str, operands: tuple[Tensor, ...]) -> tuple[list[str
                 f"output subscript {c} does not appear in the equation for any input operand",
             )
     return out_terms, rhs
+
+
+def _take_diagonals(n: Node, term: str) -> tuple[Node, str]:
+    """A term with a repeated subscript (``ii->i``, ``bii->b``) reads the diagonal over the
+    dims it names: each repeat becomes one dim, last, as torch.diagonal puts it (a view, so
+    the gradient scatters back onto the diagonal)."""
+    while len(set(term)) != len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        a = term.index(c)
+        b = term.index(c, a + 1)
+        n = S._Diagonal(a, b, 0).apply(n)
+        term = "".join(s for i, s in enumerate(term) if i not in (a, b)) + c
+    return n, term
 
 
 def _sum_out(n: Node, term: str, keep: set[str]) -> tuple[Node, str]:
@@ -455,12 +472,15 @@ def _contract(a: Node, ta: str, b: Node, tb: str, keep: set[str]) -> tuple[Node,
 
 @public()
 def einsum(equation: str, *operands: Any) -> Tensor:
-    """Einstein summation for the common contraction forms (no repeated subscripts).
+    """Einstein summation: contractions, sums, transposes, ellipses, and repeated
+    subscripts within an operand (its diagonal: ``"ii->"`` is the trace).
 
     >>> import lazytorch
     >>> a, b = lazytorch.ones(2, 3), lazytorch.ones(3, 4)
     >>> lazytorch.einsum("ij,jk->ik", a, b).shape
     lazytorch.Size([2, 4])
+    >>> lazytorch.einsum("ii->i", lazytorch.arange(4).reshape(2, 2))
+    tensor([0, 3])
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
@@ -476,6 +496,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                 RuntimeError, "einsum", f"expected scalar type {d.name} but found {o.dtype.name}"
             )
     nodes = [o._node for o in operands]
+    for i in range(len(nodes)):
+        nodes[i], terms[i] = _take_diagonals(nodes[i], terms[i])
     # Sum out subscripts that appear in a single operand and not in the output.
     for i in range(len(nodes)):
         others = set(rhs).union(*[set(t) for j, t in enumerate(terms) if j != i])

@@ -672,7 +672,9 @@ def is_contiguous(self: Tensor, memory_format: Any = contiguous_format) -> bool:
 def _reduce_ex(self: Tensor, protocol: Any) -> Any:
     import numpy as np
 
-    return (_rebuild, (np.array(self._values()), str(self.device)))
+    rebuild = (_rebuild, (np.array(self._values()), str(self.device)))
+    # the script's own attributes travel as the pickle's state, as torch's do
+    return (*rebuild, self.__dict__) if self.__dict__ else rebuild
 
 
 def _rebuild(array: Any, device: str) -> Tensor:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lazytorch as lt
-from helpers import ALL, FLOATS, INTS, arr, check, check_raises, randn
+from helpers import ALL, FLOATS, INTS, arr, check, check_grad, check_raises, randn
 
 NAN, INF = float("nan"), float("inf")
 
@@ -405,9 +405,44 @@ def test_einsum_errors(name):
     check(lambda t, *xs: t.einsum(eq, *xs), *inputs)
 
 
-def test_einsum_repeated_subscripts_are_not_implemented():
-    with pytest.raises(NotImplementedError, match="repeated subscripts"):
-        lt.einsum("ii->i", lt.ones(3, 3))
+# A subscript repeated within an operand takes its diagonal (einops.einsum passes such
+# patterns straight through: ``einsum(x, "i i ->")``)
+EINSUM_DIAGONALS = {
+    "trace": ("ii->", [(3, 3)]),
+    "trace_implicit": ("ii", [(3, 3)]),
+    "diagonal": ("ii->i", [(3, 3)]),
+    "batched_diagonal": ("bii->bi", [(2, 3, 3)]),
+    "diagonal_first": ("bii->ib", [(2, 3, 3)]),
+    "apart": ("iji->j", [(3, 2, 3)]),
+    "apart_implicit": ("iji", [(3, 2, 3)]),
+    "threefold": ("iii->i", [(2, 2, 2)]),
+    "two_pairs": ("iijj->ij", [(2, 2, 3, 3)]),
+    "then_contract": ("ij,ii->j", [(3, 4), (3, 3)]),
+    "both_operands": ("ii,jj->ij", [(2, 2), (3, 3)]),
+    "diagonal_times_matrix": ("ii,ij->j", [(3, 3), (3, 4)]),
+    "around_ellipsis": ("i...i->...", [(3, 2, 4, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(EINSUM_DIAGONALS))
+def test_einsum_repeated_subscripts(name):
+    eq, shapes = EINSUM_DIAGONALS[name]
+    inputs = [randn(*s) for s in shapes]
+    check(lambda t, *xs: t.einsum(eq, *xs), *inputs)
+    check_grad(lambda t, *xs: t.einsum(eq, *xs), *inputs)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_einsum_repeated_subscripts_dtypes(dtype):
+    check(lambda t, x: t.einsum("ii->i", x), arr(3, 3, dtype=dtype))
+    check(lambda t, x: t.einsum("ii->", x), arr(3, 3, dtype=dtype))
+
+
+def test_einsum_repeated_subscripts_need_equal_sizes():
+    check(lambda t, x: t.einsum("ii->i", x), randn(2, 3))
+    check(lambda t, x, y: t.einsum("ij,jj->i", x, y), randn(2, 3), randn(3, 4))
+    with pytest.raises(RuntimeError, match="subscript i is repeated for operand 0"):
+        lt.einsum("ii->i", lt.ones(2, 3))
 
 
 # -- norms ------------------------------------------------------------------------------------------

@@ -770,6 +770,70 @@ CORPUS: list[Entry] = [
         args="--n_epochs 1 --batch_size 2 --n_cpu 0",
     ),
 ]
+# jadore801120/attention-is-all-you-need-pytorch (MIT): the Multi30k pickle -> 4 synthetic
+# training and 2 validation batches of 8 sentence pairs (tokens padded with <blank>);
+# ScheduledOptim over Adam, label smoothing by one_hot/scatter, masked_select, shared
+# embeddings and projection; a checkpoint saved each epoch
+JADORE = "jadore801120/attention-is-all-you-need-pytorch train.py + transformer/"
+JADORE_ARGS = (
+    "-data_pkl synthetic -epoch 2 -b 8 -d_model 32 -d_inner_hid 64 -d_k 8 -d_v 8 -n_head 4 "
+    "-n_layers 2 -warmup 10 -output_dir out -no_cuda -seed 1"
+)
+CORPUS += [
+    Entry(
+        "jadore_transformer",
+        "attention_is_all_you_need/train.py",
+        JADORE,
+        args=f"{JADORE_ARGS} -embs_share_weight -proj_share_weight -label_smoothing",
+    ),
+    # separate embeddings, a separate output projection scaled at the embedding, summed
+    # cross_entropy with ignore_index
+    Entry(
+        "jadore_transformer_unshared",
+        "attention_is_all_you_need/train.py",
+        JADORE,
+        args=f"{JADORE_ARGS} -scale_emb_or_prj emb",
+    ),
+]
+# lucidrains/vit-pytorch (MIT): train_vit_decorr.py, a ViT built with einops (Rearrange
+# patches, rearrange heads, repeat the cls token) with a decorrelation auxiliary loss
+# (einops.einsum and reduce over the stacked layer inputs); CIFAR100 -> 32 synthetic images
+CORPUS += [
+    Entry(
+        "lucidrains_vit_decorr",
+        "vit_pytorch/train_vit_decorr.py",
+        "lucidrains/vit-pytorch train_vit_decorr.py + vit_pytorch/vit_with_decorr.py",
+    ),
+]
+# bentrevett/pytorch-seq2seq (MIT): notebook 1, an LSTM encoder-decoder with teacher forcing
+# (Python's random), outputs written step by step into a zeros tensor, CrossEntropyLoss with
+# ignore_index, clip_grad_norm_, the best model saved and loaded back for the test loss;
+# Multi30k -> synthetic token ids padded by pad_sequence
+CORPUS += [
+    Entry(
+        "bentrevett_seq2seq_lstm",
+        "bentrevett_seq2seq_lstm.py",
+        "bentrevett/pytorch-seq2seq 1 - Sequence to Sequence Learning with Neural Networks.ipynb",
+    ),
+    # notebook 3: a bidirectional GRU encoder, additive attention (softmax over the source
+    # positions, torch.bmm), weights from normal_ and constant_
+    Entry(
+        "bentrevett_seq2seq_attention",
+        "bentrevett_seq2seq_attention.py",
+        "bentrevett/pytorch-seq2seq 3 - Neural Machine Translation by Jointly Learning to Align "
+        "and Translate.ipynb",
+    ),
+]
+# bentrevett/pytorch-sentiment-analysis (MIT): notebook 2, a bidirectional LSTM over
+# pack_padded_sequence(enforce_sorted=False) / pad_packed_sequence, orthogonal_ and
+# xavier_normal_ init, embedding weights replaced through `.data =`; IMDB -> synthetic ids
+CORPUS += [
+    Entry(
+        "bentrevett_sentiment_lstm",
+        "bentrevett_sentiment_lstm.py",
+        "bentrevett/pytorch-sentiment-analysis 2 - Recurrent Neural Networks.ipynb",
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 # -- the tolerance rule (README.md, "When two runs match") ------------------------------
