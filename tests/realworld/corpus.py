@@ -95,6 +95,7 @@ MINGPT = (
 )
 PG = "eriklindernoren/PyTorch-GAN implementations/"
 GAN_ARGS = "--n_epochs 1 --batch_size 8 --img_size 16"
+AP = "aladdinpersson/Machine-Learning-Collection ML/Pytorch/"
 CORPUS: list[Entry] = [
     # pytorch/tutorials
     Entry(
@@ -768,6 +769,14 @@ CORPUS: list[Entry] = [
         "pytorch_gan/context_encoder/context_encoder.py",
         f"{PG}context_encoder/context_encoder.py + models.py + datasets.py",
         args="--n_epochs 1 --batch_size 2 --n_cpu 0",
+    ),
+    # aladdinpersson/Machine-Learning-Collection ML/Pytorch/ (MIT): Basics/ tutorials on
+    # synthetic MNIST
+    Entry(
+        "aladdin_simple_cnn",
+        "aladdin_simple_cnn.py",
+        f"{AP}Basics/pytorch_simple_CNN.py",
+        log_conversions=True,
     ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
