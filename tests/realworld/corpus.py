@@ -778,6 +778,13 @@ CORPUS: list[Entry] = [
         f"{AP}Basics/pytorch_simple_CNN.py",
         log_conversions=True,
     ),
+    # a two-layer bidirectional LSTM read at its last step (out[:, -1, :])
+    Entry(
+        "aladdin_bidirectional_lstm",
+        "aladdin_bidirectional_lstm.py",
+        f"{AP}Basics/pytorch_bidirectional_lstm.py",
+        log_conversions=True,
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
