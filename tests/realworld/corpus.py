@@ -785,6 +785,14 @@ CORPUS: list[Entry] = [
         f"{AP}Basics/pytorch_bidirectional_lstm.py",
         log_conversions=True,
     ),
+    # a two-layer LSTM whose every step's output feeds the classifier (RNN and GRU classes
+    # defined, unused)
+    Entry(
+        "aladdin_rnn_gru_lstm",
+        "aladdin_rnn_gru_lstm.py",
+        f"{AP}Basics/pytorch_rnn_gru_lstm.py",
+        log_conversions=True,
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
