@@ -793,6 +793,12 @@ CORPUS: list[Entry] = [
         f"{AP}Basics/pytorch_rnn_gru_lstm.py",
         log_conversions=True,
     ),
+    # kaiming_uniform_ / constant_ over self.modules(); prints the parameters
+    Entry(
+        "aladdin_init_weights",
+        "aladdin_init_weights.py",
+        f"{AP}Basics/pytorch_init_weights.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
