@@ -799,6 +799,13 @@ CORPUS: list[Entry] = [
         "aladdin_init_weights.py",
         f"{AP}Basics/pytorch_init_weights.py",
     ),
+    # torch.cuda.amp.GradScaler and autocast on a CPU: both warn and run disabled
+    Entry(
+        "aladdin_mixed_precision",
+        "aladdin_mixed_precision.py",
+        f"{AP}Basics/pytorch_mixed_precision_example.py",
+        log_conversions=True,
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
