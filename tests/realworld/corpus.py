@@ -806,6 +806,12 @@ CORPUS: list[Entry] = [
         f"{AP}Basics/pytorch_mixed_precision_example.py",
         log_conversions=True,
     ),
+    # torch.backends.mps.is_available(); the accuracy is a tensor formatted by an f-string
+    Entry(
+        "aladdin_simple_fullynet",
+        "aladdin_simple_fullynet.py",
+        f"{AP}Basics/pytorch_simple_fullynet.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
