@@ -829,6 +829,15 @@ CORPUS: list[Entry] = [
         f"{AP}GANs/3. WGAN/train.py + model.py",
         chaotic_after=8,
     ),
+    # ProGAN with the WGAN-GP loss: the gradient penalty's torch.autograd.grad(create_graph=
+    # True) through equalized-lr convolutions, minibatch std (torch.std(dim=0)), PixelNorm,
+    # F.interpolate and the fade-in; two sizes (4x4, 8x8); GradScaler and autocast disabled
+    # on a CPU; checkpoints saved with torch.save
+    Entry(
+        "aladdin_progan",
+        "aladdin_progan/train.py",
+        f"{AP}GANs/ProGAN/train.py + model.py + utils.py + config.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
