@@ -838,6 +838,13 @@ CORPUS: list[Entry] = [
         "aladdin_progan/train.py",
         f"{AP}GANs/ProGAN/train.py + model.py + utils.py + config.py",
     ),
+    # WeightedRandomSampler (oversampling a rare class) behind a DataLoader; counts per class
+    Entry(
+        "aladdin_imbalanced_classes",
+        "aladdin_imbalanced_classes.py",
+        f"{AP}Basics/Imbalanced_classes/main.py",
+        fast=True,
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
