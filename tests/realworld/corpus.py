@@ -858,6 +858,15 @@ CORPUS: list[Entry] = [
         f"{AP}more_advanced/VAE/train.py + model.py",
         chaotic_after=2,
     ),
+    # einsum in its list form (torch.einsum(eq, [a, b])), masked_fill with -1e20, an
+    # expanded tril mask; an encoder-decoder forward
+    Entry(
+        "aladdin_transformer_from_scratch",
+        "aladdin_transformer_from_scratch.py",
+        f"{AP}more_advanced/transformer_from_scratch/transformer_from_scratch.py",
+        logs_nothing="prints the device and the output's shape, which lazytorch knows "
+        "without computing the forward",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
