@@ -867,6 +867,15 @@ CORPUS: list[Entry] = [
         logs_nothing="prints the device and the output's shape, which lazytorch knows "
         "without computing the forward",
     ),
+    # depthwise (groups=hidden_dim) convolutions, squeeze-excitation, SiLU, stochastic depth
+    # (torch.rand(...) < p in training mode), dropout; one forward
+    Entry(
+        "aladdin_efficientnet",
+        "aladdin_efficientnet.py",
+        f"{AP}CNN_architectures/pytorch_efficientnet.py",
+        logs_nothing="prints the output's shape, which lazytorch knows without computing "
+        "the forward",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
