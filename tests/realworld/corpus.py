@@ -876,6 +876,13 @@ CORPUS: list[Entry] = [
         logs_nothing="prints the output's shape, which lazytorch knows without computing "
         "the forward",
     ),
+    # DCGAN: an in-place LeakyReLU(0.2, True) after BatchNorm in the discriminator, Sigmoid +
+    # BCELoss, Adam betas (0.5, 0.999), losses formatted by an f-string
+    Entry(
+        "aladdin_dcgan",
+        "aladdin_dcgan/train.py",
+        f"{AP}GANs/2. DCGAN/train.py + model.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
