@@ -1,8 +1,8 @@
 # Source: https://github.com/aladdinpersson/Machine-Learning-Collection ML/Pytorch/Basics/pytorch_mixed_precision_example.py (commit 65b8c8049560b19ace11ef754cb4dbe5aa415296)
-#   (this version, not the later one that asserts a GPU: on a CPU torch.cuda.amp's
-#   GradScaler and autocast warn and run disabled, in float32)
 # Licence: MIT. Copyright (c) 2020 Aladdin Persson.
 #   The licence's full text is in tests/realworld/README.md (Licences).
+#   (this version, not the later one that asserts a GPU: on a CPU torch.cuda.amp's
+#   GradScaler and autocast warn and run disabled, in float32)
 # Changes (sizes, epochs and data only; the code is otherwise as written):
 #   - torchvision.datasets.MNIST (download) -> _synthetic_mnist: TensorDatasets of random 1x28x28 images in [0, 1] (ToTensor's range) with int64 labels, 64 train / 32 test images instead of 60,000 / 10,000
 #   - removed the torchvision imports (the datasets are replaced; torchvision is not available under lazytorch)

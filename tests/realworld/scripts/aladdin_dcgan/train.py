@@ -1,9 +1,9 @@
 # Source: https://github.com/aladdinpersson/Machine-Learning-Collection ML/Pytorch/GANs/2. DCGAN/train.py (commit 609b7511c82c3421459df79e2324c8ee5a5dbfc5)
+# Licence: MIT. Copyright (c) 2020 Aladdin Persson.
+#   The licence's full text is in tests/realworld/README.md (Licences).
 #   (model.py is the stored version of commit 95362d7a23de81bc4e7d200bbbcad02a5377f2ef: its
 #   initialize_weights(m) acts on a module whose class name holds Conv or BatchNorm, so the
 #   calls on the whole gen and disc below leave torch's default initialization)
-# Licence: MIT. Copyright (c) 2020 Aladdin Persson.
-#   The licence's full text is in tests/realworld/README.md (Licences).
 # Changes (sizes, epochs, data and file output only; the code is otherwise as written):
 #   - torchvision.datasets.MNIST with Resize(64), ToTensor, Normalize(0.5, 0.5) (download) -> _synthetic_mnist: a TensorDataset of 32 random 1x64x64 images in [-1, 1] (the transforms' range) with int64 labels, instead of 60,000
 #   - removed the torchvision imports and the transforms.Compose(...) block (the dataset is replaced; torchvision is not available under lazytorch)

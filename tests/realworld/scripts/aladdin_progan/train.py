@@ -1,8 +1,8 @@
 # Source: https://github.com/aladdinpersson/Machine-Learning-Collection ML/Pytorch/GANs/ProGAN/train.py (commit dbab15d0fdc250d73850d61c395e08183771d0e1)
-#   (model.py, utils.py and config.py are those of commit 74597aa8fdaf5646cbf0c8d31f23045fd4cc4efd,
-#   the versions this train.py calls: Generator(z_dim, in_channels, img_channels), generate_examples)
 # Licence: MIT. Copyright (c) 2020 Aladdin Persson.
 #   The licence's full text is in tests/realworld/README.md (Licences).
+#   (model.py, utils.py and config.py are those of commit 74597aa8fdaf5646cbf0c8d31f23045fd4cc4efd,
+#   the versions this train.py calls: Generator(z_dim, in_channels, img_channels), generate_examples)
 # Changes (data and missing libraries only; sizes are in config.py; the code is otherwise as written):
 #   - get_loader: torchvision.datasets.ImageFolder(CelebA) with Resize, ToTensor, RandomHorizontalFlip and Normalize(0.5, 0.5) -> _synthetic_images: a TensorDataset of 12 random 3 x image_size x image_size images in [-1, 1] (the transforms' range) with int64 labels
 #   - removed the torchvision imports (the dataset is replaced; torchvision is not available under lazytorch)
