@@ -883,6 +883,14 @@ CORPUS: list[Entry] = [
         "aladdin_dcgan/train.py",
         f"{AP}GANs/2. DCGAN/train.py + model.py",
     ),
+    # U-Net segmentation: ConvTranspose2d upsampling concatenated with the skip connections,
+    # in-place ReLU after BatchNorm, BCEWithLogitsLoss, GradScaler/autocast disabled on a
+    # CPU; accuracy and dice score printed before training (compared) and after
+    Entry(
+        "aladdin_unet",
+        "aladdin_unet/train.py",
+        f"{AP}image_segmentation/semantic_segmentation_unet/train.py + model.py + utils.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
