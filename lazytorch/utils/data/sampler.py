@@ -176,7 +176,16 @@ class SubsetRandomSampler(Sampler):
 
 
 class WeightedRandomSampler(Sampler):
-    """`num_samples` indices drawn with probability proportional to `weights`."""
+    """`num_samples` indices drawn with probability proportional to `weights`: one
+    `multinomial` draw, as torch's sampler makes (a zero weight is drawn only to fill up a
+    draw without replacement).
+
+    >>> from lazytorch.utils.data import WeightedRandomSampler
+    >>> list(WeightedRandomSampler([0.0, 2.0, 0.0], 3))
+    [1, 1, 1]
+    >>> list(WeightedRandomSampler([0.0, 2.0], 2, replacement=False))
+    [1, 0]
+    """
 
     def __init__(
         self,
