@@ -342,6 +342,38 @@ def test_subset_and_weighted_samplers():
         ltdata.WeightedRandomSampler([1.0], 0)
 
 
+@pytest.mark.parametrize(
+    "weights, n, replacement",
+    [([0.5, 0.25, 2.0, 1.0], 12, True), ([1.0, 1.0, 1.0, 0.0], 4, False), ([1.0, 3.0], 1, False)],
+)
+def test_weighted_sampler_is_one_multinomial_draw_as_in_torch(
+    weights: list[float], n: int, replacement: bool
+) -> None:
+    # torch's WeightedRandomSampler yields torch.multinomial(weights, n, replacement): the
+    # same draw in lazytorch gives its semantics (a zero weight fills up a draw without
+    # replacement) and the one random call that a replay of torch's draws substitutes
+    tg, g = torch.Generator().manual_seed(3), lt.Generator().manual_seed(3)
+    want = list(torch.utils.data.WeightedRandomSampler(weights, n, replacement, generator=tg))
+    tw = torch.tensor(weights, dtype=torch.float64)
+    assert want == torch.multinomial(tw, n, replacement, generator=tg.manual_seed(3)).tolist()
+    got = list(ltdata.WeightedRandomSampler(weights, n, replacement, generator=g))
+    w = lt.tensor(weights, dtype=lt.float64)
+    assert got == lt.multinomial(w, n, replacement, generator=g.manual_seed(3)).tolist()
+    assert len(got) == len(want) == n
+    if not replacement:  # each index at most once, zero weights drawn last, as torch does
+        assert sorted(got) == sorted(want) and len(set(got)) == n
+        zero = [i for i, x in enumerate(weights) if x == 0]
+        assert got[n - len(zero) :] == want[n - len(zero) :] == zero
+
+
+def test_weighted_sampler_checks_its_weights_as_torch_does() -> None:
+    for weights in ([0.0, 0.0], [1.0, -1.0]):
+        with pytest.raises(RuntimeError):
+            list(torch.utils.data.WeightedRandomSampler(weights, 2))
+        with pytest.raises(RuntimeError, match="multinomial"):
+            list(ltdata.WeightedRandomSampler(weights, 2))
+
+
 def test_stack_dataset_zips_samples():
     a, b = ltdata.TensorDataset(lt.arange(3)), [10, 11, 12]
     assert ltdata.StackDataset(a, b)[1][1] == 11

@@ -95,6 +95,7 @@ MINGPT = (
 )
 PG = "eriklindernoren/PyTorch-GAN implementations/"
 GAN_ARGS = "--n_epochs 1 --batch_size 8 --img_size 16"
+AP = "aladdinpersson/Machine-Learning-Collection ML/Pytorch/"
 CORPUS: list[Entry] = [
     # pytorch/tutorials
     Entry(
@@ -768,6 +769,127 @@ CORPUS: list[Entry] = [
         "pytorch_gan/context_encoder/context_encoder.py",
         f"{PG}context_encoder/context_encoder.py + models.py + datasets.py",
         args="--n_epochs 1 --batch_size 2 --n_cpu 0",
+    ),
+    # aladdinpersson/Machine-Learning-Collection ML/Pytorch/ (MIT): Basics/ tutorials on
+    # synthetic MNIST
+    Entry(
+        "aladdin_simple_cnn",
+        "aladdin_simple_cnn.py",
+        f"{AP}Basics/pytorch_simple_CNN.py",
+        log_conversions=True,
+    ),
+    # a two-layer bidirectional LSTM read at its last step (out[:, -1, :])
+    Entry(
+        "aladdin_bidirectional_lstm",
+        "aladdin_bidirectional_lstm.py",
+        f"{AP}Basics/pytorch_bidirectional_lstm.py",
+        log_conversions=True,
+    ),
+    # a two-layer LSTM whose every step's output feeds the classifier (RNN and GRU classes
+    # defined, unused)
+    Entry(
+        "aladdin_rnn_gru_lstm",
+        "aladdin_rnn_gru_lstm.py",
+        f"{AP}Basics/pytorch_rnn_gru_lstm.py",
+        log_conversions=True,
+    ),
+    # kaiming_uniform_ / constant_ over self.modules(); prints the parameters
+    Entry(
+        "aladdin_init_weights",
+        "aladdin_init_weights.py",
+        f"{AP}Basics/pytorch_init_weights.py",
+    ),
+    # torch.cuda.amp.GradScaler and autocast on a CPU: both warn and run disabled
+    Entry(
+        "aladdin_mixed_precision",
+        "aladdin_mixed_precision.py",
+        f"{AP}Basics/pytorch_mixed_precision_example.py",
+        log_conversions=True,
+    ),
+    # torch.backends.mps.is_available(); the accuracy is a tensor formatted by an f-string
+    Entry(
+        "aladdin_simple_fullynet",
+        "aladdin_simple_fullynet.py",
+        f"{AP}Basics/pytorch_simple_fullynet.py",
+    ),
+    # WGAN: RMSprop, five critic steps per generator step with backward(retain_graph=True),
+    # weight clipping through p.data.clamp_, InstanceNorm2d(affine) and ConvTranspose2d.
+    # The generator's gradients are 1e-7 to 2e-5 and RMSprop's first steps move each weight
+    # by about lr * sign(grad), so rounding in those gradients (1e-5 relative, in torch and
+    # lazytorch alike) becomes weight differences: from the first generator step (step 5)
+    # lazytorch float32 parts from a float64 run of the same weights and data about 4x per
+    # step (3e-9 at step 5, 1.4e-7 at step 8, 3e-6 at step 11); torch float32 parts from it
+    # later here (1.6e-6 at step 17) and earlier in another instance (3e-6 at step 23, where
+    # lazytorch stays at 2e-9). The script run in float64 under both libraries (its own
+    # draws) gives 24 losses that agree to 1e-17 (README.md, "Chaotic scripts"). Compared up
+    # to step 7.
+    Entry(
+        "aladdin_wgan",
+        "aladdin_wgan/train.py",
+        f"{AP}GANs/3. WGAN/train.py + model.py",
+        chaotic_after=8,
+    ),
+    # ProGAN with the WGAN-GP loss: the gradient penalty's torch.autograd.grad(create_graph=
+    # True) through equalized-lr convolutions, minibatch std (torch.std(dim=0)), PixelNorm,
+    # F.interpolate and the fade-in; two sizes (4x4, 8x8); GradScaler and autocast disabled
+    # on a CPU; checkpoints saved with torch.save
+    Entry(
+        "aladdin_progan",
+        "aladdin_progan/train.py",
+        f"{AP}GANs/ProGAN/train.py + model.py + utils.py + config.py",
+    ),
+    # WeightedRandomSampler (oversampling a rare class) behind a DataLoader; counts per class
+    Entry(
+        "aladdin_imbalanced_classes",
+        "aladdin_imbalanced_classes.py",
+        f"{AP}Basics/Imbalanced_classes/main.py",
+        fast=True,
+    ),
+    # an MLP VAE: BCELoss(reduction="sum") plus a KL term through torch.log(sigma.pow(2));
+    # then encodes a digit of each class (bool(y == idx) on int labels) and decodes samples.
+    # sigma is a linear layer's output, so log(sigma^2) of the values near 0 amplifies
+    # rounding: against the same training in float64 (same weights and data), torch float32
+    # is 0.33 off at step 1, 9.7 at step 2 and 83 at step 3 (losses about 2e4), lazytorch
+    # float32 0.54, 7.4 and 16; run in float64 the two libraries agree to 2e-6 (relative
+    # 1e-10) over the 20 steps (README.md, "Chaotic scripts"). Compared up to step 1.
+    Entry(
+        "aladdin_vae",
+        "aladdin_vae/train.py",
+        f"{AP}more_advanced/VAE/train.py + model.py",
+        chaotic_after=2,
+    ),
+    # einsum in its list form (torch.einsum(eq, [a, b])), masked_fill with -1e20, an
+    # expanded tril mask; an encoder-decoder forward
+    Entry(
+        "aladdin_transformer_from_scratch",
+        "aladdin_transformer_from_scratch.py",
+        f"{AP}more_advanced/transformer_from_scratch/transformer_from_scratch.py",
+        logs_nothing="prints the device and the output's shape, which lazytorch knows "
+        "without computing the forward",
+    ),
+    # depthwise (groups=hidden_dim) convolutions, squeeze-excitation, SiLU, stochastic depth
+    # (torch.rand(...) < p in training mode), dropout; one forward
+    Entry(
+        "aladdin_efficientnet",
+        "aladdin_efficientnet.py",
+        f"{AP}CNN_architectures/pytorch_efficientnet.py",
+        logs_nothing="prints the output's shape, which lazytorch knows without computing "
+        "the forward",
+    ),
+    # DCGAN: an in-place LeakyReLU(0.2, True) after BatchNorm in the discriminator, Sigmoid +
+    # BCELoss, Adam betas (0.5, 0.999), losses formatted by an f-string
+    Entry(
+        "aladdin_dcgan",
+        "aladdin_dcgan/train.py",
+        f"{AP}GANs/2. DCGAN/train.py + model.py",
+    ),
+    # U-Net segmentation: ConvTranspose2d upsampling concatenated with the skip connections,
+    # in-place ReLU after BatchNorm, BCEWithLogitsLoss, GradScaler/autocast disabled on a
+    # CPU; accuracy and dice score printed before training (compared) and after
+    Entry(
+        "aladdin_unet",
+        "aladdin_unet/train.py",
+        f"{AP}image_segmentation/semantic_segmentation_unet/train.py + model.py + utils.py",
     ),
 ]
 # jadore801120/attention-is-all-you-need-pytorch (MIT): the Multi30k pickle -> 4 synthetic

@@ -13,7 +13,7 @@ from typing import Any
 
 from lazytorch.ir.dtypes import float64
 from lazytorch.ops.creation import as_tensor
-from lazytorch.ops.random import rand, randint, randperm
+from lazytorch.ops.random import multinomial, randint, randperm
 from lazytorch.runtime import materialize
 
 __all__ = [
@@ -176,7 +176,16 @@ class SubsetRandomSampler(Sampler):
 
 
 class WeightedRandomSampler(Sampler):
-    """`num_samples` indices drawn with probability proportional to `weights`."""
+    """`num_samples` indices drawn with probability proportional to `weights`: one
+    `multinomial` draw, as torch's sampler makes (a zero weight is drawn only to fill up a
+    draw without replacement).
+
+    >>> from lazytorch.utils.data import WeightedRandomSampler
+    >>> list(WeightedRandomSampler([0.0, 2.0, 0.0], 3))
+    [1, 1, 1]
+    >>> list(WeightedRandomSampler([0.0, 2.0], 2, replacement=False))
+    [1, 0]
+    """
 
     def __init__(
         self,
@@ -204,31 +213,15 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        import numpy as np
-
-        w = np.asarray(self.weights.tolist(), dtype=np.float64)
-        if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        p = np.cumsum(w / w.sum())
-        chosen: list[int] = []
-        taken = np.zeros(len(w), dtype=bool)
-        if not self.replacement and self.num_samples > int((w > 0).sum()):
-            raise RuntimeError(
-                "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
-            )
-        while len(chosen) < self.num_samples:
-            u = rand(self.num_samples, dtype=float64, generator=self.generator)
-            materialize(u)
-            for x in u.tolist():
-                i = min(int(np.searchsorted(p, x * p[-1], side="right")), len(w) - 1)
-                if not self.replacement:
-                    if taken[i]:
-                        continue
-                    taken[i] = True
-                chosen.append(i)
-                if len(chosen) == self.num_samples:
-                    break
-        yield from chosen
+        # torch's sampler is one multinomial draw over the weights; drawing the same way keeps
+        # its semantics (zero-weight indices fill up a draw without replacement, multinomial's
+        # checks and errors) and makes it the one draw that a script's replay of torch's
+        # random numbers sees
+        drawn = multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
+        materialize(drawn)  # explicit, so strict mode does not object
+        yield from drawn.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
