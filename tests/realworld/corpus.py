@@ -95,6 +95,7 @@ MINGPT = (
 )
 PG = "eriklindernoren/PyTorch-GAN implementations/"
 GAN_ARGS = "--n_epochs 1 --batch_size 8 --img_size 16"
+FLOWS_ARGS = "--batch-size 100 --test-batch-size 100 --epochs 2 --num-blocks 2 --dataset POWER"
 CORPUS: list[Entry] = [
     # pytorch/tutorials
     Entry(
@@ -769,6 +770,19 @@ CORPUS: list[Entry] = [
         f"{PG}context_encoder/context_encoder.py + models.py + datasets.py",
         args="--n_epochs 1 --batch_size 2 --n_cpu 0",
     ),
+    # ikostrikov/pytorch-flows (MIT): density estimation on a synthetic POWER (500 x 6, 5
+    # batches of 100, 2 epochs); MADE with masked linears, BatchNormFlow (running stats set
+    # through momentum 0/1 and a no_grad pass), RealNVP couplings, Glow's LU-decomposed 1x1
+    # (scipy's lu of an orthogonal_ init) and slogdet, copy.deepcopy of the best model
+    *[
+        Entry(
+            f"ikostrikov_flows_{flow.replace('-', '_')}",
+            "ikostrikov_flows/main.py",
+            "ikostrikov/pytorch-flows main.py + flows.py",
+            args=f"{FLOWS_ARGS} --flow {flow}",
+        )
+        for flow in ("maf", "realnvp", "glow", "maf-split-glow")
+    ],
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
