@@ -783,6 +783,18 @@ CORPUS: list[Entry] = [
         )
         for flow in ("maf", "realnvp", "glow", "maf-split-glow")
     ],
+    # bot66/MNISTDiffusion (MIT): a ShuffleNet-style UNet (grouped 3x3 convs, channel
+    # shuffle, BatchNorm, SiLU(inplace), bilinear Upsample, an Embedding of the timestep)
+    # trained as a DDPM noise predictor on 64 synthetic images (8 steps of 8) with AdamW and
+    # OneCycleLR, an AveragedModel EMA (use_buffers) every 2 steps, then 10 clipped reverse
+    # steps of sampling under no_grad (not compared: nothing of it is logged)
+    Entry(
+        "bot66_mnist_diffusion",
+        "bot66_mnist_diffusion/train_mnist.py",
+        "bot66/MNISTDiffusion train_mnist.py + model.py + unet.py + utils.py",
+        args="--batch_size 8 --epochs 1 --timesteps 10 --model_base_dim 8 --n_samples 4 "
+        "--log_freq 1 --model_ema_steps 2 --cpu",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
