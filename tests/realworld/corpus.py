@@ -795,6 +795,17 @@ CORPUS: list[Entry] = [
         args="--batch_size 8 --epochs 1 --timesteps 10 --model_base_dim 8 --n_samples 4 "
         "--log_freq 1 --model_ema_steps 2 --cpu",
     ),
+    # karpathy/pytorch-made (MIT): MADE on synthetic binarized MNIST (300 train rows, 3 steps
+    # of 100 an epoch, 2 epochs); order-agnostic training over 2 mask sets resampled every
+    # 2 steps (numpy RandomState permutations copied into uint8 -> float mask buffers),
+    # binary_cross_entropy_with_logits(size_average=False), StepLR.step(epoch), test
+    # passes under set_grad_enabled(False) averaging the logits of 2 mask samples
+    Entry(
+        "karpathy_made",
+        "karpathy_made/run.py",
+        "karpathy/pytorch-made run.py + made.py",
+        args="-d synthetic -q 64 -n 2 -r 2 -s 2",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
