@@ -806,6 +806,15 @@ CORPUS: list[Entry] = [
         "karpathy/pytorch-made run.py + made.py",
         args="-d synthetic -q 64 -n 2 -r 2 -s 2",
     ),
+    # dome272/Diffusion-Models-pytorch (Apache-2.0): its DDPM UNet (23M parameters: GroupNorm,
+    # GELU, MaxPool2d, nn.MultiheadAttention(batch_first) self-attention, bilinear Upsample
+    # with align_corners, sinusoidal time encoding) trained with AdamW on 8 synthetic 16x16
+    # images (4 steps of 2), then 9 reverse steps of sampling under no_grad (not compared)
+    Entry(
+        "dome272_ddpm",
+        "dome272_ddpm/ddpm.py",
+        "dome272/Diffusion-Models-pytorch ddpm.py + modules.py + utils.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
