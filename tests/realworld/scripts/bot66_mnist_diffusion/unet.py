@@ -1,7 +1,7 @@
 # Source: https://github.com/bot66/MNISTDiffusion unet.py (commit c7ba8e09174cbb88b9cc314db3bf2e514668681c)
 # Licence: MIT. Copyright (c) 2022 Guocheng Tan (the LICENSE.md file's line).
 #   The licence's full text is in tests/realworld/README.md (Licences).
-# Changes: none.
+# Changes: none (CRLF line endings -> LF).
 import torch
 import torch.nn as nn
 
