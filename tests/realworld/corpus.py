@@ -815,6 +815,17 @@ CORPUS: list[Entry] = [
         "dome272_ddpm/ddpm.py",
         "dome272/Diffusion-Models-pytorch ddpm.py + modules.py + utils.py",
     ),
+    # rosinality/vq-vae-2-pytorch (MIT): VQ-VAE-2 (two levels, Sonnet's EMA codebook: buffers
+    # updated in place under training, one_hot of an argmax, F.embedding of a buffer, the
+    # straight-through estimator) on 256 synthetic 32x32 images, 2 steps of the script's
+    # batch of 128; its scheduler.py subclasses lr_scheduler._LRScheduler. With --sched cycle
+    # (20 steps, 10 epochs) it matched too, but takes minutes
+    Entry(
+        "rosinality_vqvae",
+        "rosinality_vqvae/train_vqvae.py",
+        "rosinality/vq-vae-2-pytorch train_vqvae.py + vqvae.py + scheduler.py + distributed/",
+        args="--size 32 --epoch 1 synthetic",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
