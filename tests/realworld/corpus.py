@@ -96,6 +96,7 @@ MINGPT = (
 PG = "eriklindernoren/PyTorch-GAN implementations/"
 GAN_ARGS = "--n_epochs 1 --batch_size 8 --img_size 16"
 FLOWS_ARGS = "--batch-size 100 --test-batch-size 100 --epochs 2 --num-blocks 2 --dataset POWER"
+GLOW_ARGS = "--batch 4 --iter 5 --n_flow 2 --n_block 2 --img_size 16"
 CORPUS: list[Entry] = [
     # pytorch/tutorials
     Entry(
@@ -825,6 +826,23 @@ CORPUS: list[Entry] = [
         "rosinality_vqvae/train_vqvae.py",
         "rosinality/vq-vae-2-pytorch train_vqvae.py + vqvae.py + scheduler.py + distributed/",
         args="--size 32 --epoch 1 synthetic",
+    ),
+    # rosinality/glow-pytorch (MIT): Glow (2 blocks of 2 flows: ActNorm with a data-dependent
+    # first-batch init and a uint8 flag buffer, invertible 1x1 conv (LU with scipy, or
+    # torch.qr + slogdet in float64 with --no_lu), additive or affine coupling with
+    # ZeroConv2d (F.pad value=1), squeeze, learned priors) through nn.DataParallel on 16
+    # synthetic 16x16 images, batch 4; the first iteration only initializes (no_grad)
+    Entry(
+        "rosinality_glow",
+        "rosinality_glow/train.py",
+        "rosinality/glow-pytorch train.py + model.py",
+        args=f"{GLOW_ARGS} synthetic",
+    ),
+    Entry(
+        "rosinality_glow_affine_no_lu",
+        "rosinality_glow/train.py",
+        "rosinality/glow-pytorch train.py + model.py",
+        args=f"{GLOW_ARGS} --affine --no_lu synthetic",
     ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
