@@ -45,6 +45,23 @@ __all__ = [
 ]
 
 
+class _LRScheduler(LRScheduler):
+    """torch's pre-2.0 name of `LRScheduler`, still the base class of many published
+    schedulers (``class CosineLR(lr_scheduler._LRScheduler)``); torch keeps it as an empty
+    subclass outside ``__all__``, and so does lazytorch.
+
+    >>> import lazytorch
+    >>> from lazytorch.optim.lr_scheduler import _LRScheduler
+    >>> class Halve(_LRScheduler):
+    ...     def get_lr(self):
+    ...         return [base * 0.5**self.last_epoch for base in self.base_lrs]
+    >>> opt = lazytorch.optim.SGD([lazytorch.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = Halve(opt)
+    >>> opt.step(); sched.step(); sched.get_last_lr()
+    [0.5]
+    """
+
+
 def _per_group(optimizer: Optimizer, lr_lambda: Any) -> list[Any]:
     """One lr function per param group: `lr_lambda` repeated, or its list checked."""
     if not isinstance(lr_lambda, (list, tuple)):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import re
 import warnings
 
@@ -376,6 +377,35 @@ def test_cycle_momentum_needs_a_momentum():
 
 def test_everything_torch_exports_is_exported():
     assert sorted(lr_scheduler.__all__) == sorted(torch.optim.lr_scheduler.__all__)
+
+
+def test_legacy_lr_scheduler_base_class_matches_torch():
+    """``lr_scheduler._LRScheduler``, torch's old name of the base class, as a subclass of
+    rosinality/vq-vae-2-pytorch scheduler.py (its CosineLR, counting its own iterations)
+    uses it: the same lr sequence as torch's."""
+
+    def cosine_lr(lib):
+        class CosineLR(lib.optim.lr_scheduler._LRScheduler):
+            def __init__(self, optimizer, lr_min, lr_max, step_size):
+                self.lr_min, self.lr_max, self.step_size = lr_min, lr_max, step_size
+                self.iteration = 0
+                super().__init__(optimizer, -1)
+
+            def get_lr(self):
+                lr = self.lr_min + 0.5 * (self.lr_max - self.lr_min) * (
+                    1 + math.cos(self.iteration / self.step_size * math.pi)
+                )
+                self.iteration += 1
+                return [lr for _ in self.optimizer.param_groups]
+
+        return CosineLR
+
+    opt, topt = optimizers()
+    sched = cosine_lr(lt)(opt, 0.001, 0.1, 7)
+    tsched = cosine_lr(torch)(topt, 0.001, 0.1, 7)
+    assert isinstance(sched, lr_scheduler.LRScheduler)
+    seq, tseq = run_pair(sched, tsched, opt, topt, steps=10)
+    assert seq == tseq
 
 
 @pytest.mark.parametrize("name", torch.optim.lr_scheduler.__all__)

@@ -96,6 +96,8 @@ MINGPT = (
 PG = "eriklindernoren/PyTorch-GAN implementations/"
 GAN_ARGS = "--n_epochs 1 --batch_size 8 --img_size 16"
 AP = "aladdinpersson/Machine-Learning-Collection ML/Pytorch/"
+FLOWS_ARGS = "--batch-size 100 --test-batch-size 100 --epochs 2 --num-blocks 2 --dataset POWER"
+GLOW_ARGS = "--batch 4 --iter 5 --n_flow 2 --n_block 2 --img_size 16"
 CORPUS: list[Entry] = [
     # pytorch/tutorials
     Entry(
@@ -954,6 +956,93 @@ CORPUS += [
         "bentrevett_sentiment_lstm",
         "bentrevett_sentiment_lstm.py",
         "bentrevett/pytorch-sentiment-analysis 2 - Recurrent Neural Networks.ipynb",
+    ),
+]
+# generative models (helper h1's additions)
+CORPUS += [
+    # ikostrikov/pytorch-flows (MIT): density estimation on a synthetic POWER (500 x 6, 5
+    # batches of 100, 2 epochs); MADE with masked linears, BatchNormFlow (running stats set
+    # through momentum 0/1 and a no_grad pass), RealNVP couplings, Glow's LU-decomposed 1x1
+    # (scipy's lu of an orthogonal_ init) and slogdet, copy.deepcopy of the best model
+    *[
+        Entry(
+            f"ikostrikov_flows_{flow.replace('-', '_')}",
+            "ikostrikov_flows/main.py",
+            "ikostrikov/pytorch-flows main.py + flows.py",
+            args=f"{FLOWS_ARGS} --flow {flow}",
+        )
+        for flow in ("maf", "realnvp", "glow", "maf-split-glow")
+    ],
+    # bot66/MNISTDiffusion (MIT): a ShuffleNet-style UNet (grouped 3x3 convs, channel
+    # shuffle, BatchNorm, SiLU(inplace), bilinear Upsample, an Embedding of the timestep)
+    # trained as a DDPM noise predictor on 64 synthetic images (8 steps of 8) with AdamW and
+    # OneCycleLR, an AveragedModel EMA (use_buffers) every 2 steps, then 10 clipped reverse
+    # steps of sampling under no_grad (not compared: nothing of it is logged)
+    Entry(
+        "bot66_mnist_diffusion",
+        "bot66_mnist_diffusion/train_mnist.py",
+        "bot66/MNISTDiffusion train_mnist.py + model.py + unet.py + utils.py",
+        args="--batch_size 8 --epochs 1 --timesteps 10 --model_base_dim 8 --n_samples 4 "
+        "--log_freq 1 --model_ema_steps 2 --cpu",
+    ),
+    # karpathy/pytorch-made (MIT): MADE on synthetic binarized MNIST (300 train rows, 3 steps
+    # of 100 an epoch, 2 epochs); order-agnostic training over 2 mask sets resampled every
+    # 2 steps (numpy RandomState permutations copied into uint8 -> float mask buffers),
+    # binary_cross_entropy_with_logits(size_average=False), StepLR.step(epoch), test
+    # passes under set_grad_enabled(False) averaging the logits of 2 mask samples
+    Entry(
+        "karpathy_made",
+        "karpathy_made/run.py",
+        "karpathy/pytorch-made run.py + made.py",
+        args="-d synthetic -q 64 -n 2 -r 2 -s 2",
+    ),
+    # dome272/Diffusion-Models-pytorch (Apache-2.0): its DDPM UNet (23M parameters: GroupNorm,
+    # GELU, MaxPool2d, nn.MultiheadAttention(batch_first) self-attention, bilinear Upsample
+    # with align_corners, sinusoidal time encoding) trained with AdamW on 8 synthetic 16x16
+    # images (4 steps of 2), then 9 reverse steps of sampling under no_grad (not compared)
+    Entry(
+        "dome272_ddpm",
+        "dome272_ddpm/ddpm.py",
+        "dome272/Diffusion-Models-pytorch ddpm.py + modules.py + utils.py",
+    ),
+    # rosinality/vq-vae-2-pytorch (MIT): VQ-VAE-2 (two levels, Sonnet's EMA codebook: buffers
+    # updated in place under training, one_hot of an argmax, F.embedding of a buffer, the
+    # straight-through estimator) on 256 synthetic 32x32 images, 2 steps of the script's
+    # batch of 128; its scheduler.py subclasses lr_scheduler._LRScheduler. With --sched cycle
+    # (20 steps, 10 epochs) it matched too, but takes minutes
+    Entry(
+        "rosinality_vqvae",
+        "rosinality_vqvae/train_vqvae.py",
+        "rosinality/vq-vae-2-pytorch train_vqvae.py + vqvae.py + scheduler.py + distributed/",
+        args="--size 32 --epoch 1 synthetic",
+    ),
+    # rosinality/glow-pytorch (MIT): Glow (2 blocks of 2 flows: ActNorm with a data-dependent
+    # first-batch init and a uint8 flag buffer, invertible 1x1 conv (LU with scipy, or
+    # torch.qr + slogdet in float64 with --no_lu), additive or affine coupling with
+    # ZeroConv2d (F.pad value=1), squeeze, learned priors) through nn.DataParallel on 16
+    # synthetic 16x16 images, batch 4; the first iteration only initializes (no_grad)
+    Entry(
+        "rosinality_glow",
+        "rosinality_glow/train.py",
+        "rosinality/glow-pytorch train.py + model.py",
+        args=f"{GLOW_ARGS} synthetic",
+    ),
+    Entry(
+        "rosinality_glow_affine_no_lu",
+        "rosinality_glow/train.py",
+        "rosinality/glow-pytorch train.py + model.py",
+        args=f"{GLOW_ARGS} --affine --no_lu synthetic",
+    ),
+    # cloneofsimo/minRF (Apache-2.0): rectified flow with a DiT_Llama (patchify einsum,
+    # adaLN modulation, RMSNorm, label dropout, scaled_dot_product_attention, rotary
+    # embeddings as complex numbers) on 64 synthetic 32x32 MNIST images, 2 steps of 32, then
+    # 5 classifier-free-guided sampling steps. lazytorch has no complex dtype: the rotary
+    # table's torch.polar (then view_as_complex / view_as_real) is missing
+    Entry(
+        "cloneofsimo_minrf",
+        "cloneofsimo_minrf/rf.py",
+        "cloneofsimo/minRF rf.py + dit.py",
+        xfail="MissingTorchAPI: torch.polar is not available in lazytorch",
     ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
