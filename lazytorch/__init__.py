@@ -184,6 +184,7 @@ _LAZY_SUBMODULES = (
     "random",
     "special",
     "profiler",
+    "version",
 )
 # Functions whose module is loaded on first use: name -> submodule defining it.
 _LAZY_FUNCTIONS = {

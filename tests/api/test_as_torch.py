@@ -484,3 +484,14 @@ def test_suggestions_name_only_public_api(tmp_path):
     assert "functional.loss" not in missing_message(
         "torch.nn.functional.los", lt.nn.functional, "los"
     )
+
+
+def test_torch_version_names_no_cuda_toolkit_as_torchs_cpu_build():
+    import torch
+
+    # what scripts print at start-up; torch's CPU wheel (the oracle) reports the same
+    assert lt.version.cuda is None and torch.version.cuda is None
+    assert lt.version.hip is None and torch.version.hip is None
+    assert lt.version.debug is False and torch.version.debug is False
+    assert lt.version.__version__ == lt.__version__
+    assert isinstance(lt.version.git_version, str)
