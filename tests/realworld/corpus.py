@@ -1045,7 +1045,20 @@ CORPUS += [
         xfail="MissingTorchAPI: torch.polar is not available in lazytorch",
     ),
 ]
+# udacity/deep-learning-v2-pytorch (MIT): the course's solution notebooks as scripts
+UD = "udacity/deep-learning-v2-pytorch "
+CORPUS += [
+    # char-rnn: an LSTM over one-hot characters (numpy one-hot -> from_numpy), hidden state
+    # from weight.new(...).zero_() detached through .data, clip_grad_norm_, a validation
+    # pass every 4 steps, a checkpoint saved and loaded back, top-k sampling with numpy
+    Entry(
+        "udacity_char_rnn",
+        "udacity_char_rnn.py",
+        f"{UD}recurrent-neural-networks/char-rnn/Character_Level_RNN_Solution.ipynb",
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
+
 
 # -- the tolerance rule (README.md, "When two runs match") ------------------------------
 EARLY_STEPS = 5
