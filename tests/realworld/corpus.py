@@ -1056,6 +1056,14 @@ CORPUS += [
         "udacity_char_rnn.py",
         f"{UD}recurrent-neural-networks/char-rnn/Character_Level_RNN_Solution.ipynb",
     ),
+    # sentiment-rnn: text cleaning and Counter vocabulary, left-padded int64 features,
+    # TensorDataset / DataLoader(shuffle), Embedding -> LSTM -> last step -> Sigmoid,
+    # BCELoss, clip_grad_norm_, torch.round / eq accuracy through numpy, predict on raw text
+    Entry(
+        "udacity_sentiment_rnn",
+        "udacity_sentiment_rnn.py",
+        f"{UD}sentiment-rnn/Sentiment_RNN_Solution.ipynb",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
