@@ -1064,6 +1064,10 @@ CORPUS += [
         "udacity_sentiment_rnn.py",
         f"{UD}sentiment-rnn/Sentiment_RNN_Solution.ipynb",
     ),
+    # gan-mnist: MLP GAN, leaky_relu and dropout, BCEWithLogitsLoss with label smoothing,
+    # two Adams, latents from numpy's uniform via from_numpy().float(), generator samples
+    # (still attached to the graph) pickled and loaded back
+    Entry("udacity_gan_mnist", "udacity_gan_mnist.py", f"{UD}gan-mnist/MNIST_GAN_Solution.ipynb"),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
