@@ -1068,6 +1068,14 @@ CORPUS += [
     # two Adams, latents from numpy's uniform via from_numpy().float(), generator samples
     # (still attached to the graph) pickled and loaded back
     Entry("udacity_gan_mnist", "udacity_gan_mnist.py", f"{UD}gan-mnist/MNIST_GAN_Solution.ipynb"),
+    # word2vec negative sampling: subsampled skip-gram batches, two Embeddings filled by
+    # .weight.data.uniform_, torch.multinomial over a float64 unigram^0.75 distribution,
+    # bmm / sigmoid().log() loss, cosine similarities (mm over norms) and topk of the nearest
+    Entry(
+        "udacity_negative_sampling",
+        "udacity_negative_sampling/negative_sampling.py",
+        f"{UD}word2vec-embeddings/Negative_Sampling_Solution.ipynb + utils.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
