@@ -1076,6 +1076,21 @@ CORPUS += [
         "udacity_negative_sampling/negative_sampling.py",
         f"{UD}word2vec-embeddings/Negative_Sampling_Solution.ipynb + utils.py",
     ),
+    # time-series RNN: nn.RNN (2 layers for the shape check, then 1) on sine windows built
+    # with numpy (torch.Tensor(ndarray) from float64), hidden state carried across steps
+    # through .data, MSELoss, Adam; 75 steps
+    Entry(
+        "udacity_simple_rnn",
+        "udacity_simple_rnn.py",
+        f"{UD}recurrent-neural-networks/time-series/Simple_RNN.ipynb",
+    ),
+    # convolutional autoencoder: Conv2d / MaxPool2d encoder, ConvTranspose2d(stride 2)
+    # decoder, F.sigmoid output, MSELoss against the input, running loss from item()
+    Entry(
+        "udacity_conv_autoencoder",
+        "udacity_conv_autoencoder.py",
+        f"{UD}autoencoder/convolutional-autoencoder/Convolutional_Autoencoder_Solution.ipynb",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
