@@ -1092,6 +1092,25 @@ CORPUS += [
         f"{UD}autoencoder/convolutional-autoencoder/Convolutional_Autoencoder_Solution.ipynb",
     ),
 ]
+# ShusenTang/Dive-into-DL-PyTorch (Apache-2.0): the book's notebooks as scripts
+DD = "ShusenTang/Dive-into-DL-PyTorch code/"
+CORPUS += [
+    # 2.2: tensor basics: views that alias (y = x[0, :]; y += 1), add(out=), x.view after
+    # in-place updates, new_ones / randn_like, numpy() and from_numpy() sharing memory
+    Entry(
+        "shusentang_tensor",
+        "shusentang_tensor.py",
+        f"{DD}chapter02_prerequisite/2.2_tensor.ipynb",
+        fast=True,
+    ),
+    # 2.3: autograd basics: grad_fn, accumulation, z.backward(v), no_grad, x.data *= 100
+    Entry(
+        "shusentang_autograd",
+        "shusentang_autograd.py",
+        f"{DD}chapter02_prerequisite/2.3_autograd.ipynb",
+        fast=True,
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 
