@@ -1110,6 +1110,29 @@ CORPUS += [
         f"{DD}chapter02_prerequisite/2.3_autograd.ipynb",
         fast=True,
     ),
+    # 4.1: Module subclasses, add_module, ModuleList / ModuleDict, a plain-list Module that
+    # has no parameters, FancyMLP's item()-driven while loop with in-place x /= 2
+    Entry(
+        "shusentang_model_construction",
+        "shusentang_model_construction.py",
+        f"{DD}chapter04_DL_computation/4.1_model-construction.ipynb",
+        fast=True,
+    ),
+    # 4.2: named_parameters, grads before and after backward, init.normal_ / constant_, a
+    # custom init under no_grad (uniform_ then *= mask), param.data += 1, shared layers
+    Entry(
+        "shusentang_parameters",
+        "shusentang_parameters.py",
+        f"{DD}chapter04_DL_computation/4.2_parameters.ipynb",
+        fast=True,
+    ),
+    # 4.4: custom layers, ParameterList.append, ParameterDict.update, torch.mm chains
+    Entry(
+        "shusentang_custom_layer",
+        "shusentang_custom_layer.py",
+        f"{DD}chapter04_DL_computation/4.4_custom-layer.ipynb",
+        fast=True,
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
