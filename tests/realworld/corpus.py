@@ -1134,6 +1134,27 @@ CORPUS += [
         fast=True,
     ),
 ]
+# dsgiitr/d2l-pytorch (Apache-2.0): the book's notebooks ported to PyTorch, as scripts
+D2L = "dsgiitr/d2l-pytorch "
+CORPUS += [
+    # linear regression: numpy data through from_numpy().float(), weights replaced by
+    # assigning .data, MSELoss(reduction="sum"), SGD, an epoch loss printed through format
+    Entry(
+        "dsgiitr_linear_regression",
+        "dsgiitr_linear_regression.py",
+        f"{D2L}Ch05_Linear_Neural_Networks/Concise_Implementation_of_Linear_Regression.ipynb",
+        fast=True,
+    ),
+    # parameter management: Module.apply initializers, printed state_dicts, element-wise
+    # writes through chained indexing (weight.data[i][j] = 0) under Python comparisons,
+    # shared blocks compared with ==
+    Entry(
+        "dsgiitr_parameter_management",
+        "dsgiitr_parameter_management.py",
+        f"{D2L}Ch07_Deep_Learning_Computation/Parameter_Management.ipynb",
+        fast=True,
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 
