@@ -1133,6 +1133,14 @@ CORPUS += [
         f"{DD}chapter04_DL_computation/4.4_custom-layer.ipynb",
         fast=True,
     ),
+    # 10.12: GRU encoder-decoder with additive attention (expand_as, cat, softmax over time),
+    # a loss masked after <eos> (mask * (y != eos).float()), CrossEntropyLoss(reduction=
+    # "none"), two Adams, greedy translation with argmax / item() and BLEU
+    Entry(
+        "shusentang_machine_translation",
+        "shusentang_machine_translation.py",
+        f"{DD}chapter10_natural-language-processing/10.12_machine-translation.ipynb",
+    ),
 ]
 # dsgiitr/d2l-pytorch (Apache-2.0): the book's notebooks ported to PyTorch, as scripts
 D2L = "dsgiitr/d2l-pytorch "
