@@ -1091,6 +1091,14 @@ CORPUS += [
         "udacity_conv_autoencoder.py",
         f"{UD}autoencoder/convolutional-autoencoder/Convolutional_Autoencoder_Solution.ipynb",
     ),
+    # intro-to-pytorch part 5: log_softmax + NLLLoss (reduction "sum", then mean), topk,
+    # labels.view(*shape) equality, equals.type(torch.FloatTensor), for/else epochs, a
+    # tensor-valued running test loss formatted with "{:.3f}", dropout in train / eval
+    Entry(
+        "udacity_inference_validation",
+        "udacity_inference_validation.py",
+        f"{UD}intro-to-pytorch/Part 5 - Inference and Validation (Solution).ipynb",
+    ),
 ]
 # ShusenTang/Dive-into-DL-PyTorch (Apache-2.0): the book's notebooks as scripts
 DD = "ShusenTang/Dive-into-DL-PyTorch code/"
