@@ -1099,6 +1099,12 @@ CORPUS += [
         "udacity_inference_validation.py",
         f"{UD}intro-to-pytorch/Part 5 - Inference and Validation (Solution).ipynb",
     ),
+    # batch-norm: BatchNorm1d MLP against a plain one, SGD; tests in train mode (batch
+    # statistics, running stats updated) and in eval mode, per-class accuracy through
+    # np.squeeze(tensor), list indexing by a 0-d tensor, torch.max(output, 1)
+    Entry(
+        "udacity_batch_norm", "udacity_batch_norm.py", f"{UD}batch-norm/Batch_Normalization.ipynb"
+    ),
 ]
 # ShusenTang/Dive-into-DL-PyTorch (Apache-2.0): the book's notebooks as scripts
 DD = "ShusenTang/Dive-into-DL-PyTorch code/"
