@@ -1165,7 +1165,6 @@ CORPUS += [
         "dsgiitr_linear_regression",
         "dsgiitr_linear_regression.py",
         f"{D2L}Ch05_Linear_Neural_Networks/Concise_Implementation_of_Linear_Regression.ipynb",
-        fast=True,
     ),
     # parameter management: Module.apply initializers, printed state_dicts, element-wise
     # writes through chained indexing (weight.data[i][j] = 0) under Python comparisons,
