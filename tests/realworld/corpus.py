@@ -1099,6 +1099,14 @@ CORPUS += [
         "udacity_inference_validation.py",
         f"{UD}intro-to-pytorch/Part 5 - Inference and Validation (Solution).ipynb",
     ),
+    # intro-to-pytorch part 3: CrossEntropyLoss on logits, LogSoftmax + NLLLoss, autograd on
+    # x**2, grads printed before/after backward, images.resize_(64, 784) on a loader batch,
+    # one SGD step printed, then a for/else training loop
+    Entry(
+        "udacity_training_networks",
+        "udacity_training_networks.py",
+        f"{UD}intro-to-pytorch/Part 3 - Training Neural Networks (Solution).ipynb",
+    ),
     # batch-norm: BatchNorm1d MLP against a plain one, SGD; tests in train mode (batch
     # statistics, running stats updated) and in eval mode, per-class accuracy through
     # np.squeeze(tensor), list indexing by a 0-d tensor, torch.max(output, 1)
