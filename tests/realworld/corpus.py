@@ -1163,6 +1163,14 @@ CORPUS += [
         "shusentang_machine_translation.py",
         f"{DD}chapter10_natural-language-processing/10.12_machine-translation.ipynb",
     ),
+    # 10.3: skip-gram with negative sampling: a Dataset of Python lists, a DataLoader with
+    # collate_fn and 4 worker processes, bmm of two Embeddings, binary_cross_entropy_with_logits
+    # (reduction "none", weight=mask), Adam, cosine similarity topk printed with "%.3f"
+    Entry(
+        "shusentang_word2vec",
+        "shusentang_word2vec.py",
+        f"{DD}chapter10_natural-language-processing/10.3_word2vec-pytorch.ipynb",
+    ),
 ]
 # dsgiitr/d2l-pytorch (Apache-2.0): the book's notebooks ported to PyTorch, as scripts
 D2L = "dsgiitr/d2l-pytorch "
