@@ -1,8 +1,8 @@
 # Source: https://github.com/ShusenTang/Dive-into-DL-PyTorch code/chapter10_natural-language-processing/10.12_machine-translation.ipynb (commit 09c8bacc08599eb86236551454ba43b82cb91498)
-#   with the repository's data/fr-en-small.txt (20 sentence pairs) written in place
 # Licence: Apache-2.0. Its LICENSE leaves the appendix's copyright line unfilled; the
 #   repository is ShusenTang's. The licence's full text is in
 #   tests/realworld/scripts/llms_from_scratch/LICENSE.txt (README.md, Licences).
+# With it: the repository's data/fr-en-small.txt (20 sentence pairs), written in place
 # Changes (the notebook's code cells in order, as one script; sizes, steps and data only):
 #   - torchtext is not installed: the `torchtext.vocab` import -> a stand-in Vocab class
 #     with the legacy Vocab's order (specials, then words by frequency, ties alphabetical)

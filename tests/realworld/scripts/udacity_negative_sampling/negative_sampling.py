@@ -1,7 +1,7 @@
 # Source: https://github.com/udacity/deep-learning-v2-pytorch word2vec-embeddings/Negative_Sampling_Solution.ipynb (commit c9404fc86181fc3f0906b368697268257f348535)
-#   with its word2vec-embeddings/utils.py copied next to it (unchanged)
 # Licence: MIT. Copyright (c) 2018 Udacity (the LICENSE file's line).
 #   The licence's full text is in tests/realworld/README.md (Licences).
+# With it: the repository's word2vec-embeddings/utils.py, copied unchanged next to it
 # Changes (the notebook's code cells in order, as one script; sizes, steps, data and plots only):
 #   - data/text8 (a download) -> _synthetic_text: 20,000 words drawn by Python's random from
 #     1,200 ("w0" .. "w1199", with some periods and commas for utils.preprocess); the
