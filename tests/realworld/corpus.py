@@ -1148,7 +1148,11 @@ CORPUS += [
         f"{DD}chapter04_DL_computation/4.2_parameters.ipynb",
         fast=True,
     ),
-    # 4.4: custom layers, ParameterList.append, ParameterDict.update, torch.mm chains
+    # 4.4: custom layers, ParameterList.append, ParameterDict.update, torch.mm chains. Its
+    # one item() is y.mean() of a centered layer output: torch 0.0, lazytorch 0.0 compiled
+    # but -2.3e-9 when the NumPy interpreter runs it (with tiering on, as benchmarks/
+    # realworld.py runs, either may answer), and a run whose only value is 0 has no scale:
+    # the rule then allows no difference. Rounding noise either way; the tests run untiered.
     Entry(
         "shusentang_custom_layer",
         "shusentang_custom_layer.py",
