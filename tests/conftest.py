@@ -25,7 +25,9 @@ import tempfile
 
 os.environ.setdefault("LAZYTORCH_VERIFY", "1")
 # Tests count compiles, kernels and cache hits of the program they cut, so they compile it
-# at once; tests/runtime/test_tiered.py and the real-world corpus run with tiering on, as users do.
+# at once; tests/runtime/test_tiered.py turns tiering on where it tests it. The real-world
+# corpus's tests inherit this too (which tier answers a cut is then fixed, as a test's
+# tolerance needs); `python -m benchmarks.realworld` runs the corpus tiered, as users do.
 os.environ.setdefault("LAZYTORCH_TIERED", "0")
 # The op matrix compiles many shapes from one helper line on purpose; a RecompileWarning
 # there says nothing about the code under test (tests/runtime/test_observe.py sets its own limit).
