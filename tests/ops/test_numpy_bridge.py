@@ -346,3 +346,27 @@ def test_numpy_ufunc_of_a_tensor_is_a_tensor_as_torch() -> None:
         assert str(g.dtype).endswith("uint8")  # torch's __array_wrap__: Booleans as uint8
         np.testing.assert_allclose(s.numpy(), np.sin([0.5, -1.0]).astype(np.float32))
         assert g.tolist() == [1, 0]
+
+
+# A NumPy scalar beside a tensor is the Python number it holds, as in torch (minimalRL's
+# vtrace.py adds ``gamma * cs[i][0] * x``, an np.float32, to a 0-d tensor).
+_NUMPY_SCALARS = [np.float32(1.5), np.float16(-2.5), np.int64(3), np.int32(-2), np.bool_(True)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "truediv"])
+@pytest.mark.parametrize("k", range(len(_NUMPY_SCALARS)))
+def test_numpy_scalar_operand_matches_torch(k, op, dtype) -> None:
+    x = _NUMPY_SCALARS[k]
+    f = getattr(operator, op)
+    if op == "sub" and isinstance(x, np.bool_):  # torch refuses Boolean subtraction
+        return
+    for reverse in (False, True):
+        out = []
+        for T in (torch, lazytorch):
+            t = T.tensor([2.0, -3.0, 0.5]).to(getattr(T, dtype))
+            out.append(f(x, t) if reverse else f(t, x))
+        want, got = out
+        assert type(got) is lazytorch.Tensor, type(got)
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
