@@ -397,6 +397,7 @@ CORPUS: list[Entry] = [
     Entry("minimalrl_reinforce", "minimalrl/reinforce.py", f"{MRL}REINFORCE.py"),
     Entry("minimalrl_actor_critic", "minimalrl/actor_critic.py", f"{MRL}actor_critic.py"),
     Entry("minimalrl_dqn", "minimalrl/dqn.py", f"{MRL}dqn.py"),
+    Entry("minimalrl_ppo", "minimalrl/ppo.py", f"{MRL}ppo.py"),
     # MorvanZhou/PyTorch-Tutorial tutorial-contents/
     Entry("morvan_variable", "morvan_variable.py", f"{MZ}202_variable.py", fast=True),
     Entry("morvan_regression", "morvan_regression.py", f"{MZ}301_regression.py", fast=True),
