@@ -402,6 +402,7 @@ CORPUS: list[Entry] = [
     Entry("minimalrl_vtrace", "minimalrl/vtrace.py", f"{MRL}vtrace.py"),
     Entry("minimalrl_acer", "minimalrl/acer.py", f"{MRL}acer.py"),
     Entry("minimalrl_ddpg", "minimalrl/ddpg.py", f"{MRL}ddpg.py"),
+    Entry("minimalrl_sac", "minimalrl/sac.py", f"{MRL}sac.py"),
     # MorvanZhou/PyTorch-Tutorial tutorial-contents/
     Entry("morvan_variable", "morvan_variable.py", f"{MZ}202_variable.py", fast=True),
     Entry("morvan_regression", "morvan_regression.py", f"{MZ}301_regression.py", fast=True),
