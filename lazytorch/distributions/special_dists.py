@@ -24,7 +24,7 @@ from lazytorch.distributions import constraints
 from lazytorch.distributions.distribution import Distribution
 from lazytorch.distributions.utils import _EMPTY, _NUMBER, _standard_normal, broadcast_all
 from lazytorch.ops.elementwise import where, xlogy
-from lazytorch.ops.random import first_accepted, poisson, rand
+from lazytorch.ops.random import first_accepted, poisson, rand, randn
 from lazytorch.ops.special_math import digamma, lgamma
 from lazytorch.tensor import Size, Tensor
 
@@ -51,7 +51,8 @@ def standard_gamma(alpha: Tensor) -> Tensor:
     c = (9.0 * d).rsqrt()
 
     def propose() -> tuple[Tensor, Tensor]:
-        z = _standard_normal((_GAMMA_ROUNDS, *shape), dtype=dtype, device=device)
+        # randn, not _standard_normal: torch draws its gamma in C, with no Tensor.normal_
+        z = randn((_GAMMA_ROUNDS, *shape), dtype=dtype, device=device)
         u = rand((_GAMMA_ROUNDS, *shape), dtype=dtype, device=device)
         v = (1 + c * z) ** 3
         ok = (v > 0) & (u.log() < 0.5 * z * z + d - d * v + d * v.clamp(min=1e-30).log())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
 from typing import Any
 
 from lazytorch import _config
@@ -52,6 +53,11 @@ def _operand(x: Any, op: str) -> Any:
 
     if isinstance(x, SymInt):
         return x
+    np = sys.modules.get("numpy")  # not imported: x cannot be a NumPy scalar
+    if np is not None and isinstance(x, (np.bool_, np.integer, np.floating)):
+        # torch takes a NumPy scalar (``np.float32(x) + t``) as the Python number it holds,
+        # and an np.bool_ as a float (int64 tensor + np.True_ is float32 in torch 2.13)
+        return float(x) if isinstance(x, np.bool_) else x.item()
     raise op_error(TypeError, op, f"unsupported operand type {type(x).__name__}")
 
 

@@ -514,10 +514,44 @@ def _reversed(fn: Any) -> Any:
     return method
 
 
+def _is_ndarray(x: Any) -> bool:
+    np = sys.modules.get("numpy")  # not imported: x cannot be an array
+    return np is not None and isinstance(x, np.ndarray)
+
+
+def _defer_to_ndarray(fn: Any) -> Any:
+    """`fn` as a binary operator that returns NotImplemented for a NumPy array, as torch's
+    do: Python then calls the array's reflected operator, which NumPy computes on the
+    tensor's values (``__array__``) and hands back as a tensor (``__array_wrap__``), so
+    ``t * a`` is a tensor (NumPy's dtype rules, no autograd) and ``a * t`` a TypeError."""
+
+    def method(self: Tensor, other: Any) -> Any:
+        if _is_ndarray(other):
+            return NotImplemented
+        return fn(self, other)
+
+    method.__name__ = getattr(fn, "__name__", "method")
+    method.__doc__ = fn.__doc__
+    method.__wrapped__ = fn  # type: ignore[attr-defined]
+    return method
+
+
 def _rdiv(self: Tensor, other: Any) -> Tensor:
     # torch's Tensor.__rdiv__ is ``self.reciprocal() * other``: two roundings, not one
     # division (0.3 / x differs from it in the last bit for a quarter of float32 x)
+    if _is_ndarray(other):  # torch's ``*`` then defers to the array (`_defer_to_ndarray`)
+        return _transcendental.reciprocal(self) * other  # type: ignore[no-any-return]
     return E.mul(_transcendental.reciprocal(self), other)
+
+
+def _array_wrap(
+    self: Tensor, array: Any, context: Any = None, return_scalar: bool = False
+) -> Tensor:
+    """A NumPy function's result on a tensor, as a tensor (torch's ``__array_wrap__``:
+    ``np.sin(t)`` and ``t * array`` are tensors; a Boolean result becomes uint8)."""
+    if array.dtype == bool:
+        array = array.astype("uint8")
+    return C.from_numpy(array)  # type: ignore[no-any-return]
 
 
 def _rfloordiv(self: Tensor, other: Any) -> Tensor:
@@ -584,6 +618,15 @@ OPERATORS = {
     "__getitem__": I.getitem,
     "__setitem__": I.setitem,
 }
+# torch's binary operators return NotImplemented for a NumPy array (all but __eq__, which
+# compares, and __rtruediv__, `_rdiv`)
+for _name in (
+    "__add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __floordiv__ "
+    "__rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __matmul__ __rmatmul__ __and__ __rand__ "
+    "__or__ __ror__ __xor__ __rxor__ __ne__ __lt__ __le__ __gt__ __ge__ __lshift__ "
+    "__rlshift__ __rshift__ __rrshift__"
+).split():
+    OPERATORS[_name] = _defer_to_ndarray(OPERATORS[_name])
 
 # in-place operators: dunder -> the in-place method it is (resolved when bound)
 INPLACE_OPERATORS = {
@@ -690,6 +733,7 @@ sys.modules[Tensor.__module__]._rebuild_with = _rebuild  # type: ignore[attr-def
 PROTOCOL: dict[str, Any] = {
     "__new__": staticmethod(_tensor_new),
     "__reduce_ex__": _reduce_ex,
+    "__array_wrap__": _array_wrap,
 }
 
 PROPERTIES: dict[str, property] = {

@@ -572,3 +572,31 @@ def test_reinforce_training_steps_match_torch():
         assert math.isclose(loss_l.item(), loss_t.item(), rel_tol=1e-4, abs_tol=1e-5)
     for k, v in net_t.state_dict().items():
         np.testing.assert_allclose(net_l.state_dict()[k].numpy(), v.numpy(), rtol=1e-4, atol=1e-5)
+
+
+# -- which random call makes the noise -----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["Normal", "MultivariateNormal", "StudentT"])
+def test_rsample_draws_its_noise_with_normal_as_torch(name, monkeypatch) -> None:
+    # torch's _standard_normal fills an empty tensor with Tensor.normal_: a tool that
+    # replays torch's draws call by call (tests/realworld's harness, minimalRL's sac.py)
+    # needs lazytorch to draw through the same call, with the same shapes
+    calls = {}
+    for T in (torch, lt):
+        seen = calls[T.__name__] = []
+        original = T.Tensor.normal_
+
+        def normal_(self, *args, _seen=seen, _original=original, **kwargs):
+            _seen.append(tuple(self.shape))
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(T.Tensor, "normal_", normal_)
+        D = T.distributions
+        d = {
+            "Normal": lambda: D.Normal(T.zeros(2), T.ones(2)),
+            "MultivariateNormal": lambda: D.MultivariateNormal(T.zeros(2), T.eye(2)),
+            "StudentT": lambda: D.StudentT(T.tensor([3.0, 5.0])),
+        }[name]()
+        d.rsample((3,))
+    assert calls["lazytorch"] == calls["torch"], calls

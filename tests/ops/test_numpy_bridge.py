@@ -8,6 +8,8 @@ where torch has none, or a write that does not reach the other side).
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pytest
 import torch
@@ -280,3 +282,91 @@ def test_asarray_requires_grad_sets_it_on_the_tensor_returned() -> None:
     assert lazytorch.asarray(t, requires_grad=True) is t and t.requires_grad
     leaf = lazytorch.asarray([1.0, 2.0], requires_grad=True)
     assert leaf.requires_grad and leaf.is_leaf
+
+
+# An operator between a tensor and a NumPy array (minimalRL's vtrace.py multiplies a tensor
+# by ``(td_target - v).numpy()``): torch's operators return NotImplemented, NumPy computes
+# the reflected operator on the tensor's values and wraps the result back into a tensor.
+_ARRAY_OPERANDS = [
+    np.full((2, 1), 2.0, dtype=np.float32),
+    np.array([[0.5], [3.0]]),  # float64: NumPy's promotion, a float64 tensor
+    np.array([1, 3]),  # int64, broadcast to (2, 2)
+    np.array(4),  # 0-d
+]
+_TENSOR_OPS = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "ge", "ne"]
+
+
+def _apply(T, op, a, reverse):
+    t = T.tensor([[1.5], [-2.0]])
+    f = getattr(operator, op)
+    try:
+        r = f(a, t) if reverse else f(t, a)
+    except TypeError as e:
+        return type(e)
+    return r
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("op", _TENSOR_OPS)
+@pytest.mark.parametrize("k", range(len(_ARRAY_OPERANDS)))
+def test_tensor_operator_with_an_ndarray_matches_torch(op, k, reverse) -> None:
+    a = _ARRAY_OPERANDS[k]
+    want, got = (_apply(T, op, a, reverse) for T in (torch, lazytorch))
+    if isinstance(want, type):  # torch raises (an array first; ordering comparisons)
+        assert got is want, got
+        return
+    if not isinstance(want, torch.Tensor):  # ``!=``: Python's identity fallback, as torch
+        assert type(got) is type(want) and got == want
+        return
+    assert type(got) is lazytorch.Tensor, type(got)
+    assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_rtruediv_with_an_ndarray_matches_torch() -> None:
+    a = np.array([[3.0], [1.0]], dtype=np.float32)
+    want = torch.tensor([[1.5], [-2.0]]).__rtruediv__(a)
+    got = lazytorch.tensor([[1.5], [-2.0]]).__rtruediv__(a)
+    assert type(got) is lazytorch.Tensor and got.dtype == lazytorch.float32
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_ndarray_first_operator_raises_as_torch() -> None:
+    a = np.ones((2, 1), dtype=np.float32)
+    for T in (torch, lazytorch):
+        with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \*"):
+            a * T.ones(2, 1)
+
+
+def test_numpy_ufunc_of_a_tensor_is_a_tensor_as_torch() -> None:
+    for T in (torch, lazytorch):
+        t = T.tensor([0.5, -1.0])
+        s, g = np.sin(t), np.greater(t, 0)
+        assert isinstance(s, T.Tensor) and isinstance(g, T.Tensor)
+        assert str(g.dtype).endswith("uint8")  # torch's __array_wrap__: Booleans as uint8
+        np.testing.assert_allclose(s.numpy(), np.sin([0.5, -1.0]).astype(np.float32))
+        assert g.tolist() == [1, 0]
+
+
+# A NumPy scalar beside a tensor is the Python number it holds, as in torch (minimalRL's
+# vtrace.py adds ``gamma * cs[i][0] * x``, an np.float32, to a 0-d tensor).
+_NUMPY_SCALARS = [np.float32(1.5), np.float16(-2.5), np.int64(3), np.int32(-2), np.bool_(True)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "truediv"])
+@pytest.mark.parametrize("k", range(len(_NUMPY_SCALARS)))
+def test_numpy_scalar_operand_matches_torch(k, op, dtype) -> None:
+    x = _NUMPY_SCALARS[k]
+    f = getattr(operator, op)
+    if op == "sub" and isinstance(x, np.bool_):  # torch refuses Boolean subtraction
+        return
+    for reverse in (False, True):
+        out = []
+        for T in (torch, lazytorch):
+            t = T.tensor([2.0, -3.0, 0.5]).to(getattr(T, dtype))
+            out.append(f(x, t) if reverse else f(t, x))
+        want, got = out
+        assert type(got) is lazytorch.Tensor, type(got)
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -60,6 +60,7 @@ NGVL = "karpathy/ng-video-lecture"
 YJ = "yunjey/pytorch-tutorial tutorials"
 MZ = "MorvanZhou/PyTorch-Tutorial tutorial-contents/"
 GK = "graykode/nlp-tutorial "
+MRL = "seungeunrho/minimalRL "
 WLM = f"{EX} word_language_model/main.py + model.py + data.py"
 MAKEMORE = "--max-steps 41 --batch-size 16 --n-layer 2 --n-embd 32 --n-embd2 32 --type"
 WLM_ARGS = "--emsize 32 --nhid 32 --nlayers 1 --bptt 10 --batch_size 8 --epochs 1 --model"
@@ -392,6 +393,16 @@ CORPUS: list[Entry] = [
         # (tests/api/test_multiprocessing.py checks a child's training exactly).
         chaotic_after=0,
     ),
+    # seungeunrho/minimalRL: one-file RL algorithms on CartPole-v1 / Pendulum-v1 (stand-ins)
+    Entry("minimalrl_reinforce", "minimalrl/reinforce.py", f"{MRL}REINFORCE.py"),
+    Entry("minimalrl_actor_critic", "minimalrl/actor_critic.py", f"{MRL}actor_critic.py"),
+    Entry("minimalrl_dqn", "minimalrl/dqn.py", f"{MRL}dqn.py"),
+    Entry("minimalrl_ppo", "minimalrl/ppo.py", f"{MRL}ppo.py"),
+    Entry("minimalrl_ppo_lstm", "minimalrl/ppo_lstm.py", f"{MRL}ppo-lstm.py"),
+    Entry("minimalrl_vtrace", "minimalrl/vtrace.py", f"{MRL}vtrace.py"),
+    Entry("minimalrl_acer", "minimalrl/acer.py", f"{MRL}acer.py"),
+    Entry("minimalrl_ddpg", "minimalrl/ddpg.py", f"{MRL}ddpg.py"),
+    Entry("minimalrl_sac", "minimalrl/sac.py", f"{MRL}sac.py"),
     # MorvanZhou/PyTorch-Tutorial tutorial-contents/
     Entry("morvan_variable", "morvan_variable.py", f"{MZ}202_variable.py", fast=True),
     Entry("morvan_regression", "morvan_regression.py", f"{MZ}301_regression.py", fast=True),
