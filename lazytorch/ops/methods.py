@@ -526,7 +526,10 @@ def _defer_to_ndarray(fn: Any) -> Any:
     ``t * a`` is a tensor (NumPy's dtype rules, no autograd) and ``a * t`` a TypeError."""
 
     def method(self: Tensor, other: Any) -> Any:
-        if _is_ndarray(other):
+        # Every operator pays this frame (valgrind: about 2,100 instructions on a binary
+        # op's 29,400); the common operands then pass with one type test each.
+        t = type(other)
+        if t is not Tensor and t is not float and t is not int and _is_ndarray(other):
             return NotImplemented
         return fn(self, other)
 

@@ -593,10 +593,11 @@ def test_rsample_draws_its_noise_with_normal_as_torch(name, monkeypatch) -> None
 
         monkeypatch.setattr(T.Tensor, "normal_", normal_)
         D = T.distributions
-        d = {
-            "Normal": lambda: D.Normal(T.zeros(2), T.ones(2)),
-            "MultivariateNormal": lambda: D.MultivariateNormal(T.zeros(2), T.eye(2)),
-            "StudentT": lambda: D.StudentT(T.tensor([3.0, 5.0])),
-        }[name]()
+        if name == "Normal":
+            d = D.Normal(T.zeros(2), T.ones(2))
+        elif name == "MultivariateNormal":
+            d = D.MultivariateNormal(T.zeros(2), T.eye(2))
+        else:
+            d = D.StudentT(T.tensor([3.0, 5.0]))
         d.rsample((3,))
     assert calls["lazytorch"] == calls["torch"], calls
