@@ -242,13 +242,14 @@ def held_with(root: Node) -> list[Node]:
     """
     inside = {id(root)}
     oldest = root.id  # the oldest node of the cut that is costly (not in _CHEAP)
-    # The nodes the cut reads a part of: `root` itself a movement chain over one (an
-    # element, a row), or an elementwise function of such parts (``w[i][j] <= 5``,
-    # ``x[i] * 2``), whose other parts are read next just the same (d2l's loop over a freshly
-    # initialized weight cut 45 programs, each drawing the weight anew with another offset).
-    bases = {id(b): b for b in _bases_read(root)}
-    for b in bases.values():
-        oldest = min(oldest, b.id)
+    base = root  # the node `root` is a movement chain over (root itself if none)
+    while base.op.category == "movement" and len(base.inputs) == 1:
+        i = base.inputs[0]
+        if i.buffer is not None:
+            break
+        base = i
+    if base is not root:
+        oldest = base.id
     stack = [root]
     cheap = _CHEAP
     while stack:  # (the per-cut cost of this walk matters: loops written plainly)
@@ -287,9 +288,7 @@ def held_with(root: Node) -> list[Node]:
         if m is root or id(m) in seen:
             continue
         seen.add(id(m))
-        if id(m) in bases or (
-            (id(m) in inside or _reaches(m, inside, apart)) and _worth_holding(m)
-        ):
+        if m is base or ((id(m) in inside or _reaches(m, inside, apart)) and _worth_holding(m)):
             held.append(m)
     held.sort(key=_node_id)  # recording order: a repeated loop cuts the same program
     if spent > _SPENT_PRUNE:
@@ -301,33 +300,6 @@ def held_with(root: Node) -> list[Node]:
 
 
 _collectives.held_with = held_with
-
-
-def _chain(n: Node) -> list[Node]:
-    """The pending nodes below `n` that it is a chain of one-input movements over, nearest
-    first (empty if `n` is not a movement)."""
-    links = []
-    while n.op.category == "movement" and len(n.inputs) == 1:
-        i = n.inputs[0]
-        if i.buffer is not None:
-            break
-        links.append(i)
-        n = i
-    return links
-
-
-def _bases_read(root: Node) -> list[Node]:
-    """The pending nodes a cut of `root` reads a part of (see `held_with`): every link of
-    the movement chain `root` is (a live tensor may be any of them: ``p.data[i][j]`` goes
-    through the parameter's own view), or of the chains an elementwise `root` reads."""
-    links = _chain(root)
-    if links or root.op.category != "elementwise":
-        return links
-    for i in root.inputs:
-        if i.buffer is None and i.op.category == "movement":
-            links += [i, *_chain(i)]
-    return links
-
 
 # A cut that walks past more spent registry entries than this prunes the registry.
 _SPENT_PRUNE = 32

@@ -338,24 +338,6 @@ def test_reading_each_element_of_a_cheap_pending_tensor_computes_it_once(program
     assert _count("held_materialized") == 1
 
 
-def test_testing_each_element_of_a_fresh_weight_computes_it_once(programs):
-    # d2l's parameter-management notebook: a weight initialized in place (pending: a draw),
-    # then ``if w.data[i][j] <= 5 and w.data[i][j] >= -5`` for every element. Each test is an
-    # elementwise function of one element; without holding the weight, each cut drew the
-    # weight anew with its own offsets in the key (45 programs for a 5 x 5 weight).
-    lt.manual_seed(0)
-    w = lt.nn.Parameter(lt.empty(5, 5))
-    lt.nn.init.uniform_(w, -10, 10)
-    programs.clear()
-    seen = [
-        [bool(w.data[i][j] <= 5) and bool(w.data[i][j] >= -5) for j in range(5)] for i in range(5)
-    ]
-    assert [p for p in programs if "rand" in p] == [programs[0]]  # drawn once
-    assert _count("held_materialized") >= 1
-    v = w.detach().numpy()
-    assert seen == ((v <= 5) & (v >= -5)).tolist()
-
-
 def test_reading_every_grad_runs_forward_and_backward_once(programs):
     model = lt.nn.Sequential(lt.nn.Linear(6, 5), lt.nn.Tanh(), lt.nn.Linear(5, 2))
     lt.materialize(*model.parameters())
