@@ -542,7 +542,8 @@ def _defer_to_ndarray(fn: Any) -> Any:
 def _rdiv(self: Tensor, other: Any) -> Tensor:
     # torch's Tensor.__rdiv__ is ``self.reciprocal() * other``: two roundings, not one
     # division (0.3 / x differs from it in the last bit for a quarter of float32 x)
-    if _is_ndarray(other):  # torch's ``*`` then defers to the array (`_defer_to_ndarray`)
+    t = type(other)  # (``1 / x`` is the common case: a number passes with one type test)
+    if t is not float and t is not int and _is_ndarray(other):  # ``*`` defers to the array
         return _transcendental.reciprocal(self) * other  # type: ignore[no-any-return]
     return E.mul(_transcendental.reciprocal(self), other)
 
