@@ -12,6 +12,11 @@
 # tests/codegen/test_triton_backend.py compiled for the device, LAZYTORCH_TEST_GPU=1), then
 # `python -m benchmarks.gpu`. Logs and gpu.json go to OUTDIR (default: gpu-check/). Each
 # stage has its own time limit so that a hang in one still leaves the others' logs.
+#
+# The device image of the 2026-11-28 run lacked two of lazytorch's dependencies; fetch them
+# as wheels into .whl/ (git-excluded) before the call and carry .whl:
+#     pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#         --platform manylinux_2_28_x86_64 -d .whl cachetools scipy-openblas32
 set -u
 OUT_DIR=${1:-gpu-check}
 STEPS=${2:-install,sanity,tests,bench}
