@@ -99,6 +99,10 @@ float32 = _dt.float32
 float64 = _dt.float64
 bfloat16 = _dt.bfloat16  # named, not yet usable: making a tensor of it raises
 half, float, double = float16, float32, float64
+# complex tensors are pairs of real ones (lazytorch.ops.complex); these are not IR dtypes
+from lazytorch.ops.complex import complex64, complex128
+
+cfloat, cdouble = complex64, complex128
 short, int, long = int16, int32, int64
 
 _DTYPE_NAMES = [

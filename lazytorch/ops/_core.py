@@ -303,11 +303,42 @@ def broadcast_nodes(nodes: Sequence[Node], op: str) -> tuple[tuple[Any, ...], li
 
 
 # -- building blocks of ops ---------------------------------------------------------------------
+class ComplexBase:
+    """The base of `lazytorch.ops.complex.ComplexTensor`, known here so that the ops below
+    it can tell a complex operand from a wrong one without importing it: ``cat`` and
+    ``stack`` hand a list holding one to ``type(t)._cat`` / ``._stack``, and a real op
+    given one raises NotImplementedError naming the op instead of a TypeError."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def _cat(tensors: Any, dim: int) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def _stack(tensors: Any, dim: int) -> Any:
+        raise NotImplementedError
+
+
 def tensor_arg(x: Any, op: str, name: str = "input") -> Tensor:
     """`x` if it is a Tensor; else torch's TypeError naming the op and the argument."""
     if not isinstance(x, Tensor):
+        if isinstance(x, ComplexBase):
+            raise complex_unsupported(op)
         raise op_error(TypeError, op, f"argument '{name}' must be Tensor, not {type(x).__name__}")
     return x
+
+
+def complex_unsupported(op: str) -> Exception:
+    """The error of a real op given a complex tensor."""
+    return op_error(
+        NotImplementedError,
+        op,
+        f"{op} of a complex tensor is not supported: lazytorch's complex tensors (pairs of "
+        "real parts) support arithmetic, abs, angle, exp, conj, real/imag, reshaping, "
+        "indexing, sum/mean, cat/stack and view_as_real, which gives the real pairs to "
+        "compute on",
+    )
 
 
 def unary_node(prim: Primitive, n: Node, dtype: dt.DType | None = None) -> Node:

@@ -23,6 +23,7 @@ from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import Primitive, make_node
 from lazytorch.ir.symbolic import SymInt
 from lazytorch.ops._core import (
+    ComplexBase,
     Number,
     P,
     binary_node,
@@ -285,6 +286,8 @@ def positive(input: Tensor) -> Tensor:
 
 @public(torch=("abs", "absolute"), method=True, inplace=True)
 def abs(input: Tensor, *, out: Any = None) -> Tensor:
+    if type(input) is not Tensor and isinstance(input, ComplexBase) and out is None:
+        return input.abs()  # type: ignore[attr-defined, no-any-return]
     n = tensor_arg(input, "abs")._node
     if n.dtype is dt.bool_:
         raise _not_implemented("abs", "abs_cpu", n.dtype)

@@ -34,7 +34,7 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import linalg as L
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
-from lazytorch.ops._core import normalize_dim, result_type, tensor_arg, wrap
+from lazytorch.ops._core import ComplexBase, normalize_dim, result_type, tensor_arg, wrap
 from lazytorch.ops.elementwise import _zero_gradient
 from lazytorch.ops.linalg import _add_product
 from lazytorch.ops.reduction import _into_out
@@ -863,7 +863,9 @@ def kaiser_window(
 # -- predicates -----------------------------------------------------------------------------------
 @public()
 def is_complex(input: Tensor) -> bool:
-    """False: lazytorch has no complex dtype."""
+    """Whether `input` is a complex tensor (`lazytorch.ops.complex`)."""
+    if isinstance(input, ComplexBase):
+        return True
     return tensor_arg(input, "is_complex").is_complex()
 
 
@@ -900,7 +902,9 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 
 @public(method=True)
 def is_conj(input: Tensor) -> bool:
-    """False: lazytorch has no complex tensors, so none has its conjugate bit set."""
+    """False: no tensor has a conjugate bit here (``conj`` of a complex tensor computes)."""
+    if isinstance(input, ComplexBase):
+        return False
     tensor_arg(input, "is_conj")
     return False
 
@@ -916,24 +920,32 @@ def is_neg(input: Tensor) -> bool:
 @public(method=True)
 def conj(input: Tensor) -> Tensor:
     """The conjugate: `input` itself for a real tensor, as torch."""
+    if isinstance(input, ComplexBase):
+        return input.conj()  # type: ignore[attr-defined, no-any-return]
     return tensor_arg(input, "conj")
 
 
 @public(method=True)
 def resolve_conj(input: Tensor) -> Tensor:
     """`input` itself (no conjugate bit to resolve)."""
+    if isinstance(input, ComplexBase):
+        return input  # type: ignore[return-value]
     return tensor_arg(input, "resolve_conj")
 
 
 @public(method=True)
 def resolve_neg(input: Tensor) -> Tensor:
     """`input` itself (no negative bit to resolve)."""
+    if isinstance(input, ComplexBase):
+        return input  # type: ignore[return-value]
     return tensor_arg(input, "resolve_neg")
 
 
 @public(method=True)
 def conj_physical(input: Tensor, *, out: Any = None) -> Tensor:
     """The conjugate, materialized: `input` itself for a real tensor, as torch."""
+    if isinstance(input, ComplexBase) and out is None:
+        return input.conj()  # type: ignore[attr-defined, no-any-return]
     x = tensor_arg(input, "conj_physical")
     return x if out is None else _into_out(x.clone(), out, "conj_physical")
 
@@ -946,13 +958,18 @@ def conj_physical_(input: Tensor) -> Tensor:
 
 @public(method=True)
 def real(input: Tensor) -> Tensor:
-    """The real part: `input` itself for a real tensor, as torch."""
+    """The real part: `input` itself for a real tensor, as torch; a view of a complex
+    tensor's."""
+    if isinstance(input, ComplexBase):
+        return input.real  # type: ignore[attr-defined, no-any-return]
     return tensor_arg(input, "real")
 
 
 @public(method=True)
 def imag(input: Tensor) -> Tensor:
-    """Raises, as torch does for real tensors (lazytorch has no complex ones)."""
+    """A view of a complex tensor's imaginary part; raises for a real one, as torch."""
+    if isinstance(input, ComplexBase):
+        return input.imag  # type: ignore[attr-defined, no-any-return]
     tensor_arg(input, "imag")
     raise op_error(
         RuntimeError, "imag", "imag is not implemented for tensors with non-complex dtypes."
@@ -962,7 +979,9 @@ def imag(input: Tensor) -> Tensor:
 @public(method=True)
 def angle(input: Tensor, *, out: Any = None) -> Tensor:
     """The argument of a real number: 0 for x >= 0, pi for x < 0, NaN for NaN (a float
-    result; zero gradient, as torch)."""
+    result; zero gradient, as torch). Of a complex tensor, ``atan2(imag, real)``."""
+    if isinstance(input, ComplexBase) and out is None:
+        return input.angle()  # type: ignore[attr-defined, no-any-return]
     x = tensor_arg(input, "angle")
     if not x.dtype.is_floating_point:
         x = x.to(_config.get_default_dtype())

@@ -32,6 +32,7 @@ from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import as_device
 from lazytorch.ops import activation as A
 from lazytorch.ops import autocast as _autocast
+from lazytorch.ops import complex as CX
 from lazytorch.ops import composite as _composite  # (each op module declares its names)
 from lazytorch.ops import creation as C
 from lazytorch.ops import decomp as _decomp  # noqa: F401  (declares its names)
@@ -93,6 +94,8 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             dtype, device = a.dtype, a.device
         elif isinstance(a, bool):
             continue  # legacy non_blocking positional
+        elif type(a) is CX.ComplexDType:
+            dtype = a
         elif a is not None:
             device = a
     moved = self
@@ -101,6 +104,8 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if target != self.device:
             moved = _to_device(self, target)
     if dtype is not None and not isinstance(dtype, dt.DType):
+        if isinstance(dtype, CX.ComplexDType):
+            return CX.to_complex(moved, dtype)
         dtype = C.resolve_dtype(dtype, "to")
     if (dtype is None or dtype is moved.dtype) and not copy:
         return moved
@@ -519,7 +524,7 @@ def _is_ndarray(x: Any) -> bool:
     return np is not None and isinstance(x, np.ndarray)
 
 
-def _defer_to_ndarray(fn: Any) -> Any:
+def _defer_to_ndarray(fn: Any, name: str) -> Any:
     """`fn` as a binary operator that returns NotImplemented for a NumPy array, as torch's
     do: Python then calls the array's reflected operator, which NumPy computes on the
     tensor's values (``__array__``) and hands back as a tensor (``__array_wrap__``), so
@@ -529,8 +534,11 @@ def _defer_to_ndarray(fn: Any) -> Any:
         # Every operator pays this frame (valgrind: about 2,100 instructions on a binary
         # op's 29,400); the common operands then pass with one type test each.
         t = type(other)
-        if t is not Tensor and t is not float and t is not int and _is_ndarray(other):
-            return NotImplemented
+        if t is not Tensor and t is not float and t is not int:
+            if _is_ndarray(other) or t is CX.ComplexTensor:
+                return NotImplemented  # (the complex tensor's reflected operator computes)
+            if t is complex:
+                return CX.from_operator(name, self, other)
         return fn(self, other)
 
     method.__name__ = getattr(fn, "__name__", "method")
@@ -630,7 +638,7 @@ for _name in (
     "__or__ __ror__ __xor__ __rxor__ __ne__ __lt__ __le__ __gt__ __ge__ __lshift__ "
     "__rlshift__ __rshift__ __rrshift__"
 ).split():
-    OPERATORS[_name] = _defer_to_ndarray(OPERATORS[_name])
+    OPERATORS[_name] = _defer_to_ndarray(OPERATORS[_name], _name)
 
 # in-place operators: dunder -> the in-place method it is (resolved when bound)
 INPLACE_OPERATORS = {

@@ -1047,13 +1047,12 @@ CORPUS += [
     # cloneofsimo/minRF (Apache-2.0): rectified flow with a DiT_Llama (patchify einsum,
     # adaLN modulation, RMSNorm, label dropout, scaled_dot_product_attention, rotary
     # embeddings as complex numbers) on 64 synthetic 32x32 MNIST images, 2 steps of 32, then
-    # 5 classifier-free-guided sampling steps. lazytorch has no complex dtype: the rotary
-    # table's torch.polar (then view_as_complex / view_as_real) is missing
+    # 5 classifier-free-guided sampling steps. The rotary table is complex (torch.polar,
+    # view_as_complex, a product, view_as_real: lazytorch.ops.complex)
     Entry(
         "cloneofsimo_minrf",
         "cloneofsimo_minrf/rf.py",
         "cloneofsimo/minRF rf.py + dit.py",
-        xfail="MissingTorchAPI: torch.polar is not available in lazytorch",
     ),
 ]
 # udacity/deep-learning-v2-pytorch (MIT): the course's solution notebooks as scripts

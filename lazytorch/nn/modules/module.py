@@ -25,6 +25,7 @@ from lazytorch.ir.device import Device
 from lazytorch.nn.modules import _backward_hooks as _bw
 from lazytorch.nn.modules import state_dict as _sd
 from lazytorch.nn.parameter import Buffer, Parameter
+from lazytorch.ops._core import ComplexBase
 from lazytorch.ops.creation import empty_like as _empty_like
 from lazytorch.tensor import Tensor
 
@@ -150,7 +151,7 @@ class Module:
             raise KeyError('buffer name can\'t be empty string ""')
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
-        if tensor is not None and not isinstance(tensor, Tensor):
+        if tensor is not None and not isinstance(tensor, (Tensor, ComplexBase)):
             raise TypeError(
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(lazytorch Tensor or None required)"
@@ -327,7 +328,7 @@ class Module:
                     remove_from(self.__dict__, self._parameters, self._modules)
                     self.register_buffer(name, value, value.persistent)
                 elif buffers is not None and name in buffers:
-                    if value is not None and not isinstance(value, Tensor):
+                    if value is not None and not isinstance(value, (Tensor, ComplexBase)):
                         raise TypeError(
                             f"cannot assign '{_typename(value)}' as buffer '{name}' "
                             "(lazytorch.Tensor or None expected)"

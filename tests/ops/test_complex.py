@@ -1,0 +1,220 @@
+"""Complex tensors (`lazytorch.ops.complex`, pairs of real parts) against torch's.
+
+Each case runs the same function on torch and on lazytorch, in lazy and in sync mode, and
+compares the complex values (as NumPy complex arrays), dtypes and shapes; gradients go
+through real inputs and a real loss, as rotary embeddings use them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import lazytorch as lt
+
+RNG = np.random.default_rng(7)
+
+
+def randn(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def _values(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().numpy()
+    if isinstance(x, (lt.Tensor, lt.ops.complex.ComplexTensor)):
+        return x.detach().numpy()
+    return np.asarray(x)
+
+
+def _dtype_name(x):
+    return str(x.dtype).split(".")[-1]
+
+
+def check(fn, *arrays, rtol=2e-6, atol=1e-6):
+    """fn(lib, *tensors) on torch and on lazytorch (lazy and sync): same dtype, shape,
+    complexness and values."""
+    want = fn(torch, *[torch.tensor(a) for a in arrays])
+    for mode in ("lazy", "sync"):
+        with lt.sync_mode(mode == "sync"):
+            got = fn(lt, *[lt.tensor(a) for a in arrays])
+        assert torch.is_complex(want) == lt.is_complex(got), mode
+        assert _dtype_name(got) == _dtype_name(want), (mode, got.dtype, want.dtype)
+        assert tuple(got.shape) == tuple(want.shape), (mode, got.shape, want.shape)
+        np.testing.assert_allclose(_values(got), _values(want), rtol=rtol, atol=atol)
+
+
+CASES = {
+    "polar": (lambda t, r, a: t.polar(r.abs(), a), (3, 4), (3, 4)),
+    "complex": (lambda t, a, b: t.complex(a, b), (3, 4), (4,)),
+    "view_as_complex": (lambda t, x: t.view_as_complex(x), (3, 4, 2)),
+    "view_as_real_of_a_product": (
+        lambda t, x, y: t.view_as_real(t.view_as_complex(x) * t.view_as_complex(y)),
+        (2, 3, 2),
+        (3, 2),
+    ),
+    "mul_complex": (lambda t, a, b: t.complex(a, b) * t.complex(b, a), (5,), (5,)),
+    "mul_real_tensor_left": (lambda t, a, b: a * t.complex(a, b), (5,), (5,)),
+    "mul_real_tensor_right": (lambda t, a, b: t.complex(a, b) * b, (5,), (5,)),
+    "mul_python_complex": (lambda t, a, b: t.complex(a, b) * (2 - 3j), (5,), (5,)),
+    "real_tensor_times_1j": (lambda t, a: a * 1j, (5,)),
+    "rsub_python_complex": (lambda t, a: (1 + 1j) - a, (5,)),
+    "add_sub": (lambda t, a, b: t.complex(a, b) + t.complex(b, a) - 2.5, (5,), (5,)),
+    "radd_number": (lambda t, a, b: 3 + t.complex(a, b), (5,), (5,)),
+    "div_complex": (lambda t, a, b: t.complex(a, b) / t.complex(b, a), (6,), (6,)),
+    "div_by_tiny_imag": (lambda t, a, b: t.complex(a, b) / t.complex(b, b * 1e-6), (6,), (6,)),
+    "div_by_real": (lambda t, a, b: t.complex(a, b) / b, (6,), (6,)),
+    "div_by_python_complex": (lambda t, a, b: t.complex(a, b) / (0.5 + 2j), (6,), (6,)),
+    "rdiv_number": (lambda t, a, b: 1 / t.complex(a, b), (6,), (6,)),
+    "neg_conj": (lambda t, a, b: -t.conj(t.complex(a, b)), (4,), (4,)),
+    "abs": (lambda t, a, b: t.abs(t.complex(a, b)), (7,), (7,)),
+    "angle": (lambda t, a, b: t.complex(a, b).angle(), (7,), (7,)),
+    "exp": (lambda t, a, b: t.complex(a, b).exp(), (7,), (7,)),
+    "real_imag": (lambda t, a, b: t.real(t.complex(a, b)) + t.complex(a, b).imag * 2, (7,), (7,)),
+    "sum_dim": (lambda t, a, b: t.complex(a, b).sum(-1), (3, 4), (3, 4)),
+    "sum_all": (lambda t, a, b: t.complex(a, b).sum(), (3, 4), (3, 4)),
+    "mean_keepdim": (lambda t, a, b: t.complex(a, b).mean(0, keepdim=True), (3, 4), (3, 4)),
+    "matmul": (lambda t, a, b: t.complex(a, b) @ t.complex(b.T, a.T), (3, 4), (3, 4)),
+    "view_flatten": (lambda t, x: t.view_as_complex(x).view(2, 6).flatten(), (3, 4, 2)),
+    "reshape_unsqueeze": (lambda t, x: t.view_as_complex(x).reshape(-1).unsqueeze(-1), (3, 4, 2)),
+    "permute_transpose": (
+        lambda t, x: t.view_as_complex(x).permute(2, 0, 1).transpose(-1, 0),
+        (2, 3, 4, 2),
+    ),
+    "squeeze_expand": (lambda t, x: t.view_as_complex(x).squeeze(1).expand(4, 3), (3, 1, 2)),
+    "getitem": (lambda t, x: t.view_as_complex(x)[1:, None, ..., ::2], (3, 4, 5, 2)),
+    "getitem_int": (lambda t, x: t.view_as_complex(x)[-1], (3, 4, 2)),
+    "cat": (
+        lambda t, x, y: t.cat([t.view_as_complex(x), t.view_as_complex(y)], -1),
+        (3, 2, 2),
+        (3, 4, 2),
+    ),
+    "stack_with_real": (lambda t, x, y: t.stack([t.view_as_complex(x), y], -1), (3, 2), (3,)),
+    "to_complex64": (lambda t, a: a.to(t.complex64) + 1j, (4,)),
+    "float64_parts": (lambda t, a, b: t.polar(a.double(), b.double()), (4,), (4,)),
+    "eq": (lambda t, x: t.view_as_complex(x) == t.view_as_complex(x).conj(), (4, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_complex_op_matches_torch(name):
+    fn, *shapes = CASES[name]
+    arrays = [randn(*s) for s in shapes]
+    if name == "eq":
+        arrays[0][::2, 1] = 0  # real values: equal to their conjugates
+    check(fn, *arrays)
+
+
+def test_dtypes_and_metadata_are_torchs():
+    z = lt.polar(lt.ones(2, 3), lt.zeros(2, 3))
+    assert z.dtype is lt.complex64 is lt.cfloat and repr(z.dtype) == "lazytorch.complex64"
+    assert lt.polar(lt.ones(2, dtype=lt.float64), lt.zeros(2, dtype=lt.float64)).dtype is lt.cdouble
+    assert z.shape == (2, 3) and z.ndim == 2 and z.size(-1) == 3 and z.numel() == 6
+    assert z.is_complex() and lt.is_complex(z) and not lt.is_complex(lt.ones(1))
+    assert z.element_size() == 8 and len(z) == 2 and [w.shape for w in z] == [(3,), (3,)]
+    assert isinstance(z.numpy(), np.ndarray) and z.numpy().dtype == np.complex64
+    assert lt.complex(lt.tensor(1.0), lt.tensor(-2.0)).item() == 1 - 2j
+    assert "1.0000+0.0000j" in repr(z)
+
+
+def test_view_as_real_and_view_as_complex_are_views():
+    x = lt.zeros(3, 2)
+    z = lt.view_as_complex(x)
+    x[1, 1] = 5.0  # a write to the pair shows in the complex tensor
+    assert z.numpy()[1] == 5j
+    lt.view_as_real(z)[0, 0] = 2.0  # and a write through view_as_real in the base
+    assert x[0, 0].item() == 2.0
+    z[2] = 1 + 3j  # a complex element written into the pair
+    np.testing.assert_array_equal(x.numpy()[2], [1.0, 3.0])
+    assert lt.view_as_real(z) is x
+
+
+def _rotary(lib, xq, freqs, w):
+    """llama's apply_rotary_emb on a projection of xq: a real loss through complex ops."""
+    q = xq @ w
+    freqs_cis = lib.polar(lib.ones_like(freqs), freqs)
+    q_ = lib.view_as_complex(q.float().reshape(*q.shape[:-1], -1, 2))
+    shape = [d if i == 1 or i == q_.ndim - 1 else 1 for i, d in enumerate(q_.shape)]
+    out = lib.view_as_real(q_ * freqs_cis.view(*shape)).flatten(2)
+    return (out.type_as(q) ** 2).sum() + out.abs().mean()
+
+
+@pytest.mark.parametrize("sync", [False, True])
+def test_rotary_embedding_gradients_match_torch(sync):
+    xq, w = randn(2, 5, 8), randn(8, 8)
+    freqs = np.outer(np.arange(5), 1.0 / 10000 ** (np.arange(0, 8, 2) / 8)).astype(np.float32)
+    tx, tw = torch.tensor(xq, requires_grad=True), torch.tensor(w, requires_grad=True)
+    tl = _rotary(torch, tx, torch.tensor(freqs), tw)
+    tl.backward()
+    with lt.sync_mode(sync):
+        lx, lw = lt.tensor(xq, requires_grad=True), lt.tensor(w, requires_grad=True)
+        ll = _rotary(lt, lx, lt.tensor(freqs), lw)
+        ll.backward()
+    np.testing.assert_allclose(ll.item(), tl.item(), rtol=1e-5)
+    np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(lw.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_grad_of_a_complex_leaf_is_torchs():
+    """torch's convention for a real loss L of a complex leaf z: z.grad = dL/dre + i dL/dim."""
+    a = randn(4, 2)
+    tz = torch.view_as_complex(torch.tensor(a)).requires_grad_()
+    (tz * (1 - 2j)).abs().sum().backward()
+    lz = lt.view_as_complex(lt.tensor(a)).requires_grad_()
+    (lz * (1 - 2j)).abs().sum().backward()
+    assert lz.is_leaf and lz.grad.dtype is lt.complex64
+    np.testing.assert_allclose(lz.grad.numpy(), tz.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_complex_tensor_moves_with_to_and_casts_to_real_with_torchs_warning():
+    z = lt.complex(lt.ones(2), lt.full((2,), 2.0))
+    assert z.to("cpu").dtype is lt.complex64 and z.to(lt.complex128).dtype is lt.complex128
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        r = z.to(lt.float32)
+    np.testing.assert_array_equal(r.numpy(), [1.0, 1.0])
+
+
+def test_errors_name_the_op():
+    with pytest.raises(RuntimeError, match="last dimension of size 2"):
+        lt.view_as_complex(lt.zeros(3, 3))
+    with pytest.raises(RuntimeError, match="only supported for float and double"):
+        lt.view_as_complex(lt.zeros(3, 2, dtype=lt.int64))
+    with pytest.raises(RuntimeError, match="only supported for complex tensors"):
+        lt.view_as_real(lt.zeros(3, 2))
+    with pytest.raises(RuntimeError, match="Expected object of scalar type Float"):
+        lt.polar(lt.ones(2), lt.ones(2, dtype=lt.float64))
+    with pytest.raises(RuntimeError, match="Half, Float or Double"):
+        lt.complex(lt.ones(2, dtype=lt.int64), lt.ones(2, dtype=lt.int64))
+    with pytest.raises(NotImplementedError, match="complex tensors of float16 parts"):
+        lt.polar(lt.ones(2, dtype=lt.float16), lt.ones(2, dtype=lt.float16))
+    z = lt.view_as_complex(lt.zeros(3, 2))
+    # a real op never takes the pair for a real tensor: it says what is supported
+    with pytest.raises(NotImplementedError, match="sigmoid of a complex tensor is not supported"):
+        lt.sigmoid(z)
+    with pytest.raises(NotImplementedError, match=r"complex tensors .* do not support softmax"):
+        z.softmax(0)
+    with pytest.raises(RuntimeError, match="same dtype, but got: c10::complex<float> != float"):
+        z @ lt.zeros(1, 2)  # torch does not promote a real matrix in a complex product
+    with pytest.raises(RuntimeError, match="same dtype, but got: float != c10::complex<float>"):
+        lt.zeros(2, 3) @ z
+    with pytest.raises(RuntimeError, match="real scalar outputs"):
+        z.sum().backward()
+    with pytest.raises(AttributeError):
+        z.no_such_attribute  # noqa: B018
+
+
+def test_pickle_of_complex_dtypes_keeps_the_singletons():
+    import pickle
+
+    assert pickle.loads(pickle.dumps(lt.complex64)) is lt.complex64
+
+
+def test_a_module_holds_a_complex_buffer_and_moves_it():
+    """llama-style models keep their rotary table as a (non-persistent) buffer."""
+    m = lt.nn.Module()
+    m.register_buffer("freqs_cis", lt.polar(lt.ones(4), lt.arange(4.0)), persistent=False)
+    m.to("cpu").float()  # float() casts floating tensors only, as torch's
+    assert m.freqs_cis.dtype is lt.complex64 and "freqs_cis" not in m.state_dict()
+    with pytest.raises(TypeError, match=r"lazytorch\.Tensor or None expected"):
+        m.freqs_cis = "not a tensor"
