@@ -556,6 +556,15 @@ def _rdiv(self: Tensor, other: Any) -> Tensor:
     return E.mul(_transcendental.reciprocal(self), other)
 
 
+def _eq(self: Tensor, other: Any) -> Any:
+    # torch's ``t == a`` compares with a NumPy array's values (a bool tensor), where its
+    # other operators defer to NumPy
+    t = type(other)
+    if t is not Tensor and t is not float and t is not int and _is_ndarray(other):
+        other = C.tensor(other, device=self.device)
+    return E.eq(self, other)
+
+
 def _array_wrap(
     self: Tensor, array: Any, context: Any = None, return_scalar: bool = False
 ) -> Tensor:
@@ -617,7 +626,7 @@ OPERATORS = {
     "__ror__": _reversed(E.bitwise_or),
     "__xor__": E.bitwise_xor,
     "__rxor__": _reversed(E.bitwise_xor),
-    "__eq__": E.eq,
+    "__eq__": _eq,
     "__ne__": E.ne,
     "__lt__": E.lt,
     "__le__": E.le,
@@ -630,8 +639,8 @@ OPERATORS = {
     "__getitem__": I.getitem,
     "__setitem__": I.setitem,
 }
-# torch's binary operators return NotImplemented for a NumPy array (all but __eq__, which
-# compares, and __rtruediv__, `_rdiv`)
+# torch's binary operators return NotImplemented for a NumPy array (all but __eq__, `_eq`,
+# and __rtruediv__, `_rdiv`)
 for _name in (
     "__add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __floordiv__ "
     "__rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __matmul__ __rmatmul__ __and__ __rand__ "

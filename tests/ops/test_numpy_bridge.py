@@ -293,7 +293,7 @@ _ARRAY_OPERANDS = [
     np.array([1, 3]),  # int64, broadcast to (2, 2)
     np.array(4),  # 0-d
 ]
-_TENSOR_OPS = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "ge", "ne"]
+_TENSOR_OPS = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "ge", "ne", "eq"]
 
 
 def _apply(T, op, a, reverse):
