@@ -22,6 +22,7 @@ from lazytorch.ir.symbolic import SymInt
 from lazytorch.ops import views as V
 from lazytorch.ops._core import (
     INT64_MAX,
+    ComplexBase,
     P,
     binary_node,
     cast,
@@ -94,9 +95,11 @@ def _require_args(args: tuple[Any, ...], op: str, what: str) -> None:
 
 
 @public(torch=False, method=True)
-def view(input: Tensor, *size: Any) -> Tensor:
+def view(input: Tensor, *size: Any, **kwargs: Any) -> Tensor:
     """A view with a new shape (one dim may be -1). Writes reach the base tensor."""
     x = tensor_arg(input, "view")
+    if kwargs:
+        size = _shape_keyword(size, kwargs, "view", "size")
     _require_args(size, "view", "size")
     if len(size) == 1 and isinstance(size[0], dt.DType):
         raise op_error(
@@ -116,14 +119,24 @@ def view(input: Tensor, *size: Any) -> Tensor:
 
 
 @public(method=True)
-def reshape(input: Tensor, *shape: Any) -> Tensor:
+def reshape(input: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
     """A new shape: a view when torch's strides allow one, else a copy (as in torch, writes
     to the copy do not reach the input)."""
     x = tensor_arg(input, "reshape")
+    if kwargs:
+        shape = _shape_keyword(shape, kwargs, "reshape", "shape")
     _require_args(shape, "reshape", "shape")
     sizes = shape_arg_allow_neg(shape, "reshape", "shape")
     new = _infer_shape(sizes, numel(x._node.shape), "reshape")
     return _reshape_to(x, new)
+
+
+def _shape_keyword(args: tuple[Any, ...], kw: dict[str, Any], op: str, name: str) -> Any:
+    """The shape given as a keyword (``x.reshape(shape=(2, 3))``, as torch takes it)."""
+    if args or set(kw) != {name}:
+        bad = sorted(set(kw) - {name}) or [name]
+        raise op_error(TypeError, op, f"got an unexpected keyword argument {bad[0]!r}")
+    return (kw[name],)
 
 
 def _reshape_to(x: Tensor, new: tuple[Any, ...]) -> Tensor:
@@ -587,6 +600,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
         raise op_error(ValueError, "cat", "torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
+            if any(isinstance(c, ComplexBase) for c in tensors):
+                return next(c for c in tensors if isinstance(c, ComplexBase))._cat(tensors, dim)
             raise op_error(
                 TypeError,
                 "cat",
@@ -659,6 +674,8 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor
         raise op_error(RuntimeError, "stack", "stack expects a non-empty TensorList")
     shape0 = tensors[0].shape
     for i, t in enumerate(tensors):
+        if type(t) is not Tensor and isinstance(t, ComplexBase):
+            return t._stack(tensors, dim)
         if t.shape != shape0:
             raise op_error(
                 RuntimeError,

@@ -22,6 +22,7 @@ NO_MEMORY_FORMAT = (
 )
 NO_OUT_DTYPE = "out_dtype (a low-precision matmul's wider output) is not taken"
 SIZE_KEYWORD = "size= arrives through **kwargs: a *size parameter cannot also be a keyword"
+SHAPE_KEYWORD = "shape= arrives through **kwargs: a *shape parameter cannot also be a keyword"
 DIMS_KEYWORD = "dims= arrives through **kwargs: a *dims parameter cannot also be a keyword"
 STUB_OMITS_MEMORY_FORMAT = (
     "torch's stub omits memory_format, which its parser takes (x.float(memory_format=...))"
@@ -65,6 +66,8 @@ LINALG_OVERRIDE = (
 )
 
 DIFFERENCES: dict[str, dict[str, str]] = {
+    "Tensor.reshape": {"takes **kwargs, torch does not": SHAPE_KEYWORD},
+    "torch.reshape": {"takes **kwargs, torch does not": SHAPE_KEYWORD},
     "linalg.cholesky": {
         "extra parameter 'upper'": LINALG_OVERRIDE,
     },
@@ -604,6 +607,7 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     },
     "Tensor.view": {
         "missing parameter 'dtype'": "view(dtype) reinterpreting the bits is not supported",
+        "takes **kwargs, torch does not": SIZE_KEYWORD,
     },
     "nn.Hardtanh.__init__": {
         "missing parameter 'max_value'": "min_value/max_value: torch's deprecated spellings of min_val/max_val",
