@@ -376,6 +376,44 @@ class ComplexTensor(ComplexBase):
     add, sub, mul, div = __add__, __sub__, __mul__, __truediv__
     multiply, divide, subtract = mul, div, sub
 
+    # In place: the result is written into the pair, so views of it (``view_as_real``, the
+    # tensor viewed as complex) see it, as torch's. Without these, Python would rebind
+    # ``z *= w`` to a new tensor and a view would silently keep the old values.
+    def _assign(self, result: ComplexTensor, op: str) -> ComplexTensor:
+        if result.shape != self.shape:
+            raise op_error(
+                RuntimeError,
+                op,
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                f"{list(result.shape)}",
+            )
+        self._ri.copy_(result._ri)
+        return self
+
+    def __iadd__(self, other: Any) -> ComplexTensor:
+        return self._assign(_add(self, other, 1), "add_")
+
+    def __isub__(self, other: Any) -> ComplexTensor:
+        return self._assign(_add(self, other, -1), "sub_")
+
+    def __imul__(self, other: Any) -> ComplexTensor:
+        return self._assign(_mul(self, other), "mul_")
+
+    def __itruediv__(self, other: Any) -> ComplexTensor:
+        return self._assign(_div(self, other), "div_")
+
+    add_, sub_, mul_, div_ = __iadd__, __isub__, __imul__, __itruediv__
+
+    def copy_(self, src: Any, non_blocking: bool = False) -> ComplexTensor:
+        if type(src) is ComplexTensor:
+            return self._assign(src.expand(self.shape), "copy_")
+        re, im = _parts(src, "copy_")
+        return self._assign(_pair(re, 0.0 if im is None else im).expand(self.shape), "copy_")
+
+    def zero_(self) -> ComplexTensor:
+        self._ri.zero_()
+        return self
+
     def __neg__(self) -> ComplexTensor:
         return ComplexTensor(E.neg(self._ri))
 

@@ -218,3 +218,48 @@ def test_a_module_holds_a_complex_buffer_and_moves_it():
     assert m.freqs_cis.dtype is lt.complex64 and "freqs_cis" not in m.state_dict()
     with pytest.raises(TypeError, match=r"lazytorch\.Tensor or None expected"):
         m.freqs_cis = "not a tensor"
+
+
+@pytest.mark.parametrize("op", ["iadd", "isub", "imul", "itruediv", "mul_", "copy_"])
+def test_in_place_ops_write_through_the_views_as_torch(op):
+    """``z *= w`` writes into z's memory: the real tensor z views sees it (rebinding z to a
+    new tensor would leave the view's values silently stale)."""
+    a, b = randn(3, 2), randn(3, 2)
+    got = []
+    for T in (torch, lt):
+        x = T.tensor(a)
+        z = T.view_as_complex(x)
+        w = T.view_as_complex(T.tensor(b))
+        if op == "iadd":
+            z += w
+        elif op == "isub":
+            z -= 2.5
+        elif op == "imul":
+            z *= w
+        elif op == "itruediv":
+            z /= 1 - 2j
+        elif op == "mul_":
+            z.mul_(w)
+        else:
+            z.copy_(w[0])
+        got.append(x.numpy())
+        assert T.view_as_real(z) is x or T is torch
+    np.testing.assert_allclose(got[1], got[0], rtol=2e-6, atol=1e-6)
+
+
+def test_in_place_op_refuses_a_broadcast_larger_than_self():
+    z = lt.view_as_complex(lt.zeros(3, 2))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        z *= lt.view_as_complex(lt.zeros(2, 3, 2))
+
+
+def test_writes_through_real_imag_and_an_element_reach_the_pair_as_torch():
+    got = []
+    for T in (torch, lt):
+        x = T.ones(3, 2)
+        z = T.view_as_complex(x)
+        z.real.mul_(3)
+        z.imag[1] = 7
+        z[2] *= 2j
+        got.append(x.numpy().ravel())
+    np.testing.assert_array_equal(got[1], got[0])
