@@ -620,6 +620,17 @@ class ComplexTensor(ComplexBase):
     def __complex__(self) -> _complex:
         return self.item()
 
+    def __bool__(self) -> bool:
+        # (not __len__'s truth: a one-element tensor is true when its value is nonzero)
+        if self.numel() != 1:
+            raise op_error(
+                RuntimeError,
+                "bool",
+                f"Boolean value of Tensor with {'no' if not self.numel() else 'more than one'} "
+                "value is ambiguous",
+            )
+        return self.item() != 0
+
     def __repr__(self) -> str:
         import numpy
 

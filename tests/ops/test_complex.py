@@ -116,6 +116,9 @@ def test_dtypes_and_metadata_are_torchs():
     assert isinstance(z.numpy(), np.ndarray) and z.numpy().dtype == np.complex64
     assert lt.complex(lt.tensor(1.0), lt.tensor(-2.0)).item() == 1 - 2j
     assert "1.0000+0.0000j" in repr(z)
+    assert not lt.complex(lt.zeros(1), lt.zeros(1)) and lt.complex(lt.zeros(1), lt.ones(1))
+    with pytest.raises(RuntimeError, match="more than one value is ambiguous"):
+        bool(z)
 
 
 def test_view_as_real_and_view_as_complex_are_views():
