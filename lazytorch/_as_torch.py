@@ -41,6 +41,8 @@ import sys
 import types
 from typing import Any
 
+from lazytorch._version import __version__, as_torch_version
+
 __all__ = ["MissingTorchAPI", "install_as_torch", "is_installed", "uninstall_as_torch"]
 
 
@@ -228,6 +230,7 @@ def install_as_torch() -> None:
     _finder = _TorchFinder()
     sys.meta_path.insert(0, _finder)
     NAME = "torch"
+    _set_version(as_torch_version())
 
 
 def uninstall_as_torch() -> None:
@@ -238,6 +241,7 @@ def uninstall_as_torch() -> None:
     sys.meta_path[:] = [f for f in sys.meta_path if f is not _finder]
     _finder = None
     NAME = "lazytorch"
+    _set_version(__version__)
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
         module = sys.modules[name]
         if not _is_ours(module):
@@ -247,6 +251,15 @@ def uninstall_as_torch() -> None:
         owner = sys.modules.get(_lazy_name(parent)) if parent else None
         if isinstance(module, _Placeholder) and getattr(owner, leaf, None) is module:
             delattr(owner, leaf)  # the import system bound the placeholder on lazytorch's parent
+
+
+def _set_version(version: str) -> None:
+    """``__version__`` of the package and of its ``version`` module: as torch's while
+    ``torch`` is lazytorch (`lazytorch._version.as_torch_version`), else lazytorch's own."""
+    for name in ("lazytorch", "lazytorch.version"):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.__version__ = version
 
 
 def _is_ours(module: Any) -> bool:

@@ -3,7 +3,8 @@
 Scripts print these at start-up (``torch.version.cuda`` beside ``torch.__version__``) or
 test them to pick a code path. lazytorch links no CUDA or ROCm toolkit (its ``cuda``
 device runs Triton kernels), so ``cuda`` and ``hip`` are None, as in torch's CPU build.
-``__version__`` is lazytorch's own version, as ``lazytorch.__version__``.
+``__version__`` is ``lazytorch.__version__``: lazytorch's own, or under ``install_as_torch``
+the torch API version a script sees as ``torch.__version__`` (`lazytorch._version`).
 
 >>> import lazytorch
 >>> lazytorch.version.cuda is None and lazytorch.version.hip is None
@@ -14,7 +15,10 @@ True
 
 from __future__ import annotations
 
-from lazytorch._version import __version__
+from lazytorch import _as_torch, _version
+
+# (install_as_torch sets both modules' __version__ again when it runs after this import)
+__version__ = _version.as_torch_version() if _as_torch.NAME == "torch" else _version.__version__
 
 __all__ = ["__version__", "cuda", "debug", "git_version", "hip"]
 

@@ -8,6 +8,7 @@ does as its oracle — so scripts run in subprocesses.
 
 from __future__ import annotations
 
+import importlib.metadata
 import inspect
 import os
 import subprocess
@@ -495,3 +496,24 @@ def test_torch_version_names_no_cuda_toolkit_as_torchs_cpu_build():
     assert lt.version.debug is False and torch.version.debug is False
     assert lt.version.__version__ == lt.__version__
     assert isinstance(lt.version.git_version, str)
+
+
+def test_torch_version_is_the_api_version_lazytorch_follows(tmp_path):
+    """Scripts test torch.__version__ to pick a code path: under --as-torch it is the torch
+    release whose API lazytorch follows (the oracle's), lazytorch's own as its local part,
+    ordered as a version against strings and tuples as torch's TorchVersion is."""
+    r = _run_as_torch(
+        tmp_path,
+        """
+        import torch, torch.version
+        from packaging.version import Version
+        v = torch.__version__
+        assert v == torch.version.__version__ == "2.13.0+lazytorch.0.1.0", v
+        assert v >= "2.0" and v > "2.9" and v < "2.13.1" and v >= (1, 13) and not v < (2,)
+        assert Version(v) >= Version("2.0") and Version(v).local == "lazytorch.0.1.0"
+        print("ok")
+        """,
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+    assert lt.__version__ == "0.1.0"  # as itself, lazytorch reports its own version
+    assert lt._version.TORCH_API == importlib.metadata.version("torch").split("+")[0]
