@@ -1206,6 +1206,24 @@ CORPUS += [
         fast=True,
     ),
 ]
+TCN = "locuslab/TCN TCN/"
+CORPUS += [
+    # temporal convolution networks: weight_norm'd dilated causal Conv1d blocks (padding
+    # chomped off the right end), residual 1x1 convolutions; the adding problem (MSE, Adam)
+    # and the copying-memory task (cross entropy over every step, RMSprop, gradient clipping)
+    Entry(
+        "tcn_adding_problem",
+        "locuslab_tcn/add_test.py",
+        f"{TCN}adding_problem/add_test.py + model.py + utils.py + tcn.py",
+        args="--cuda --epochs 1 --seq_len 40 --levels 3 --nhid 12 --ksize 4 --log-interval 4",
+    ),
+    Entry(
+        "tcn_copy_memory",
+        "locuslab_tcn/copymem_test.py",
+        f"{TCN}copy_memory/copymem_test.py + model.py + utils.py + tcn.py",
+        args="--cuda --epochs 2 --blank_len 20 --levels 3 --ksize 4 --log-interval 2",
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 
