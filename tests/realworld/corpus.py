@@ -1223,6 +1223,15 @@ CORPUS += [
         f"{TCN}copy_memory/copymem_test.py + model.py + utils.py + tcn.py",
         args="--cuda --epochs 2 --blank_len 20 --levels 3 --ksize 4 --log-interval 2",
     ),
+    # Hierarchical attention network: documents packed into sentences and sentences into
+    # words (pack_padded_sequence with enforce_sorted=False, PackedSequence rebuilt from
+    # .data and the sorted/unsorted indices), bidirectional GRUs over packed sequences, a
+    # softmax computed by hand over pad_packed_sequence's zero padding; Adam, lr decay
+    Entry(
+        "sgrvinod_han",
+        "sgrvinod_han/train.py",
+        "sgrvinod/a-PyTorch-Tutorial-to-Text-Classification train.py + model.py + utils.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
