@@ -1232,6 +1232,15 @@ CORPUS += [
         "sgrvinod_han/train.py",
         "sgrvinod/a-PyTorch-Tutorial-to-Text-Classification train.py + model.py + utils.py",
     ),
+    # SRResNet: residual blocks of Conv2d/BatchNorm/PReLU, sub-pixel upsampling
+    # (nn.PixelShuffle) x4, tanh output against [-1, 1] targets, MSE, Adam; the data through
+    # PIL crops and bicubic resizes of in-memory PNGs, imagenet-normalized; the whole model
+    # and optimizer saved with torch.save each epoch
+    Entry(
+        "sgrvinod_srresnet",
+        "sgrvinod_srresnet/train_srresnet.py",
+        "sgrvinod/a-PyTorch-Tutorial-to-Super-Resolution train_srresnet.py + models.py + utils.py",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
