@@ -1241,6 +1241,10 @@ CORPUS += [
         "sgrvinod_srresnet/train_srresnet.py",
         "sgrvinod/a-PyTorch-Tutorial-to-Super-Resolution train_srresnet.py + models.py + utils.py",
     ),
+    # Kipf's GCN: a scipy-normalized adjacency turned into torch.sparse.FloatTensor(indices,
+    # values, shape), torch.spmm in each graph convolution, full-batch Adam with weight
+    # decay, NLL over index tensors; validation in eval mode each epoch
+    Entry("tkipf_pygcn", "tkipf_pygcn/train.py", "tkipf/pygcn pygcn/train.py", args="--epochs 12"),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
