@@ -1261,6 +1261,10 @@ CORPUS += [
         # libraries agrees to 5e-14 on all 34 losses (test_float64_runs.py).
         chaotic_after=2,
     ),
+    # CRNN text recognition: a VGG-style CNN (BatchNorm, (2, 1) max pools) read as a
+    # sequence by two bidirectional LSTMs, CTCLoss(reduction='sum', zero_infinity=True) over
+    # log_softmax, gradient-norm clipping, RMSprop; greedy CTC decoding in the evaluation
+    Entry("gitycc_crnn", "gitycc_crnn/train.py", "GitYCC/crnn-pytorch src/train.py + model.py"),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
