@@ -1265,6 +1265,11 @@ CORPUS += [
     # sequence by two bidirectional LSTMs, CTCLoss(reduction='sum', zero_infinity=True) over
     # log_softmax, gradient-norm clipping, RMSprop; greedy CTC decoding in the evaluation
     Entry("gitycc_crnn", "gitycc_crnn/train.py", "GitYCC/crnn-pytorch src/train.py + model.py"),
+    # U-Net on the notebook's simulated shapes: double convolutions, max pools, bilinear
+    # nn.Upsample(align_corners=True) and skip concatenations, BCE-with-logits plus a dice
+    # loss on sigmoid outputs, Adam with StepLR, best weights kept with copy.deepcopy of the
+    # state_dict and loaded back; train/val phases under torch.set_grad_enabled(phase)
+    Entry("usuyama_unet", "usuyama_unet/train_unet.py", "usuyama/pytorch-unet pytorch_unet.ipynb"),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
