@@ -20,11 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ops import creation as C
+from lazytorch.ops.sparse import SparseCOOTensor, sparse_coo_tensor
 from lazytorch.tensor import Size, Tensor
 
-__all__ = ["LEGACY_TYPES", "legacy_type"]
+__all__ = ["LEGACY_TYPES", "SPARSE_LEGACY_TYPES", "legacy_type"]
 
 
 class _LegacyMeta(type):
@@ -34,6 +36,7 @@ class _LegacyMeta(type):
     def __instancecheck__(cls, obj: Any) -> bool:
         return (
             isinstance(obj, Tensor)
+            and not isinstance(obj, SparseCOOTensor)  # (torch.sparse.FloatTensor's)
             and obj.dtype is cls.dtype
             and obj.device.type == cls.device_type
         )
@@ -63,3 +66,75 @@ def legacy_type(dtype: dt.DType, device_type: str = "cpu") -> type:
 
 LEGACY_TYPES = {f"{d.legacy_name}Tensor": legacy_type(d) for d in dt.ALL_DTYPES}
 CUDA_LEGACY_TYPES = {f"{d.legacy_name}Tensor": legacy_type(d, "cuda") for d in dt.ALL_DTYPES}
+
+
+class _SparseLegacyMeta(type):
+    """torch.sparse.FloatTensor & co: ``(indices, values[, size])`` makes a sparse COO tensor
+    (pygcn's ``torch.sparse.FloatTensor(indices, values, shape)``), sizes an empty one of
+    the type's dtype; ``isinstance`` asks for a sparse tensor of that dtype.
+
+    >>> import lazytorch
+    >>> i, v = lazytorch.tensor([[0, 1], [1, 0]]), lazytorch.tensor([2.0, 3.0])
+    >>> s = lazytorch.sparse.FloatTensor(i, v, lazytorch.Size([2, 2]))
+    >>> s.to_dense().tolist(), isinstance(s, lazytorch.sparse.FloatTensor)
+    ([[0.0, 2.0], [3.0, 0.0]], True)
+    """
+
+    dtype: dt.DType
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, SparseCOOTensor) and obj.dtype is cls.dtype
+
+    def __call__(cls, *args: Any, device: Any = None) -> Any:
+        op = f"torch.sparse.{cls.__name__}"
+        if args and isinstance(args[0], Tensor):
+            if len(args) not in (2, 3) or not isinstance(args[1], Tensor):
+                raise op_error(
+                    TypeError, op, "expected (indices, values) or (indices, values, size)"
+                )
+            indices, values = args[0], args[1]
+            if indices.dtype is not dt.int64:
+                # (torch's legacy constructor checks, where sparse_coo_tensor converts)
+                raise op_error(
+                    RuntimeError,
+                    op,
+                    f"expected scalar type Long but found {indices.dtype.legacy_name}",
+                )
+            # the values keep their own dtype, as torch's legacy constructor keeps them
+            size = args[2] if len(args) == 3 else None
+            return sparse_coo_tensor(indices, values, size, device=device)
+        if len(args) == 1 and isinstance(args[0], (tuple, list)) and not isinstance(args[0], Size):
+            raise op_error(
+                TypeError,
+                op,
+                "torch.sparse.SparseTensor(sequence) only accepts sizes. Please use "
+                "torch.sparse_coo_tensor() or construct a strided tensor and convert it to sparse",
+            )
+        size = args[0] if len(args) == 1 and isinstance(args[0], Size) else args
+        if not all(isinstance(n, int) for n in size):
+            raise op_error(TypeError, op, f"expected a size (ints) or tensors, got {args!r}")
+        size = tuple(size) if size else (0,)  # (no argument: torch's empty 1-d tensor)
+        empty = C.zeros(len(size), 0, dtype=dt.int64)
+        return sparse_coo_tensor(empty, C.zeros(0, dtype=cls.dtype), size, device=device)
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.sparse.{cls.__name__}'>"
+
+
+# the types torch.sparse has (no bool or complex ones)
+SPARSE_LEGACY_TYPES = {
+    f"{d.legacy_name}Tensor": _SparseLegacyMeta(
+        f"{d.legacy_name}Tensor", (), {"dtype": d, "is_sparse": True}
+    )
+    for d in (
+        dt.bfloat16,
+        dt.uint8,
+        dt.int8,
+        dt.float64,
+        dt.float32,
+        dt.float16,
+        dt.int32,
+        dt.int64,
+        dt.int16,
+    )
+}

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch._legacy_types import SPARSE_LEGACY_TYPES
 from lazytorch.ops import linalg as _linalg
 from lazytorch.ops.sparse import SparseCOOTensor, _from_dense
 from lazytorch.tensor import Tensor
 
-__all__ = ["mm", "sum"]
+__all__ = ["mm", "sum", *SPARSE_LEGACY_TYPES]
+
+# torch.sparse.FloatTensor(indices, values, size) & co (lazytorch._legacy_types)
+globals().update(SPARSE_LEGACY_TYPES)
 
 
 def mm(mat1: Tensor, mat2: Tensor, reduce: str = "sum") -> Tensor:

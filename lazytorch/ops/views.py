@@ -305,7 +305,9 @@ class Select(ViewStep):
     def host(self, a: Any) -> Any:
         if type(self.index) is not int:
             return None
-        return a[(slice(None),) * self.axis + (self.index,)]
+        # (the Ellipsis keeps NumPy's result an array: selecting the last element of a 1-d
+        # array would give a NumPy scalar, a copy that a write cannot go through)
+        return a[(slice(None),) * self.axis + (self.index, Ellipsis)]
 
     def out_strides(
         self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]

@@ -220,6 +220,18 @@ CASES: dict[str, tuple[Callable[..., Any], list[tuple[int, ...]]]] = {
         f("grid_sample", mode="nearest", padding_mode="reflection", align_corners=True),
         [(1, 2, 4, 3), (1, 3, 3, 2)],
     ),
+    "grid_sample_bicubic": (
+        f("grid_sample", mode="bicubic", align_corners=False),
+        [(2, 3, 4, 5), (2, 3, 2, 2)],
+    ),
+    "grid_sample_bicubic_border_aligned": (
+        f("grid_sample", mode="bicubic", padding_mode="border", align_corners=True),
+        [(1, 2, 3, 4), (1, 5, 2, 2)],
+    ),
+    "grid_sample_bicubic_reflection": (
+        f("grid_sample", mode="bicubic", padding_mode="reflection", align_corners=False),
+        [(1, 2, 4, 3), (1, 3, 3, 2)],
+    ),
     "affine_grid": (f("affine_grid", size=(2, 3, 4, 5), align_corners=False), [(2, 2, 3)]),
     "affine_grid_aligned": (f("affine_grid", size=(1, 1, 3, 1), align_corners=True), [(1, 2, 3)]),
     # pixel shuffle

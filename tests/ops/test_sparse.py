@@ -255,3 +255,48 @@ def test_random_sparse_products_match_torch(m, k, n, nnz, seed):
     close(torch.sparse.mm(t, torch.tensor(d)), s @ lt.tensor(d), 1e-12)
     close(t.coalesce().values(), s.coalesce().values(), 1e-12)
     assert s.coalesce().indices().tolist() == t.coalesce().indices().tolist()
+
+
+# -- torch.sparse's legacy types ---------------------------------------------------------------
+def test_legacy_sparse_types_construct_and_check_as_torch():
+    # pygcn's sparse_mx_to_torch_sparse_tensor: torch.sparse.FloatTensor(indices, values, shape)
+    idx = [[0, 1, 1], [2, 0, 2]]
+    vals = np.array([3.0, 4.0, 5.0], np.float32)
+    for args in ((), (2, 3), ("Size", [2, 3])):
+        s = lt.sparse.FloatTensor(*(lt.Size(args[1]),) if args[:1] == ("Size",) else args)
+        r = torch.sparse.FloatTensor(*(torch.Size(args[1]),) if args[:1] == ("Size",) else args)
+        assert tuple(s.shape) == tuple(r.shape) and s.is_sparse and s._nnz() == 0
+    with pytest.raises(TypeError, match="only accepts sizes"):
+        torch.sparse.FloatTensor((2, 3))
+    with pytest.raises(TypeError, match="only accepts sizes"):
+        lt.sparse.FloatTensor((2, 3))
+    t_idx, l_idx = torch.tensor(idx), lt.tensor(idx)
+    for name, values in (
+        ("FloatTensor", vals),
+        ("FloatTensor", vals.astype(np.float64)),
+        ("LongTensor", vals.astype(np.int64)),
+        ("DoubleTensor", vals),
+    ):
+        ours = getattr(lt.sparse, name)(l_idx, lt.tensor(values), lt.Size([2, 3]))
+        theirs = getattr(torch.sparse, name)(t_idx, torch.tensor(values), torch.Size([2, 3]))
+        assert isinstance(ours, SparseCOOTensor) and ours.dtype.name == str(theirs.dtype)[6:]
+        assert ours.to_dense().tolist() == theirs.to_dense().tolist()
+        assert isinstance(ours, getattr(lt.sparse, name)) == isinstance(
+            theirs, getattr(torch.sparse, name)
+        )
+        inferred = getattr(lt.sparse, name)(l_idx, lt.tensor(values))  # size from indices
+        assert tuple(inferred.shape) == tuple(
+            getattr(torch.sparse, name)(t_idx, torch.tensor(values)).shape
+        )
+    s = lt.sparse.FloatTensor(l_idx, lt.tensor(vals), lt.Size([2, 3]))
+    r = torch.sparse.FloatTensor(t_idx, torch.tensor(vals), torch.Size([2, 3]))
+    assert isinstance(s, lt.sparse.FloatTensor) and not isinstance(s, lt.FloatTensor)
+    assert isinstance(r, torch.sparse.FloatTensor) and not isinstance(r, torch.FloatTensor)
+    assert not isinstance(lt.zeros(2), lt.sparse.FloatTensor)
+    w = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    assert lt.spmm(s, lt.tensor(w)).tolist() == torch.spmm(r, torch.tensor(w)).tolist()
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Int"):
+        torch.sparse.FloatTensor(t_idx.int(), torch.tensor(vals))
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Int"):
+        lt.sparse.FloatTensor(l_idx.int(), lt.tensor(vals))
+    assert repr(lt.sparse.FloatTensor) == repr(torch.sparse.FloatTensor)

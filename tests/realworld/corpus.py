@@ -1206,6 +1206,71 @@ CORPUS += [
         fast=True,
     ),
 ]
+TCN = "locuslab/TCN TCN/"
+CORPUS += [
+    # temporal convolution networks: weight_norm'd dilated causal Conv1d blocks (padding
+    # chomped off the right end), residual 1x1 convolutions; the adding problem (MSE, Adam)
+    # and the copying-memory task (cross entropy over every step, RMSprop, gradient clipping)
+    Entry(
+        "tcn_adding_problem",
+        "locuslab_tcn/add_test.py",
+        f"{TCN}adding_problem/add_test.py + model.py + utils.py + tcn.py",
+        args="--cuda --epochs 1 --seq_len 40 --levels 3 --nhid 12 --ksize 4 --log-interval 4",
+    ),
+    Entry(
+        "tcn_copy_memory",
+        "locuslab_tcn/copymem_test.py",
+        f"{TCN}copy_memory/copymem_test.py + model.py + utils.py + tcn.py",
+        args="--cuda --epochs 2 --blank_len 20 --levels 3 --ksize 4 --log-interval 2",
+    ),
+    # Hierarchical attention network: documents packed into sentences and sentences into
+    # words (pack_padded_sequence with enforce_sorted=False, PackedSequence rebuilt from
+    # .data and the sorted/unsorted indices), bidirectional GRUs over packed sequences, a
+    # softmax computed by hand over pad_packed_sequence's zero padding; Adam, lr decay
+    Entry(
+        "sgrvinod_han",
+        "sgrvinod_han/train.py",
+        "sgrvinod/a-PyTorch-Tutorial-to-Text-Classification train.py + model.py + utils.py",
+    ),
+    # SRResNet: residual blocks of Conv2d/BatchNorm/PReLU, sub-pixel upsampling
+    # (nn.PixelShuffle) x4, tanh output against [-1, 1] targets, MSE, Adam; the data through
+    # PIL crops and bicubic resizes of in-memory PNGs, imagenet-normalized; the whole model
+    # and optimizer saved with torch.save each epoch
+    Entry(
+        "sgrvinod_srresnet",
+        "sgrvinod_srresnet/train_srresnet.py",
+        "sgrvinod/a-PyTorch-Tutorial-to-Super-Resolution train_srresnet.py + models.py + utils.py",
+    ),
+    # Kipf's GCN: a scipy-normalized adjacency turned into torch.sparse.FloatTensor(indices,
+    # values, shape), torch.spmm in each graph convolution, full-batch Adam with weight
+    # decay, NLL over index tensors; validation in eval mode each epoch
+    Entry("tkipf_pygcn", "tkipf_pygcn/train.py", "tkipf/pygcn pygcn/train.py", args="--epochs 12"),
+    # metric learning: a softmax baseline, a siamese net with a contrastive loss, a triplet
+    # net with a triplet loss, and online pair / triplet mining within balanced batches (pair
+    # and triplet indices found with NumPy from the embeddings' distance matrix, NumPy arrays
+    # indexing tensors and tensors indexing NumPy arrays); PReLU, StepLR, Adam
+    Entry(
+        "siamese_triplet_mnist",
+        "siamese_triplet/experiments_mnist.py",
+        "adambielski/siamese-triplet Experiments_MNIST.ipynb + losses/networks/trainer/utils.py",
+        # Chaotic in float32 (README.md): the baseline's Adam at lr 1e-2 drives its loss from
+        # 2.4 to 19 by step 2, and lazytorch float32 parts from torch by 1.6e-5 at step 1,
+        # 3.4e-4 at step 2 and 3e-3 at step 5; the siamese stage (steps 6-15) amplifies
+        # rounding in torch itself: torch with 1 and with 2 threads differs by 3e-4 at step 10,
+        # 2.7e-3 at step 12 and 1.5e-2 at step 15. The same script in float64 under both
+        # libraries agrees to 5e-14 on all 34 losses (test_float64_runs.py).
+        chaotic_after=2,
+    ),
+    # CRNN text recognition: a VGG-style CNN (BatchNorm, (2, 1) max pools) read as a
+    # sequence by two bidirectional LSTMs, CTCLoss(reduction='sum', zero_infinity=True) over
+    # log_softmax, gradient-norm clipping, RMSprop; greedy CTC decoding in the evaluation
+    Entry("gitycc_crnn", "gitycc_crnn/train.py", "GitYCC/crnn-pytorch src/train.py + model.py"),
+    # U-Net on the notebook's simulated shapes: double convolutions, max pools, bilinear
+    # nn.Upsample(align_corners=True) and skip concatenations, BCE-with-logits plus a dice
+    # loss on sigmoid outputs, Adam with StepLR, best weights kept with copy.deepcopy of the
+    # state_dict and loaded back; train/val phases under torch.set_grad_enabled(phase)
+    Entry("usuyama_unet", "usuyama_unet/train_unet.py", "usuyama/pytorch-unet pytorch_unet.ipynb"),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 

@@ -387,3 +387,18 @@ def test_host_writes_by_index_record_nothing():
         t[3, 0, 0] = 1
     with pytest.raises(ValueError, match="step must be greater than zero"):
         t[::-1] = 1
+
+
+def test_a_number_written_at_a_full_index_with_numpy_ints_matches_torch():
+    # TCN's adding problem: X_mask[i, 0, positions[0]] = 1 with positions from
+    # np.random.choice (NumPy ints: not a basic index, so the index makes a 0-d view that is
+    # then written on the host; NumPy's select of it gave a scalar copy, and the write failed)
+    import torch
+
+    pos = np.array([1, 4])
+    t, t_ref = lt.zeros([3, 1, 5]), torch.zeros([3, 1, 5])
+    for x in (t, t_ref):
+        x[2, 0, pos[0]] = 1
+        x[0, 0, pos[1]] = 2.5
+        x[np.int64(1)][0][np.int64(3)] = -1
+    assert t.numpy().tolist() == t_ref.numpy().tolist()

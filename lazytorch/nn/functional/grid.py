@@ -111,7 +111,14 @@ def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
 
 def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
     """Grid coordinates in [-1, 1] as input pixel coordinates, clipped or reflected."""
-    coord = _unnormalize(coord, size, align_corners)
+    return _pad_coordinates(
+        _unnormalize(coord, size, align_corners), size, padding_mode, align_corners
+    )
+
+
+def _pad_coordinates(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """torch's compute_coordinates: pixel coordinates clipped ('border') or reflected and
+    clipped ('reflection'); unchanged for 'zeros'."""
     if padding_mode == "border":
         coord = E.clamp(coord, 0, size - 1)
     elif padding_mode == "reflection":
@@ -131,7 +138,8 @@ def grid_sample(
     align_corners: bool | None = None,
 ) -> Tensor:
     """Sample (N, C, H, W) input at the points of `grid` (N, Ho, Wo, 2), given as (x, y) in
-    [-1, 1]: mode 'bilinear' or 'nearest'; padding_mode 'zeros', 'border' or 'reflection'.
+    [-1, 1]: mode 'bilinear', 'nearest' or 'bicubic'; padding_mode 'zeros', 'border' or
+    'reflection'.
 
     >>> import lazytorch
     >>> x = lazytorch.arange(4.0).reshape(1, 1, 2, 2)
@@ -153,12 +161,8 @@ def grid_sample(
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
-    if x.ndim == 5 or mode == "bicubic":
-        raise op_error(
-            NotImplementedError,
-            "grid_sample",
-            "only 4-D input with mode 'bilinear' or 'nearest' is supported",
-        )
+    if x.ndim == 5:
+        raise op_error(NotImplementedError, "grid_sample", "only 4-D input is supported")
     if x.ndim != 4 or g.ndim != 4:
         raise op_error(
             RuntimeError,
@@ -179,8 +183,13 @@ def grid_sample(
             f"grid_sampler(): expected input and grid to have the same floating dtype, but input has {x.dtype} and grid has {g.dtype}",
         )
     ho, wo = g.shape[1], g.shape[2]
-    ix = _source(g[..., 0], w, padding_mode, align_corners)  # (N, Ho, Wo)
-    iy = _source(g[..., 1], h, padding_mode, align_corners)
+    if mode == "bicubic":
+        # torch pads each of the 4x4 taps' coordinates, not the sampling point's
+        ix = _unnormalize(g[..., 0], w, align_corners)
+        iy = _unnormalize(g[..., 1], h, align_corners)
+    else:
+        ix = _source(g[..., 0], w, padding_mode, align_corners)  # (N, Ho, Wo)
+        iy = _source(g[..., 1], h, padding_mode, align_corners)
     flat = S.reshape(x, (n, c, h * w))
 
     def tap(col: Tensor, row: Tensor) -> tuple[Tensor, Tensor]:
@@ -191,6 +200,26 @@ def grid_sample(
         values = S.reshape(IX.gather(flat, 2, index), (n, c, ho, wo))
         return values, S.unsqueeze(inside, 1)
 
+    if mode == "bicubic":
+        x0, y0 = E.floor(ix), E.floor(iy)
+        wx, wy = _cubic_weights(ix - x0), _cubic_weights(iy - y0)  # type: ignore[operator]
+
+        def taps(start: Tensor, size: int) -> list[Tensor]:
+            # (the padded coordinate cast to an integer by truncation, as torch's kernel does)
+            return [
+                _pad_coordinates(start + k, size, padding_mode, align_corners).to(dt.int64)  # type: ignore[operator, attr-defined]
+                for k in (-1, 0, 1, 2)
+            ]
+
+        cols, rows = taps(x0, w), taps(y0, h)
+        out: Any = 0
+        for row, wr in zip(rows, wy):
+            line: Any = 0  # torch's cubic_interp1d along x, then along y, left to right
+            for col, wc in zip(cols, wx):
+                values, inside = tap(col, row)
+                line = line + E.where(inside, values, 0) * S.unsqueeze(wc, 1)  # type: ignore[operator]
+            out = out + line * S.unsqueeze(wr, 1)  # type: ignore[operator]
+        return out  # type: ignore[no-any-return]
     if mode == "nearest":
         # torch rounds half to even (nearbyint), as lazytorch.round does
         values, inside = tap(E.round(ix).to(dt.int64), E.round(iy).to(dt.int64))  # type: ignore[attr-defined]
@@ -198,7 +227,7 @@ def grid_sample(
     x0, y0 = E.floor(ix), E.floor(iy)
     tx, ty = ix - x0, iy - y0  # type: ignore[operator]
     c0, r0 = x0.to(dt.int64), y0.to(dt.int64)  # type: ignore[attr-defined]
-    out: Any = 0
+    out = 0
     for dc, dr, weight in (
         (0, 0, (1 - tx) * (1 - ty)),
         (1, 0, tx * (1 - ty)),
@@ -208,3 +237,18 @@ def grid_sample(
         values, inside = tap(c0 + dc, r0 + dr)  # type: ignore[operator]
         out = out + E.where(inside, values * S.unsqueeze(weight, 1), 0)  # type: ignore[operator]
     return out  # type: ignore[no-any-return]
+
+
+def _cubic_weights(t: Tensor) -> list[Tensor]:
+    """torch's get_cubic_upsample_coefficients (A = -0.75) for the taps at -1, 0, 1, 2 from a
+    point a fraction `t` past tap 0."""
+    a = -0.75
+
+    def near(v: Tensor) -> Tensor:  # |v| <= 1
+        return ((a + 2) * v - (a + 3)) * v * v + 1  # type: ignore[no-any-return,operator]
+
+    def far(v: Tensor) -> Tensor:  # 1 < |v| < 2
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a  # type: ignore[no-any-return,operator]
+
+    rest = 1.0 - t  # type: ignore[operator]
+    return [far(t + 1.0), near(t), near(rest), far(rest + 1.0)]  # type: ignore[operator]

@@ -1,0 +1,37 @@
+"""Corpus scripts whose float32 runs amplify rounding, run again in float64.
+
+An entry with ``chaotic_after`` compares only its first losses in float32 (README.md,
+"Chaotic scripts"). Here the same script runs with ``torch.set_default_dtype(torch.float64)``
+first (a copy of its folder, in a temporary directory), under torch and under lazytorch with
+torch's draws (`corpus.run_pair`), and every loss and ``item()`` value must match under the
+float64 rule, which checks the gradients the float32 comparison cannot.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import SCRIPTS, Entry, run_pair
+
+# (folder under scripts/, the script in it)
+FLOAT64_RUNS = [("siamese_triplet", "experiments_mnist.py")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder, script", FLOAT64_RUNS)
+def test_float64_run_matches_torch(folder: str, script: str, tmp_path: Path) -> None:
+    copy = tmp_path / folder
+    shutil.copytree(SCRIPTS / folder, copy)
+    path = copy / script
+    path.write_text("import torch\ntorch.set_default_dtype(torch.float64)\n" + path.read_text())
+    r = run_pair(Entry(f"{folder}_float64", str(path), folder, dtype="float64"))
+    assert r.runs, r.lazy.get("error")
+    assert r.torch["losses"], "no loss logged"
+    assert r.loss_mismatch is None, r.loss_mismatch
+    assert r.item_mismatch is None, r.item_mismatch
