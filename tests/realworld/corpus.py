@@ -1055,6 +1055,20 @@ CORPUS += [
         "cloneofsimo/minRF rf.py + dit.py",
     ),
 ]
+# Llama-family and modern transformer training code
+CORPUS += [
+    # lucidrains/PaLM-pytorch (MIT): PaLM on synthetic enwik8 bytes: parallel attention and
+    # SwiGLU feed-forward blocks, multi-query attention through einops/einsum, rotary
+    # embeddings (cos/sin of a cached table, rotate_half), a bias-free LayerNorm with a beta
+    # buffer, tied embedding and output weights, gradient accumulation, clip_grad_norm_, a
+    # validation loss and 8 tokens generated with top-k filtering (topk, scatter_) and
+    # torch.multinomial
+    Entry(
+        "lucidrains_palm",
+        "lucidrains_palm/train.py",
+        "lucidrains/PaLM-pytorch train.py + palm_pytorch/",
+    ),
+]
 # udacity/deep-learning-v2-pytorch (MIT): the course's solution notebooks as scripts
 UD = "udacity/deep-learning-v2-pytorch "
 CORPUS += [
