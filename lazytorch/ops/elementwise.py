@@ -147,6 +147,11 @@ def _float_dtype(d: dt.DType) -> dt.DType:
 
 def _float_unary(prim: Primitive, name: str) -> Any:
     def fn(input: Tensor, *, out: Any = None) -> Tensor:
+        if type(input) is not Tensor and isinstance(input, ComplexBase) and out is None:
+            # torch.exp(z): the complex tensor's own method where it has one (exp does)
+            method = getattr(type(input), name, None)
+            if method is not None:
+                return method(input)  # type: ignore[no-any-return]
         n = tensor_arg(input, name)._node
         n = cast(n, _float_dtype(n.dtype))
         return cast_into_out(wrap(unary_node(prim, n)), out, name)
