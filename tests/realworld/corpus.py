@@ -1068,6 +1068,17 @@ CORPUS += [
         "lucidrains_palm/train.py",
         "lucidrains/PaLM-pytorch train.py + palm_pytorch/",
     ),
+    # lucidrains/x-transformers (MIT): the enwik8 example on synthetic bytes: a Decoder with
+    # rotary embeddings (computed under a torch.amp.autocast('cuda', enabled=False)
+    # decorator), pre-LayerNorm attention through its Attend (einsum, causal mask), a
+    # TransformerWrapper with absolute positions, the AutoregressiveWrapper's loss, gradient
+    # accumulation, clip_grad_norm_, a validation loss and 8 tokens generated with a KV cache
+    # (cache_kv=True) and top-k filtering
+    Entry(
+        "lucidrains_x_transformers",
+        "lucidrains_x_transformers/train.py",
+        "lucidrains/x-transformers examples/enwik8_simple/train.py + x_transformers/",
+    ),
 ]
 # udacity/deep-learning-v2-pytorch (MIT): the course's solution notebooks as scripts
 UD = "udacity/deep-learning-v2-pytorch "
