@@ -481,6 +481,22 @@ CORPUS: list[Entry] = [
     # multi-head latent attention (a down/up-projected latent cache), sliding-window attention
     # (a windowed cache, every 2nd layer), a mixture of experts (topk routing, softmax gates,
     # torch.unique over the chosen experts, SwiGLU experts, index_add_ of their outputs)
+    # ch05's training-speed script: a bfloat16 GPT (parameters and activations) under
+    # torch.compile, F.scaled_dot_product_attention(is_causal=True, dropout_p=0.1 in
+    # training), GELU(approximate="tanh"), fused AdamW with weight decay, a shuffled
+    # DataLoader with 4 workers, evaluation every 10 steps, greedy sampling. Its losses are
+    # bfloat16 values (steps of 1/32 near 4.7); torch's CPU flash attention rounds its
+    # bfloat16 output from a vectorized exp that is not libm's, so 5% of the attention
+    # outputs sit one bfloat16 ulp from the same formula in torch's own float32 ops (and
+    # from lazytorch's), and every later activation and gradient carries that: step 2's
+    # loss and the first evaluation (after one update) differ by one ulp (README.md,
+    # "Chaotic scripts"). Compared at step 0.
+    Entry(
+        "llms_from_scratch_opt_single_gpu",
+        "llms_from_scratch/opt_single_gpu.py",
+        "rasbt/LLMs-from-scratch ch05/10_llm-training-speed/01_opt_single_gpu.py",
+        chaotic_after=0,
+    ),
     Entry(
         "llms_from_scratch_kv_gqa",
         "llms_from_scratch/gpt_with_kv_gqa.py",
