@@ -532,6 +532,36 @@ class ComplexTensor(ComplexBase):
     def expand_as(self, other: Any) -> ComplexTensor:
         return self.expand(other.shape)
 
+    def repeat(self, *repeats: Any) -> ComplexTensor:
+        if len(repeats) == 1 and not isinstance(repeats[0], int):
+            repeats = tuple(repeats[0])
+        return ComplexTensor(self._ri.repeat(*repeats, 1))  # the pair dim is not repeated
+
+    def repeat_interleave(
+        self, repeats: Any, dim: int | None = None, *, output_size: int | None = None
+    ) -> ComplexTensor:
+        z = self.flatten() if dim is None or not self.ndim else self  # torch's 0-d as 1-d
+        d = 0 if dim is None else z._dim(dim)
+        return ComplexTensor(z._ri.repeat_interleave(repeats, d, output_size=output_size))
+
+    def narrow(self, dim: int, start: Any, length: Any) -> ComplexTensor:
+        return ComplexTensor(self._ri.narrow(self._dim(dim), start, length))
+
+    def select(self, dim: int, index: Any) -> ComplexTensor:
+        return ComplexTensor(self._ri.select(self._dim(dim), index))
+
+    def index_select(self, dim: int, index: Any) -> ComplexTensor:
+        return ComplexTensor(self._ri.index_select(self._dim(dim), index))
+
+    def split(self, split_size: Any, dim: int = 0) -> tuple[ComplexTensor, ...]:
+        return tuple(ComplexTensor(p) for p in S.split(self._ri, split_size, self._dim(dim)))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[ComplexTensor, ...]:
+        return tuple(ComplexTensor(p) for p in S.chunk(self._ri, chunks, self._dim(dim)))
+
+    def unbind(self, dim: int = 0) -> tuple[ComplexTensor, ...]:
+        return tuple(ComplexTensor(p) for p in S.unbind(self._ri, self._dim(dim)))
+
     def contiguous(self, *args: Any, **kwargs: Any) -> ComplexTensor:
         return ComplexTensor(self._ri.contiguous())
 

@@ -24,7 +24,7 @@ from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
-from lazytorch.ops._core import normalize_dim, result_type, tensor_arg
+from lazytorch.ops._core import ComplexBase, normalize_dim, result_type, tensor_arg
 from lazytorch.ops.creation import into_out
 from lazytorch.ops.linalg import cosine_similarity as cosine_similarity
 from lazytorch.ops.linalg import norm
@@ -300,6 +300,8 @@ def repeat_interleave(
             [3, 4],
             [3, 4]])
     """
+    if isinstance(input, ComplexBase):  # lazytorch.ops.complex: the same op on its pair
+        return input.repeat_interleave(repeats, dim, output_size=output_size)  # type: ignore[attr-defined, no-any-return]
     if repeats is None:  # repeat_interleave(counts): indices repeated by their counts
         counts = tensor_arg(input, "repeat_interleave")
         return repeat_interleave(C.arange(counts.shape[0], device=counts.device), counts)

@@ -105,15 +105,16 @@ def _low(x: Any) -> bool:
 
 
 def _cpu_scalar(x: Any, beside: Any) -> bool:
-    """An operand whose own value torch's float16/bfloat16 mul and div kernels take in
-    float32: a Python number, or a float32 0-d tensor beside a tensor with dims (other 0-d
-    tensors are rounded to the result dtype first, as measured against torch 2.13)."""
+    """A second operand whose own value torch's float16/bfloat16 mul and div kernels take
+    in float32 (``iter.is_scalar(2)``): a Python number, or a floating 0-d tensor of any
+    float dtype beside a tensor with dims. A 0-d tensor as the *first* operand goes through
+    the generic kernel, rounded to the result dtype first (measured against torch 2.13)."""
     if isinstance(x, Number):
         return True
     return (
         isinstance(x, Tensor)
         and not x._node.shape
-        and x._node.dtype is dt.float32
+        and x._node.dtype.is_floating_point
         and isinstance(beside, Tensor)
         and beside.ndim > 0
     )
@@ -123,19 +124,22 @@ def _with_opmath_scalar(
     prim: Primitive, a: Any, b: Any, op: str, either: bool = False
 ) -> Tensor | None:
     """`prim(a, b)` as torch's mul, div and floor-div kernels compute a float16 or bfloat16
-    result with a scalar `b` (or, with `either`, a scalar `a`): the scalar's own value in
-    float32 (not first rounded to the 16-bit dtype), one rounding at the end. None when that
-    is not the case. (torch's add and sub round the scalar first: they do not come here.)
+    result with a scalar `b` (or, with `either`, a Python number `a`, which torch's
+    ``__rmul__`` passes second): the scalar's own value in float32 (not first rounded to the
+    16-bit dtype), one rounding at the end. None when that is not the case. (torch's add and
+    sub round the scalar first: they do not come here.)
     """
     a, b = _operand(a, op), _operand(b, op)
     d = result_type(a, b)
-    if not d.is_low_float or not (_cpu_scalar(b, a) or (either and _cpu_scalar(a, b))):
+    scalar_a = either and isinstance(a, Number)
+    scalar_b = _cpu_scalar(b, a)
+    if not d.is_low_float or not (scalar_a or scalar_b):
         return None
     dev = device_of(a, b, op=op)
     f32 = d.compute
     na, nb = (
-        to_node(x, f32, dev) if _cpu_scalar(x, y) else cast(to_node(x, d, dev), f32)
-        for x, y in ((a, b), (b, a))
+        to_node(x, f32, dev) if scalar else cast(to_node(x, d, dev), f32)
+        for x, scalar in ((a, scalar_a), (b, scalar_b))
     )
     shape, (na, nb) = broadcast_nodes([na, nb], op)
     return wrap(cast(make_node(prim, (na, nb), (), shape, f32, dev), d))
@@ -147,6 +151,11 @@ def _float_dtype(d: dt.DType) -> dt.DType:
 
 def _float_unary(prim: Primitive, name: str) -> Any:
     def fn(input: Tensor, *, out: Any = None) -> Tensor:
+        if type(input) is not Tensor and isinstance(input, ComplexBase) and out is None:
+            # torch.exp(z): the complex tensor's own method where it has one (exp does)
+            method = getattr(type(input), name, None)
+            if method is not None:
+                return method(input)  # type: ignore[no-any-return]
         n = tensor_arg(input, name)._node
         n = cast(n, _float_dtype(n.dtype))
         return cast_into_out(wrap(unary_node(prim, n)), out, name)

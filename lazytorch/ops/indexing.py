@@ -28,6 +28,7 @@ from lazytorch.ops import views as V
 from lazytorch.ops._core import (
     INT64_MAX,
     INT64_MIN,
+    ComplexBase,
     P,
     _rt,
     binary_node,
@@ -1090,6 +1091,8 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 @public(method=True)
 def index_select(input: Tensor, dim: int, index: Tensor, *, out: Any = None) -> Tensor:
     """Entries of `input` along `dim` at the positions in 1-d `index`."""
+    if isinstance(input, ComplexBase) and out is None:  # lazytorch.ops.complex
+        return input.index_select(dim, index)  # type: ignore[attr-defined, no-any-return]
     x = tensor_arg(input, "index_select")
     if not isinstance(index, Tensor) or index.dtype not in (dt.int64, dt.int32):
         raise op_error(

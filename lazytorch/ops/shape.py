@@ -711,6 +711,8 @@ def atleast_2d(t: Tensor) -> Tensor:
 @public(method=True)
 def narrow(input: Tensor, dim: int, start: Any, length: Any) -> Tensor:
     """A view of `length` elements from `start` along `dim`."""
+    if isinstance(input, ComplexBase):  # lazytorch.ops.complex: the same op on its pair
+        return input.narrow(dim, start, length)  # type: ignore[attr-defined, no-any-return]
     x = tensor_arg(input, "narrow")
     if x.ndim == 0:
         raise op_error(RuntimeError, "narrow", "narrow() cannot be applied to a 0-dim tensor.")
@@ -740,6 +742,8 @@ def slice_view(x: Tensor, axis: int, start: Any, stop: Any, step: int) -> Tensor
 @public(method=True)
 def select(input: Tensor, dim: int, index: Any) -> Tensor:
     """A view of one index along `dim` (that dim removed)."""
+    if isinstance(input, ComplexBase):  # lazytorch.ops.complex: the same op on its pair
+        return input.select(dim, index)  # type: ignore[attr-defined, no-any-return]
     x = tensor_arg(input, "select")
     if x.ndim == 0:
         raise op_error(IndexError, "select", "select() cannot be applied to a 0-dim tensor.")
@@ -758,6 +762,8 @@ def select(input: Tensor, dim: int, index: Any) -> Tensor:
 @public()
 def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Views of consecutive pieces: equal `split_size` chunks or explicit section sizes."""
+    if isinstance(tensor, ComplexBase):  # lazytorch.ops.complex: the same op on its pair
+        return tensor.split(split_size_or_sections, dim)  # type: ignore[attr-defined, no-any-return]
     x = tensor_arg(tensor, "split")
     axis = normalize_dim(dim, x.ndim, "split")
     size = x._node.shape[axis]
@@ -803,6 +809,8 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
 @public(method=True)
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into `chunks` pieces of ceil(size / chunks) (the last may be smaller)."""
+    if isinstance(input, ComplexBase):  # lazytorch.ops.complex: the same op on its pair
+        return input.chunk(chunks, dim)  # type: ignore[attr-defined, no-any-return]
     x = tensor_arg(input, "chunk")
     if chunks <= 0:
         raise op_error(
@@ -821,6 +829,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 @public(method=True)
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """Views of every index along `dim`."""
+    if isinstance(input, ComplexBase):  # lazytorch.ops.complex: the same op on its pair
+        return input.unbind(dim)  # type: ignore[attr-defined, no-any-return]
     x = tensor_arg(input, "unbind")
     axis = normalize_dim(dim, x.ndim, "unbind")
     return tuple(select(x, axis, i) for i in range(x._node.shape[axis]))

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from lazytorch.ir import dtypes as dt
 from lazytorch.ops.creation import zeros_like
 from lazytorch.optim.optimizer import Optimizer, ParamsT, check_adam_family, check_number
 
@@ -18,8 +21,10 @@ class Adam(Optimizer):
     the compiled program), ``exp_avg``, ``exp_avg_sq`` and, with ``amsgrad``,
     ``max_exp_avg_sq``. ``weight_decay`` adds ``weight_decay * p`` to the gradient (L2), or
     with ``decoupled_weight_decay=True`` scales ``p`` by ``1 - lr * weight_decay`` (AdamW).
-    ``foreach``, ``capturable`` and ``fused`` are accepted for compatibility and change
-    nothing: the step is one compiled program either way.
+    ``foreach`` and ``capturable`` are accepted for compatibility and change nothing: the
+    step is one compiled program either way. ``fused=True`` changes the rounding of a
+    bfloat16 or float16 parameter's update as torch's fused kernel does (computed in float32,
+    rounded once); float32 and float64 parameters update as without it.
 
     ``step()`` records the update lazily and ends with ``lazytorch.materialize()``.
 
@@ -104,6 +109,9 @@ class Adam(Optimizer):
             params.append(p)
         numbers = self._host_numbers(group, params, _adam_numbers)
         for p, (neg_step_size, bias_correction2_sqrt, *decay) in zip(params, numbers):
+            if group["fused"] and p.dtype in _REDUCED:
+                self._fused_reduced_step(group, p, -neg_step_size, bias_correction2_sqrt, decay)
+                continue
             grad = p.grad
             state = self.state[p]
             exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
@@ -128,6 +136,53 @@ class Adam(Optimizer):
             else:
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             p.addcdiv_(exp_avg, denom, value=neg_step_size)
+
+    def _fused_reduced_step(
+        self,
+        group: dict[str, Any],
+        p: Any,
+        step_size: Any,
+        bias_correction2_sqrt: Any,
+        decay: list[Any],
+    ) -> None:
+        """torch's fused kernel (``fused=True``) for a bfloat16 or float16 parameter: every
+        value is loaded as float32, the whole update is computed in float32 and the
+        parameter and both moments are rounded back once, where the single-tensor update
+        rounds after each op. The moments enter the parameter's update unrounded."""
+        beta1, beta2 = group["betas"]
+        weight_decay, state = group["weight_decay"], self.state[p]
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        grad, param = p.grad.float(), p.float()
+        avg, avg_sq = exp_avg.float(), exp_avg_sq.float()
+        if group["maximize"]:
+            grad = -grad
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                param = param * decay[0]  # 1 - lr * weight_decay, an input (_adam_numbers)
+            else:
+                grad = grad + param * weight_decay
+        # The kernel's lerp is one fused multiply-add, base + coeff * (grad - avg), with
+        # coeff and base by the size of the weight; float64 holds the product exactly and
+        # rounds the sum (to float64, then float32) as the fma does but in rare ties.
+        weight = float(np.float32(1 - beta1))
+        small = abs(weight) < 0.5
+        coeff, base = (weight, avg) if small else (float(np.float32(weight - 1)), grad)
+        avg = (base.double() + (grad - avg).double() * coeff).float()
+        avg_sq = avg_sq * beta2 + (1 - beta2) * grad * grad
+        if group["amsgrad"]:
+            max_sq = state["max_exp_avg_sq"]
+            top = max_sq.float().maximum(avg_sq)
+            max_sq.copy_(top)
+            denom = top.sqrt() / bias_correction2_sqrt + group["eps"]
+        else:
+            denom = avg_sq.sqrt() / bias_correction2_sqrt + group["eps"]
+        exp_avg.copy_(avg)
+        exp_avg_sq.copy_(avg_sq)
+        p.copy_(param - step_size * avg / denom)
+
+
+# The dtypes torch's fused Adam computes in float32 (its opmath) and rounds back once.
+_REDUCED = (dt.bfloat16, dt.float16)
 
 
 def _adam_numbers(state: dict[str, Any], group: dict[str, Any]) -> tuple[float, ...]:

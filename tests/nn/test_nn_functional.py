@@ -1631,3 +1631,92 @@ def test_sdpa_dropout_properties():
     q, k, v = qkv((2, 2), 4, 5, 8, 8)
     check(lambda t, q, k, v: sdpa(dropout_p=0.3)(t, q, k, v).shape, q, k, v)
     check(sdpa(dropout_p=1.0), q, k, v)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize(
+    "shape, permute",
+    [
+        ((64, 32), None),
+        ((4, 16, 32), None),
+        ((2, 4, 8, 32), None),
+        ((32,), None),
+        ((16, 4, 32), (1, 0, 2)),  # not contiguous: matmul, then the bias (two roundings)
+        ((2, 8, 4, 32), (0, 2, 1, 3)),
+        ((32, 64), (1, 0)),  # a matrix always takes addmm
+    ],
+)
+def test_linear_with_bias_rounds_as_torch_in_reduced_precision(dtype, shape, permute):
+    """torch adds the bias of a contiguous (or 2-d) input inside addmm, before the one
+    rounding of the float32 product; lazytorch rounded the product, then the sum."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal((48, 32)) * 0.1).astype(np.float32)
+    b = (rng.standard_normal(48) * 0.1).astype(np.float32)
+    outs = []
+    for lib in (torch, lt):
+        xt = lib.tensor(x).to(getattr(lib, dtype))
+        if permute is not None:
+            xt = xt.permute(*permute)
+        y = lib.nn.functional.linear(
+            xt, lib.tensor(w).to(getattr(lib, dtype)), lib.tensor(b).to(getattr(lib, dtype))
+        )
+        outs.append(y.float().numpy())
+    np.testing.assert_array_equal(outs[1], outs[0])
+
+
+def _sdpa_reduced(lib, dtype, arrays, **kwargs):
+    q, k, v, mask = arrays
+    args = [lib.tensor(a).to(getattr(lib, dtype)) for a in (q, k, v)]
+    if mask is not None:
+        kwargs["attn_mask"] = lib.tensor(mask) if mask.dtype == bool else args[0].new_tensor(mask)
+    return lib.nn.functional.scaled_dot_product_attention(*args, **kwargs).float().numpy()
+
+
+def _sdpa_arrays(shape, mask):
+    rng = np.random.default_rng(2)
+    q, k, v = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
+    n = shape[-2]
+    if mask == "bool":
+        return q, k, v, (rng.random((n, n)) > 0.3) | np.eye(n, dtype=bool)
+    return q, k, v, (rng.standard_normal((n, n)).astype(np.float32) if mask == "float" else None)
+
+
+def _assert_ulps(got, want, dtype, fraction):
+    """Every output within one ulp of the dtype at its magnitude (at least 1: the inputs'
+    scale, which sets the float32 rounding of outputs near 0), and under `fraction` of them
+    different at all."""
+    mantissa = {"bfloat16": 7, "float16": 10}[dtype]
+    ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(want), 1.0))) - mantissa)
+    diff = np.abs(got - want)
+    assert (diff <= ulp).all(), float((diff / ulp).max())
+    assert (diff > 0).mean() < fraction, (diff > 0).mean()
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize(
+    "mask, causal", [(None, True), (None, False), ("bool", False), ("float", False)]
+)
+def test_sdpa_in_reduced_precision_is_torchs_float32_math_rounded_once(dtype, mask, causal):
+    """3-d inputs take torch's math kernel, which computes a bfloat16/float16 attention in
+    float32 and rounds once; lazytorch rounded after every op (half the outputs differed).
+    Only float32's summation order is left: a few outputs near 0 in 10,000."""
+    arrays = _sdpa_arrays((8, 64, 16), mask)
+    want = _sdpa_reduced(torch, dtype, arrays, is_causal=causal)
+    got = _sdpa_reduced(lt, dtype, arrays, is_causal=causal)
+    _assert_ulps(got, want, dtype, fraction=0.001)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("mask, causal", [(None, True), ("bool", False), ("float", False)])
+def test_sdpa_in_reduced_precision_follows_torchs_flash_kernel(dtype, mask, causal):
+    """4-d inputs without dropout take torch's CPU flash kernel: float32 scores, the
+    unnormalized probabilities rounded to the input dtype before the product with v, one
+    final rounding. Its vectorized exp is not libm's, so about 5% of the bfloat16 outputs
+    (25% of float16's, 3 bits finer) sit one ulp apart, as they do from the same formula
+    computed with torch's own float32 ops; per-op rounding (the old lazytorch) moved 52% to
+    69% of them, in either dtype."""
+    arrays = _sdpa_arrays((2, 4, 64, 16), mask)
+    want = _sdpa_reduced(torch, dtype, arrays, is_causal=causal)
+    got = _sdpa_reduced(lt, dtype, arrays, is_causal=causal)
+    _assert_ulps(got, want, dtype, fraction={"bfloat16": 0.1, "float16": 0.35}[dtype])

@@ -335,8 +335,9 @@ def test_save_and_load_keep_the_bits():
 
 
 # -- scalar operands: which value torch's kernels compute with ----------------------------------
-# torch's float16/bfloat16 mul, div and floor-div take a Python number (or a float32 0-d
-# tensor) at its own value in float32; add and sub round it to the dtype first; add/sub with
+# torch's float16/bfloat16 mul, div and floor-div take a Python number, or a floating 0-d
+# tensor of any float dtype as the second operand, at its own value in float32 (a 0-d tensor
+# as the first operand is rounded to the dtype first); add and sub round it; add/sub with
 # alpha, lerp and addcmul/addcdiv compute in float32 and round once. Bit for bit, on values
 # where rounding the scalar first changes the result for a fifth of the elements.
 SCALAR_OPS = {
@@ -352,6 +353,12 @@ SCALAR_OPS = {
     "rfloordiv": lambda t, a: 0.3 // a,
     "mul_float32_0d": lambda t, a: a * t.tensor(0.1),
     "mul_float64_0d": lambda t, a: t.tensor(0.1, dtype=t.float64) * a,
+    # the GELU of LLMs-from-scratch: torch.sqrt(torch.tensor(2.0 / torch.pi)) * (...)
+    "float32_0d_times": lambda t, a: t.sqrt(t.tensor(2.0 / 3.141592653589793)) * a,
+    "mul_by_float64_0d": lambda t, a: a * t.tensor(0.1, dtype=t.float64),
+    "div_by_float64_0d": lambda t, a: a / t.tensor(0.3, dtype=t.float64),
+    "floordiv_by_float64_0d": lambda t, a: a // t.tensor(0.3, dtype=t.float64),
+    "mul_by_float16_0d": lambda t, a: a * t.tensor(0.1, dtype=t.float16),
     "int_times_0d": lambda t, a: (a * 10).long() * t.tensor(0.1, dtype=a.dtype),
     "add_alpha": lambda t, a: t.add(a, a * 3, alpha=0.1),
     "sub_alpha": lambda t, a: t.sub(a, 0.7, alpha=0.1),

@@ -94,6 +94,27 @@ CASES = {
     "to_complex64": (lambda t, a: a.to(t.complex64) + 1j, (4,)),
     "float64_parts": (lambda t, a, b: t.polar(a.double(), b.double()), (4,), (4,)),
     "eq": (lambda t, x: t.view_as_complex(x) == t.view_as_complex(x).conj(), (4, 2)),
+    # torch.exp as a function, and the rotary table some llama ports build as exp(i * freqs)
+    "exp_function": (lambda t, a, b: t.exp(t.complex(a, b)), (7,), (7,)),
+    "exp_of_1j_times_real": (lambda t, f: t.exp(1j * f), (3, 4)),
+    "unbind": (lambda t, x: t.stack(t.view_as_complex(x).unbind(-1)[::-1]), (3, 4, 2)),
+    "unbind_function": (lambda t, x: t.unbind(t.view_as_complex(x), 1)[2], (3, 4, 2)),
+    "chunk": (lambda t, x: t.view_as_complex(x).chunk(2, dim=-1)[1], (3, 5, 2)),
+    "split_sections": (lambda t, x: t.split(t.view_as_complex(x), [1, 3], 1)[1], (3, 4, 2)),
+    "narrow_select": (
+        lambda t, x: t.narrow(t.view_as_complex(x), 0, 1, 2).select(1, -1),
+        (3, 4, 2),
+    ),
+    "index_select": (
+        lambda t, x: t.index_select(t.view_as_complex(x), 1, t.tensor([3, 0, 3])),
+        (3, 4, 2),
+    ),
+    "repeat": (lambda t, x: t.view_as_complex(x).repeat(2, 1, 3), (3, 4, 2)),
+    "repeat_interleave_dim": (
+        lambda t, x: t.view_as_complex(x).repeat_interleave(2, dim=0),
+        (3, 4, 2),
+    ),
+    "repeat_interleave_flat": (lambda t, x: t.repeat_interleave(t.view_as_complex(x), 2), (3, 2)),
 }
 
 
@@ -154,6 +175,29 @@ def test_rotary_embedding_gradients_match_torch(sync):
         lx, lw = lt.tensor(xq, requires_grad=True), lt.tensor(w, requires_grad=True)
         ll = _rotary(lt, lx, lt.tensor(freqs), lw)
         ll.backward()
+    np.testing.assert_allclose(ll.item(), tl.item(), rtol=1e-5)
+    np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(lw.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _rotary_exp(lib, x, freqs, w):
+    """Rotary embeddings with the table as ``exp(1j * freqs)``, the query heads' complex
+    values repeated for grouped keys (repeat_interleave) and a chunk of them kept."""
+    q = lib.view_as_complex((x @ w).reshape(*x.shape[:-1], -1, 2))
+    z = q * lib.exp(1j * freqs).index_select(0, lib.tensor([2, 0, 1, 3, 4]))
+    z = lib.cat(z.repeat_interleave(2, dim=-1).chunk(2, dim=-1)[::-1], -1).narrow(1, 1, 3)
+    return (lib.view_as_real(z) ** 2 * lib.arange(2.0)).sum() + z.unbind(0)[1].abs().mean()
+
+
+def test_exp_repeat_interleave_chunk_gradients_match_torch():
+    x, w = randn(2, 5, 8), randn(8, 8)
+    freqs = np.outer(np.arange(5), 1.0 / 10000 ** (np.arange(0, 8, 2) / 8)).astype(np.float32)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    tl = _rotary_exp(torch, tx, torch.tensor(freqs), tw)
+    tl.backward()
+    lx, lw = lt.tensor(x, requires_grad=True), lt.tensor(w, requires_grad=True)
+    ll = _rotary_exp(lt, lx, lt.tensor(freqs), lw)
+    ll.backward()
     np.testing.assert_allclose(ll.item(), tl.item(), rtol=1e-5)
     np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(lw.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-5)

@@ -99,6 +99,7 @@ GAN_ARGS = "--n_epochs 1 --batch_size 8 --img_size 16"
 AP = "aladdinpersson/Machine-Learning-Collection ML/Pytorch/"
 FLOWS_ARGS = "--batch-size 100 --test-batch-size 100 --epochs 2 --num-blocks 2 --dataset POWER"
 GLOW_ARGS = "--batch 4 --iter 5 --n_flow 2 --n_block 2 --img_size 16"
+LFS_KV = "--emb_dim 64 --n_heads 4 --n_layers 2 --max_new_tokens 12"
 CORPUS: list[Entry] = [
     # pytorch/tutorials
     Entry(
@@ -473,6 +474,52 @@ CORPUS: list[Entry] = [
         "rasbt/LLMs-from-scratch ch05/03_bonus_pretraining_on_gutenberg/pretraining_simple.py",
         args="--data_dir data/books --debug True --batch_size 16 --eval_freq 5 "
         "--print_sample_iter 25",
+    ),
+    # ch04's KV-cache generation scripts (a random bfloat16 GPT with GPT-2's 50,257-token head,
+    # greedy decoding through a KV cache kept in registered buffers; the printed token ids
+    # are compared): grouped-query attention (repeat_interleave over the KV groups),
+    # multi-head latent attention (a down/up-projected latent cache), sliding-window attention
+    # (a windowed cache, every 2nd layer), a mixture of experts (topk routing, softmax gates,
+    # torch.unique over the chosen experts, SwiGLU experts, index_add_ of their outputs)
+    # ch05's training-speed script: a bfloat16 GPT (parameters and activations) under
+    # torch.compile, F.scaled_dot_product_attention(is_causal=True, dropout_p=0.1 in
+    # training), GELU(approximate="tanh"), fused AdamW with weight decay, a shuffled
+    # DataLoader with 4 workers, evaluation every 10 steps, greedy sampling. Its losses are
+    # bfloat16 values (steps of 1/32 near 4.7); torch's CPU flash attention rounds its
+    # bfloat16 output from a vectorized exp that is not libm's, so 5% of the attention
+    # outputs sit one bfloat16 ulp from the same formula in torch's own float32 ops (and
+    # from lazytorch's), and every later activation and gradient carries that: step 2's
+    # loss and the first evaluation (after one update) differ by one ulp (README.md,
+    # "Chaotic scripts"). Compared at step 0.
+    Entry(
+        "llms_from_scratch_opt_single_gpu",
+        "llms_from_scratch/opt_single_gpu.py",
+        "rasbt/LLMs-from-scratch ch05/10_llm-training-speed/01_opt_single_gpu.py",
+        chaotic_after=0,
+    ),
+    Entry(
+        "llms_from_scratch_kv_gqa",
+        "llms_from_scratch/gpt_with_kv_gqa.py",
+        "rasbt/LLMs-from-scratch ch04/04_gqa/gpt_with_kv_gqa.py",
+        args=f"{LFS_KV} --n_kv_groups 2",
+    ),
+    Entry(
+        "llms_from_scratch_kv_mla",
+        "llms_from_scratch/gpt_with_kv_mla.py",
+        "rasbt/LLMs-from-scratch ch04/05_mla/gpt_with_kv_mla.py",
+        args=f"{LFS_KV} --latent_dim 16",
+    ),
+    Entry(
+        "llms_from_scratch_kv_swa",
+        "llms_from_scratch/gpt_with_kv_swa.py",
+        "rasbt/LLMs-from-scratch ch04/06_swa/gpt_with_kv_swa.py",
+        args=f"{LFS_KV} --sliding_window_size 4 --sliding_window_stride 2",
+    ),
+    Entry(
+        "llms_from_scratch_kv_moe",
+        "llms_from_scratch/gpt_with_kv_moe.py",
+        "rasbt/LLMs-from-scratch ch04/07_moe/gpt_with_kv_moe.py",
+        args=f"{LFS_KV} --hidden_dim 128 --num_experts 4 --num_experts_per_tok 2",
     ),
     # karpathy/build-nanogpt: bfloat16 autocast on CPU, gradient accumulation, clipping, a
     # HellaSwag pass and top-k sampling with a torch.Generator. The HellaSwag picks
@@ -1053,6 +1100,31 @@ CORPUS += [
         "cloneofsimo_minrf",
         "cloneofsimo_minrf/rf.py",
         "cloneofsimo/minRF rf.py + dit.py",
+    ),
+]
+# Llama-family and modern transformer training code
+CORPUS += [
+    # lucidrains/PaLM-pytorch (MIT): PaLM on synthetic enwik8 bytes: parallel attention and
+    # SwiGLU feed-forward blocks, multi-query attention through einops/einsum, rotary
+    # embeddings (cos/sin of a cached table, rotate_half), a bias-free LayerNorm with a beta
+    # buffer, tied embedding and output weights, gradient accumulation, clip_grad_norm_, a
+    # validation loss and 8 tokens generated with top-k filtering (topk, scatter_) and
+    # torch.multinomial
+    Entry(
+        "lucidrains_palm",
+        "lucidrains_palm/train.py",
+        "lucidrains/PaLM-pytorch train.py + palm_pytorch/",
+    ),
+    # lucidrains/x-transformers (MIT): the enwik8 example on synthetic bytes: a Decoder with
+    # rotary embeddings (computed under a torch.amp.autocast('cuda', enabled=False)
+    # decorator), pre-LayerNorm attention through its Attend (einsum, causal mask), a
+    # TransformerWrapper with absolute positions, the AutoregressiveWrapper's loss, gradient
+    # accumulation, clip_grad_norm_, a validation loss and 8 tokens generated with a KV cache
+    # (cache_kv=True) and top-k filtering
+    Entry(
+        "lucidrains_x_transformers",
+        "lucidrains_x_transformers/train.py",
+        "lucidrains/x-transformers examples/enwik8_simple/train.py + x_transformers/",
     ),
 ]
 # udacity/deep-learning-v2-pytorch (MIT): the course's solution notebooks as scripts

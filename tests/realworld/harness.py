@@ -16,7 +16,9 @@ kind        calls
 ``rand``    ``torch.rand``, ``rand_like``; dropout masks (``F.dropout`` and
             ``dropout1d/2d/3d`` are replaced in *both* runs by ``x * (rand >= p) / (1-p)``,
             and torch's ``scaled_dot_product_attention`` with ``dropout_p > 0`` by its
-            documented math, because torch draws those masks in C)
+            documented math, because torch draws those masks in C; ``torch.compile``
+            returns its argument in the torch run, which runs eagerly, since Dynamo's
+            fake tensors cannot be recorded)
 others      ``randn``, ``randint``, ``randperm``, ``normal``, ``bernoulli``,
             ``multinomial`` (and lazytorch's ``Categorical`` sampling, which torch's does
             through multinomial), ``poisson``, ``random_`` — one queue each
@@ -107,6 +109,17 @@ INIT_FILLERS = (
 )
 
 
+def _eager_compile(model: Any = None, **kwargs: Any) -> Any:
+    """torch.compile in the torch run: the model or function itself, run eagerly. Dynamo
+    traces a compiled forward with fake tensors, through the recording wrappers above, which
+    cannot record a fake draw; eager torch computes the same math, and the lazytorch run
+    keeps lazytorch's own ``compile``. Used as ``torch.compile(m)`` or as a decorator with
+    options (``@torch.compile(mode=...)``)."""
+    if model is None:
+        return lambda fn: fn
+    return model
+
+
 class ReplayMismatch(RuntimeError):
     """The lazytorch run asked for a draw the torch run did not make (kind, order or shape)."""
 
@@ -162,7 +175,10 @@ class Hooks:
 
     # -- values <-> arrays -------------------------------------------------------------
     def to_array(self, t: Any) -> np.ndarray:
-        return np.array(t.detach().cpu().numpy(), copy=True)
+        t = t.detach().cpu()
+        if t.dtype == self.torch.bfloat16:  # NumPy has no bfloat16: float32 holds it exactly
+            t = t.float()
+        return np.array(t.numpy(), copy=True)
 
     def from_array(self, a: np.ndarray, like: Any = None) -> Any:
         t = self.torch.from_numpy(np.array(a, copy=True))
@@ -281,7 +297,14 @@ class Hooks:
         def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kw):
             if dropout_p == 0.0:
                 return original(q, k, v, attn_mask, dropout_p, is_causal, scale=scale, **kw)
-            # torch's documented reference implementation, with the mask drawn by rand
+            # torch's documented reference implementation, with the mask drawn by rand;
+            # torch's math kernel computes a bfloat16/float16 attention in float32 and
+            # rounds the output once
+            low = q.dtype if q.dtype in (torch.bfloat16, torch.float16) else None
+            if low is not None:
+                q, k, v = q.float(), k.float(), v.float()
+                if attn_mask is not None and attn_mask.dtype != torch.bool:
+                    attn_mask = attn_mask.float()
             L, S = q.size(-2), k.size(-2)
             scale_factor = 1 / (q.size(-1) ** 0.5) if scale is None else scale
             attn_bias = torch.zeros(L, S, dtype=q.dtype, device=q.device)
@@ -296,7 +319,8 @@ class Hooks:
             attn_weight = q @ k.transpose(-2, -1) * scale_factor
             attn_weight = torch.softmax(attn_weight + attn_bias, dim=-1)
             attn_weight = F.dropout(attn_weight, dropout_p, training=True)
-            return attn_weight @ v
+            out = attn_weight @ v
+            return out if low is None else out.to(low)
 
         return sdpa
 
@@ -362,6 +386,7 @@ class Hooks:
         if self.real_torch:
             F.scaled_dot_product_attention = self._math_sdpa(F.scaled_dot_product_attention)
             self._sampler_without_empty_draw()
+            torch.compile = _eager_compile
 
         backward, item = torch.Tensor.backward, torch.Tensor.item
 

@@ -62,6 +62,14 @@ def scaled_dot_product_attention(
         k, v = _repeat_heads(k, hq // hk), _repeat_heads(v, hq // hv)
     L, Skv = q.shape[-2], k.shape[-2]
     s = (1.0 / math.sqrt(q.shape[-1])) if scale is None else scale
+    low = q.dtype if q.dtype in (dt.bfloat16, dt.float16) else None
+    if low is not None and k.dtype is low and v.dtype is low:
+        # torch's CPU kernels compute a bfloat16/float16 attention in float32 and round
+        # the output once; its flash kernel (no dropout, 4-d inputs) also rounds the
+        # unnormalized probabilities to the input dtype before their product with v
+        q, k, v = q.float(), k.float(), v.float()
+        if attn_mask is not None and attn_mask.dtype is not dt.bool_:
+            attn_mask = attn_mask.float()
     scores = LA.matmul(q, S.transpose(k, -2, -1)) * s  # type: ignore[operator]
     if is_causal:
         causal = S.tril(C.ones(L, Skv, dtype=dt.bool_, device=q.device))
@@ -71,10 +79,18 @@ def scaled_dot_product_attention(
             scores = IX.masked_fill(scores, ~attn_mask, -math.inf)  # type: ignore[operator]
         else:
             scores = scores + attn_mask  # type: ignore[operator]
+    if low is not None and q.dtype is not low and dropout_p == 0.0 and q.ndim == 4:
+        top = R.amax(scores, -1, keepdim=True).detach()
+        top = E.where(E.isfinite(top), top, 0.0)  # a row with no key: every exp is 0
+        e = E.exp(scores - top)  # type: ignore[operator]
+        total = R.sum(e, -1, keepdim=True)
+        out = LA.matmul(e.to(low).float(), v) / total  # type: ignore[operator]
+        return E.where(total > 0, out, 0.0).to(low)  # type: ignore[operator, no-any-return]
     p = _safe_softmax(scores)
     if dropout_p > 0.0:
         p = dropout(p, dropout_p)
-    return LA.matmul(p, v)
+    out = LA.matmul(p, v)
+    return out if low is None or out.dtype is low else out.to(low)
 
 
 # -- multi-head attention ------------------------------------------------------------------

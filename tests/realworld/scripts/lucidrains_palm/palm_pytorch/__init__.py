@@ -1,0 +1,1 @@
+from palm_pytorch.palm_pytorch import PaLM
