@@ -1633,38 +1633,6 @@ def test_sdpa_dropout_properties():
     check(sdpa(dropout_p=1.0), q, k, v)
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-@pytest.mark.parametrize(
-    "shape, permute",
-    [
-        ((64, 32), None),
-        ((4, 16, 32), None),
-        ((2, 4, 8, 32), None),
-        ((32,), None),
-        ((16, 4, 32), (1, 0, 2)),  # not contiguous: matmul, then the bias (two roundings)
-        ((2, 8, 4, 32), (0, 2, 1, 3)),
-        ((32, 64), (1, 0)),  # a matrix always takes addmm
-    ],
-)
-def test_linear_with_bias_rounds_as_torch_in_reduced_precision(dtype, shape, permute):
-    """torch adds the bias of a contiguous (or 2-d) input inside addmm, before the one
-    rounding of the float32 product; lazytorch rounded the product, then the sum."""
-    rng = np.random.default_rng(5)
-    x = rng.standard_normal(shape).astype(np.float32)
-    w = (rng.standard_normal((48, 32)) * 0.1).astype(np.float32)
-    b = (rng.standard_normal(48) * 0.1).astype(np.float32)
-    outs = []
-    for lib in (torch, lt):
-        xt = lib.tensor(x).to(getattr(lib, dtype))
-        if permute is not None:
-            xt = xt.permute(*permute)
-        y = lib.nn.functional.linear(
-            xt, lib.tensor(w).to(getattr(lib, dtype)), lib.tensor(b).to(getattr(lib, dtype))
-        )
-        outs.append(y.float().numpy())
-    np.testing.assert_array_equal(outs[1], outs[0])
-
-
 def _sdpa_reduced(lib, dtype, arrays, **kwargs):
     q, k, v, mask = arrays
     args = [lib.tensor(a).to(getattr(lib, dtype)) for a in (q, k, v)]

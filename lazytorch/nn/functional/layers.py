@@ -32,26 +32,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if x.ndim == 2 and w.ndim == 1 and bias is not None:
         # torch routes a 2-d input with a bias through addmm, which wants a matrix weight
         raise op_error(RuntimeError, "linear", "mat2 must be a matrix, got 1-D tensor")
-    if (
-        bias is not None
-        and x.dtype in _REDUCED
-        and w.dtype is x.dtype
-        and getattr(bias, "dtype", None) is x.dtype
-        and w.ndim == 2
-        and (x.ndim == 2 or (x.is_contiguous() and (x.ndim == 3 or bias.ndim == 1)))
-    ):
-        # torch's addmm (a matrix or a contiguous input, flattened to one): the product
-        # accumulates in float32 and the bias is added before the one rounding to
-        # bfloat16/float16. Other inputs take matmul, then add: rounded twice, as below.
-        y32 = LA.matmul(x.float(), S.t(w).float()) + bias.float()  # type: ignore[operator]
-        return y32.to(x.dtype)
     y = LA.matmul(x, S.t(w) if w.ndim == 2 else w)
     if bias is not None:
         y = y + bias  # type: ignore[operator]
     return y
-
-
-_REDUCED = (dt.bfloat16, dt.float16)
 
 
 def embedding(
