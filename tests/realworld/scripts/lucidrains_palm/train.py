@@ -1,6 +1,6 @@
 # Source: https://github.com/lucidrains/PaLM-pytorch train.py (commit 7889d9726be5694d36795f7d0505756dc908b577,
-#   the last one whose train.py trains the package's PyTorch PaLM; later ones train the Triton one)
 # Licence: MIT. Copyright (c) 2022 Phil Wang (the LICENSE file's line).
+#   the last one whose train.py trains the package's PyTorch PaLM; later ones train the Triton one)
 #   The licence's full text is in tests/realworld/README.md (Licences).
 # Changes (sizes, steps, data, device and a stand-in for a library not installed here; the
 #   model, the wrapper and the training loop are as written):

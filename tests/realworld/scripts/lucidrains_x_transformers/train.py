@@ -1,7 +1,7 @@
-# Source: https://github.com/lucidrains/x-transformers examples/enwik8_simple/train.py
-#   + x_transformers/ (commit d1ca975a8048876b8d04fd89bd3d9bae84580865, the last release whose
-#   package needs only torch and einops)
+# Source: https://github.com/lucidrains/x-transformers examples/enwik8_simple/train.py + x_transformers/
 # Licence: MIT. Copyright (c) 2020 Phil Wang (the LICENSE file's line).
+#   Commit d1ca975a8048876b8d04fd89bd3d9bae84580865: the last release whose package needs
+#   only torch and einops.
 #   The licence's full text is in tests/realworld/README.md (Licences).
 # Changes (sizes, steps, data, device and a stand-in for a library not installed here; the
 #   package, the model and the training loop are as written):

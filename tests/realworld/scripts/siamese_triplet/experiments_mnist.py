@@ -1,7 +1,7 @@
 # Source: https://github.com/adambielski/siamese-triplet Experiments_MNIST.ipynb (commit 0c719f9e8f59fa386e8c59d10b2ddde9fac46276),
+# Licence: BSD 3-Clause. Copyright (c) 2019, Adam Bielski. All rights reserved.
 #   its code cells in order (cell numbers as "# In[n]:"), with losses.py, networks.py, trainer.py,
 #   utils.py, datasets.py and metrics.py (byte-for-byte below their headers) in this folder
-# Licence: BSD 3-Clause. Copyright (c) 2019, Adam Bielski. All rights reserved.
 #   The licence's full text is in LICENSE (this folder).
 # Changes (sizes, data and plots only; the code is otherwise as written):
 #   - torchvision's MNIST and transforms -> _torchvision_mnist (this folder): the same dataset class

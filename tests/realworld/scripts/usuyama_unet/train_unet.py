@@ -1,7 +1,7 @@
 # Source: https://github.com/usuyama/pytorch-unet pytorch_unet.ipynb (commit a0ec1374e06ca9161c21781302328b074f19391b),
+# Licence: MIT. Copyright (c) 2018 Naoto Usuyama
 #   its code cells in order (cell numbers as "# In[n]:"), with pytorch_unet.py, loss.py and
 #   simulation.py (byte-for-byte below their headers) in this folder
-# Licence: MIT. Copyright (c) 2018 Naoto Usuyama
 #   The licence's full text is in LICENSE (this folder) and tests/realworld/README.md (Licences).
 # Changes (sizes and plots only; the code is otherwise as written):
 #   - images 192x192 -> 48x48, 2,000 / 200 training / validation images -> 8 / 4, batch_size 25 -> 4,
