@@ -120,7 +120,7 @@ def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> s
 def _gemms(sched: Schedule) -> set[str | None]:
     """The lazytorch_blas.h functions the program's products call (None: loops in a kernel)."""
     return {
-        _blas_gemm(sched.buffers[s.output].dtype)
+        _blas_gemm(sched.buffers[s.inputs[0].buffer].dtype)
         for s in sched.steps
         if isinstance(s, Extern) and s.kind == "matmul"
     }
@@ -1527,6 +1527,10 @@ def _matmul(prog: _Program, e: Extern) -> list[str]:
     for d in batch:
         nbatch *= d
     ct = storage_type(out.dtype)
+    # the operands' type: C is float32 for a product of 16-bit floats kept unrounded
+    # (the matmul primitive's out_dtype), whose float32 sum `lt::gemm16` stores as it is
+    opd = prog.buf(a.buffer).dtype
+    at = storage_type(opd)
     if k == 0:
         return [f"{INDENT}for (int64_t i = 0; i < {nbatch * m * n}; ++i) b{out.id}[i] = ({ct})0;"]
     # Offsets of each batch for the operands (strided batch dims), and the output's.
@@ -1550,10 +1554,10 @@ def _matmul(prog: _Program, e: Extern) -> list[str]:
         terms = [str(v.offset)] + [f"{bvars[i]}*{v.strides[i]}" for i in range(len(batch))]
         return " + ".join(terms)
 
-    lines.append(f"{INDENT * 2}const {ct}* A = b{a.buffer} + {offset(a)};")
-    lines.append(f"{INDENT * 2}const {ct}* B = b{b.buffer} + {offset(b)};")
+    lines.append(f"{INDENT * 2}const {at}* A = b{a.buffer} + {offset(a)};")
+    lines.append(f"{INDENT * 2}const {at}* B = b{b.buffer} + {offset(b)};")
     lines.append(f"{INDENT * 2}{ct}* C = b{out.id} + bi * {m * n};")
-    gemm = _blas_gemm(out.dtype)
+    gemm = _blas_gemm(opd)
     if gemm is not None:
         ta, lda = _blas_operand(a.strides[-2], a.strides[-1], m, k)
         tb, ldb = _blas_operand(b.strides[-2], b.strides[-1], k, n)

@@ -1104,8 +1104,12 @@ class _MatmulWriter:
         self.nbatch = _prod(self.batch)
         if out.dtype.name not in TL:
             raise TritonLoweringMissing(f"extern matmul of {out.dtype.name} ({e.describe()!r})")
-        self.dot = out.dtype in (dt.float32, dt.float16, dt.bfloat16)
-        self.cores = self.dot and (out.dtype.is_low_float or tf32)  # tensor cores
+        # The operands' dtype decides how to multiply; the output's how to store. They
+        # differ for 16-bit operands whose float32 sum is stored unrounded (out_dtype).
+        od = sched.buffers[self.a.buffer].dtype
+        self.od = od
+        self.dot = od in (dt.float32, dt.float16, dt.bfloat16)
+        self.cores = self.dot and (od.is_low_float or tf32)  # tensor cores
         # TF32 with B stored row-major ([K, N], N contiguous): Hopper's TF32 tensor-core
         # instructions take K-major operands only, and Triton's kernel over a row-major B
         # ran at 82-88 TFLOP/s on an H200 against 268-307 with B as [N, K]
@@ -1115,7 +1119,7 @@ class _MatmulWriter:
         self.b_src: StridedView | None = None
         if (
             self.cores
-            and out.dtype is dt.float32
+            and od is dt.float32
             and all(isinstance(d, int) for d in (self.m, self.n, self.kdim))
             and self.n >= KMAJOR_MIN
             and self.kdim >= KMAJOR_MIN
@@ -1127,7 +1131,7 @@ class _MatmulWriter:
         big = self.m >= 128 and self.n >= 128 and self.a.shape[-1] >= 64
         base = MATMUL_BLOCKS if self.dot else MATMUL_BLOCKS_SUM
         if self.cores and big:
-            base = MATMUL_BLOCKS_BIG if out.dtype.is_low_float else MATMUL_BLOCKS_BIG_F32
+            base = MATMUL_BLOCKS_BIG if od.is_low_float else MATMUL_BLOCKS_BIG_F32
             if self.b_src is not None:  # K-major TF32: the sweep's fastest tile (307 TFLOP/s)
                 base = MATMUL_BLOCKS_BIG_TF32_KMAJOR
         low = 16 if self.dot else 1  # tl.dot needs every tile dimension >= 16
@@ -1138,7 +1142,7 @@ class _MatmulWriter:
         self.candidates = [self.blocks]
         if tunable:
             if self.dot:
-                extra = TUNE_MATMUL if out.dtype.is_low_float else TUNE_MATMUL_F32
+                extra = TUNE_MATMUL if od.is_low_float else TUNE_MATMUL_F32
             else:
                 extra = TUNE_MATMUL_SUM
             self.candidates += [c for c in extra if c != self.blocks]
@@ -1303,8 +1307,8 @@ class _MatmulWriter:
         ]
         if self.dot:
             # float32 inputs: exact products unless TF32 is allowed (16-bit floats: exact)
-            prec = f', input_precision="{prec}"' if out.dtype is dt.float32 else ""
-            if out.dtype is dt.bfloat16:
+            prec = f', input_precision="{prec}"' if self.od is dt.float32 else ""
+            if self.od is dt.bfloat16:
                 # Triton's interpreter multiplies bfloat16 tiles' bits as integers: there
                 # (tests without a GPU) the tiles are widened, exactly, to float32 first
                 body += [

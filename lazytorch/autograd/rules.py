@@ -357,7 +357,7 @@ def _permute(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
         # a @ b; (a @ b).T = b.T @ a.T computes it in the weight's own layout, so no
         # transposing copy is needed to store it.
         a, b = ct.inputs
-        return (emit("matmul", (transpose_last(b), transpose_last(a))),)
+        return (emit("matmul", (transpose_last(b), transpose_last(a)), ct.attrs),)
     inv = [0] * len(perm)
     for i, p in enumerate(perm):
         inv[p] = i
@@ -484,6 +484,12 @@ def _scatter(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
 @rule("matmul", (0, 1))
 def _matmul(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
     a, b = inputs
+    if attrs:
+        # A product of 16-bit operands kept in float32: its gradient arrives in float32,
+        # and the operands' gradients are products in their own dtype, as torch's addmm
+        # backward computes them (the cast is exact when the float32 gradient is a widened
+        # 16-bit one, as behind the rounding cast of linear/addmm).
+        ct = cast(ct, a.dtype)
     ga = emit("matmul", (ct, transpose_last(b))) if needs[0] else None
     gb = emit("matmul", (transpose_last(a), ct)) if needs[1] else None
     return ga, gb

@@ -45,12 +45,15 @@ from lazytorch.ops.reduction import _into_out, _sum_dtype, reduce_node, squeeze_
 from lazytorch.tensor import Tensor
 
 
-def _mm_node(a: Node, b: Node) -> Node:
-    """Batched matmul of equal-rank (>= 2) nodes with broadcastable batch dims."""
+def _mm_node(a: Node, b: Node, wide: bool = False) -> Node:
+    """Batched matmul of equal-rank (>= 2) nodes with broadcastable batch dims; `wide`
+    leaves a product of 16-bit floats unrounded in float32 (see `_wide_product`)."""
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], "matmul")
     a = expand_node(a, (*batch, *a.shape[-2:]))
     b = expand_node(b, (*batch, *b.shape[-2:]))
     shape = (*batch, a.shape[-2], b.shape[-1])
+    if wide and a.dtype.is_low_float:
+        return make_node(P.matmul, (a, b), (dt.float32,), shape, dt.float32, a.device)
     return make_node(P.matmul, (a, b), (), shape, a.dtype, a.device)
 
 
@@ -79,6 +82,19 @@ def matmul(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     >>> (lazytorch.ones(2, 3) @ lazytorch.ones(3)).tolist()
     [3.0, 3.0]
     """
+    return _matmul(input, other, out, False)
+
+
+def _wide_product(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` (torch's rules), but a product of bfloat16/float16 operands stays in
+    float32, unrounded, for a sum after it to round once: torch's addmm, baddbmm and linear
+    add the bias inside the GEMM (``C = beta * C + alpha * A @ B`` in float32, rounded at
+    the end), so rounding the product first differs from torch by one ulp on about a quarter
+    of the outputs. Other dtypes: exactly `matmul`."""
+    return _matmul(a, b, None, True)
+
+
+def _matmul(input: Tensor, other: Tensor, out: Any, wide: bool) -> Tensor:
     a, b = tensor_arg(input, "matmul"), tensor_arg(other, "matmul", "other")
     sparse = SPARSE["type"]
     if (a.__class__ is sparse or b.__class__ is sparse) and out is None and a.ndim and b.ndim:
@@ -110,7 +126,7 @@ def matmul(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
         # small ones against the same matrix, and in backward one GEMM for b's gradient
         # instead of a batch of products summed over the batch.
         rows = reshape_node(na, (numel(na.shape[:-1]), k_a))
-        r = _mm_node(rows, nb)
+        r = _mm_node(rows, nb, wide)
         result = wrap(reshape_node(r, (*na.shape[:-1], nb.shape[-1])))
         if out is not None:
             return V.assign(out, result._node)
@@ -124,7 +140,7 @@ def matmul(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
     rank = max(len(na.shape), len(nb.shape))
     na = reshape_node(na, (1,) * (rank - len(na.shape)) + tuple(na.shape))
     nb = reshape_node(nb, (1,) * (rank - len(nb.shape)) + tuple(nb.shape))
-    r = _mm_node(na, nb)
+    r = _mm_node(na, nb, wide)
     shape = list(r.shape)
     if squeeze_b:
         shape.pop(-1)
@@ -143,25 +159,13 @@ def matmul(input: Tensor, other: Tensor, *, out: Any = None) -> Tensor:
 
 @public(method=True)
 def mm(input: Tensor, mat2: Tensor, *, out: Any = None) -> Tensor:
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise op_error(
-            RuntimeError, "mm", f"self must be a matrix (got {input.ndim}D and {mat2.ndim}D)"
-        )
+    _check_mm(input, mat2)
     return matmul(input, mat2, out=out)
 
 
 @public(method=True)
 def bmm(input: Tensor, mat2: Tensor, *, out: Any = None) -> Tensor:
-    if input.ndim != 3 or mat2.ndim != 3:
-        raise op_error(
-            RuntimeError, "bmm", f"batch1 must be a 3D tensor (got {input.ndim}D and {mat2.ndim}D)"
-        )
-    if input.shape[0] != mat2.shape[0]:
-        raise op_error(
-            RuntimeError,
-            "bmm",
-            f"batch1 and batch2 must have same number of batches, got {input.shape[0]} and {mat2.shape[0]}",
-        )
+    _check_bmm(input, mat2)
     return matmul(input, mat2, out=out)
 
 
@@ -206,9 +210,14 @@ def outer(input: Tensor, vec2: Tensor, *, out: Any = None) -> Tensor:
 
 def _add_product(input: Tensor, prod: Tensor, beta: Any, alpha: Any, op: str) -> Tensor:
     """beta * input + alpha * prod, with torch's addmm rules: `input` has the product's
-    dtype and expands (one way) to its shape; beta=0 ignores input's values (even NaN)."""
+    dtype and expands (one way) to its shape; beta=0 ignores input's values (even NaN).
+
+    A float32 `prod` of a 16-bit `input` is a `_wide_product`: the sum is computed in
+    float32 and rounded once to input's dtype, as torch's GEMM adds C in its epilogue.
+    """
     input = tensor_arg(input, op)
-    if input.dtype is not prod.dtype:
+    want = input.dtype if prod.dtype is dt.float32 and input.dtype.is_low_float else prod.dtype
+    if input.dtype is not want:
         raise op_error(
             RuntimeError,
             op,
@@ -223,12 +232,31 @@ def _add_product(input: Tensor, prod: Tensor, beta: Any, alpha: Any, op: str) ->
             f"{list(prod.shape)}",
         )
     # The scalars take the tensors' dtype, as in torch (so a float alpha truncates for ints).
-    beta, alpha = prod.dtype.to_python(beta), prod.dtype.to_python(alpha)
+    beta, alpha = want.to_python(beta), want.to_python(alpha)
     if alpha != 1:
         prod = mul(prod, alpha)
-    if beta == 0:
-        return prod
-    return add(mul(input, beta) if beta != 1 else input, prod)
+    if beta != 0:
+        c = wrap(cast(input._node, prod.dtype))
+        prod = add(mul(c, beta) if beta != 1 else c, prod)
+    return prod if prod.dtype is want else wrap(cast(prod._node, want))
+
+
+def _check_mm(a: Tensor, b: Tensor) -> None:
+    if a.ndim != 2 or b.ndim != 2:
+        raise op_error(RuntimeError, "mm", f"self must be a matrix (got {a.ndim}D and {b.ndim}D)")
+
+
+def _check_bmm(a: Tensor, b: Tensor) -> None:
+    if a.ndim != 3 or b.ndim != 3:
+        raise op_error(
+            RuntimeError, "bmm", f"batch1 must be a 3D tensor (got {a.ndim}D and {b.ndim}D)"
+        )
+    if a.shape[0] != b.shape[0]:
+        raise op_error(
+            RuntimeError,
+            "bmm",
+            f"batch1 and batch2 must have same number of batches, got {a.shape[0]} and {b.shape[0]}",
+        )
 
 
 @public(method=True, inplace=True)
@@ -236,7 +264,9 @@ def addmm(
     input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1, out: Any = None
 ) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2)."""
-    return _into_out(_add_product(input, mm(mat1, mat2), beta, alpha, "addmm"), out, "addmm")
+    _check_mm(mat1, mat2)
+    prod = _wide_product(mat1, mat2)
+    return _into_out(_add_product(input, prod, beta, alpha, "addmm"), out, "addmm")
 
 
 @public(method=True, inplace=True)
@@ -250,9 +280,9 @@ def baddbmm(
     out: Any = None,
 ) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
-    return _into_out(
-        _add_product(input, bmm(batch1, batch2), beta, alpha, "baddbmm"), out, "baddbmm"
-    )
+    _check_bmm(batch1, batch2)
+    prod = _wide_product(batch1, batch2)
+    return _into_out(_add_product(input, prod, beta, alpha, "baddbmm"), out, "baddbmm")
 
 
 @public()

@@ -136,6 +136,28 @@ def test_linear_relu_is_gemm_plus_one_kernel(cpp):
     np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_a_16_bit_linear_with_bias_is_gemm_plus_one_kernel(cpp, dtype):
+    # The product stays float32 (the bias is added before the one rounding, as torch's
+    # addmm): the kernel adding the bias reads it, casts and applies relu in one pass.
+    d = getattr(lt, dtype)
+    x, w, b = (
+        lt.from_numpy(rand(*s, seed=i)).to(d) for i, s in enumerate([(64, 32), (48, 32), (48,)])
+    )
+    lt.materialize(x, w, b)  # (the casts are a program of their own)
+    y = lt.relu(lt.nn.functional.linear(x, w, b))
+    assert kernels(y) == (1, ["matmul"])
+    s = lt.debug.schedule(y)
+    (mm,) = [e for e in s.steps if getattr(e, "kind", None) == "matmul"]
+    assert s.buffers[mm.output].dtype is lt.float32  # the unrounded product
+    tx, tw, tb = (
+        torch.from_numpy(rand(*s, seed=i)).to(getattr(torch, dtype))
+        for i, s in enumerate([(64, 32), (48, 32), (48,)])
+    )
+    want = torch.relu(torch.nn.functional.linear(tx, tw, tb)).float().numpy()
+    assert (y.float().numpy() == want).mean() > 0.997
+
+
 def test_views_fold_into_index_arithmetic(cpp):
     x = lt.from_numpy(rand(8, 16))
     y = (x.t().reshape(16, 8)[2:, ::2].expand(3, 14, 4) * 2).sum(0)

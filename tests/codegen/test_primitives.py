@@ -108,6 +108,31 @@ NOT_BITWISE = {"exp", "log", "sin", "cos", "tanh", "atan", "log1p", "expm1", "si
 NOT_BITWISE |= {"pow", "atan2", "reduce_sum", "reduce_prod", "cumsum", "matmul"}
 
 
+@pytest.mark.parametrize("dtype", [dt.bfloat16, dt.float16])
+def test_a_16_bit_product_kept_in_float32(dtype: dt.DType, backend: str) -> None:
+    # matmul's out_dtype: 16-bit operands, their float32 sum stored unrounded
+    rng = np.random.default_rng(3)
+    a, b = (rng.uniform(-2, 2, size=s).astype(dtype.np) for s in ((2, 24, 40), (2, 40, 20)))
+    with lt.backend(backend):
+        nodes = (lt.from_numpy(a)._node, lt.from_numpy(b)._node)
+        got = wrap(PRIMITIVES["matmul"].bind(nodes, (dt.float32,)))
+        assert got.dtype is dt.float32
+        g = got.numpy()
+    want = (to_torch(a).float() @ to_torch(b).float()).numpy()
+    np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-5)
+    # not rounded to the operands' dtype: a rounded product would be 2**-9 off at best
+    assert (g.astype(dtype.np).astype(np.float32) != g).any()
+
+
+def test_a_product_kept_in_float32_needs_16_bit_operands() -> None:
+    f = lt.ones(2, 2)._node
+    with pytest.raises(TypeError, match="widens 16-bit float operands to float32 only"):
+        PRIMITIVES["matmul"].bind((f, f), (dt.float32,))
+    h = lt.ones(2, 2, dtype=lt.bfloat16)._node
+    with pytest.raises(TypeError, match="widens 16-bit"):
+        PRIMITIVES["matmul"].bind((h, h), (dt.float64,))
+
+
 @pytest.mark.backends("interpreter", "cpp")
 @pytest.mark.parametrize("sample", BF16_SAMPLES, ids=lambda s: s.id)
 def test_primitive_in_bfloat16(sample: Sample, backend: str) -> None:

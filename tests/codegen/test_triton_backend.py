@@ -420,6 +420,22 @@ def test_bfloat16_matmul_uses_tl_dot_and_accumulates_in_float32():
     assert "tl.dot(a, b, acc)" in src and "tl.bfloat16" in src
 
 
+def test_a_16_bit_linear_with_bias_rounds_once_in_the_epilogue():
+    # The product stays float32 into the epilogue, which adds the bias and rounds once
+    # (torch's addmm); the interpreter's reference does the same sums in another order.
+    x = rand(24, 40, seed=2).astype(lt.bfloat16.np)
+    w = rand(20, 40, seed=3).astype(lt.bfloat16.np)
+    b = rand(20, seed=4).astype(lt.bfloat16.np)
+    (want,), (got,) = both(lambda x, w, b: F.relu(F.linear(x, w, b)), x, w, b)
+    assert got.dtype == want.dtype == lt.bfloat16.np
+    assert (got.view(np.uint16) == want.view(np.uint16)).mean() > 0.99
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2)
+    src = triton_source(F.linear(lt.tensor(x), lt.tensor(w), lt.tensor(b)))
+    # one kernel: the bias added to the float32 tile, rounded, stored; the product never is
+    assert "tl.dot(a, b, acc)" in src and "NUM_KERNELS = 1" in src
+    assert "(product not stored)" in src and "v2 = acc" in src
+
+
 # -- broadcasting, 0-d, views ----------------------------------------------------------------
 def test_broadcasting_scalars_and_size_one_dims():
     a, b, c = rand(3, 1, 5, seed=1), rand(1, 4, 1, seed=2), rand(5, seed=3)

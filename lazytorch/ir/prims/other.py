@@ -6,7 +6,7 @@ from typing import Any
 
 from lazytorch.ir import philox
 from lazytorch.ir._lazynp import np
-from lazytorch.ir.dtypes import DType, bool_, int64
+from lazytorch.ir.dtypes import DType, bool_, float32, int64
 from lazytorch.ir.primitives import Primitive, define
 
 # -- leaves: the parameters of a program. Their hash is metadata only. --------------------
@@ -216,7 +216,7 @@ define(
 # -- matmul ---------------------------------------------------------------------------------
 
 
-def _matmul_shape(inputs: tuple[Any, ...]) -> Any:
+def _matmul_shape(inputs: tuple[Any, ...], out_dtype: DType | None = None) -> Any:
     a, b = inputs
     if len(a.shape) < 2 or len(a.shape) != len(b.shape):
         raise RuntimeError(
@@ -227,27 +227,41 @@ def _matmul_shape(inputs: tuple[Any, ...]) -> Any:
     return (*a.shape[:-1], b.shape[-1])
 
 
-def _matmul_dtype(inputs: tuple[Any, ...]) -> DType:
+def _matmul_dtype(inputs: tuple[Any, ...], out_dtype: DType | None = None) -> DType:
     a, b = inputs
     if a.dtype is not b.dtype or a.dtype is bool_:
         raise TypeError(f"matmul: expected matching non-bool dtypes, got {a.dtype}, {b.dtype}")
-    return a.dtype
+    if out_dtype is None:
+        return a.dtype
+    if not a.dtype.is_low_float or out_dtype is not float32:
+        raise TypeError(
+            f"matmul: out_dtype widens 16-bit float operands to float32 only, got "
+            f"{a.dtype} -> {out_dtype}"
+        )
+    return out_dtype
 
 
-def _matmul_ref(a: Any, b: Any) -> Any:
+def _matmul_ref(a: Any, b: Any, out_dtype: DType | None = None) -> Any:
+    # 16-bit operands arrive widened to float32 (`reference`): float32 products and sums,
+    # rounded once to the output dtype by the caller (or not at all with out_dtype float32)
     if a.dtype == np.float16:
         return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
     return np.matmul(a, b)
 
 
+# attrs: () for a product in the operands' dtype, or (float32,) for a product of 16-bit
+# float operands left unrounded in float32, so a bias added after it rounds once, as
+# torch's addmm/baddbmm/linear do (the C++ and Triton GEMMs accumulate in float32 anyway).
 define(
     Primitive(
         "matmul",
         "matmul",
         nin=2,
+        attr_names=("out_dtype",),
         shape_rule=_matmul_shape,
         dtype_rule=_matmul_dtype,
         ref=_matmul_ref,
-        doc="batched matrix product [..., m, k] @ [..., k, n] (equal batch dims)",
+        doc="batched matrix product [..., m, k] @ [..., k, n] (equal batch dims); "
+        "out_dtype float32 keeps 16-bit operands' product unrounded",
     )
 )

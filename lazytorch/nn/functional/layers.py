@@ -17,6 +17,7 @@ from lazytorch.ops import indexing as IX
 from lazytorch.ops import linalg as LA
 from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
+from lazytorch.ops import views as V
 from lazytorch.ops._core import tensor_arg
 from lazytorch.ops.composite import searchsorted
 from lazytorch.ops.random import rand
@@ -32,6 +33,19 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if x.ndim == 2 and w.ndim == 1 and bias is not None:
         # torch routes a 2-d input with a bias through addmm, which wants a matrix weight
         raise op_error(RuntimeError, "linear", "mat2 must be a matrix, got 1-D tensor")
+    if (
+        bias is not None
+        and x.dtype.is_low_float
+        and w.ndim == 2
+        and x.ndim >= 1
+        and (x.ndim <= 2 or x._view is None or V.is_contiguous(x))
+    ):
+        # torch's linear adds the bias inside the GEMM here (addmm, a contiguous input's
+        # leading dims folded into rows): the float32 product plus the bias, rounded once.
+        # A strided input of 3 or more dims takes matmul, then the bias: two roundings.
+        rows = x if x.ndim == 2 else S.reshape(x, (-1, x.shape[-1]))
+        y = LA.addmm(bias, rows, S.t(w))
+        return y if x.ndim == 2 else S.reshape(y, (*x.shape[:-1], w.shape[0]))
     y = LA.matmul(x, S.t(w) if w.ndim == 2 else w)
     if bias is not None:
         y = y + bias  # type: ignore[operator]
