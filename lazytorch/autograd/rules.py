@@ -489,7 +489,8 @@ def _matmul(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
         # and the operands' gradients are products in their own dtype, as torch's addmm
         # backward computes them (the cast is exact when the float32 gradient is a widened
         # 16-bit one, as behind the rounding cast of linear/addmm).
-        ct = cast(ct, a.dtype)
+        narrow = ct.op.name == "cast" and ct.inputs[0].dtype is a.dtype
+        ct = ct.inputs[0] if narrow else cast(ct, a.dtype)
     ga = emit("matmul", (ct, transpose_last(b))) if needs[0] else None
     gb = emit("matmul", (transpose_last(a), ct)) if needs[1] else None
     return ga, gb
