@@ -59,6 +59,7 @@ class TensorMeta:
         "is_leaf",
         "post_accumulate_hooks",
         "retains_grad",
+        "sparse_rows",
         "tensor",
     )
 
@@ -70,6 +71,9 @@ class TensorMeta:
         self.post_accumulate_hooks: dict[int, Callable[[Tensor], Any]] = {}
         self.is_leaf = is_leaf
         self.retains_grad = False
+        # The rows `.grad` has gradients in, where it is an embedding's sparse=True
+        # gradient: a list of (indices, padding_idx) (`note_sparse_rows`); None: dense.
+        self.sparse_rows: list[Any] | None = None
 
     def __repr__(self) -> str:
         return f"<TensorMeta leaf={self.is_leaf} retains_grad={self.retains_grad}>"
@@ -176,6 +180,7 @@ def run_backward(
         _compile_trace.backward()
 
     rules.install()
+    _pending_rows.clear()  # (notes of an autograd.grad pass, which accumulates nothing)
     first_id = metrics._node_id_now()
     global _current_task, _next_task
     outer, _current_task = _current_task, _next_task
@@ -334,12 +339,79 @@ def _accumulate(meta: Any, g: Node) -> None:
     if meta.hooks:
         g = _run_hooks(meta, g, retain=False)
 
-    if meta.grad is None:
+    fresh = meta.grad is None
+    if fresh:
         meta.grad = wrap(g)
     else:
         meta.grad = wrap(_add(meta.grad._node, g))
+    if _pending_rows or meta.sparse_rows is not None:
+        _merge_sparse_rows(meta, g, fresh)
     if meta.post_accumulate_hooks:
         _run_post_accumulate_hooks(meta)
+
+
+# -- sparse gradients (embedding's sparse=True) ------------------------------------------------
+# torch gives an embedding looked up with sparse=True a sparse COO gradient: the rows the
+# lookup touched, nothing else. lazytorch's gradient stays dense (the same values), and the
+# leaf's meta keeps which rows the sparse gradient would hold, for the optimizers whose
+# update differs on rows that have no entry (SparseAdam): the lookup's backward notes its
+# indices here while the pass runs, and accumulating into `.grad` takes them over.
+_pending_rows: dict[int, list[Any]] = {}
+
+
+def note_sparse_rows(t: Tensor, rows: Any) -> None:
+    """Note, during a backward pass, that the gradient reaching leaf `t` is sparse in the
+    rows `rows` (an ``(indices, padding_idx)`` pair: the lookup's indices, lazy, and the
+    index torch leaves out of a sparse gradient, or None)."""
+    _pending_rows.setdefault(id(meta_of(t, create=True)), []).append(rows)
+
+
+def _merge_sparse_rows(meta: TensorMeta, g: Node, fresh: bool) -> None:
+    """`meta.grad` just took this pass's gradient `g`: keep its rows as torch's sparse sum
+    would (a dense part anywhere makes the sum dense: None)."""
+    pending = _pending_rows.pop(id(meta), None)
+    if pending is not None and not _sum_of_lookups(g, len(pending)):
+        pending = None  # another use of the weight added a dense part (weight tying)
+    if fresh:
+        meta.sparse_rows = pending
+    elif meta.sparse_rows is not None:
+        meta.sparse_rows = None if pending is None else meta.sparse_rows + pending
+
+
+def _sum_of_lookups(g: Node, lookups: int) -> bool:
+    """Whether gradient `g` is the sum of exactly `lookups` row lookups' gradients (each a
+    scatter-add into zeros: index_select's rule) and nothing else."""
+    stack, found = [g], 0
+    while stack:
+        n = stack.pop()
+        if n.op.name == "add":
+            stack.extend(n.inputs)
+        elif n.op.name == "scatter" and n.attrs[-1] == "add" and _zeros(n.inputs[0]):
+            found += 1
+        else:
+            return False
+    return found == lookups
+
+
+def _zeros(n: Node) -> bool:
+    while n.op.name == "expand":
+        n = n.inputs[0]
+    return n.op.name == "const" and n.attrs[0] == 0
+
+
+def zeroed_sparse_rows(t: Tensor) -> None:
+    """`t.grad` was zeroed in place (``zero_grad(set_to_none=False)``): as torch's sparse
+    gradient after ``zero_()``, it holds no rows until the next backward adds some."""
+    m = getattr(t, "_meta", None)
+    if m is not None and m.sparse_rows is not None:
+        m.sparse_rows = []
+
+
+def sparse_grad_rows(t: Tensor) -> list[Any] | None:
+    """The rows of `t.grad` as a sparse gradient holds them (`note_sparse_rows`), or None
+    where `t.grad` is dense (or None)."""
+    m = getattr(t, "_meta", None)
+    return None if m is None or m.grad is None else m.sparse_rows
 
 
 def _run_post_accumulate_hooks(meta: TensorMeta) -> None:
@@ -470,7 +542,10 @@ def backward(
 def _accumulate_into(t: Tensor, g: Node) -> None:
     m = meta_of(t, create=True)
 
-    m.grad = wrap(g) if m.grad is None else wrap(_add(m.grad._node, g))
+    fresh = m.grad is None
+    m.grad = wrap(g) if fresh else wrap(_add(m.grad._node, g))
+    if _pending_rows or m.sparse_rows is not None:
+        _merge_sparse_rows(m, g, fresh)
     if m.post_accumulate_hooks and is_grad_leaf(t):
         _run_post_accumulate_hooks(m)
 

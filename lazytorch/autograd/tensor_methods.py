@@ -103,7 +103,9 @@ def _set_grad(self: Tensor, value: Tensor | None) -> None:
             )
     if value is None and getattr(self, "_meta", None) is None:
         return
-    meta_of(self, create=True).grad = value
+    m = meta_of(self, create=True)
+    m.grad = value
+    m.sparse_rows = None  # an assigned gradient is dense (None: no gradient)
 
 
 def _del_grad(self: Tensor) -> None:

@@ -32,6 +32,7 @@ from lazytorch.optim.radam import RAdam
 from lazytorch.optim.rmsprop import RMSprop
 from lazytorch.optim.rprop import Rprop
 from lazytorch.optim.sgd import SGD
+from lazytorch.optim.sparse_adam import SparseAdam
 
 __all__ = [
     "ASGD",
@@ -48,6 +49,7 @@ __all__ = [
     "RAdam",
     "RMSprop",
     "Rprop",
+    "SparseAdam",
     "lr_scheduler",
     "swa_utils",
 ]

@@ -18,8 +18,9 @@ class Adagrad(Optimizer):
 
     As in torch the state is created at construction for every parameter: ``step`` (a
     Python number, 0) and ``sum`` (filled with ``initial_accumulator_value``). ``foreach``
-    and ``fused`` are accepted and change nothing. Sparse gradients do not exist in
-    lazytorch.
+    and ``fused`` are accepted and change nothing. An embedding's ``sparse=True`` gradient
+    is dense here, and this dense update equals torch's sparse one (rows without gradient
+    keep their values and accumulators).
 
     >>> import lazytorch
     >>> from lazytorch.optim import Adagrad

@@ -22,7 +22,7 @@ from typing import Any
 from lazytorch import _as_torch
 from lazytorch import runtime as _runtime
 from lazytorch._config import get_default_dtype
-from lazytorch.autograd.engine import stop_gradient
+from lazytorch.autograd.engine import stop_gradient, zeroed_sparse_rows
 from lazytorch.autograd.grad_mode import enable_grad, no_grad
 from lazytorch.ir.dtypes import bfloat16, float16, float32
 from lazytorch.ops._core import HostScalar, wrap
@@ -283,6 +283,7 @@ class Optimizer:
                         g.requires_grad_(False)
                     with no_grad():
                         g.zero_()
+                    zeroed_sparse_rows(p)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Record one update of every parameter that has a ``.grad``, then cut the graph.

@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 from lazytorch._errors import op_error
+from lazytorch.autograd.engine import note_sparse_rows
 from lazytorch.autograd.function import Function
 from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.ir import dtypes as dt
@@ -92,7 +93,29 @@ def embedding(
         # torch divides each looked-up row's gradient by how often its index occurs in `input`
         counts = IX.index_select(IX.bincount(flat, minlength=weight.shape[0]), 0, flat)
         rows = _ScaleGrad.apply(rows, S.unsqueeze(1.0 / counts.to(rows.dtype), -1))  # type: ignore[operator]
+    if sparse and rows.requires_grad:
+        rows = _SparseRows.apply(rows, (weight, flat, padding_idx))
     return S.reshape(rows, (*idx.shape, weight.shape[-1]))
+
+
+class _SparseRows(Function):
+    """The identity on looked-up rows, whose backward notes (`note_sparse_rows`) which rows
+    of the weight the gradient touches: torch's sparse=True gradient holds those rows only
+    (not the padding row), which SparseAdam's update depends on. The gradient itself stays
+    dense, with the same values."""
+
+    @staticmethod
+    def forward(ctx: Any, rows: Tensor, lookup: tuple[Tensor, Tensor, int | None]) -> Tensor:
+        ctx.lookup = lookup
+        return rows.view_as(rows)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+        weight, flat, padding_idx = ctx.lookup
+        if weight.requires_grad:
+            pad = None if padding_idx is None else padding_idx % weight.shape[0]
+            note_sparse_rows(weight, (flat, pad))
+        return grad, None
 
 
 class _ScaleGrad(Function):
@@ -135,6 +158,8 @@ def embedding_bag(
     idx = tensor_arg(input, "embedding_bag")
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
@@ -175,7 +200,8 @@ def embedding_bag(
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}")
     n, bags = idx.shape[0], starts.shape[0]
     ends = offsets[-1] if include_last_offset and offsets is not None else None
-    rows = embedding(idx, weight, None, max_norm, norm_type)
+    # (padding_idx: the padding rows take no gradient and, with sparse=True, are not held)
+    rows = embedding(idx, weight, padding_idx, max_norm, norm_type, sparse=sparse)
     # bag[k]: the bag element k falls in (the last start at or before k)
     position = C.arange(n, dtype=starts.dtype)
     bag = searchsorted(starts, position, right=True) - 1  # type: ignore[operator]

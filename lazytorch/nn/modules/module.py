@@ -19,6 +19,7 @@ from typing import Any
 
 from lazytorch import _as_torch
 from lazytorch.autograd.engine import RemovableHandle as _Handle
+from lazytorch.autograd.engine import zeroed_sparse_rows
 from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import Device
@@ -530,6 +531,7 @@ class Module:
             else:
                 g.requires_grad_(False)
                 g.zero_()  # type: ignore[attr-defined]
+                zeroed_sparse_rows(p)
 
     # -- conversions ---------------------------------------------------------------------------
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
