@@ -34,7 +34,7 @@ from lazytorch.ops import composite as C
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import broadcast_shapes, tensor_arg
 from lazytorch.ops.creation import eye, tensor, zeros
-from lazytorch.ops.linalg import matmul
+from lazytorch.ops.linalg import DECOMP, matmul
 from lazytorch.ops.reduction import _into_out
 from lazytorch.runtime import implicit_point
 from lazytorch.tensor import Tensor, _host_value
@@ -845,6 +845,9 @@ def svdvals(A: Tensor, *, driver: Any = None, out: Any = None) -> Tensor:
     if not _needs_grad(x):
         return _into_out(_out(_svd_host(x, False, False), x), out, "linalg.svdvals")
     return _into_out(_svd(x, False)[1], out, "linalg.svdvals")
+
+
+DECOMP.update(svdvals=svdvals)
 
 
 @public(torch="svd", method="svd")

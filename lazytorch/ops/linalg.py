@@ -72,6 +72,9 @@ def _check_mm_dtypes(a: Tensor, b: Tensor, op: str) -> None:
 # Set by `lazytorch.ops.sparse` (imported after this module): the sparse tensor type and
 # the product that reads its COO structure instead of its dense value.
 SPARSE: dict[str, Any] = {"type": None, "matmul": None}
+# Set by `lazytorch.ops.decomp` (which imports this module): the singular values, for the
+# nuclear and spectral matrix norms.
+DECOMP: dict[str, Any] = {"svdvals": None}
 
 
 @public(method=True)
@@ -654,7 +657,8 @@ def matrix_norm(
     dtype: Any = None,
     out: Any = None,
 ) -> Tensor:
-    """Frobenius, 1, -1, inf or -inf matrix norm over the two dims in `dim`."""
+    """Frobenius, nuclear, 2, -2, 1, -1, inf or -inf matrix norm over the two dims in `dim`
+    (nuclear and +-2 from the singular values, `linalg.svdvals`)."""
     n = _norm_input(input, "linalg.matrix_norm", dtype)
     if len(n.shape) < 2:
         raise op_error(
@@ -681,11 +685,19 @@ def matrix_norm(
     if ord == "fro":
         return vector_norm(wrap(n), 2, (r, c), keepdim, out=out)
     if ord in ("nuc", 2, -2):
-        raise op_error(
-            NotImplementedError,
-            "linalg.matrix_norm",
-            f"ord={ord!r} needs an SVD, which lazytorch does not provide",
-        )
+        # from the singular values (`linalg.svdvals`, a host decomposition whose gradient is
+        # torch's): their sum, largest or smallest, as torch computes these norms
+        moved = S.movedim(wrap(n), (r, c), (-2, -1))
+        sv = DECOMP["svdvals"](moved)
+        if ord == 2 and sv.shape[-1] == 0:
+            reduce = R.sum  # torch: the spectral norm of an empty matrix is 0 (ord=-2 raises)
+        else:
+            reduce = R.sum if ord == "nuc" else R.amax if ord == 2 else R.amin
+        res = reduce(sv, -1)
+        if keepdim:
+            for d in sorted((r, c)):
+                res = S.unsqueeze(res, d)
+        return _into_out(res, out, "linalg.matrix_norm")
     if ord not in (1, -1, math.inf, -math.inf):
         raise op_error(RuntimeError, "linalg.matrix_norm", f"Order {ord} not supported.")
     a = unary_node(P.abs, n)
@@ -752,15 +764,19 @@ def norm(
     out: Any = None,
     dtype: Any = None,
 ) -> Tensor:
-    """Vector p-norm over `dim` (torch.norm): p = 'fro', 2, 1, inf, -inf, 0, or any float."""
+    """Vector p-norm over `dim` (torch.norm): p = 'fro', 2, 1, inf, -inf, 0, or any float;
+    p='nuc': the nuclear norm of a matrix (over two dims)."""
     if p == "fro" or p is None:
         p = 2
     if p == "nuc":
-        raise op_error(
-            NotImplementedError,
-            "norm",
-            "the nuclear norm needs an SVD, which lazytorch does not provide",
-        )
+        if dim is None and input.ndim != 2:
+            raise op_error(
+                RuntimeError,
+                "norm",
+                f"linalg.matrix_norm: dim must be a 2-tuple. Got {input.ndim} dims",
+            )
+        nuc_dim = (-2, -1) if dim is None else dim
+        return matrix_norm(input, "nuc", nuc_dim, keepdim, dtype=dtype, out=out)
     return vector_norm(input, p, dim, keepdim, dtype=dtype, out=out)
 
 

@@ -546,15 +546,30 @@ def test_matrix_norm_bad_dims():
     check(lambda t, x: t.linalg.matrix_norm(x, 3), randn(3, 4))
 
 
-@pytest.mark.parametrize("ord", ["nuc", 2, -2])
-def test_spectral_norms_are_not_implemented(ord):
-    """torch computes these with an SVD; lazytorch has none and says so."""
-    with pytest.raises(NotImplementedError, match="SVD"):
-        lt.linalg.matrix_norm(lt.ones(3, 3), ord)
-    with pytest.raises(NotImplementedError, match="SVD"):
-        lt.linalg.norm(lt.ones(3, 3), ord)
-    with pytest.raises(NotImplementedError, match="SVD"):
-        lt.linalg.norm(lt.ones(2, 3, 3), ord, (1, 2))
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [(-2, -1), (0, 1), (2, 0)], ids=str)
+@pytest.mark.parametrize("ord", ["nuc", 2, -2], ids=str)
+def test_spectral_norms(ord, dim, keepdim):
+    # from the singular values: their sum, largest, smallest
+    x = randn(3, 4, 5)
+    check(lambda t, x: t.linalg.matrix_norm(x, ord, dim, keepdim), x, atol=1e-5, rtol=1e-5)
+    check(lambda t, x: t.linalg.norm(x, ord, dim, keepdim), x, atol=1e-5, rtol=1e-5)
+    check_grad(lambda t, x: t.linalg.matrix_norm(x, ord, dim, keepdim), x.astype("float64"))
+
+
+@pytest.mark.parametrize("ord", ["nuc", 2, -2], ids=str)
+def test_spectral_norms_2d_dtypes_and_empty(ord):
+    check(lambda t, x: t.linalg.matrix_norm(x, ord), randn(4, 3, dtype="float64"))
+    check(lambda t, x: t.linalg.matrix_norm(x, ord, dtype=t.float64), randn(3, 4))
+    check(lambda t, x: t.linalg.matrix_norm(x, ord), arr(3, 4, dtype="int64"))  # refused
+    check(lambda t, x: t.linalg.matrix_norm(x, ord), randn(4))  # refused: 1-D
+    check(lambda t, x: t.linalg.matrix_norm(x, ord), np.zeros((2, 0, 3), dtype="float32"))
+
+
+def test_nuclear_norm_of_torch_norm():
+    check(lambda t, x: t.norm(x, "nuc"), randn(3, 4), atol=1e-5, rtol=1e-5)
+    check(lambda t, x: t.norm(x, "nuc", (0, 2), keepdim=True), randn(3, 4, 5), atol=1e-5)
+    check(lambda t, x: t.norm(x, "nuc"), randn(2, 3, 4))  # refused: which two dims?
 
 
 LINALG_NORM = {

@@ -535,11 +535,6 @@ def test_norm_defaults_and_dtype():
     check(lambda t, x: t.norm(x, INF), np.zeros((0, 3), dtype="float32"))
 
 
-def test_norm_nuclear_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="SVD"):
-        lt.norm(lt.ones(3, 3), "nuc")
-
-
 # -- all / any / count_nonzero --------------------------------------------------------------------------
 @pytest.mark.parametrize("dim", [None, 0, 1, -1, (0, 1)], ids=str)
 @pytest.mark.parametrize("dtype", ALL)
