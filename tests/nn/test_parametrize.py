@@ -231,6 +231,57 @@ def test_old_spectral_norm_hook():
         lt.nn.utils.remove_spectral_norm(lm)
 
 
-def test_orthogonal_says_it_is_missing():
-    with pytest.raises(NotImplementedError, match="orthogonal is not available"):
-        LP.orthogonal(lt.nn.Linear(3, 3))
+def _orthogonal_pair(shape, **kw):
+    w = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    out = []
+    for lib, P in ((torch, TP), (lt, LP)):
+        m = lib.nn.Linear(shape[-1], shape[-2], bias=False)
+        m.weight = lib.nn.Parameter(lib.tensor(w))
+        out.append(P.orthogonal(m, **kw))
+    return out
+
+
+@pytest.mark.parametrize("triv", [True, False], ids=["trivialization", "plain"])
+@pytest.mark.parametrize("orthogonal_map", [None, "matrix_exp", "cayley", "householder"])
+@pytest.mark.parametrize("shape", [(4, 4), (6, 3), (3, 6), (2, 4, 4)], ids=str)
+def test_orthogonal_is_torchs(shape, orthogonal_map, triv):
+    tm, lm = _orthogonal_pair(shape, orthogonal_map=orthogonal_map, use_trivialization=triv)
+    assert type(lm.parametrizations.weight[0]).__name__ == "_Orthogonal"
+    _close(lm.weight, tm.weight, tol=1e-6)
+    w = lm.weight.detach().numpy().reshape(-1, *shape[-2:])
+    for q in w:  # orthonormal columns (rows, if wide)
+        q = q if shape[-2] >= shape[-1] else q.T
+        np.testing.assert_allclose(q.T @ q, np.eye(q.shape[1]), atol=1e-5)
+    # one SGD step through the map: gradients and the updated weight as torch's (with
+    # trivialization, a non-square base is completed by random columns, which torch and
+    # lazytorch draw differently: the gradient depends on them, the weight does not)
+    for lib, m in ((torch, tm), (lt, lm)):
+        (m.weight.sum(-1) ** 2).sum().backward()
+    if not triv or shape[-2] == shape[-1]:
+        _close(
+            lm.parametrizations.weight.original.grad,
+            tm.parametrizations.weight.original.grad,
+            tol=1e-5,
+        )
+        for lib, m in ((torch, tm), (lt, lm)):
+            with lib.no_grad():
+                m.parametrizations.weight.original.add_(
+                    m.parametrizations.weight.original.grad, alpha=-0.1
+                )
+        _close(lm.weight, tm.weight, tol=1e-5)
+
+
+def test_orthogonal_assignment_and_refusals():
+    tm, lm = _orthogonal_pair((4, 4))
+    q = np.linalg.qr(np.random.default_rng(1).standard_normal((4, 4)))[0].astype(np.float32)
+    tm.weight, lm.weight = torch.tensor(q), lt.tensor(q)  # right_inverse: base = q
+    _close(lm.weight, tm.weight, tol=1e-6)
+    np.testing.assert_allclose(lm.weight.detach().numpy(), q, atol=1e-6)
+    for lib, P in ((torch, TP), (lt, LP)):
+        with pytest.raises(ValueError, match="Expected a matrix or batch of matrices"):
+            P.orthogonal(lib.nn.Linear(3, 3), "bias")
+        with pytest.raises(ValueError, match="orthogonal_map has to be one of"):
+            P.orthogonal(lib.nn.Linear(3, 3), orthogonal_map="qr")
+        m = P.orthogonal(lib.nn.Linear(3, 3), orthogonal_map="cayley", use_trivialization=False)
+        with pytest.raises(NotImplementedError, match="not possible to assign"):
+            m.weight = lib.eye(3)

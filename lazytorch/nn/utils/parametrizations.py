@@ -3,9 +3,8 @@
 / ``original1`` for weight norm's g and v; ``parametrizations.weight.original`` and the
 ``_u`` / ``_v`` buffers of spectral norm).
 
-`orthogonal` is not available yet: its maps need ``matrix_exp``, ``linalg.solve`` or
-``linalg.householder_product`` and a QR decomposition, which lazytorch lacks; it raises
-`NotImplementedError` saying so.
+`orthogonal` too, with torch's three maps (``matrix_exp``, ``cayley``, ``householder``),
+its dynamic trivialization (the ``base`` buffer) and its initialization.
 
 >>> import lazytorch
 >>> from lazytorch.nn.utils.parametrizations import weight_norm
@@ -18,15 +17,119 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch._dtype_info import finfo
 from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.nn import functional as F
 from lazytorch.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from lazytorch.nn.modules.module import Module
 from lazytorch.nn.utils import parametrize
 from lazytorch.nn.utils.weight_norm import _weight_norm, norm_except_dim
+from lazytorch.ops.composite import allclose
+from lazytorch.ops.creation import eye, zeros_like
+from lazytorch.ops.decomp import matrix_exp, solve
+from lazytorch.ops.elementwise import add
+from lazytorch.ops.lu import geqrf, householder_product
+from lazytorch.ops.random import randn
+from lazytorch.ops.shape import cat
 from lazytorch.tensor import Tensor
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
+
+
+_MAPS = ("matrix_exp", "cayley", "householder")
+
+
+class _Orthogonal(Module):
+    """The parametrization `orthogonal` registers: an unconstrained tensor X of the weight's
+    shape mapped to a matrix (or batch) with orthonormal columns (rows, if wide), by torch's
+    maps in torch's order of operations."""
+
+    def __init__(self, weight: Tensor, orthogonal_map: str, *, use_trivialization: bool) -> None:
+        super().__init__()
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            # the "dynamic trivialization": Q = base @ map(X), base set by right_inverse
+            self.register_buffer("base", None)
+
+    def forward(self, X: Tensor) -> Tensor:
+        n, k = X.shape[-2], X.shape[-1]
+        transposed = n < k
+        if transposed:
+            X = X.mT
+            n, k = k, n
+        if self.orthogonal_map in ("matrix_exp", "cayley"):
+            X = X.tril()  # n*k - k(k-1)/2 parameters of a skew-symmetric A
+            if n != k:
+                X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+            A = X - X.mT
+            if self.orthogonal_map == "matrix_exp":
+                Q = matrix_exp(A)
+            else:  # the Cayley retraction (I + A/2)(I - A/2)^-1, as torch solves it
+                Id = eye(n, dtype=A.dtype, device=A.device)
+                Q = solve(add(Id, A, alpha=-0.5), add(Id, A, alpha=0.5))
+            if n != k:
+                Q = Q[..., :k]
+        else:
+            A = X.tril(diagonal=-1)
+            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
+            Q = householder_product(A, tau)
+            # X's diagonal (1 and -1, set by right_inverse) flips columns; not differentiated
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        if getattr(self, "base", None) is not None or "base" in self._buffers:
+            Q = self.base @ Q
+        return Q.mT if transposed else Q
+
+    def right_inverse(self, Q: Tensor) -> Tensor:
+        with no_grad():
+            return self._right_inverse(Q)
+
+    def _right_inverse(self, Q: Tensor) -> Tensor:
+        if tuple(Q.shape) != tuple(self.shape):
+            raise ValueError(
+                f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                f"Got a tensor of shape {Q.shape}."
+            )
+        Q_init = Q
+        n, k = Q.shape[-2], Q.shape[-1]
+        transpose = n < k
+        if transpose:
+            Q = Q.mT
+            n, k = k, n
+        if "base" not in self._buffers:
+            if self.orthogonal_map in ("matrix_exp", "cayley"):
+                raise NotImplementedError(
+                    "It is not possible to assign to the matrix exponential or the Cayley "
+                    "parametrizations when use_trivialization=False."
+                )
+            # reflectors of a QR decomposition with diag(R) > 0 (the diagonal keeps its signs)
+            A, tau = geqrf(Q)
+            A.diagonal(dim1=-2, dim2=-1).sign_()
+            A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
+            return A.mT if transpose else A
+        if n == k:
+            Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+        else:  # completed into an n x n orthogonal matrix
+            N = randn(*(tuple(Q.shape[:-2]) + (n, n - k)), dtype=Q.dtype, device=Q.device)
+            Q = _make_orthogonal(cat([Q, N], dim=-1))
+        self.base = Q
+        # -Id: householder(zeros) is then eye, and every map of it gives base itself
+        neg_id = zeros_like(Q_init)
+        neg_id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+        return neg_id
+
+
+def _is_orthogonal(Q: Tensor) -> bool:
+    n, k = Q.shape[-2], Q.shape[-1]
+    Id = eye(k, dtype=Q.dtype, device=Q.device)
+    return bool(allclose(Q.mT @ Q, Id, atol=10.0 * n * finfo(Q.dtype).eps))
+
+
+def _make_orthogonal(A: Tensor) -> Tensor:
+    """The Q of A = QR (A tall) with diag(R) >= 0."""
+    X, tau = geqrf(A)
+    Q = householder_product(X, tau)
+    return Q * X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
 def orthogonal(
@@ -36,13 +139,38 @@ def orthogonal(
     *,
     use_trivialization: bool = True,
 ) -> Module:
-    """Not available: raises `NotImplementedError` (see the module docstring)."""
-    raise NotImplementedError(
-        "torch.nn.utils.parametrizations.orthogonal is not available in lazytorch: its "
-        "maps (matrix_exp, cayley, householder) need torch.matrix_exp, torch.linalg.solve "
-        "or torch.linalg.householder_product, and its initialization a QR decomposition, "
-        "which lazytorch does not have yet"
-    )
+    """Parametrize ``module.<name>`` (a matrix or a batch of them) as orthogonal: orthonormal
+    columns if tall, rows if wide, through ``"matrix_exp"`` or ``"cayley"`` of a skew-
+    symmetric matrix or a product of Householder reflectors (``"householder"``; the default
+    for non-square weights), as torch's. With `use_trivialization` the weight is
+    ``base @ map(X)``, ``base`` a buffer (torch's dynamic trivialization); the initial value
+    is the weight itself if orthogonal, else the Q of its QR decomposition (a wide or tall
+    weight is first completed with random columns). Real weights only.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn.utils.parametrizations import orthogonal
+    >>> m = orthogonal(lazytorch.nn.Linear(3, 5))
+    >>> w = m.weight
+    >>> bool(lazytorch.allclose(w.T @ w, lazytorch.eye(3), atol=1e-5))
+    True
+    """
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(
+            f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions."
+        )
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
+    if orthogonal_map not in _MAPS:
+        raise ValueError(
+            'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+            f"Got: {orthogonal_map}"
+        )
+    orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module
 
 
 class _WeightNorm(Module):
