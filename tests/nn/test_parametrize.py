@@ -255,7 +255,7 @@ def test_orthogonal_is_torchs(shape, orthogonal_map, triv):
     # one SGD step through the map: gradients and the updated weight as torch's (with
     # trivialization, a non-square base is completed by random columns, which torch and
     # lazytorch draw differently: the gradient depends on them, the weight does not)
-    for lib, m in ((torch, tm), (lt, lm)):
+    for m in (tm, lm):
         (m.weight.sum(-1) ** 2).sum().backward()
     if not triv or shape[-2] == shape[-1]:
         _close(

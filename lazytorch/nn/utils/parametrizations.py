@@ -110,7 +110,7 @@ class _Orthogonal(Module):
         if n == k:
             Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
         else:  # completed into an n x n orthogonal matrix
-            N = randn(*(tuple(Q.shape[:-2]) + (n, n - k)), dtype=Q.dtype, device=Q.device)
+            N = randn(*Q.shape[:-2], n, n - k, dtype=Q.dtype, device=Q.device)
             Q = _make_orthogonal(cat([Q, N], dim=-1))
         self.base = Q
         # -Id: householder(zeros) is then eye, and every map of it gives base itself
