@@ -21,6 +21,7 @@ from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops import views as V
 from lazytorch.ops._core import (
+    ComplexBase,
     P,
     binary_node,
     broadcast_shapes,
@@ -75,6 +76,8 @@ SPARSE: dict[str, Any] = {"type": None, "matmul": None}
 # Set by `lazytorch.ops.decomp` (which imports this module): the singular values, for the
 # nuclear and spectral matrix norms.
 DECOMP: dict[str, Any] = {"svdvals": None}
+# Set by `lazytorch.ops.complex`: einsum of complex operands.
+COMPLEX: dict[str, Any] = {"einsum": None}
 
 
 @public(method=True)
@@ -517,6 +520,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if any(isinstance(o, ComplexBase) for o in operands):
+        return COMPLEX["einsum"](equation, operands)  # type: ignore[no-any-return]
     for o in operands:
         tensor_arg(o, "einsum", "operands")
     if not operands:
