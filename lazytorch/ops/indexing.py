@@ -724,8 +724,10 @@ def _host_write(target: Tensor, value: Any, idx: Any = Ellipsis) -> bool:
 
     Only where nothing can tell the difference: the root's value is on the host already (a
     CPU buffer, or ``zeros``/``ones``/``full`` not yet computed), has at most
-    `HOST_WRITE_MAX` elements and no autograd (nor memory shared with NumPy or another
-    process, a compile trace recording, a meta device); the value is an int or float (not
+    `HOST_WRITE_MAX` elements and no autograd, but for a grad leaf written through a
+    detached alias (``w.data[i][j] = 0``: the leaf takes a new value autograd does not see);
+    nor memory shared with NumPy or another process, a compile trace recording, a meta
+    device; the value is an int or float (not
     a bool), converted with torch's overflow check; the view is a NumPy view of the root
     (no expanded dim). The root's value is copied, written and assigned: readers of the
     value before keep it.
@@ -738,9 +740,12 @@ def _host_write(target: Tensor, value: Any, idx: Any = Ellipsis) -> bool:
         return False
     root, steps = (target, ()) if target._view is None else target._view
     rn = root._node
+    meta = getattr(root, "_meta", None)
+    # a grad leaf written through ``.data`` (a detached alias): a new value for the same
+    # leaf, which autograd does not see, as the recorded write makes it
+    through_data = meta is not None and rn.ag is meta and V.Detach in map(type, steps)
     if (
-        rn.ag is not None
-        or getattr(root, "_meta", None) is not None
+        ((rn.ag is not None or meta is not None) and not through_data)
         or rn.device is not CPU
         or V._compile_trace is not None
         or _rt._compile_trace is not None
@@ -762,7 +767,7 @@ def _host_write(target: Tensor, value: Any, idx: Any = Ellipsis) -> bool:
     # a double rounds once, c10's twice, by way of float32)
     d = target.dtype
     view[idx] = d.to_python(checked_scalar(value, d, "setitem", check_float=not d.is_low_float))
-    V.assign(root, leaf_node(new, CPU))
+    V.assign(root, leaf_node(new, CPU), detached=through_data)
     return True
 
 

@@ -628,23 +628,31 @@ def _still_differentiable(old: Node, new: Node) -> Node:
     return _zero_gradient(new, old)
 
 
-def assign(t: Tensor, value: Node, *, allow_overlap: bool | None = None) -> Tensor:
+def assign(
+    t: Tensor, value: Node, *, allow_overlap: bool | None = None, detached: bool = False
+) -> Tensor:
     """Make `value` (already of t's shape and dtype) the new content of `t`, in place.
 
     A view whose elements alias each other (an expanded dim) takes only writes that cannot
     disagree between aliases: by default (`allow_overlap` None) one value broadcast
-    everywhere, as torch's ``fill_``/``zero_`` allow; torch refuses the others.
+    everywhere, as torch's ``fill_``/``zero_`` allow; torch refuses the others. `detached`:
+    the write to a root `t` stands for one made through a detached alias of it (``.data``),
+    which a grad leaf takes in grad mode too.
     """
     if _compile_trace is not None:  # a lazytorch.compile trace may not replay this write
         _compile_trace.assigned(t)
     loc = user_loc(2)
     if _numpy_arrays:
-        return _assign_shared(t, value, allow_overlap, loc)
-    return _assign(t, value, allow_overlap, loc)
+        return _assign_shared(t, value, allow_overlap, loc, detached)
+    return _assign(t, value, allow_overlap, loc, detached)
 
 
 def _assign_shared(
-    t: Tensor, value: Node, allow_overlap: bool | None, loc: tuple[str, int] | None
+    t: Tensor,
+    value: Node,
+    allow_overlap: bool | None,
+    loc: tuple[str, int] | None,
+    detached: bool = False,
 ) -> Tensor:
     """`assign` while some tensors share memory with NumPy: a value that is such an array
     is copied first (the assigned tensor must not see later writes to it), and a write to
@@ -653,7 +661,7 @@ def _assign_shared(
     root = t if t._view is None else t._view[0]
     written = shared_with_numpy.get(id(root))
     if written is None:
-        return _assign(t, value, allow_overlap, loc)
+        return _assign(t, value, allow_overlap, loc, detached)
     given = value
     if value.buffer is not None and value.ag is None and t._view is None:
         # a computed value (``p.copy_(saved)``): t gets a node of its own over it, since the
@@ -670,7 +678,7 @@ def _assign_shared(
         v = r()
         if v is not None:
             before.append(v._node)
-    _assign(t, value, allow_overlap, loc)
+    _assign(t, value, allow_overlap, loc, detached)
     # another tensor's computed node now t's too (a copy_ of a value with autograd history
     # under no_grad): the writer must not make the array its buffer
     foreign = root._node is given and given.buffer is not None
@@ -694,14 +702,19 @@ _numpy_arrays = _host_views.external
 
 
 def _assign(
-    t: Tensor, value: Node, allow_overlap: bool | None, loc: tuple[str, int] | None
+    t: Tensor,
+    value: Node,
+    allow_overlap: bool | None,
+    loc: tuple[str, int] | None,
+    detached: bool = False,
 ) -> Tensor:
     version_counter(t)[0] += 1
     if t._view is None:
         if getattr(t, "_meta", None) is not None:
-            value = keep_leaf(t, value)
+            value = keep_leaf(t, value, detached)
         old_root = t._node
-        t._node = _still_differentiable(t._node, value)
+        # (a write through a detached alias is outside autograd: the leaf stays a leaf)
+        t._node = value if detached else _still_differentiable(t._node, value)
         stamp(value, loc)
         register(t)  # its new value is pending: materialize() must find it
         if t._views:

@@ -287,6 +287,37 @@ def test_host_writes_match_torch_and_keep_earlier_readers(make, value, host):
     assert (clone.float().numpy() == make().float().numpy()).all()
 
 
+def test_element_writes_through_data_into_a_parameter_are_host_writes():
+    # d2l's loop over a weight's elements (``w.data[i][j] = 0`` where a test holds): once
+    # the weight is computed, each write is done on the host; the weight stays the same leaf
+    # requiring grad, a pending reader keeps the value before, and the gradient is torch's
+    import torch
+
+    w0 = np.arange(-6.0, 6.0, dtype=np.float32).reshape(3, 4)
+    lw = lt.nn.Parameter(lt.tensor(w0))
+    tw = torch.nn.Parameter(torch.tensor(w0))
+    lt.materialize(lw)
+    before = lw * 1
+    lt.metrics.reset()
+    for w in (lw, tw):
+        for i in range(3):
+            for j in range(4):
+                if -2 <= w.data[i][j] <= 2:
+                    w.data[i][j] = 0.0
+    # the two comparisons' programs, each reused for every element (a recorded write made
+    # the weight pending again, and every read a program with its offsets: 16 here)
+    assert _count("programs_built") <= 2
+    assert lw._node.buffer is not None
+    assert lw.is_leaf and lw.requires_grad and lw.grad_fn is None
+    np.testing.assert_array_equal(lw.detach().numpy(), tw.detach().numpy())
+    np.testing.assert_array_equal(before.detach().numpy(), w0)
+    (lw * lw).sum().backward()
+    (tw * tw).sum().backward()
+    np.testing.assert_array_equal(lw.grad.numpy(), tw.grad.numpy())
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        lw[0, 0] = 1.0  # not through .data: refused in grad mode, as torch
+
+
 # -- host writes through views and basic indices, against torch -----------------------------
 _VIEWS = {
     "t": lambda x: x.t() if x.ndim == 2 else x,
