@@ -32,6 +32,7 @@ tensor([2.])
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import warnings
 from collections.abc import Sequence
@@ -196,6 +197,13 @@ def _add(a: Any, b: Any, sign: int) -> ComplexTensor:
     else:
         im = op(ai, bi)
     return _pair(re, im)
+
+
+def _acc(total: Any, term: Tensor, plus: bool) -> Tensor:
+    """total + term (or - term), total None meaning 0."""
+    if total is None:
+        return term if plus else E.neg(term)
+    return E.add(total, term) if plus else E.sub(total, term)
 
 
 def _mixed_matmul(a: Any, b: Any) -> Exception:
@@ -699,6 +707,30 @@ class ComplexTensor(ComplexBase):
     def _stack(tensors: Sequence[Any], dim: int) -> ComplexTensor:
         cs = [t if type(t) is ComplexTensor else _pair(t, 0.0) for t in tensors]
         return ComplexTensor(S.stack([c._ri for c in cs], cs[0]._dim(dim, 1)))
+
+    @staticmethod
+    def _einsum(equation: str, operands: Sequence[Any]) -> ComplexTensor:
+        """A complex einsum as real einsums of the parts: each choice of real or imaginary
+        part per operand contributes i**(number of imaginary parts) times its einsum."""
+        dtypes = [o.dtype for o in operands]
+        for o in operands:
+            if o.dtype is not dtypes[0]:
+                raise op_error(
+                    RuntimeError,
+                    "einsum",
+                    f"expected scalar type {dtypes[0].legacy_name} but found {o.dtype.legacy_name}",
+                )
+        parts = [(o.real, o.imag) for o in operands]
+        re: Any = None
+        im: Any = None
+        for choice in itertools.product((0, 1), repeat=len(parts)):
+            term = L.einsum(equation, *[p[c] for p, c in zip(parts, choice, strict=True)])
+            k = sum(choice) % 4
+            if k % 2 == 0:
+                re = _acc(re, term, k == 0)
+            else:
+                im = _acc(im, term, k == 1)
+        return _pair(re, im)
 
 
 # -- functions ------------------------------------------------------------------------------------

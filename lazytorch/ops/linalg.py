@@ -21,6 +21,7 @@ from lazytorch.ops import reduction as R
 from lazytorch.ops import shape as S
 from lazytorch.ops import views as V
 from lazytorch.ops._core import (
+    ComplexBase,
     P,
     binary_node,
     broadcast_shapes,
@@ -485,6 +486,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     for o in operands:
+        if isinstance(o, ComplexBase):  # real einsums of the parts (lazytorch.ops.complex)
+            return type(o)._einsum(equation, operands)
         tensor_arg(o, "einsum", "operands")
     if not operands:
         raise op_error(ValueError, "einsum", "einsum(): must provide at least one operand")
