@@ -14,6 +14,7 @@ test suite checks the behaviour against torch.
 from __future__ import annotations
 
 import collections
+import inspect
 
 import torch
 
@@ -181,11 +182,21 @@ def main() -> None:
         )
     )
     f_have = {n for n in f_names if hasattr(lt.nn.functional, n)}
+    fft_names = sorted(
+        n
+        for n in dir(torch.fft)
+        if not n.startswith("_") and inspect.isbuiltin(getattr(torch.fft, n))
+    )
+    fft_have = {n for n in fft_names if hasattr(lt.fft, n)}
     out += [
         "",
         f"## `nn.functional` ({len(f_have)}/{len(f_names)})",
         "",
         *table(f_names, f_have),
+        "",
+        f"## `fft` ({len(fft_have)}/{len(fft_names)})",
+        "",
+        *table(fft_names, fft_have),
         "",
         f"Totals: {have}/{total} listed `torch.*` functions, {len(tensor_have)}/"
         f"{len(TENSOR_METHODS)} listed Tensor methods, {len(f_have)}/{len(f_names)} "

@@ -187,6 +187,7 @@ _LAZY_SUBMODULES = (
     "testing",
     "random",
     "special",
+    "fft",
     "profiler",
     "version",
 )

@@ -305,8 +305,9 @@ def broadcast_nodes(nodes: Sequence[Node], op: str) -> tuple[tuple[Any, ...], li
 # -- building blocks of ops ---------------------------------------------------------------------
 class ComplexBase:
     """The base of `lazytorch.ops.complex.ComplexTensor`, known here so that the ops below
-    it can tell a complex operand from a wrong one without importing it: ``cat`` and
-    ``stack`` hand a list holding one to ``type(t)._cat`` / ``._stack``, and a real op
+    it can tell a complex operand from a wrong one without importing it: ``cat``,
+    ``stack`` and ``einsum`` hand a list holding one to ``type(t)._cat`` / ``._stack`` /
+    ``._einsum``, and a real op
     given one raises NotImplementedError naming the op instead of a TypeError."""
 
     __slots__ = ()
@@ -317,6 +318,10 @@ class ComplexBase:
 
     @staticmethod
     def _stack(tensors: Any, dim: int) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def _einsum(equation: str, operands: Any) -> Any:
         raise NotImplementedError
 
 

@@ -199,6 +199,13 @@ def _add(a: Any, b: Any, sign: int) -> ComplexTensor:
     return _pair(re, im)
 
 
+def _acc(total: Any, term: Tensor, plus: bool) -> Tensor:
+    """total + term (or - term), total None meaning 0."""
+    if total is None:
+        return term if plus else E.neg(term)
+    return E.add(total, term) if plus else E.sub(total, term)
+
+
 def _mixed_matmul(a: Any, b: Any) -> Exception:
     """torch's error for a product of a complex and a real matrix (no promotion there)."""
     names: dict[Any, str] = {complex64: "c10::complex<float>", complex128: "c10::complex<double>"}
@@ -701,6 +708,30 @@ class ComplexTensor(ComplexBase):
         cs = [t if type(t) is ComplexTensor else _pair(t, 0.0) for t in tensors]
         return ComplexTensor(S.stack([c._ri for c in cs], cs[0]._dim(dim, 1)))
 
+    @staticmethod
+    def _einsum(equation: str, operands: Sequence[Any]) -> ComplexTensor:
+        """A complex einsum as real einsums of the parts: each choice of real or imaginary
+        part per operand contributes i**(number of imaginary parts) times its einsum."""
+        dtypes = [o.dtype for o in operands]
+        for o in operands:
+            if o.dtype is not dtypes[0]:
+                raise op_error(
+                    RuntimeError,
+                    "einsum",
+                    f"expected scalar type {dtypes[0].legacy_name} but found {o.dtype.legacy_name}",
+                )
+        parts = [(o.real, o.imag) for o in operands]
+        re: Any = None
+        im: Any = None
+        for choice in itertools.product((0, 1), repeat=len(parts)):
+            term = L.einsum(equation, *[p[c] for p, c in zip(parts, choice, strict=True)])
+            k = sum(choice) % 4
+            if k % 2 == 0:
+                re = _acc(re, term, k == 0)
+            else:
+                im = _acc(im, term, k == 1)
+        return _pair(re, im)
+
 
 # -- functions ------------------------------------------------------------------------------------
 def _float_parts(op: str, **parts: Any) -> list[Tensor]:
@@ -815,44 +846,3 @@ def from_operator(name: str, x: Tensor, other: Any) -> Any:
     if op is None or name not in ("__add__", "__sub__", "__mul__", "__truediv__"):
         raise op_error(TypeError, name.strip("_"), "unsupported operand for a complex number")
     return op(other)
-
-
-_TORCH_NAMES = {complex64: "ComplexFloat", complex128: "ComplexDouble", dt.float32: "Float"}
-_TORCH_NAMES.update({dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16"})
-
-
-def _einsum(equation: str, operands: Sequence[Any]) -> ComplexTensor:
-    """``einsum`` of complex operands: the product of sums ``(re + i im)`` expanded, one real
-    einsum per choice of parts (four for two operands), ``i**k`` deciding each term's part
-    and sign. torch wants one dtype for all operands, complex included; so does this."""
-    for o in operands:
-        if not isinstance(o, ComplexTensor):
-            tensor_arg(o, "einsum", "operands")
-    d = operands[0].dtype
-    for o in operands[1:]:
-        if o.dtype is not d:
-            raise op_error(
-                RuntimeError,
-                "einsum",
-                f"expected scalar type {_TORCH_NAMES.get(d, getattr(d, 'name', d))} but found "
-                f"{_TORCH_NAMES.get(o.dtype, getattr(o.dtype, 'name', o.dtype))}",
-            )
-    parts = [(o.real, o.imag) for o in operands]
-    re: list[Any] = []
-    im: list[Any] = []
-    for choice in itertools.product((0, 1), repeat=len(operands)):
-        k = sum(choice)  # the term is i**k times a real einsum
-        term = L.einsum(equation, *[parts[j][c] for j, c in enumerate(choice)])
-        (re if k % 2 == 0 else im).append((term, k % 4 >= 2))
-    return _pair(_signed_sum(re), _signed_sum(im))
-
-
-def _signed_sum(terms: list[tuple[Tensor, bool]]) -> Tensor:
-    """The sum of `terms`, each (value, negated), added in order."""
-    total = E.neg(terms[0][0]) if terms[0][1] else terms[0][0]
-    for t, negated in terms[1:]:
-        total = E.sub(total, t) if negated else E.add(total, t)
-    return total
-
-
-L.COMPLEX.update(einsum=_einsum)

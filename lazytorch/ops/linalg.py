@@ -76,8 +76,6 @@ SPARSE: dict[str, Any] = {"type": None, "matmul": None}
 # Set by `lazytorch.ops.decomp` (which imports this module): the singular values, for the
 # nuclear and spectral matrix norms.
 DECOMP: dict[str, Any] = {"svdvals": None}
-# Set by `lazytorch.ops.complex`: einsum of complex operands.
-COMPLEX: dict[str, Any] = {"einsum": None}
 
 
 @public(method=True)
@@ -520,9 +518,9 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    if any(isinstance(o, ComplexBase) for o in operands):
-        return COMPLEX["einsum"](equation, operands)  # type: ignore[no-any-return]
     for o in operands:
+        if isinstance(o, ComplexBase):  # real einsums of the parts (lazytorch.ops.complex)
+            return type(o)._einsum(equation, operands)
         tensor_arg(o, "einsum", "operands")
     if not operands:
         raise op_error(ValueError, "einsum", "einsum(): must provide at least one operand")

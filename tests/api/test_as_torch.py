@@ -68,6 +68,23 @@ def test_torch_and_its_submodules_are_lazytorch_modules(tmp_path):
     assert "batches 2 args ['--flag', '7']" in r.stdout
 
 
+def test_torch_fft_is_lazytorch_fft(tmp_path):
+    r = _run_as_torch(
+        tmp_path,
+        """
+        import lazytorch
+        import torch
+        import torch.fft
+        from torch.fft import irfft, rfft
+        assert torch.fft is lazytorch.fft and rfft is lazytorch.fft.rfft
+        x = torch.arange(8.0)
+        print("fft", torch.allclose(irfft(rfft(x), n=8), x, atol=1e-5), torch.fft.fft(x).dtype)
+        """,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "fft True torch.complex64" in r.stdout  # (reprs name torch when installed)
+
+
 def test_a_missing_module_imports_and_fails_at_its_use(tmp_path):
     r = _run_as_torch(
         tmp_path,

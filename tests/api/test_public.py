@@ -191,3 +191,16 @@ def test_api_coverage_doc_is_generated(capsys):
     spec.loader.exec_module(gen)
     gen.main()
     assert capsys.readouterr().out == (root / "docs/api-coverage.md").read_text()
+
+
+def test_submodules_provide_every_torch_function_of_theirs():
+    """lazytorch.fft has each of torch.fft's functions, under its name (the registry holds
+    torch.* and Tensor names only; a submodule's completeness is checked here)."""
+    theirs = {
+        n for n in dir(torch.fft) if not n.startswith("_") and callable(getattr(torch.fft, n))
+    }
+    theirs -= {"Tensor"}  # torch.fft re-exports the class
+    assert sorted(theirs - set(lt.fft.__all__)) == []
+    assert set(lt.fft.__all__) <= theirs
+    for name in lt.fft.__all__:
+        assert callable(getattr(lt.fft, name)), name

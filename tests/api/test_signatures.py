@@ -356,7 +356,7 @@ def public_apis() -> list[Api]:
     import torch.nn.functional as TF
 
     import lazytorch.nn.functional as F
-    from lazytorch import distributions, linalg, nn, optim
+    from lazytorch import distributions, fft, linalg, nn, optim
     from lazytorch.nn import init
     from lazytorch.optim import lr_scheduler
 
@@ -365,6 +365,7 @@ def public_apis() -> list[Api]:
         *_tensor_methods(),
         *_functions("F", F, TF, list(F.__all__)),
         *_functions("linalg", linalg, torch.linalg, list(linalg.__all__)),
+        *_functions("fft", fft, torch.fft, list(fft.__all__)),
         *_functions("init", init, torch.nn.init, list(init.__all__)),
         *_classes("nn", nn, torch.nn, list(nn.__all__)),
         *_classes("optim", optim, torch.optim, list(optim.__all__)),

@@ -892,6 +892,7 @@ MATH_MODULES = (
     "lazytorch.ops.transcendental",
     "lazytorch.ops.reduction",
     "lazytorch.ops.linalg",
+    "lazytorch.ops.fft",
     "lazytorch.ops.sorting",
     "lazytorch.ops.activation",
     "lazytorch.nn.functional.activation",
@@ -917,15 +918,19 @@ SMOOTH = set(
     F.adaptive_avg_pool1d F.adaptive_avg_pool2d F.adaptive_avg_pool3d F.interpolate F.upsample
     F.upsample_nearest F.upsample_bilinear F.affine_grid F.tanhshrink F.glu F.bilinear
     F.channel_shuffle F.poisson_nll_loss F.multilabel_soft_margin_loss F.gumbel_softmax
+    fft.fft fft.ifft fft.rfft fft.irfft fft.hfft fft.ihfft fft.fft2 fft.ifft2 fft.rfft2
+    fft.irfft2 fft.hfft2 fft.ihfft2 fft.fftn fft.ifftn fft.rfftn fft.irfftn fft.hfftn
+    fft.ihfftn fft.fftshift fft.ifftshift
     """.split()
 )
 
-# Integer or bool results: nothing to differentiate.
+# Integer or bool results, or factories of no tensor input: nothing to differentiate.
 NOT_DIFFERENTIABLE = set(
     """
     eq ne lt le gt ge not_equal less less_equal greater greater_equal bitwise_and bitwise_or
     bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift logical_and logical_or logical_xor logical_not isnan isinf isposinf
     isneginf isfinite isreal argmax argmin argsort all any count_nonzero F.one_hot
+    fft.fftfreq fft.rfftfreq
     """.split()
 )
 
@@ -933,7 +938,7 @@ NOT_DIFFERENTIABLE = set(
 def _public_ops() -> dict[int, tuple[Any, list[str]]]:
     """id(function) -> (function, its public names), for functions the math modules define
     and lazytorch, lazytorch.nn.functional or lazytorch.linalg export."""
-    namespaces = {"": lt, "F.": lt.nn.functional, "linalg.": lt.linalg}
+    namespaces = {"": lt, "F.": lt.nn.functional, "linalg.": lt.linalg, "fft.": lt.fft}
     defined = set()
     for mod_name in MATH_MODULES:
         mod = importlib.import_module(mod_name)

@@ -115,6 +115,19 @@ CASES = {
         (3, 4, 2),
     ),
     "repeat_interleave_flat": (lambda t, x: t.repeat_interleave(t.view_as_complex(x), 2), (3, 2)),
+    # FNO's channel mixing of Fourier modes (compl_mul2d), and three operands
+    "einsum": (
+        lambda t, x, w: t.einsum("bixy,ioxy->boxy", t.view_as_complex(x), t.view_as_complex(w)),
+        (2, 3, 4, 5, 2),
+        (3, 2, 4, 5, 2),
+    ),
+    "einsum_three_operands": (
+        lambda t, x, y: t.einsum(
+            "ij,jk,k->i", t.view_as_complex(x), t.view_as_complex(y), t.view_as_complex(y)[0]
+        ),
+        (3, 4, 2),
+        (4, 4, 2),
+    ),
 }
 
 
@@ -245,6 +258,8 @@ def test_errors_name_the_op():
         z @ lt.zeros(1, 2)  # torch does not promote a real matrix in a complex product
     with pytest.raises(RuntimeError, match="same dtype, but got: float != c10::complex<float>"):
         lt.zeros(2, 3) @ z
+    with pytest.raises(RuntimeError, match="expected scalar type ComplexFloat but found Float"):
+        lt.einsum("i,i->", z, lt.ones(3))
     with pytest.raises(RuntimeError, match="real scalar outputs"):
         z.sum().backward()
     with pytest.raises(AttributeError):
