@@ -1343,6 +1343,18 @@ CORPUS += [
     # state_dict and loaded back; train/val phases under torch.set_grad_enabled(phase)
     Entry("usuyama_unet", "usuyama_unet/train_unet.py", "usuyama/pytorch-unet pytorch_unet.ipynb"),
 ]
+# karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
+NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
+CORPUS += [
+    # WaveNet: hand-made layers, FlattenConsecutive's view(B, T // n, C * n) and squeeze,
+    # batch norm over dims (0, 1) of a 3-d input, in-place bias add on a non-leaf, eval-mode
+    # sampling; rows of a zeros tensor assigned from model outputs
+    Entry(
+        "karpathy_makemore_wavenet",
+        "karpathy_makemore_wavenet.py",
+        f"{NZH}makemore_part5_cnn1.ipynb",
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 
