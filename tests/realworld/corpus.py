@@ -1346,6 +1346,14 @@ CORPUS += [
 # karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
 NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
 CORPUS += [
+    # bigrams: a count matrix filled one element at a time (N[ix1, ix2] += 1 on int32), a
+    # log-likelihood summed over every bigram as one chain of 0-d tensors, multinomial with
+    # a seeded Generator; then a one-hot "network" trained by hand (W.data += -50 * W.grad)
+    Entry(
+        "karpathy_makemore_bigrams",
+        "karpathy_makemore_bigrams.py",
+        f"{NZH}makemore_part1_bigrams.ipynb",
+    ),
     # WaveNet: hand-made layers, FlattenConsecutive's view(B, T // n, C * n) and squeeze,
     # batch norm over dims (0, 1) of a 3-d input, in-place bias add on a non-leaf, eval-mode
     # sampling; rows of a zeros tensor assigned from model outputs
