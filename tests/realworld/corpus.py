@@ -1354,6 +1354,16 @@ CORPUS += [
         "karpathy_makemore_bigrams.py",
         f"{NZH}makemore_part1_bigrams.ipynb",
     ),
+    # batch norm by hand (running statistics under no_grad), then hand-made Linear /
+    # BatchNorm1d / Tanh layers: retain_grad() on every layer output, torch.histogram of
+    # activations and gradients, tensors in %-formats, update-to-data ratios with log10;
+    # the gradient statistics of a 1000x1000 product
+    Entry(
+        "karpathy_makemore_batchnorm",
+        "karpathy_makemore_batchnorm.py",
+        f"{NZH}makemore_part3_bn.ipynb",
+        log_conversions=True,
+    ),
     # WaveNet: hand-made layers, FlattenConsecutive's view(B, T // n, C * n) and squeeze,
     # batch norm over dims (0, 1) of a 3-d input, in-place bias add on a non-leaf, eval-mode
     # sampling; rows of a zeros tensor assigned from model outputs
