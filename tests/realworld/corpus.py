@@ -655,6 +655,12 @@ CORPUS: list[Entry] = [
         "tensorboardyt_tutorial.py",
         f"{TU}/introyt/tensorboardyt_tutorial.py",
     ),
+    # model building: printed modules and parameters, nn.Softmax() without dim (warns),
+    # `import torch.functional as F`, MaxPool2d over a 3-d input, BatchNorm1d over (1, 4, 4),
+    # a Dropout module applied twice
+    Entry(
+        "modelsyt_tutorial", "modelsyt_tutorial.py", f"{TU}/introyt/modelsyt_tutorial.py", fast=True
+    ),
     # forward-mode AD: torch.autograd.forward_ad (dual_level, make_dual, unpack_dual), a custom
     # Function's jvp, gradcheck(check_forward_ad=True), functorch.jvp and
     # make_functional_with_buffers (lazytorch's forward mode is the transposed vjp)
