@@ -1348,6 +1348,23 @@ CORPUS += [
     # loss on sigmoid outputs, Adam with StepLR, best weights kept with copy.deepcopy of the
     # state_dict and loaded back; train/val phases under torch.set_grad_enabled(phase)
     Entry("usuyama_unet", "usuyama_unet/train_unet.py", "usuyama/pytorch-unet pytorch_unet.ipynb"),
+    # GAT (Diego999/pyGAT): dense attention over a masked N x N score matrix (torch.where with
+    # -9e15), eight heads registered with add_module, Adam with weight decay, a checkpoint
+    # per epoch (torch.save, glob, os.remove) and the best one loaded back
+    Entry(
+        "pygat",
+        "diego_pygat/train.py",
+        "Diego999/pyGAT train.py + layers.py + models.py",
+        args="--epochs 6",
+    ),
+    # the sparse GAT: a custom autograd.Function over torch.sparse_coo_tensor (sparse @ dense,
+    # a._indices(), a.t() in backward, ctx.needs_input_grad), adj.nonzero().t() edge lists
+    Entry(
+        "pygat_sparse",
+        "diego_pygat/train.py",
+        "Diego999/pyGAT train.py + layers.py + models.py",
+        args="--sparse --epochs 6",
+    ),
 ]
 # karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
 NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
