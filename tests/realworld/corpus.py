@@ -1365,6 +1365,15 @@ CORPUS += [
         "Diego999/pyGAT train.py + layers.py + models.py",
         args="--sparse --epochs 6",
     ),
+    # rasbt/deeplearning-models (MIT): torch.autograd.grad of one output with retain_graph
+    # (leaves and intermediates, one at a time and as a tuple), retain_grad, register_hook on
+    # leaves and non-leaves
+    Entry(
+        "rasbt_manual_gradients",
+        "rasbt_manual_gradients.py",
+        "rasbt/deeplearning-models pytorch_ipynb/mechanics/manual-gradients.ipynb",
+        fast=True,
+    ),
 ]
 # karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
 NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
