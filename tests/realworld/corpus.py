@@ -1374,6 +1374,14 @@ CORPUS += [
         "rasbt/deeplearning-models pytorch_ipynb/mechanics/manual-gradients.ipynb",
         fast=True,
     ),
+    # three trainings of one MLP: clip_grad_value_, parameter hooks that return a clamped
+    # gradient, clip_grad_norm_(norm_type=2); a 0-d loss and accuracy tensors in %-formats
+    Entry(
+        "rasbt_gradclipping_mlp",
+        "rasbt_gradclipping_mlp.py",
+        "rasbt/deeplearning-models pytorch_ipynb/tricks/gradclipping_mlp.ipynb",
+        log_conversions=True,
+    ),
 ]
 # karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
 NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
