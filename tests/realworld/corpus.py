@@ -1382,6 +1382,14 @@ CORPUS += [
         "rasbt/deeplearning-models pytorch_ipynb/tricks/gradclipping_mlp.ipynb",
         log_conversions=True,
     ),
+    # a graph convolution over the pixel grid: a Gaussian adjacency from scipy's cdist,
+    # normalized and registered as a buffer, expanded to (B, N, N) and bmm'd with the images
+    Entry(
+        "rasbt_gnn_basic",
+        "rasbt_gnn_basic.py",
+        "rasbt/deeplearning-models pytorch_ipynb/gnn/gnn-basic-1.ipynb",
+        log_conversions=True,
+    ),
 ]
 # karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
 NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
