@@ -1390,6 +1390,15 @@ CORPUS += [
         "rasbt/deeplearning-models pytorch_ipynb/gnn/gnn-basic-1.ipynb",
         log_conversions=True,
     ),
+    # an MLP trained with a hand-written backward pass and no autograd: normal_ on zeros,
+    # torch.FloatTensor(n, c).zero_() then scatter_ with a scalar, in-place -= updates of
+    # plain tensors; costs read through %-formats
+    Entry(
+        "rasbt_mlp_from_scratch",
+        "rasbt_mlp_from_scratch.py",
+        "rasbt/deeplearning-models pytorch_ipynb/mlp/mlp-fromscratch__sigmoid-mse.ipynb",
+        log_conversions=True,
+    ),
 ]
 # karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
 NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
