@@ -1399,6 +1399,15 @@ CORPUS += [
         "rasbt/deeplearning-models pytorch_ipynb/mlp/mlp-fromscratch__sigmoid-mse.ipynb",
         log_conversions=True,
     ),
+    # Network-in-Network with filter response normalization: parameters registered with
+    # register_parameter from normal_ on empty, mean over (2, 3) with keepdims=, rsqrt of
+    # an eps tensor attribute moved with .to, a learned threshold through torch.max(a, b)
+    Entry(
+        "rasbt_nin_frn",
+        "rasbt_nin_frn.py",
+        "rasbt/deeplearning-models pytorch_ipynb/cnn/nin-cifar10_filter-response-norm.ipynb",
+        log_conversions=True,
+    ),
 ]
 # karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
 NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
