@@ -1408,6 +1408,14 @@ CORPUS += [
         "rasbt/deeplearning-models pytorch_ipynb/cnn/nin-cifar10_filter-response-norm.ipynb",
         log_conversions=True,
     ),
+    # one output unit's weights shared by all ten classes (a (B, 1) linear output plus a
+    # (10,) bias Parameter made with torch.tensor(tensor, dtype=)), SGD at lr 0.1
+    Entry(
+        "rasbt_cnn_weight_sharing",
+        "rasbt_cnn_weight_sharing.py",
+        "rasbt/deeplearning-models pytorch_ipynb/mechanics/cnn-weight-sharing.ipynb",
+        log_conversions=True,
+    ),
 ]
 # karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
 NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
