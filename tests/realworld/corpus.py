@@ -1416,6 +1416,15 @@ CORPUS += [
         "rasbt/deeplearning-models pytorch_ipynb/mechanics/cnn-weight-sharing.ipynb",
         log_conversions=True,
     ),
+    # a cyclical learning rate set by hand in optimizer.param_groups every step (a range test,
+    # then triangular, triangular2 and exp_range cycles), SubsetRandomSampler splits from
+    # NumPy indices, a [[features, targets]] list passed as a data loader
+    Entry(
+        "rasbt_cyclical_lr",
+        "rasbt_cyclical_lr.py",
+        "rasbt/deeplearning-models pytorch_ipynb/tricks/cyclical-learning-rate.ipynb",
+        log_conversions=True,
+    ),
 ]
 # karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
 NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
