@@ -1425,6 +1425,15 @@ CORPUS += [
         "rasbt/deeplearning-models pytorch_ipynb/tricks/cyclical-learning-rate.ipynb",
         log_conversions=True,
     ),
+    # He initialization written through detached aliases of the parameters
+    # (nn.init.kaiming_normal_(m.weight.detach()), m.bias.detach().zero_()) over
+    # self.modules(); SGD at lr 0.05
+    Entry(
+        "rasbt_cnn_he_init",
+        "rasbt_cnn_he_init.py",
+        "rasbt/deeplearning-models pytorch_ipynb/cnn/cnn-he-init.ipynb",
+        log_conversions=True,
+    ),
 ]
 # karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
 NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
