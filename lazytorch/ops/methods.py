@@ -821,6 +821,14 @@ def _numpy_names(fn: Any) -> Any:
     return wrapper
 
 
+def install_numpy_names(names: dict[str, Any], public: list[str]) -> None:
+    """In a module's namespace `names`, wrap the functions `public` lists in `_numpy_names`
+    (torch.linalg's and torch.special's native functions take ``axis=``/``keepdims=`` too)."""
+    for name in public:
+        if inspect.isfunction(names.get(name)):
+            names[name] = _numpy_names(names[name])
+
+
 def _install_numpy_names(registry: Registry) -> None:
     """Wrap every declared function with a ``dim``/``keepdim`` parameter in `_numpy_names`
     (properties and tables' non-functions stay as they are)."""

@@ -691,6 +691,12 @@ NUMPY_NAME_CALLS = {
     "cat": lambda t, x: t.cat([x, x], axis=0),
     "cumsum_": lambda t, x: x.clone().cumsum_(axis=0),
     "both names": lambda t, x: x.sum(1, keepdim=True, keepdims=True),
+    # torch.linalg's and torch.special's native functions too
+    "linalg.vector_norm": lambda t, x: t.linalg.vector_norm(x, axis=1, keepdims=True),
+    "linalg.norm": lambda t, x: t.linalg.norm(x, axis=1),
+    "linalg.matrix_norm": lambda t, x: t.linalg.matrix_norm(x.reshape(1, 3, 4), axis=(1, 2)),
+    "special.logsumexp": lambda t, x: t.special.logsumexp(x, axis=1, keepdims=True),
+    "special.softmax": lambda t, x: t.special.softmax(x, axis=1),
 }
 
 
