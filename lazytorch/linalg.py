@@ -7,6 +7,7 @@ record lazy gradients.
 """
 
 from lazytorch.ops import autocast as _autocast
+from lazytorch.ops import methods as _methods
 from lazytorch.ops.decomp import (
     LinAlgError,
     cholesky_ex,
@@ -85,6 +86,7 @@ __all__ = [
     "vector_norm",
 ]
 
+_methods.install_numpy_names(globals(), __all__)  # axis=/keepdims=, as torch's parser takes
 _autocast.install("linalg", globals())  # the names torch's autocast lists (lazytorch.ops.autocast)
 
 

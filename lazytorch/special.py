@@ -22,6 +22,7 @@ from typing import Any
 
 import lazytorch as _lt
 from lazytorch.ops import activation as _activation
+from lazytorch.ops import methods as _methods
 from lazytorch.ops import special_math as _sm
 from lazytorch.tensor import Tensor
 
@@ -145,3 +146,6 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None) -> Tensor:
     return _lt.logsumexp(input, dim, keepdim, out=out)
+
+
+_methods.install_numpy_names(globals(), __all__)  # axis=/keepdims=, as torch's parser takes

@@ -17,6 +17,8 @@ the result's dtype can be cast to the tensor's own.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 import weakref
 from typing import Any
@@ -781,6 +783,60 @@ TABLES: dict[str, dict[str, Any]] = {
 }
 
 
+# torch's argument parser takes NumPy's names for two parameters of every native op:
+# ``axis`` for ``dim`` and ``keepdims`` for ``keepdim`` (``x.sum(1, keepdims=True)``,
+# ``torch.cat(xs, axis=0)``; python_arg_parser.cpp's numpy_compatibility_arg_names).
+NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+_numpy_named: dict[int, Any] = {}
+
+
+def _numpy_names(fn: Any) -> Any:
+    """`fn`, taking `NUMPY_NAMES` for its own parameters, where it has them (the same
+    wrapper for the same `fn`, so aliases stay one object)."""
+    found = _numpy_named.get(id(fn))
+    if found is not None:
+        return found
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or a class: no Python signature to read
+        return fn
+    aliases = {a: n for a, n in NUMPY_NAMES.items() if n in params and a not in params}
+    if not aliases:
+        return fn
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            for alias, name in aliases.items():
+                if alias in kwargs:
+                    if name in kwargs:
+                        raise TypeError(
+                            f"{fn.__name__}() got both {name!r} and its alias {alias!r}"
+                        )
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+
+    wrapper.numpy_names = aliases  # type: ignore[attr-defined]
+    _numpy_named[id(fn)] = wrapper
+    return wrapper
+
+
+def install_numpy_names(names: dict[str, Any], public: list[str]) -> None:
+    """In a module's namespace `names`, wrap the functions `public` lists in `_numpy_names`
+    (torch.linalg's and torch.special's native functions take ``axis=``/``keepdims=`` too)."""
+    for name in public:
+        if inspect.isfunction(names.get(name)):
+            names[name] = _numpy_names(names[name])
+
+
+def _install_numpy_names(registry: Registry) -> None:
+    """Wrap every declared function with a ``dim``/``keepdim`` parameter in `_numpy_names`
+    (properties and tables' non-functions stay as they are)."""
+    for e in registry.entries():
+        if inspect.isfunction(e.obj):
+            e.obj = _numpy_names(e.obj)
+
+
 def bind(
     cls: type = Tensor,
     registry: Registry = REGISTRY,
@@ -802,6 +858,8 @@ def bind(
     for table_name, table in tables.items():
         for name, value in table.items():
             registry.declare("Tensor", name, value, by=f"{__name__}.{table_name}")
+    # inside autocast's wrapper, which finds its caller two frames up
+    _install_numpy_names(registry)
     _autocast.install_registry(registry)
     bound: dict[str, Any] = {}
     own = vars(cls)

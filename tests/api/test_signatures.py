@@ -677,3 +677,32 @@ def test_weighted_l1_and_mse_loss(loss: str, reduction: str) -> None:
     check(fn, x, y, w)
     check_grad(fn, x, y, w)
     check(fn, x, y, positive(4, dtype="float64"))  # weight of another shape
+
+
+# torch's argument parser takes NumPy's names for dim and keepdim on every native op
+# (``x.sum(1, keepdims=True)`` in karpathy's nn-zero-to-hero; ``torch.cat(xs, axis=0)``).
+NUMPY_NAME_CALLS = {
+    "sum": lambda t, x: x.sum(1, keepdims=True),
+    "torch.mean": lambda t, x: t.mean(x, axis=0, keepdims=True),
+    "amax": lambda t, x: x.amax(axis=1),
+    "max": lambda t, x: x.max(axis=1, keepdims=True).values,
+    "std": lambda t, x: t.std(x, axis=1, keepdims=True),
+    "logsumexp": lambda t, x: x.logsumexp(axis=-1, keepdims=True),
+    "softmax": lambda t, x: x.softmax(axis=1),
+    "cat": lambda t, x: t.cat([x, x], axis=0),
+    "cumsum_": lambda t, x: x.clone().cumsum_(axis=0),
+    "both names": lambda t, x: x.sum(1, keepdim=True, keepdims=True),
+    # torch.linalg's and torch.special's native functions too
+    "linalg.vector_norm": lambda t, x: t.linalg.vector_norm(x, axis=1, keepdims=True),
+    "linalg.norm": lambda t, x: t.linalg.norm(x, axis=1),
+    "linalg.matrix_norm": lambda t, x: t.linalg.matrix_norm(x.reshape(1, 3, 4), axis=(1, 2)),
+    "special.logsumexp": lambda t, x: t.special.logsumexp(x, axis=1, keepdims=True),
+    "special.softmax": lambda t, x: t.special.softmax(x, axis=1),
+}
+
+
+@pytest.mark.parametrize("name", list(NUMPY_NAME_CALLS))
+def test_numpy_parameter_names(name: str) -> None:
+    from helpers import check, randn
+
+    check(NUMPY_NAME_CALLS[name], randn(3, 4, dtype="float64"))

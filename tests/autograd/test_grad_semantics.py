@@ -949,7 +949,8 @@ def _public_ops() -> dict[int, tuple[Any, list[str]]]:
     for prefix, ns in namespaces.items():
         for name in dir(ns):
             obj = getattr(ns, name)
-            if isinstance(getattr(obj, "autocast_op", None), str):  # an autocast wrapper
+            # behind autocast's wrapper and the one taking NumPy's names (methods.NUMPY_NAMES)
+            while inspect.isfunction(obj) and {"autocast_op", "numpy_names"} & set(vars(obj)):
                 obj = obj.__wrapped__
             if not name.startswith("_") and id(obj) in defined:
                 ops.setdefault(id(obj), (obj, []))[1].append(prefix + name)

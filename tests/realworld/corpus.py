@@ -655,6 +655,12 @@ CORPUS: list[Entry] = [
         "tensorboardyt_tutorial.py",
         f"{TU}/introyt/tensorboardyt_tutorial.py",
     ),
+    # model building: printed modules and parameters, nn.Softmax() without dim (warns),
+    # `import torch.functional as F`, MaxPool2d over a 3-d input, BatchNorm1d over (1, 4, 4),
+    # a Dropout module applied twice
+    Entry(
+        "modelsyt_tutorial", "modelsyt_tutorial.py", f"{TU}/introyt/modelsyt_tutorial.py", fast=True
+    ),
     # forward-mode AD: torch.autograd.forward_ad (dual_level, make_dual, unpack_dual), a custom
     # Function's jvp, gradcheck(check_forward_ad=True), functorch.jvp and
     # make_functional_with_buffers (lazytorch's forward mode is the transposed vjp)
@@ -1342,6 +1348,122 @@ CORPUS += [
     # loss on sigmoid outputs, Adam with StepLR, best weights kept with copy.deepcopy of the
     # state_dict and loaded back; train/val phases under torch.set_grad_enabled(phase)
     Entry("usuyama_unet", "usuyama_unet/train_unet.py", "usuyama/pytorch-unet pytorch_unet.ipynb"),
+    # GAT (Diego999/pyGAT): dense attention over a masked N x N score matrix (torch.where with
+    # -9e15), eight heads registered with add_module, Adam with weight decay, a checkpoint
+    # per epoch (torch.save, glob, os.remove) and the best one loaded back
+    Entry(
+        "pygat",
+        "diego_pygat/train.py",
+        "Diego999/pyGAT train.py + layers.py + models.py",
+        args="--epochs 6",
+    ),
+    # the sparse GAT: a custom autograd.Function over torch.sparse_coo_tensor (sparse @ dense,
+    # a._indices(), a.t() in backward, ctx.needs_input_grad), adj.nonzero().t() edge lists
+    Entry(
+        "pygat_sparse",
+        "diego_pygat/train.py",
+        "Diego999/pyGAT train.py + layers.py + models.py",
+        args="--sparse --epochs 6",
+    ),
+    # rasbt/deeplearning-models (MIT): torch.autograd.grad of one output with retain_graph
+    # (leaves and intermediates, one at a time and as a tuple), retain_grad, register_hook on
+    # leaves and non-leaves
+    Entry(
+        "rasbt_manual_gradients",
+        "rasbt_manual_gradients.py",
+        "rasbt/deeplearning-models pytorch_ipynb/mechanics/manual-gradients.ipynb",
+        fast=True,
+    ),
+    # three trainings of one MLP: clip_grad_value_, parameter hooks that return a clamped
+    # gradient, clip_grad_norm_(norm_type=2); a 0-d loss and accuracy tensors in %-formats
+    Entry(
+        "rasbt_gradclipping_mlp",
+        "rasbt_gradclipping_mlp.py",
+        "rasbt/deeplearning-models pytorch_ipynb/tricks/gradclipping_mlp.ipynb",
+        log_conversions=True,
+    ),
+    # a graph convolution over the pixel grid: a Gaussian adjacency from scipy's cdist,
+    # normalized and registered as a buffer, expanded to (B, N, N) and bmm'd with the images
+    Entry(
+        "rasbt_gnn_basic",
+        "rasbt_gnn_basic.py",
+        "rasbt/deeplearning-models pytorch_ipynb/gnn/gnn-basic-1.ipynb",
+        log_conversions=True,
+    ),
+    # an MLP trained with a hand-written backward pass and no autograd: normal_ on zeros,
+    # torch.FloatTensor(n, c).zero_() then scatter_ with a scalar, in-place -= updates of
+    # plain tensors; costs read through %-formats
+    Entry(
+        "rasbt_mlp_from_scratch",
+        "rasbt_mlp_from_scratch.py",
+        "rasbt/deeplearning-models pytorch_ipynb/mlp/mlp-fromscratch__sigmoid-mse.ipynb",
+        log_conversions=True,
+    ),
+    # Network-in-Network with filter response normalization: parameters registered with
+    # register_parameter from normal_ on empty, mean over (2, 3) with keepdims=, rsqrt of
+    # an eps tensor attribute moved with .to, a learned threshold through torch.max(a, b)
+    Entry(
+        "rasbt_nin_frn",
+        "rasbt_nin_frn.py",
+        "rasbt/deeplearning-models pytorch_ipynb/cnn/nin-cifar10_filter-response-norm.ipynb",
+        log_conversions=True,
+    ),
+    # one output unit's weights shared by all ten classes (a (B, 1) linear output plus a
+    # (10,) bias Parameter made with torch.tensor(tensor, dtype=)), SGD at lr 0.1
+    Entry(
+        "rasbt_cnn_weight_sharing",
+        "rasbt_cnn_weight_sharing.py",
+        "rasbt/deeplearning-models pytorch_ipynb/mechanics/cnn-weight-sharing.ipynb",
+        log_conversions=True,
+    ),
+    # a cyclical learning rate set by hand in optimizer.param_groups every step (a range test,
+    # then triangular, triangular2 and exp_range cycles), SubsetRandomSampler splits from
+    # NumPy indices, a [[features, targets]] list passed as a data loader
+    Entry(
+        "rasbt_cyclical_lr",
+        "rasbt_cyclical_lr.py",
+        "rasbt/deeplearning-models pytorch_ipynb/tricks/cyclical-learning-rate.ipynb",
+        log_conversions=True,
+    ),
+    # He initialization written through detached aliases of the parameters
+    # (nn.init.kaiming_normal_(m.weight.detach()), m.bias.detach().zero_()) over
+    # self.modules(); SGD at lr 0.05
+    Entry(
+        "rasbt_cnn_he_init",
+        "rasbt_cnn_he_init.py",
+        "rasbt/deeplearning-models pytorch_ipynb/cnn/cnn-he-init.ipynb",
+        log_conversions=True,
+    ),
+]
+# karpathy/nn-zero-to-hero (MIT): the makemore lectures' notebooks as scripts
+NZH = "karpathy/nn-zero-to-hero lectures/makemore/"
+CORPUS += [
+    # bigrams: a count matrix filled one element at a time (N[ix1, ix2] += 1 on int32), a
+    # log-likelihood summed over every bigram as one chain of 0-d tensors, multinomial with
+    # a seeded Generator; then a one-hot "network" trained by hand (W.data += -50 * W.grad)
+    Entry(
+        "karpathy_makemore_bigrams",
+        "karpathy_makemore_bigrams.py",
+        f"{NZH}makemore_part1_bigrams.ipynb",
+    ),
+    # batch norm by hand (running statistics under no_grad), then hand-made Linear /
+    # BatchNorm1d / Tanh layers: retain_grad() on every layer output, torch.histogram of
+    # activations and gradients, tensors in %-formats, update-to-data ratios with log10;
+    # the gradient statistics of a 1000x1000 product
+    Entry(
+        "karpathy_makemore_batchnorm",
+        "karpathy_makemore_batchnorm.py",
+        f"{NZH}makemore_part3_bn.ipynb",
+        log_conversions=True,
+    ),
+    # WaveNet: hand-made layers, FlattenConsecutive's view(B, T // n, C * n) and squeeze,
+    # batch norm over dims (0, 1) of a 3-d input, in-place bias add on a non-leaf, eval-mode
+    # sampling; rows of a zeros tensor assigned from model outputs
+    Entry(
+        "karpathy_makemore_wavenet",
+        "karpathy_makemore_wavenet.py",
+        f"{NZH}makemore_part5_cnn1.ipynb",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
