@@ -212,21 +212,23 @@ def outer(input: Tensor, vec2: Tensor, *, out: Any = None) -> Tensor:
     return mul(input.reshape(-1, 1), vec2.reshape(1, -1), out=out)  # type: ignore[attr-defined]
 
 
-def _add_product(input: Tensor, prod: Tensor, beta: Any, alpha: Any, op: str) -> Tensor:
+def _add_product(
+    input: Tensor, prod: Tensor, beta: Any, alpha: Any, op: str, dtype: dt.DType | None = None
+) -> Tensor:
     """beta * input + alpha * prod, with torch's addmm rules: `input` has the product's
     dtype and expands (one way) to its shape; beta=0 ignores input's values (even NaN).
 
-    A float32 `prod` of a 16-bit `input` is a `_wide_product`: the sum is computed in
-    float32 and rounded once to input's dtype, as torch's GEMM adds C in its epilogue.
+    `dtype`: the operands' dtype where `prod` is a `_wide_product` (float32 for 16-bit
+    operands): the sum is computed in float32 and rounded once to it, as torch's GEMM adds
+    C in its epilogue.
     """
     input = tensor_arg(input, op)
-    want = input.dtype if prod.dtype is dt.float32 and input.dtype.is_low_float else prod.dtype
+    want = prod.dtype if dtype is None else dtype
     if input.dtype is not want:
         raise op_error(
             RuntimeError,
             op,
-            f"self and mat2 must have the same dtype, but got {input.dtype.name} and "
-            f"{prod.dtype.name}",
+            f"self and mat2 must have the same dtype, but got {input.dtype.name} and {want.name}",
         )
     if input.ndim > prod.ndim or broadcast_shapes(input.shape, prod.shape, op) != prod.shape:
         raise op_error(
@@ -270,7 +272,7 @@ def addmm(
     """beta * input + alpha * (mat1 @ mat2)."""
     _check_mm(mat1, mat2)
     prod = _wide_product(mat1, mat2)
-    return _into_out(_add_product(input, prod, beta, alpha, "addmm"), out, "addmm")
+    return _into_out(_add_product(input, prod, beta, alpha, "addmm", mat1.dtype), out, "addmm")
 
 
 @public(method=True, inplace=True)
@@ -286,7 +288,9 @@ def baddbmm(
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
     _check_bmm(batch1, batch2)
     prod = _wide_product(batch1, batch2)
-    return _into_out(_add_product(input, prod, beta, alpha, "baddbmm"), out, "baddbmm")
+    return _into_out(
+        _add_product(input, prod, beta, alpha, "baddbmm", batch1.dtype), out, "baddbmm"
+    )
 
 
 @public()

@@ -251,6 +251,19 @@ def _same_but_for_summation_order(got: np.ndarray, want: np.ndarray, dtype: str)
     assert (np.abs(got[differ] - want[differ]) <= ulp).all()
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, c, a: t.addmm(c, a, a),  # a 16-bit bias of a float32 product
+        lambda t, c, a: t.addmm(a[:2, :2].to(c.dtype) * 0 + 1, c, c),  # and the reverse
+        lambda t, c, a: t.baddbmm(c[None], a[None], a[None]),
+    ],
+)
+def test_a_bias_of_another_dtype_is_refused_as_in_torch(fn):
+    # the float32 product kept for one rounding is not a float32 operand: torch refuses it
+    check(fn, bf(2, 2, seed=1), arr(2, 2, seed=2))
+
+
 @pytest.mark.backends("interpreter", "cpp")
 @pytest.mark.parametrize("dtype", [BF, "float16"])
 def test_gradients_through_a_bias_inside_the_product_are_torchs(backend, dtype):
