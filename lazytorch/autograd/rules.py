@@ -321,9 +321,33 @@ def _atan2(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
     return ga, gb
 
 
+def _is_zero(n: Node) -> bool:
+    return n.op.name == "const" and n.attrs[0] == 0
+
+
+def _relu_test(out: Node, c: Node, a: Node, b: Node) -> Node:
+    """The test `c` of ``out = where(c, a, b)``, or the same test made on `out` for a ReLU
+    (``where(x <= 0, 0, x)``, as `relu` records it): ``out <= 0`` exactly where ``x <= 0``
+    (NaN: both false). The result is what the forward keeps (the next layer's operand), so
+    the backward then reads it instead of recomputing ``x``, which need not be kept: a
+    linear layer's product feeding a ReLU is used up by its epilogue and never stored.
+    torch's ReLU backward (threshold_backward) reads the result too."""
+    if (
+        c.op.name == "le"
+        and c.inputs[0] is b
+        and _is_zero(c.inputs[1])
+        and _is_zero(a)
+        and out.dtype is b.dtype
+        and out.shape == b.shape
+    ):
+        return _ew("le", out, c.inputs[1])
+    return c
+
+
 @rule("where", (0,))
 def _where(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
     c, a, b = inputs
+    c = _relu_test(out, c, a, b)
     z = const(0, ct)
     ga = sum_to(where(c, ct, z), a.shape) if needs[1] else None
     gb = sum_to(where(c, z, ct), b.shape) if needs[2] else None
