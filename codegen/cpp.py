@@ -47,7 +47,7 @@ from lazytorch.codegen.cpp_ops import (
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import format_loc
 from lazytorch.ir.primitives import get
-from lazytorch.scheduler.indexing import Clamp, Expr, FloorDiv, Mod, Var
+from lazytorch.scheduler.indexing import Clamp, Expr, FloorDiv, Mod, Var, unravel
 from lazytorch.scheduler.kernel import (
     ATOMIC_ADD_DTYPES,
     Buffer,
@@ -187,7 +187,10 @@ class _Program:
         if locs:
             header.append(f"//   from {', '.join(locs)}")
         unswitch = False
-        if isinstance(step, Extern):
+        before = ""  # a function the step calls (a matmul's epilogue), written before it
+        if isinstance(step, Extern) and step.epilogue is not None:
+            before, body = _matmul_epilogue(self, step)
+        elif isinstance(step, Extern):
             body = _extern_body(self, step)
         else:
             writer = _KernelWriter(self, step)
@@ -203,7 +206,7 @@ class _Program:
         if first != step.name:
             self.callee[step.name] = first
             return f"// {step.name}: same code as {first}"
-        return "\n".join([*header, code])
+        return "\n".join([*header, *([before] if before else []), code])
 
     def entry(self) -> str:
         s = self.sched
@@ -1492,9 +1495,6 @@ class _KernelWriter:
 
 # -- externs ------------------------------------------------------------------------------------
 def _extern_body(prog: _Program, e: Extern) -> list[str]:
-    if e.epilogue is not None:
-        # lt::gemm is a library call: the scheduler keeps epilogues separate for this backend
-        raise LoweringMissing(f"an epilogue fused into {e.describe()!r}")
     if e.kind == "matmul":
         return _matmul(prog, e)
     if e.kind == "argsort":
@@ -1515,14 +1515,24 @@ def _extern_body(prog: _Program, e: Extern) -> list[str]:
 
 
 def _matmul(prog: _Program, e: Extern) -> list[str]:
+    return _matmul_epilogue(prog, e)[1]
+
+
+def _matmul_epilogue(prog: _Program, e: Extern) -> tuple[str, list[str]]:
+    """A product, as (the function of its epilogue or "", the step's body).
+
+    An epilogue (lazytorch_blas.h, "epilogues") is a function over a block of the product's
+    rows and columns, which the GEMM calls on each of its blocks once multiplied. The
+    product goes to its buffer when the program keeps it, else to a tile of the calling
+    thread (`lt::Tile`), never to the arena."""
     a, b = e.inputs
     out = prog.buf(e.output)
     batch = out.shape[:-2]
     m, n = out.shape[-2:]
     k = a.shape[-1]
     lines: list[str] = []
-    if m == 0 or n == 0:
-        return [f"{INDENT}(void)b{out.id};"]
+    if m == 0 or n == 0:  # no elements (nor any for an epilogue)
+        return "", [f"{INDENT}(void)ia;"]
     nbatch = 1
     for d in batch:
         nbatch *= d
@@ -1531,8 +1541,12 @@ def _matmul(prog: _Program, e: Extern) -> list[str]:
     # (the matmul primitive's out_dtype), whose float32 sum `lt::gemm16` stores as it is
     opd = prog.buf(a.buffer).dtype
     at = storage_type(opd)
-    if k == 0:
-        return [f"{INDENT}for (int64_t i = 0; i < {nbatch * m * n}; ++i) b{out.id}[i] = ({ct})0;"]
+    gemm = _blas_gemm(opd)
+    ep = e.epilogue
+    if k == 0 and ep is None:
+        return "", [
+            f"{INDENT}for (int64_t i = 0; i < {nbatch * m * n}; ++i) b{out.id}[i] = ({ct})0;"
+        ]
     # Offsets of each batch for the operands (strided batch dims), and the output's.
     bvars = [f"n{i}" for i in range(len(batch))]
     if nbatch > 1:
@@ -1556,27 +1570,89 @@ def _matmul(prog: _Program, e: Extern) -> list[str]:
 
     lines.append(f"{INDENT * 2}const {at}* A = b{a.buffer} + {offset(a)};")
     lines.append(f"{INDENT * 2}const {at}* B = b{b.buffer} + {offset(b)};")
-    lines.append(f"{INDENT * 2}{ct}* C = b{out.id} + bi * {m * n};")
-    gemm = _blas_gemm(opd)
-    if gemm is not None:
+    i2, after = INDENT * 2, []
+    if ep is None or e.store_output:
+        lines.append(f"{i2}{ct}* C = b{out.id} + bi * {m * n};")
+    elif gemm is not None:
+        lines.append(f"{i2}lt::Tile<{ct}> tile({m * n});  // the product is not kept")
+        lines.append(f"{i2}{ct}* C = tile.data;")
+    else:  # (integer products: no lazytorch_blas.h)
+        lines.append(f"{i2}{ct}* C = new {ct}[{m * n}];  // the product is not kept")
+        after.append(f"{i2}delete[] C;")
+    epilogue, call = "", ""
+    if ep is not None:
+        name = f"{e.name}_ep"
+        epilogue = _EpilogueWriter(prog, ep, nbatch * m, n).function(name)
+        # its loads of the product read C: a pointer placed so that row r of the product
+        # (over the batch) is row r - bi*m of C
+        args = [
+            f"C - bi * {m * n}" if bid == e.output else f"b{bid}"
+            for bid in sorted(ep.reads | ep.writes)
+        ]
+        args += ["ia", "fa", "err", f"bi * {m} + i0", f"bi * {m} + i1", "j0", "j1"]
+        call = f"{name}({', '.join(args)});"
+    if k == 0:
+        lines.append(f"{i2}for (int64_t i = 0; i < {m * n}; ++i) C[i] = ({ct})0;")
+    elif gemm is not None:
         ta, lda = _blas_operand(a.strides[-2], a.strides[-1], m, k)
         tb, ldb = _blas_operand(b.strides[-2], b.strides[-1], k, n)
         fixed = "true" if prog.deterministic else "false"
+        then = ""
+        if ep is not None:
+            then = f", [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {{ {call} }}"
         lines.append(
-            f"{INDENT * 2}{gemm}(lt::{ta}, lt::{tb}, {m}, {n}, {k}, A, {lda}, B, {ldb}, C, {n}, {fixed});"
+            f"{i2}{gemm}(lt::{ta}, lt::{tb}, {m}, {n}, {k}, A, {lda}, B, {ldb}, C, {n}, {fixed}{then});"
         )
+        call = ""  # (the GEMM calls it)
     else:
         acc = compute_type(out.dtype) if out.dtype.is_floating_point else "int64_t"
         lines += [
-            f"{INDENT * 2}for (int64_t i = 0; i < {m}; ++i)",
+            f"{i2}for (int64_t i = 0; i < {m}; ++i)",
             f"{INDENT * 3}for (int64_t j = 0; j < {n}; ++j) {{",
             f"{INDENT * 4}{acc} s = 0;",
             f"{INDENT * 4}for (int64_t p = 0; p < {k}; ++p) s += ({acc})A[i*{a.strides[-2]} + p*{a.strides[-1]}] * ({acc})B[p*{b.strides[-2]} + j*{b.strides[-1]}];",
             f"{INDENT * 4}C[i*{n} + j] = ({ct})s;",
             f"{INDENT * 3}}}",
         ]
+    if call:  # the whole product at once
+        lines.append(f"{i2}{{ const int64_t i0 = 0, i1 = {m}, j0 = 0, j1 = {n}; {call} }}")
+    lines += after
     lines.append(f"{INDENT}}}")
-    return lines
+    return epilogue, lines
+
+
+class _EpilogueWriter(_KernelWriter):
+    """A matmul's epilogue kernel (scheduler/epilogue.py) as a function over one block of
+    the product: rows ``[r0, r1)`` and columns ``[c0, c1)`` of its matrix view (``rows`` =
+    batch x m rows of ``cols`` elements). The kernel iterates the product's elements in
+    row-major order, so its loop variables are re-indexed from that position; the block's
+    product is read where the caller's pointer puts it (a tile, see `_matmul_epilogue`).
+    No offsets move into pointers (the step calls it, not the entry) and it runs on the
+    block's thread: no parallel loops."""
+
+    def __init__(self, prog: _Program, k: Kernel, rows: int, cols: int) -> None:
+        super().__init__(prog, k)
+        prog.rebase.pop(k.name, None)
+        self.rebase, self.slot_base = {}, {}
+        flat = Var("e0", rows) * cols + Var("e1", cols)
+        self.mapping = {f"o{i}": x for i, x in enumerate(unravel(flat, k.outer))}
+        self.outer, self.onames = [rows, cols], ["e0", "e1"]
+        self.inner, self.inames = [], []
+
+    def function(self, name: str) -> str:
+        prog, k = self.prog, self.k
+        args = []
+        for b in sorted(k.reads | k.writes):
+            const_q = "" if b in k.writes else "const "
+            args.append(f"{const_q}{storage_type(prog.buf(b).dtype)}* __restrict b{b}")
+        args += ["const int64_t* ia", "const double* fa", "int64_t* err"]
+        args += [f"int64_t {v}" for v in ("r0", "r1", "c0", "c1")]
+        out = [f"static __attribute__((noinline)) void {name}({', '.join(args)}) {{"]
+        out.append(f"{INDENT}for (int64_t e0 = r0; e0 < r1; ++e0) {{")
+        roots = [r for st in k.stores for r in k.store_deps(st)]
+        self.inner_loop(out, 2, ["for (int64_t e1 = c0; e1 < c1; ++e1) {"], {"e1"}, roots)
+        out += [f"{INDENT}}}", "}"]
+        return "\n".join(out)
 
 
 def _blas_operand(s_rows: int, s_cols: int, rows: int, cols: int) -> tuple[str, int]:

@@ -1,12 +1,13 @@
 """Epilogue fusion: the pointwise kernel after a matmul runs inside the matmul's tiles.
 
 ``relu(x @ w.T + b)`` schedules as an extern matmul that stores ``x @ w.T``, then a
-pointwise kernel that reads it back, adds the bias and applies relu. A backend whose GEMM
-is generated code (Triton) can instead apply the pointwise kernel to each output tile while
-it is still in registers: the product is never written to memory nor read back, which is
-most of the cost of the epilogue for a large GEMM. A backend that calls a library GEMM
-(the C++ backend's ``lt::gemm``) cannot, so this pass runs only when the backend asks
-(``schedule(prog, fuse_epilogues=True)``).
+pointwise kernel that reads it back, adds the bias and applies relu. Fused, the pointwise
+kernel runs on each block of the product right after the block is computed: in registers
+(Triton, whose GEMM is generated code) or while the block is in the thread's cache (the C++
+backend, which calls the library GEMM block by block: lazytorch_blas.h). The product is
+never stored unless something else reads it, so it takes no memory in the plan, and it is
+not read back from memory. ``schedule(prog, fuse_epilogues=False)`` gives the unfused
+schedule (for comparisons).
 
 A pointwise kernel ``K`` becomes the epilogue of matmul ``E`` (product buffer ``B``) when
 

@@ -53,7 +53,7 @@ class SchedulingError(NotImplementedError):
     """The scheduler cannot handle this program (names the reason)."""
 
 
-def schedule(prog: Program, symbolic: bool = False, fuse_epilogues: bool = False) -> Schedule:
+def schedule(prog: Program, symbolic: bool = False, fuse_epilogues: bool = True) -> Schedule:
     """The schedule that computes `prog`'s outputs.
 
     Sizes must be integers. A program over symbolic sizes (dynamic shapes) is scheduled
@@ -62,8 +62,9 @@ def schedule(prog: Program, symbolic: bool = False, fuse_epilogues: bool = False
     (`lazytorch.codegen.symbolic_source`). `symbolic` says the sizes in `prog` are such
     samples: the memory plan then makes only size-independent decisions (see
     `lazytorch.scheduler.memory`).
-    `fuse_epilogues` is for backends whose matmul is generated code: the pointwise kernel
-    after a matmul runs on its tiles (`lazytorch.scheduler.epilogue`).
+    With `fuse_epilogues` the pointwise kernel after a matmul runs on each block of the
+    product while the block is in cache or registers (`lazytorch.scheduler.epilogue`);
+    both backends take it, False is for comparing against the unfused schedule.
     """
     for ins in prog.instrs:
         if ins.op.category == "collective":  # the runtime cuts at it (runtime/collectives.py)

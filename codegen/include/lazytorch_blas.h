@@ -124,16 +124,74 @@ inline void gemm_block(int64_t b, int64_t nb, bool by_rows, int ta, int tb, int6
 
 }  // namespace detail
 
-// C (m x n, row-major, leading dimension ldc) = op(A) @ op(B), op given by ta/tb (kNoTrans or
-// kTrans) with the usual row-major BLAS leading dimensions.
+// -- epilogues ---------------------------------------------------------------------------
+// A product may carry an epilogue (scheduler/epilogue.py: `relu(x @ w.T + b)`), a function
+// of a block of C: ep(i0, i1, j0, j1) computes the pointwise kernel on rows i0..i1 and
+// columns j0..j1 of C (codegen/cpp.py `_matmul_epilogue`). Each block's thread calls it
+// right after it has multiplied the block, while the block is in its cache. The blocks are
+// exactly those of the product without an epilogue, so the numbers do not change (sync
+// mode, which runs the product alone, gives the same bits).
+struct NoEpilogue {
+    void operator()(int64_t, int64_t, int64_t, int64_t) const {}
+};
+
+// The block of C (rows, else columns, lo..hi) as the epilogue's ranges.
+template <class Ep>
+inline void epilogue_block(Ep& ep, bool by_rows, int64_t lo, int64_t hi, int64_t m,
+                           int64_t n) {
+    if (by_rows) {
+        ep(lo, hi, 0, n);
+    } else {
+        ep(0, m, lo, hi);
+    }
+}
+
+// Where a product the program does not keep goes: a buffer of the calling thread, kept for
+// its next products up to kTileKeep elements (as the arena is kept), larger ones allocated
+// for the call.
+constexpr int64_t kTileKeep = int64_t(1) << 22;
 template <class T>
+class Tile {
+   public:
+    explicit Tile(int64_t count) {
+        if (count > kTileKeep) {
+            owned_ = new T[count];
+            data = owned_;
+            return;
+        }
+        static thread_local Kept kept;
+        if (count > kept.size) {
+            delete[] kept.data;
+            kept.data = new T[count];
+            kept.size = count;
+        }
+        data = kept.data;
+    }
+    ~Tile() { delete[] owned_; }
+    Tile(const Tile&) = delete;
+    Tile& operator=(const Tile&) = delete;
+    T* data;
+
+   private:
+    struct Kept {
+        T* data = nullptr;
+        int64_t size = 0;
+        ~Kept() { delete[] data; }
+    };
+    T* owned_ = nullptr;
+};
+
+// C (m x n, row-major, leading dimension ldc) = op(A) @ op(B), op given by ta/tb (kNoTrans or
+// kTrans) with the usual row-major BLAS leading dimensions; then `ep` on each block of C.
+template <class T, class Ep = NoEpilogue>
 inline void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda,
-                 const T* B, int64_t ldb, T* C, int64_t ldc, bool fixed_blocks) {
+                 const T* B, int64_t ldb, T* C, int64_t ldc, bool fixed_blocks, Ep ep = Ep()) {
     // row blocks share B (k x n), column blocks share A (m x k): share the smaller one
     const bool by_rows = m >= n;
     const int64_t nb = detail::block_count(by_rows ? m : n, m * n * k, fixed_blocks);
     if (nb <= 1 || (omp_in_parallel() && !fixed_blocks)) {
         detail::gemm1(ta, tb, m, n, k, A, lda, B, ldb, C, ldc);
+        ep(0, m, 0, n);
         return;
     }
     // Inside a parallel region (one product per thread of a batch) fixed blocks still run,
@@ -141,6 +199,8 @@ inline void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, in
 #pragma omp parallel for schedule(static) if(!omp_in_parallel())
     for (int64_t b = 0; b < nb; ++b) {
         detail::gemm_block(b, nb, by_rows, ta, tb, m, n, k, A, lda, B, ldb, C, ldc);
+        const int64_t dim = by_rows ? m : n;
+        epilogue_block(ep, by_rows, dim * b / nb, dim * (b + 1) / nb, m, n);
     }
 }
 
@@ -215,15 +275,17 @@ inline void convert_rows(const S* src, int64_t lds, int64_t rows, int64_t cols, 
 // C (as `gemm` cuts them) and rounds them while they are in its cache.
 // bfloat16 products take a native path first (lazytorch_gemm_bf16.h), whose results do not
 // depend on how C is cut. C may also be float32 (TC = float): the sum, not rounded.
-template <class T, class TC>
+template <class T, class TC, class Ep = NoEpilogue>
 inline void gemm16(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda,
-                   const T* B, int64_t ldb, TC* C, int64_t ldc, bool fixed_blocks) {
+                   const T* B, int64_t ldb, TC* C, int64_t ldc, bool fixed_blocks,
+                   Ep ep = Ep()) {
     if (detail::is_bf16(A) && bf16gemm::path() != bf16gemm::kWidened) {
         const int path = bf16gemm::path();
         __atomic_fetch_add(&lt_gemm16_calls[path], 1, __ATOMIC_RELAXED);
         const bool parallel = !omp_in_parallel() && m * n * k >= detail::kParallelMinWork;
         bf16gemm::gemm(path, ta == kTrans, tb == kTrans, m, n, k, (const uint16_t*)A, lda,
                        (const uint16_t*)B, ldb, C, ldc, parallel);
+        ep(0, m, 0, n);  // (its blocks are its own: the epilogue runs on the whole)
         return;
     }
     const bool native = detail::use_sbgemm(A);
@@ -263,6 +325,7 @@ inline void gemm16(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, 
 #pragma omp simd
                 for (int64_t j = j0; j < j1; ++j) C[i * ldc + j] = c[i * n + j];
             }
+            epilogue_block(ep, by_rows, lo, hi, m, n);
         }
     }
     if (held) {

@@ -121,14 +121,16 @@ def test_layer_norm_at_most_two_kernels(cpp):
     np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
 
 
-def test_linear_relu_is_gemm_plus_one_kernel(cpp):
+def test_linear_relu_is_one_gemm_with_its_epilogue(cpp):
     x, w, b = (
         lt.from_numpy(rand(64, 32)),
         lt.from_numpy(rand(32, 48, seed=1)),
         lt.from_numpy(rand(48, seed=2)),
     )
     y = lt.relu(x @ w + b)
-    assert kernels(y) == (1, ["matmul"])
+    assert kernels(y) == (0, ["matmul"])
+    (mm,) = lt.debug.schedule(y).steps
+    assert mm.epilogue.fused == ["add", "maximum"] and not mm.store_output
     want = torch.relu(
         torch.from_numpy(rand(64, 32)) @ torch.from_numpy(rand(32, 48, seed=1))
         + torch.from_numpy(rand(48, seed=2))
@@ -137,19 +139,20 @@ def test_linear_relu_is_gemm_plus_one_kernel(cpp):
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_a_16_bit_linear_with_bias_is_gemm_plus_one_kernel(cpp, dtype):
+def test_a_16_bit_linear_with_bias_is_one_gemm_with_its_epilogue(cpp, dtype):
     # The product stays float32 (the bias is added before the one rounding, as torch's
-    # addmm): the kernel adding the bias reads it, casts and applies relu in one pass.
+    # addmm): the GEMM's epilogue adds the bias, casts and applies relu on each block.
     d = getattr(lt, dtype)
     x, w, b = (
         lt.from_numpy(rand(*s, seed=i)).to(d) for i, s in enumerate([(64, 32), (48, 32), (48,)])
     )
     lt.materialize(x, w, b)  # (the casts are a program of their own)
     y = lt.relu(lt.nn.functional.linear(x, w, b))
-    assert kernels(y) == (1, ["matmul"])
+    assert kernels(y) == (0, ["matmul"])
     s = lt.debug.schedule(y)
     (mm,) = [e for e in s.steps if getattr(e, "kind", None) == "matmul"]
     assert s.buffers[mm.output].dtype is lt.float32  # the unrounded product
+    assert mm.epilogue is not None and not mm.store_output  # ... never stored
     tx, tw, tb = (
         torch.from_numpy(rand(*s, seed=i)).to(getattr(torch, dtype))
         for i, s in enumerate([(64, 32), (48, 32), (48,)])
