@@ -33,15 +33,18 @@ tensor([2.])
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from lazytorch import _as_torch
+from lazytorch import _as_torch, _config
 from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
+from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import linalg as L
 from lazytorch.ops import shape as S
@@ -831,7 +834,8 @@ def view_as_real(input: Any) -> Tensor:
 def to_complex(x: Tensor, dtype: ComplexDType) -> ComplexTensor:
     """A real tensor converted to a complex dtype (imaginary part 0): ``x.to(complex64)``."""
     re = x.to(dtype.real)
-    return ComplexTensor(S.stack([re, E.mul(re, 0.0)], -1))
+    # (+0.0 for every value, as torch's: re * 0 would give -0.0 for a negative re, NaN for NaN)
+    return ComplexTensor(S.stack([re, C.zeros_like(re)], -1))
 
 
 def from_operator(name: str, x: Tensor, other: Any) -> Any:
@@ -846,3 +850,118 @@ def from_operator(name: str, x: Tensor, other: Any) -> Any:
     if op is None or name not in ("__add__", "__sub__", "__mul__", "__truediv__"):
         raise op_error(TypeError, name.strip("_"), "unsupported operand for a complex number")
     return op(other)
+
+
+# -- factories: `lazytorch.ops.creation` hands complex dtypes, values and data here -------------
+_C_NAMES = {"complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def default_dtype(op: str) -> ComplexDType:
+    """The complex dtype of the default float dtype's parts (torch's default complex
+    dtype: complex64, or complex128 under ``set_default_dtype(float64)``)."""
+    return complex_dtype_of(_config.get_default_dtype(), op)
+
+
+def of_numpy(np_dtype: Any, op: str) -> ComplexDType:
+    """The complex dtype of a NumPy complex dtype (complex64 or complex128)."""
+    for c in (complex64, complex128):
+        if np_dtype == c.np:
+            return c
+    raise op_error(
+        TypeError,
+        op,
+        f"can't convert NumPy array of dtype {np_dtype}; the complex dtypes supported are "
+        "complex64 and complex128",
+    )
+
+
+def promote_types(a: Any, b: Any) -> Any:
+    """torch.promote_types over real and complex dtypes: a complex result's parts are the
+    promotion of the complex parts with any float operand (complex64 with float64 is
+    complex128); integers and bools do not widen them."""
+    if not (a.is_complex or b.is_complex):
+        return dt.promote_types(a, b)
+    parts = [d.real if d.is_complex else d for d in (a, b) if d.is_complex or d.is_floating_point]
+    real = parts[0] if len(parts) == 1 else dt.promote_types(*parts)
+    return complex_dtype_of(real, "promote_types")
+
+
+def _checked_part(value: float, dtype: ComplexDType, op: str) -> float:
+    """One part of a fill value, with torch's overflow check of a complex64 fill."""
+    if math.isfinite(value) and dtype is complex64 and abs(value) > 3.4028234663852886e38:
+        raise op_error(
+            RuntimeError,
+            op,
+            f"value cannot be converted to type {_C_NAMES[dtype.name]} without overflow",
+        )
+    return value
+
+
+def fill(
+    shape: tuple[Any, ...],
+    value: Any,
+    dtype: ComplexDType,
+    device: Any,
+    op: str,
+    *,
+    literal: bool = False,
+) -> ComplexTensor:
+    """A complex tensor of `shape` filled with the number `value` (``zeros``, ``full`` ...).
+
+    `literal`: the value is a constant of the program (zeros, ones), not a program input.
+    """
+    C.check_python_int(value)
+    c = _complex(value)
+    re, im = _checked_part(c.real, dtype, op), _checked_part(c.imag, dtype, op)
+    C.check_new_tensor((*shape, 2), dtype.real, op)
+    if literal and re in (0, 1) and im == 0:  # constants: the scheduler folds them
+        ones = C.ones if re == 1 else C.zeros
+        parts = [ones(shape, dtype=dtype.real, device=device)]
+        parts.append(C.zeros(shape, dtype=dtype.real, device=device))
+    else:
+        parts = [C.full(shape, v, dtype=dtype.real, device=device) for v in (re, im)]
+    return ComplexTensor(S.stack(parts, -1))
+
+
+def with_zero_imag(real: Tensor) -> ComplexTensor:
+    """The complex tensor ``real + 0i`` (``eye`` of a complex dtype)."""
+    return ComplexTensor(S.stack([real, C.zeros_like(real)], -1))
+
+
+def from_array(arr: Any, dtype: Any, device: Any) -> Any:
+    """A tensor of (complex or real) NumPy data `arr` as `dtype`, as ``tensor()`` makes it:
+    each part converted as NumPy converts (a double to a float), the imaginary part dropped
+    for a real dtype, as torch drops it."""
+    import numpy as np
+
+    if not dtype.is_complex:
+        return C.tensor(np.asarray(arr).real, dtype=dtype, device=device)
+    with np.errstate(over="ignore"):  # too large for complex64 is inf, as in torch
+        z = np.asarray(arr).astype(dtype.np)
+    pair = np.stack([z.real, z.imag], -1)
+    return ComplexTensor(C.tensor(pair, dtype=dtype.real, device=device))
+
+
+def from_numpy(arr: Any) -> ComplexTensor:
+    """``from_numpy`` of a complex array: the pair shares the array's memory (the array
+    viewed as its real parts) when it can, as torch's tensor does."""
+    dtype = of_numpy(arr.dtype, "from_numpy")
+    if arr.flags.c_contiguous:
+        return ComplexTensor(C.from_numpy(arr.view(dtype.real.np).reshape(*arr.shape, 2)))
+    return from_array(arr, dtype, None)
+
+
+def copy_of(data: Any, dtype: Any, device: Any) -> Any:
+    """``tensor(t)`` of a tensor with a complex side: a detached copy, `dtype` if given."""
+    if type(data) is not ComplexTensor:  # a real tensor as a complex dtype
+        return to_complex(C.tensor(data, dtype=dtype.real, device=device), dtype)
+    if dtype is not None and not dtype.is_complex:
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3
+        )
+        return C.tensor(data.real, dtype=dtype, device=device)
+    real = None if dtype is None else dtype.real
+    return ComplexTensor(C.tensor(data._ri, dtype=real, device=device))
+
+
+C._complex = sys.modules[__name__]

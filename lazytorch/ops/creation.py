@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +28,7 @@ from lazytorch.ops import range_values as RV
 from lazytorch.ops._core import (
     INT64_MAX,
     INT64_MIN,
+    ComplexBase,
     HostScalar,
     P,
     cast,
@@ -92,8 +94,24 @@ def resolve_dtype(dtype: Any, op: str) -> dt.DType | None:
         raise op_error(TypeError, op, f"dtype must be a lazytorch dtype, got {dtype!r}") from None
 
 
-def _check_requires_grad(requires_grad: bool, dtype: dt.DType, op: str) -> None:
-    if requires_grad and not dtype.is_floating_point:
+# lazytorch.ops.complex, which registers itself here when it loads (it sits above this
+# module: complex -> elementwise -> creation). The factories hand it what is complex: a
+# complex dtype, a complex fill value, complex data.
+_complex: Any = None
+
+
+def complex_dtype(dtype: Any) -> Any:
+    """`dtype` if it is a complex one (`lazytorch.ops.complex.ComplexDType`), else None."""
+    return dtype if getattr(dtype, "is_complex", False) is True else None
+
+
+def is_complex_number(x: Any) -> bool:
+    """Whether `x` is a complex number that is not a real one (1j, numpy.complex64(1))."""
+    return isinstance(x, numbers.Complex) and not isinstance(x, numbers.Real)
+
+
+def _check_requires_grad(requires_grad: bool, dtype: Any, op: str) -> None:
+    if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
         raise op_error(
             RuntimeError,
             op,
@@ -150,6 +168,12 @@ def checked_scalar(value: Any, d: dt.DType, op: str, *, check_float: bool = True
     (`DType.to_python`), as c10 converts.
     """
     check_python_int(value)
+    if is_complex_number(value):
+        # c10 converts a complex value to a real dtype only when its imaginary part is 0
+        c = complex(value)
+        if c.imag != 0 and d is not dt.bool_:
+            raise _overflow(d, op)
+        value = c if d is dt.bool_ else c.real
     if d is dt.bool_:
         return bool(value)
     if d.is_floating_point:
@@ -199,7 +223,14 @@ def _numpy_dtype(np_dtype: Any, op: str) -> dt.DType:
         raise op_error(TypeError, op, str(e)) from None
 
 
-def _leaf_dtype(x: Any) -> dt.DType:
+def _array_dtype(a: Any, op: str) -> Any:
+    """The dtype of a NumPy array or scalar (complex ones too)."""
+    if a.dtype.kind == "c":
+        return _complex.of_numpy(a.dtype, op)
+    return _numpy_dtype(a.dtype, op)
+
+
+def _leaf_dtype(x: Any) -> Any:
     """torch's infer_scalar_type: an element's dtype, promoted over nested sequences."""
     import numpy as np
 
@@ -209,15 +240,17 @@ def _leaf_dtype(x: Any) -> dt.DType:
         return dt.int64
     if isinstance(x, float):
         return _config.get_default_dtype()
-    if isinstance(x, Tensor):
-        return x.dtype
+    if isinstance(x, (Tensor, ComplexBase)):
+        return x.dtype  # type: ignore[no-any-return]
     if isinstance(x, (np.ndarray, np.generic)):
-        return _numpy_dtype(x.dtype, "tensor")
+        return _array_dtype(x, "tensor")
+    if is_complex_number(x):
+        return _complex.default_dtype("tensor")
     if _is_sequence(x):
-        d: dt.DType | None = None
+        d: Any = None
         for item in x:
             i = _leaf_dtype(item)
-            d = i if d is None else dt.promote_types(d, i)
+            d = i if d is None else _complex.promote_types(d, i)
         return d or _config.get_default_dtype()  # an empty list is a float tensor
     if isinstance(x, (str, bytes)):
         raise op_error(TypeError, "tensor", f"new(): invalid data type '{type(x).__name__}'")
@@ -230,7 +263,7 @@ def _is_sequence(x: Any) -> bool:
     UserList), but not a string, bytes or a mapping (nor a tensor or array, read apart)."""
     if isinstance(x, (list, tuple)):
         return True
-    if isinstance(x, (str, bytes, bytearray, Mapping, Tensor)) or hasattr(x, "ndim"):
+    if isinstance(x, (str, bytes, bytearray, Mapping, Tensor, ComplexBase)) or hasattr(x, "ndim"):
         return False
     return hasattr(type(x), "__getitem__") and hasattr(type(x), "__len__")
 
@@ -245,7 +278,7 @@ def _data_shape(x: Any) -> list[int]:
         x = x[0]
         if isinstance(x, str):  # torch walks into a string as a sequence of strings
             raise op_error(ValueError, "tensor", "too many dimensions 'str'")
-    if isinstance(x, Tensor) or getattr(x, "ndim", 0):
+    if isinstance(x, (Tensor, ComplexBase)) or getattr(x, "ndim", 0):
         shape.extend(int(s) for s in x.shape)
     return shape
 
@@ -254,6 +287,8 @@ def _flatten_data(x: Any, shape: list[int], dim: int, out: list[Any]) -> None:
     """Append the leaves of `x` to `out`, checking that every level has the expected length."""
     if isinstance(x, Tensor):
         x = x._values()
+    elif isinstance(x, ComplexBase):
+        x = x.detach().numpy()  # type: ignore[attr-defined]
     if not _is_sequence(x) and getattr(x, "ndim", 0):
         if list(x.shape) != shape[dim:]:
             raise op_error(
@@ -271,7 +306,7 @@ def _flatten_data(x: Any, shape: list[int], dim: int, out: list[Any]) -> None:
                 f"'{type(x).__name__}' object cannot be interpreted as a number",
             )
         v = x.item() if hasattr(x, "item") else x
-        if not isinstance(v, (int, float)):
+        if not isinstance(v, (int, float, complex)):
             raise op_error(TypeError, "tensor", f"must be real number, not {type(v).__name__}")
         out.append(v)
         return
@@ -297,6 +332,16 @@ def _from_python(data: Any, dtype: dt.DType | None) -> tuple[Any, dt.DType]:
     d = _leaf_dtype(data) if dtype is None else dtype
     leaves: list[Any] = []
     _flatten_data(data, shape, 0, leaves)
+    if complex_dtype(d) is not None:
+        return np.array(leaves, dtype=np.complex128).reshape(shape), d
+    if d is not dt.bool_:
+        for v in leaves:  # torch's unpacking of a complex number as a real one
+            if isinstance(v, complex):
+                if d.is_floating_point:
+                    raise op_error(TypeError, "tensor", "must be real number, not complex")
+                raise op_error(
+                    TypeError, "tensor", "'complex' object cannot be interpreted as an integer"
+                )
     if d is dt.bool_:  # a number converts to its truth, however large
         values = np.array([bool(v) for v in leaves], dtype=np.bool_)
     elif d.is_floating_point:
@@ -338,8 +383,11 @@ def tensor(
     """
     import numpy as np
 
-    dtype = resolve_dtype(dtype, "tensor")
+    cd = complex_dtype(dtype)
+    dtype = cd or resolve_dtype(dtype, "tensor")
     dev = resolve_device(device, "tensor")
+    if isinstance(data, ComplexBase) or (isinstance(data, Tensor) and cd is not None):
+        return _complex.copy_of(data, dtype, dev)  # type: ignore[no-any-return]
     if isinstance(data, Tensor):
         target = dtype or data.dtype
         return (
@@ -349,11 +397,15 @@ def tensor(
         )
     if isinstance(data, (np.ndarray, np.generic)):
         # Arrays keep their dtype and convert with NumPy's (unchecked) casts, as in torch.
-        target = dtype or _numpy_dtype(data.dtype, "tensor")
+        target = dtype or _array_dtype(data, "tensor")
         _check_requires_grad(requires_grad, target, "tensor")
+        if complex_dtype(target) is not None or data.dtype.kind == "c":
+            return _complex.from_array(np.asarray(data), target, dev)  # type: ignore[no-any-return]
         return _from_array(np.asarray(data), target, dev)
     arr, target = _from_python(data, dtype)
     _check_requires_grad(requires_grad, target, "tensor")
+    if complex_dtype(target) is not None:
+        return _complex.from_array(arr, target, dev)  # type: ignore[no-any-return]
     return _from_array(arr, target, dev)
 
 
@@ -383,6 +435,8 @@ def from_numpy(ndarray: Any) -> Tensor:
         raise op_error(
             TypeError, "from_numpy", f"expected np.ndarray (got {type(ndarray).__name__})"
         )
+    if ndarray.dtype.kind == "c":
+        return _complex.from_numpy(ndarray)  # type: ignore[no-any-return]
     d = _numpy_dtype(ndarray.dtype, "from_numpy")
     if _share is not None and ndarray.dtype == d.np and _shareable(ndarray):
         return _share(ndarray)  # type: ignore[no-any-return]
@@ -401,7 +455,9 @@ _share: Any = None
 @public()
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """`data` as a tensor: the same tensor if it already matches, else a copy."""
-    dtype = resolve_dtype(dtype, "as_tensor")
+    dtype = complex_dtype(dtype) or resolve_dtype(dtype, "as_tensor")
+    if isinstance(data, ComplexBase) and dtype in (None, data.dtype) and device is None:
+        return data  # type: ignore[return-value]
     if isinstance(data, Tensor):
         dev = data.device if device is None else as_device(device)
         if (dtype is None or dtype is data.dtype) and dev == data.device:
@@ -409,10 +465,10 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         return data.to(device=dev, dtype=dtype)  # type: ignore[attr-defined,no-any-return]
     if _share is not None and type(data).__module__ == "numpy" and type(data).__name__ == "ndarray":
         # torch shares a NumPy array's memory when neither dtype nor device changes it
-        d = _numpy_dtype(data.dtype, "as_tensor")
+        d = _array_dtype(data, "as_tensor")
         same = (dtype is None or dtype is d) and (device is None or as_device(device) == _CPU)
         if same and data.dtype == d.np and _shareable(data):
-            return _share(data)  # type: ignore[no-any-return]
+            return from_numpy(data) if data.dtype.kind == "c" else _share(data)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -427,6 +483,10 @@ def scalar_tensor(
     requires_grad: bool = False,
 ) -> Tensor:
     check_python_int(s)
+    cd = complex_dtype(dtype)
+    if cd is not None:
+        dev = resolve_device(device, "scalar_tensor")
+        return _complex.fill((), s, cd, dev, "scalar_tensor")  # type: ignore[no-any-return]
     d = resolve_dtype(dtype, "scalar_tensor") or _config.get_default_dtype()
     value = checked_scalar(s, d, "scalar_tensor", check_float=not d.is_low_float)
     return wrap(scalar_node(value, d, resolve_device(device, "scalar_tensor")))
@@ -497,6 +557,18 @@ def cast_into_out(result: Tensor, out: Any, op: str) -> Tensor:
 
 def _out_dtype(dtype: Any, out: Any, op: str) -> dt.DType | None:
     """The dtype argument, or out='s dtype when only that is given (torch's rule)."""
+    if isinstance(out, ComplexBase):
+        raise op_error(NotImplementedError, op, "out= is not supported for complex results")
+    if complex_dtype(dtype) is not None:
+        if out is not None:
+            tensor_dtype = getattr(out, "dtype", None)
+            raise op_error(
+                RuntimeError,
+                op,
+                f"dtype {dtype.legacy_name} does not match dtype of out parameter "
+                f"({getattr(tensor_dtype, 'legacy_name', tensor_dtype)})",
+            )
+        return dtype  # type: ignore[no-any-return]
     d = resolve_dtype(dtype, op)
     if d is None and isinstance(out, Tensor):
         return out.dtype
@@ -520,6 +592,8 @@ def _literal_fill(
     shape = size_args(size, kwargs, op)
     d = _out_dtype(dtype, out, op) or _config.get_default_dtype()
     _check_requires_grad(requires_grad, d, op)
+    if complex_dtype(d) is not None:
+        return _complex.fill(shape, value, d, resolve_device(device, op), op, literal=True)  # type: ignore[no-any-return]
     check_new_tensor(shape, d, op)
     return into_out(_fill(shape, const_node(value, d, resolve_device(device, op))), out, op)
 
@@ -588,11 +662,15 @@ def full(
     is a RuntimeError. It is a program input, so a new value reuses the compiled program.
     """
     shape = shape_arg((size,), "full")
-    if isinstance(fill_value, Tensor):
+    if isinstance(fill_value, (Tensor, ComplexBase)):
         fill_value = fill_value.item()
     d = _out_dtype(dtype, out, "full")
+    if d is None and is_complex_number(fill_value):
+        d = _complex.default_dtype("full")
     d = d or dt.scalar_dtype(fill_value, _config.get_default_dtype())
     _check_requires_grad(requires_grad, d, "full")
+    if complex_dtype(d) is not None:
+        return _complex.fill(shape, fill_value, d, resolve_device(device, "full"), "full")  # type: ignore[no-any-return]
     value = checked_scalar(fill_value, d, "full", check_float=fill_checks(shape, d))
     check_new_tensor(shape, d, "full")
     return into_out(
@@ -600,13 +678,17 @@ def full(
     )
 
 
-def _like(t: Tensor, dtype: Any, device: Any, op: str) -> tuple[tuple[Any, ...], dt.DType, Device]:
-    if not isinstance(t, Tensor):
+def _like(t: Tensor, dtype: Any, device: Any, op: str) -> tuple[tuple[Any, ...], Any, Device]:
+    """(shape, dtype, device) of a ``*_like`` factory's result; the dtype may be complex
+    (`t` complex, or a complex `dtype`: the caller hands those to `_complex`)."""
+    if not isinstance(t, (Tensor, ComplexBase)):
         raise op_error(TypeError, op, f"expected a Tensor, got {type(t).__name__}")
-    d = resolve_dtype(dtype, op) or t.dtype
+    d = complex_dtype(dtype) or resolve_dtype(dtype, op) or t.dtype
     dev = t.device if device is None else resolve_device(device, op)
-    check_new_tensor(t._node.shape, d, op)
-    return t._node.shape, d, dev
+    shape = t._node.shape if isinstance(t, Tensor) else tuple(t.shape)
+    if complex_dtype(d) is None:
+        check_new_tensor(shape, d, op)
+    return shape, d, dev
 
 
 @public()
@@ -621,6 +703,8 @@ def zeros_like(
     memory_format: Any = None,
 ) -> Tensor:
     shape, d, dev = _like(input, dtype, device, "zeros_like")
+    if complex_dtype(d) is not None:
+        return _complex.fill(shape, 0, d, dev, "zeros_like", literal=True)  # type: ignore[no-any-return]
     return _fill(shape, const_node(0, d, dev))
 
 
@@ -636,6 +720,8 @@ def ones_like(
     memory_format: Any = None,
 ) -> Tensor:
     shape, d, dev = _like(input, dtype, device, "ones_like")
+    if complex_dtype(d) is not None:
+        return _complex.fill(shape, 1, d, dev, "ones_like", literal=True)  # type: ignore[no-any-return]
     return _fill(shape, const_node(1, d, dev))
 
 
@@ -656,6 +742,10 @@ def full_like(
     memory_format: Any = None,
 ) -> Tensor:
     shape, d, dev = _like(input, dtype, device, "full_like")
+    if isinstance(fill_value, ComplexBase):
+        fill_value = fill_value.item()
+    if complex_dtype(d) is not None:
+        return _complex.fill(shape, fill_value, d, dev, "full_like")  # type: ignore[no-any-return]
     value = checked_scalar(fill_value, d, "full_like", check_float=fill_checks(shape, d))
     return _fill(shape, scalar_node(value, d, dev))
 
@@ -680,6 +770,14 @@ _EXACT_INTS = {"float16": 2**11, "bfloat16": 2**8, "float32": 2**24, "float64": 
 def _number(x: Any, op: str, what: str) -> Any:
     if isinstance(x, Tensor):
         x = x.item()
+    if is_complex_number(x):
+        if op != "arange":
+            _no_complex_range(_complex.default_dtype(op), op)
+        if complex(x).imag != 0:  # torch's arange takes its numbers as doubles
+            raise op_error(
+                RuntimeError, op, "value cannot be converted to type double without overflow"
+            )
+        x = complex(x).real
     if not isinstance(x, (int, float)):
         raise op_error(TypeError, op, f"{what} must be a number, got {type(x).__name__}")
     return x
@@ -721,8 +819,10 @@ def arange(
     d = _out_dtype(dtype, out, "arange")
     d = d or (_config.get_default_dtype() if is_float else dt.int64)
     dev = resolve_device(device, "arange")
-    if d is dt.bool_:
-        raise op_error(NotImplementedError, "arange", "\"arange_cpu\" not implemented for 'Bool'")
+    if d is dt.bool_ or complex_dtype(d) is not None:
+        raise op_error(
+            NotImplementedError, "arange", f"\"arange_cpu\" not implemented for '{d.legacy_name}'"
+        )
     if not (math.isfinite(start) and math.isfinite(end)):
         raise op_error(RuntimeError, "arange", f"unsupported range: {start} -> {end}")
     if step == 0:
@@ -834,6 +934,7 @@ def linspace(
         raise op_error(RuntimeError, "linspace", "number of steps must be non-negative")
     unpack_int64(steps, "linspace")
     d = _out_dtype(dtype, out, "linspace") or _config.get_default_dtype()
+    _no_complex_range(d, "linspace")
     dev = resolve_device(device, "linspace")
     check_new_tensor((steps,), d, "linspace")
     if steps <= 1:
@@ -853,6 +954,18 @@ def linspace(
         step = (float(e) - float(s)) / float(steps - 1)
     ramp = RV.fma_ramp(float(s), float(e), step, steps)
     return into_out(wrap(cast(leaf_node(ramp, dev), d)), out, "linspace")
+
+
+def _no_complex_range(d: Any, op: str) -> None:
+    # torch computes these in complex arithmetic (its own roundings, complex end points);
+    # that is not reproduced here yet, and a real range cast would differ in the last bit
+    if complex_dtype(d) is not None:
+        raise op_error(
+            NotImplementedError,
+            op,
+            f"{op} with a complex dtype is not supported by lazytorch; "
+            f"torch.complex({op}(...), zeros) builds a range with zero imaginary parts",
+        )
 
 
 def _fill_value(value: Any, d: dt.DType, op: str) -> Any:
@@ -899,7 +1012,8 @@ def logspace(
     if not isinstance(steps, int) or steps < 0:
         raise op_error(RuntimeError, "logspace", "number of steps must be non-negative")
     unpack_int64(steps, "logspace")
-    d = resolve_dtype(dtype, "logspace") or _config.get_default_dtype()
+    d = _out_dtype(dtype, None, "logspace") or _config.get_default_dtype()
+    _no_complex_range(d, "logspace")
     dev = resolve_device(device, "logspace")
     check_new_tensor((steps,), d, "logspace")
     if steps <= 1:
@@ -953,6 +1067,9 @@ def eye(
     if m < 0:
         raise op_error(RuntimeError, "eye", f"m must be greater or equal to 0, got {m}")
     d = _out_dtype(dtype, out, "eye") or _config.get_default_dtype()
+    if complex_dtype(d) is not None:  # the identity's real part; its imaginary part is 0
+        real = eye(n, m, dtype=d.real, device=device)
+        return _complex.with_zero_imag(real)  # type: ignore[no-any-return]
     check_numel((n, m), "eye")
     check_new_tensor((n, m), d, "eye")
     dev = resolve_device(device, "eye")

@@ -53,6 +53,7 @@ from lazytorch.ops import sorting as _sorting
 from lazytorch.ops import sparse as _sparse  # noqa: F401  (declares its names)
 from lazytorch.ops import special_math as _special_math  # noqa: F401  (declares its names)
 from lazytorch.ops import statistics as _statistics  # noqa: F401  (declares its names)
+from lazytorch.ops import stft as _stft  # noqa: F401  (declares its names)
 from lazytorch.ops import storage as _storage
 from lazytorch.ops import transcendental as _transcendental
 from lazytorch.ops import views as V

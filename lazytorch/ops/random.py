@@ -19,7 +19,9 @@ from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.primitives import make_node
+from lazytorch.ops import complex as CX
 from lazytorch.ops._core import (
+    ComplexBase,
     P,
     cast,
     check_new_tensor,
@@ -32,6 +34,7 @@ from lazytorch.ops._core import (
 )
 from lazytorch.ops.creation import (
     arange,
+    complex_dtype,
     into_out,
     resolve_device,
     resolve_dtype,
@@ -185,9 +188,30 @@ def _draw(
     return make_node(P.rand, (seed_n, off_n), (shape, dtype, dist), shape, dtype, dev)
 
 
+def _complex_draw(
+    shape: tuple[Any, ...], dtype: Any, dist: str, generator: Any, device: Any, op: str
+) -> CX.ComplexTensor:
+    """Draws of a complex dtype, as torch's: the real and imaginary parts independent,
+    uniform in [0, 1) each, or normal with variance 1/2 each (so that E|z|^2 = 1)."""
+    check_new_tensor((*shape, 2), dtype.real, op)
+    pair = wrap(_draw((*shape, 2), dtype.real, dist, generator, device, op))
+    return CX.ComplexTensor(pair * math.sqrt(0.5) if dist == "normal" else pair)
+
+
 def _dtype_with_out(dtype: Any, out: Any, op: str) -> Any:
     """The dtype of a random factory given `out=`: out's, or `dtype` when it agrees (torch
     refuses a different one)."""
+    if isinstance(out, ComplexBase):
+        raise op_error(NotImplementedError, op, "out= is not supported for complex results")
+    if complex_dtype(dtype) is not None:
+        if out is not None:
+            raise op_error(
+                RuntimeError,
+                op,
+                f"dtype {dtype.legacy_name} does not match dtype of out parameter "
+                f"({getattr(out.dtype, 'legacy_name', out.dtype)})",
+            )
+        return dtype
     d = resolve_dtype(dtype, op)
     if out is None:
         return d
@@ -218,6 +242,8 @@ def rand(
     out = kwargs.pop("out", None)
     shape = size_args(size, kwargs, "rand")
     d = _dtype_with_out(dtype, out, "rand") or _config.get_default_dtype()
+    if complex_dtype(d) is not None:
+        return _complex_draw(shape, d, "uniform", generator, device, "rand")  # type: ignore[return-value]
     check_new_tensor(shape, d, "rand")
     return into_out(wrap(_draw(shape, d, "uniform", generator, device, "rand")), out, "rand")
 
@@ -237,6 +263,8 @@ def randn(
     out = kwargs.pop("out", None)
     shape = size_args(size, kwargs, "randn")
     d = _dtype_with_out(dtype, out, "randn") or _config.get_default_dtype()
+    if complex_dtype(d) is not None:
+        return _complex_draw(shape, d, "normal", generator, device, "randn")  # type: ignore[return-value]
     check_new_tensor(shape, d, "randn")
     return into_out(wrap(_draw(shape, d, "normal", generator, device, "randn")), out, "randn")
 
@@ -296,6 +324,12 @@ def randint(
         )
     shape = shape_arg((given["size"],), "randint")
     d = _dtype_with_out(dtype, out, "randint") or dt.int64
+    if complex_dtype(d) is not None:
+        raise op_error(
+            RuntimeError,
+            "randint",
+            "check_random_bounds handles only integral, floating-point and boolean types",
+        )
     check_new_tensor(shape, d, "randint")
     if not d.is_floating_point:
         lo = -(1 << (d.bits - 1)) if d.is_signed else 0
@@ -694,6 +728,19 @@ def normal(
     >>> lazytorch.normal(lazytorch.zeros(3), 0.0)
     tensor([0., 0., 0.])
     """
+    if isinstance(mean, ComplexBase) and not isinstance(std, ComplexBase):
+        # torch: mean + std * randn of mean's complex dtype (each part's variance std**2/2)
+        if out is not None or dtype is not None or size is not None:
+            raise op_error(
+                TypeError, "normal", "a complex mean takes only std and generator arguments"
+            )
+        std_shape = std.shape if isinstance(std, Tensor) else ()
+        shape = tuple(broadcast_shapes(mean.shape, std_shape))
+        z = randn(shape, dtype=mean.dtype, generator=generator, device=mean.device)
+        result = z * std + mean
+        if requires_grad:
+            result.requires_grad_()
+        return result  # type: ignore[no-any-return]
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     # (a tensor std is not checked for negative entries: that would cut the graph per call)
     if not isinstance(std, Tensor) and std < 0:

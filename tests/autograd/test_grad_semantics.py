@@ -893,6 +893,7 @@ MATH_MODULES = (
     "lazytorch.ops.reduction",
     "lazytorch.ops.linalg",
     "lazytorch.ops.fft",
+    "lazytorch.ops.stft",
     "lazytorch.ops.sorting",
     "lazytorch.ops.activation",
     "lazytorch.nn.functional.activation",
@@ -920,7 +921,7 @@ SMOOTH = set(
     F.channel_shuffle F.poisson_nll_loss F.multilabel_soft_margin_loss F.gumbel_softmax
     fft.fft fft.ifft fft.rfft fft.irfft fft.hfft fft.ihfft fft.fft2 fft.ifft2 fft.rfft2
     fft.irfft2 fft.hfft2 fft.ihfft2 fft.fftn fft.ifftn fft.rfftn fft.irfftn fft.hfftn
-    fft.ihfftn fft.fftshift fft.ifftshift
+    fft.ihfftn fft.fftshift fft.ifftshift stft istft
     """.split()
 )
 
