@@ -187,10 +187,7 @@ class _Program:
         if locs:
             header.append(f"//   from {', '.join(locs)}")
         unswitch = False
-        before = ""  # a function the step calls (a matmul's epilogue), written before it
-        if isinstance(step, Extern) and step.epilogue is not None:
-            before, body = _matmul_epilogue(self, step)
-        elif isinstance(step, Extern):
+        if isinstance(step, Extern):
             body = _extern_body(self, step)
         else:
             writer = _KernelWriter(self, step)
@@ -206,7 +203,7 @@ class _Program:
         if first != step.name:
             self.callee[step.name] = first
             return f"// {step.name}: same code as {first}"
-        return "\n".join([*header, *([before] if before else []), code])
+        return "\n".join([*header, code])
 
     def entry(self) -> str:
         s = self.sched
@@ -1515,16 +1512,15 @@ def _extern_body(prog: _Program, e: Extern) -> list[str]:
 
 
 def _matmul(prog: _Program, e: Extern) -> list[str]:
-    return _matmul_epilogue(prog, e)[1]
-
-
-def _matmul_epilogue(prog: _Program, e: Extern) -> tuple[str, list[str]]:
-    """A product, as (the function of its epilogue or "", the step's body).
+    """A product: the step's body.
 
     An epilogue (lazytorch_blas.h, "epilogues") is a function over a block of the product's
-    rows and columns, which the GEMM calls on each of its blocks once multiplied. The
-    product goes to its buffer when the program keeps it, else to a tile of the calling
-    thread (`lt::Tile`), never to the arena."""
+    rows and columns, which the GEMM calls on each of its blocks once multiplied. It is a
+    static member of a class local to the step (`Ep::run`), so the step stays one function
+    (compiler.split_units deals whole step functions to translation units) while the
+    epilogue keeps a function's restrict-qualified pointers. The product goes to its
+    buffer when the program keeps it, else to a tile of the calling thread (`lt::Tile`),
+    never to the arena."""
     a, b = e.inputs
     out = prog.buf(e.output)
     batch = out.shape[:-2]
@@ -1532,7 +1528,7 @@ def _matmul_epilogue(prog: _Program, e: Extern) -> tuple[str, list[str]]:
     k = a.shape[-1]
     lines: list[str] = []
     if m == 0 or n == 0:  # no elements (nor any for an epilogue)
-        return "", [f"{INDENT}(void)ia;"]
+        return [f"{INDENT}(void)ia;"]
     nbatch = 1
     for d in batch:
         nbatch *= d
@@ -1544,9 +1540,7 @@ def _matmul_epilogue(prog: _Program, e: Extern) -> tuple[str, list[str]]:
     gemm = _blas_gemm(opd)
     ep = e.epilogue
     if k == 0 and ep is None:
-        return "", [
-            f"{INDENT}for (int64_t i = 0; i < {nbatch * m * n}; ++i) b{out.id}[i] = ({ct})0;"
-        ]
+        return [f"{INDENT}for (int64_t i = 0; i < {nbatch * m * n}; ++i) b{out.id}[i] = ({ct})0;"]
     # Offsets of each batch for the operands (strided batch dims), and the output's.
     bvars = [f"n{i}" for i in range(len(batch))]
     if nbatch > 1:
@@ -1579,10 +1573,15 @@ def _matmul_epilogue(prog: _Program, e: Extern) -> tuple[str, list[str]]:
     else:  # (integer products: no lazytorch_blas.h)
         lines.append(f"{i2}{ct}* C = new {ct}[{m * n}];  // the product is not kept")
         after.append(f"{i2}delete[] C;")
-    epilogue, call = "", ""
+    call = ""
     if ep is not None:
-        name = f"{e.name}_ep"
-        epilogue = _EpilogueWriter(prog, ep, nbatch * m, n).function(name)
+        name = "Ep::run"
+        text = _EpilogueWriter(prog, ep, nbatch * m, n).function("run")
+        lines[:0] = [
+            f"{INDENT}struct Ep {{  // the epilogue",
+            *(INDENT * 2 + ln for ln in text.split("\n")),
+            f"{INDENT}}};",
+        ]
         # its loads of the product read C: a pointer placed so that row r of the product
         # (over the batch) is row r - bi*m of C
         args = [
@@ -1618,7 +1617,7 @@ def _matmul_epilogue(prog: _Program, e: Extern) -> tuple[str, list[str]]:
         lines.append(f"{i2}{{ const int64_t i0 = 0, i1 = {m}, j0 = 0, j1 = {n}; {call} }}")
     lines += after
     lines.append(f"{INDENT}}}")
-    return epilogue, lines
+    return lines
 
 
 class _EpilogueWriter(_KernelWriter):
@@ -1626,7 +1625,7 @@ class _EpilogueWriter(_KernelWriter):
     the product: rows ``[r0, r1)`` and columns ``[c0, c1)`` of its matrix view (``rows`` =
     batch x m rows of ``cols`` elements). The kernel iterates the product's elements in
     row-major order, so its loop variables are re-indexed from that position; the block's
-    product is read where the caller's pointer puts it (a tile, see `_matmul_epilogue`).
+    product is read where the caller's pointer puts it (a tile, see `_matmul`).
     No offsets move into pointers (the step calls it, not the entry) and it runs on the
     block's thread: no parallel loops."""
 

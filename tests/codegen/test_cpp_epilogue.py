@@ -1,6 +1,6 @@
 """The C++ backend's matmul epilogues: the pointwise kernel after a product runs on each
 block of the product, right after the block is multiplied (scheduler/epilogue.py,
-lazytorch_blas.h "epilogues", codegen/cpp.py `_matmul_epilogue`).
+lazytorch_blas.h "epilogues", codegen/cpp.py `_matmul`).
 
 What must hold: the numbers are torch's, and bitwise those of the same ops run one at a
 time (sync mode runs the product alone: the blocks are the GEMM's own); the fused step is
@@ -19,6 +19,7 @@ import torch
 
 import lazytorch as lt
 from helpers import BF16
+from lazytorch.codegen.compiler import split_units
 from lazytorch.scheduler import schedule
 
 
@@ -138,7 +139,7 @@ def test_mlp_forward_is_one_extern_call_per_layer_and_stores_no_product(cpp):
     tF = torch.nn.functional
     want = tF.linear(tF.relu(tF.linear(tt[0], tt[1], tt[2])), tt[3], tt[4])
     np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=2e-5, atol=2e-5)
-    assert len(re.findall(r"^static .* void k\d+_ep\(", src, re.M)) == 2
+    assert len(re.findall(r"^ +static .* void run\(", src, re.M)) == 2
 
 
 def test_epilogue_output_never_takes_its_operands_memory(cpp):
@@ -212,3 +213,24 @@ def test_relu_gradient_at_zero_and_nan_is_torchs(cpp, sync):
     with lt.sync_mode(sync):
         got = grad(lt)
     np.testing.assert_array_equal(got, grad(torch))
+
+
+def test_a_program_split_into_units_keeps_each_epilogue_with_its_gemm(cpp, monkeypatch):
+    # split_units deals whole step functions to translation units: an epilogue must be
+    # part of its step's function, not a function a step in another unit calls
+    monkeypatch.setenv("LAZYTORCH_COMPILE_CORES", "4")
+    ws = [_rand(32, 32, seed=i) * 0.3 for i in range(40)]
+
+    def net(lib, x, *ws):
+        for w in ws:
+            x = (x @ w).relu() + 0.01
+        return x
+
+    x = _rand(16, 32, seed=99)
+    got = net(lt, lt.tensor(x), *[lt.tensor(w) for w in ws])
+    src = lt.debug.source(got)
+    units = split_units(src, 4)
+    assert units is not None and len(units) >= 2
+    assert all(u.count("struct Ep {") == u.count("Ep::run(") for u in units)
+    want = net(torch, torch.from_numpy(x), *[torch.from_numpy(w) for w in ws])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
