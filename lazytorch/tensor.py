@@ -26,7 +26,7 @@ from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir._lazynp import np as _np
 from lazytorch.ir.device import Device
-from lazytorch.ir.node import Node
+from lazytorch.ir.node import Node, grad_mode
 from lazytorch.ir.symbolic import SymInt
 from lazytorch.runtime import implicit_point
 
@@ -88,6 +88,19 @@ def _meta_read(cause: str) -> Exception:
             "tensor to host memory first."
         )
     return NotImplementedError("Cannot copy out of meta tensor; no data!")
+
+
+def _check_numpy_grad(t: Tensor) -> None:
+    """torch's refusal of ``numpy()`` / ``__array__`` on a tensor that requires grad while
+    grad mode is on (under ``no_grad`` torch allows it); ``item()``/``tolist()`` are free.
+    A meta tensor is refused for its device first, as torch checks the device before."""
+    n = t._node
+    if n.ag is not None and grad_mode.enabled and n.device.type != "meta":
+        raise op_error(
+            RuntimeError,
+            "numpy",
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+        )
 
 
 class Tensor:
@@ -245,7 +258,12 @@ class Tensor:
         >>> n[0] = 3
         >>> t
         tensor([3., 1.])
+
+        As torch's, it refuses a tensor that requires grad while grad mode is on (the array
+        would escape autograd silently); ``force=True`` or ``t.detach().numpy()`` take it.
         """
+        if not force:
+            _check_numpy_grad(self)
         if self._node.device.type == "cpu":
             return _export(self)
         return self._values("numpy()")
@@ -258,6 +276,7 @@ class Tensor:
         return view
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        _check_numpy_grad(self)  # torch's __array__ goes through numpy(): the same refusal
         arr = _host_value(self._materialized("__array__ (NumPy conversion)"))
         if dtype is not None:
             return arr.astype(dtype)

@@ -118,7 +118,7 @@ def assert_same(
             assert tuple(g.shape) == tuple(w.shape), (
                 f"{label}: shape {tuple(g.shape)} != torch {tuple(w.shape)}"
             )
-            gv = g.numpy()
+            gv = g.detach().numpy()  # (an output that requires grad: numpy() refuses it)
             wv = w.detach().float().numpy() if wd == "bfloat16" else w.detach().numpy()
             if w.dtype.is_floating_point:
                 a, r = TOL[wd]
@@ -325,7 +325,7 @@ def check_grad(
                 else:
                     assert tuple(g.shape) == tuple(np.shape(inputs[i])), label
                     assert g.dtype.name == str(inputs[i].dtype), f"{label}: dtype {g.dtype}"
-                    gv = g.numpy()
+                    gv = g.detach().numpy()  # (second order: the grad requires grad)
                 d = str(inputs[i].dtype)
                 a, r = TOL[d]
                 np.testing.assert_allclose(

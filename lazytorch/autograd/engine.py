@@ -37,6 +37,7 @@ __all__ = [
     "backward",
     "grad",
     "leaf_alias",
+    "name_grad_fn",
     "run_backward",
     "stop_gradient",
 ]
@@ -126,6 +127,24 @@ def stop_gradient(n: Node) -> Node:
     a = _alias(n)
     a.ag = None
     return a
+
+
+# torch's backward-node names of ops recorded as several primitives: a grad_fn is named
+# after the node's primitive, and ``x.sum(1)`` ends in a reshape, ``x.std()`` in a sqrt.
+# Such an op names its result here (`name_grad_fn`) and `GradFn.name` reads it first. Weak
+# keys: the name lives as long as the node (realizing a node keeps the same object).
+_grad_fn_names: weakref.WeakKeyDictionary[Node, str] = weakref.WeakKeyDictionary()
+
+
+def name_grad_fn(out: Tensor, name: str, input: Tensor) -> Tensor:
+    """Give `out`, which an op recorded from `input`, torch's grad_fn `name` (such as
+    ``SumBackward1``); returns `out`. Nothing to name where it carries no gradient, or
+    where the op handed `input`'s own node back (a reduction over no dims)."""
+    n = out._node
+    a = n.ag
+    if (a is True or type(a) is tuple) and n is not input._node:
+        _grad_fn_names[n] = name
+    return out
 
 
 def leaf_alias(n: Node, meta: TensorMeta) -> Node:
@@ -763,6 +782,9 @@ class GradFn:
         op = a[0] if type(a) is tuple else self._node.op
         if a is FREED:
             return "FreedBackward"
+        named = _grad_fn_names.get(self._node)
+        if named is not None:
+            return named
         fn_class = getattr(op, "function_class", None)
         if fn_class is not None:  # an autograd.Function: torch names it after the class
             return fn_class.__name__ + "Backward"

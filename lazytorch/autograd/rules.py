@@ -22,9 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 from lazytorch.ir import dtypes as dt
-from lazytorch.ir.node import Node
+from lazytorch.ir.node import Node, differentiate_as
 from lazytorch.ir.primitives import PRIMITIVES, Primitive, make_node
-from lazytorch.ops._core import const_node
+from lazytorch.ops._core import const_node, scalar_node
 
 __all__ = ["VJP", "install"]
 
@@ -49,6 +49,9 @@ class VJP:
 
 def _p(name: str) -> Primitive:
     return PRIMITIVES[name]
+
+
+_POW, _SCALAR, _CONST = _p("pow"), _p("scalar"), _p("const")
 
 
 def emit(name: str, inputs: tuple[Node, ...], attrs: tuple[Any, ...] = ()) -> Node:
@@ -267,11 +270,63 @@ def _fmod(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
     return ga, gb
 
 
+def _number(n: Node) -> Any:
+    """The value of a Python number recorded as an input or a literal; None for a tensor."""
+    if n.op is _SCALAR:
+        return n.buffer
+    if n.op is _CONST:
+        return n.attrs[0]
+    return None
+
+
+_TORCH_POW_FLOATS = (dt.float32, dt.float64, dt.bfloat16)
+
+
+def _torch_pow(a: Node, k: float) -> Node:
+    """``a ** k`` for a number `k` as torch's CPU kernel computes it: its special cases
+    (for float32, float64 and bfloat16: 3, -1, -2 and 0.5 are ``a * a * a``, ``1 / a``,
+    ``1 / (a * a)`` and sqrt, each step rounded, and -0.5 is ``1 / sqrt(a)`` for float32 and
+    float64; 2 is ``a * a`` in every dtype), else pow. Differentiated as pow, so a second
+    derivative follows torch's too."""
+    d = a.dtype
+    if k == 0:
+        return const(1, a)
+    if k == 1:
+        return a
+    special = d in _TORCH_POW_FLOATS
+    if k == 2:
+        v = mul(a, a)
+    elif special and k == 3:
+        v = mul(mul(a, a), a)
+    elif special and k == -1:
+        v = div(const(1, a), a)
+    elif special and k == -2:
+        v = div(const(1, a), mul(a, a))
+    elif special and k == 0.5:
+        v = _ew("sqrt", a)
+    elif k == -0.5 and d in (dt.float32, dt.float64):
+        # (torch's bfloat16 kernel rounds its 1/sqrt its own way: pow gives no closer)
+        v = div(const(1, a), _ew("sqrt", a))
+    else:
+        return _ew("pow", a, scalar_node(k, d, a.device))
+    return differentiate_as(v, _POW, (a, scalar_node(k, d, a.device)))
+
+
 @rule("pow", (0, 1, -1))
 def _pow(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
     a, b = inputs
     ga = gb = None
-    if needs[0]:
+    c = _number(b) if needs[0] else None
+    if c is not None:
+        # torch's pow_backward for a number exponent, in its order of operations (each
+        # product rounded as there): zeros for 0, else grad * (c * a ** (c - 1))
+        if c == 0:
+            ga = zeros(a)
+        else:
+            # (b, a program input, rather than a literal c: no program per exponent value)
+            cb = b if b.dtype is a.dtype else const(c, a)
+            ga = sum_to(mul(ct, mul(cb, _torch_pow(a, c - 1))), a.shape)
+    elif needs[0]:
         # torch: zero where the exponent is 0 (even at a = 0, where b * a**(b-1) is NaN)
         d = mul(b, _ew("pow", a, sub(b, const(1, b))))
         ga = sum_to(where(_ew("eq", b, const(0, b)), const(0, ct), mul(ct, d)), a.shape)

@@ -25,7 +25,7 @@ def saved_for_backward(roots: list[Node]) -> list[Node]:
     its backward ran, what the backward will read is computed along with it, so backward
     does not redo the forward."""
     for n in roots:
-        if n.ag is True:
+        if n.ag is True or type(n.ag) is tuple:
             return saved_values(roots)
     return []
 
@@ -39,7 +39,7 @@ def saved_values(roots: list[Node]) -> list[Node]:
     root_ids = {id(r) for r in roots}
     seen: set[int] = set()
     out: dict[int, Node] = {}
-    stack = [r for r in roots if r.ag is True]
+    stack = [r for r in roots if _pending_history(r) is not None]
 
     def want(n: Node) -> None:
         # A view is recomputed from its input for free: save what it views instead.
@@ -55,14 +55,28 @@ def saved_values(roots: list[Node]) -> list[Node]:
         if id(n) in seen:
             continue
         seen.add(id(n))
-        vjp = n.op.vjp
+        op, inputs = _pending_history(n)  # type: ignore[misc]
+        vjp = op.vjp
         if vjp is not None:
             for k in vjp.saves:
-                want(n if k == -1 else n.inputs[k])
-        for i in n.inputs:
-            if i.ag is True and i.buffer is None and id(i) not in seen:
+                want(n if k == -1 else inputs[k])
+        for i in inputs:
+            if id(i) not in seen and _pending_history(i) is not None:
                 stack.append(i)
     return list(out.values())
+
+
+def _pending_history(n: Node) -> tuple[Any, tuple[Node, ...]] | None:
+    """What backward will differentiate at a value not computed yet: its own op, or the
+    history an op gave it (`lazytorch.ir.node.differentiate_as`); None for the rest."""
+    if n.buffer is not None:
+        return None
+    a = n.ag
+    if a is True:
+        return n.op, n.inputs
+    if type(a) is tuple:
+        return a[0], a[1]
+    return None
 
 
 def saved_report(program: Any, capture: Any, sched: Any) -> str | None:

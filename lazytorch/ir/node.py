@@ -23,9 +23,11 @@ Autograd rides on the same nodes. ``ag`` says whether a node's value carries gra
 
 * ``None`` — it does not (integer values, values recorded under ``no_grad``, data);
 * ``True`` — it does, and its history (what backward differentiates) is the node itself;
-* a tuple ``(op, inputs, attrs)`` — it does, and the node was realized: the history was
-  moved here by :meth:`Node.realize`, so backward still works after the forward value was
-  computed (``loss.item()`` before ``loss.backward()``);
+* a tuple ``(op, inputs, attrs)`` — it does, and backward differentiates that history
+  instead of the node's own op: the node was realized (:meth:`Node.realize` moved the
+  history here, so backward still works after the forward value was computed:
+  ``loss.item()`` before ``loss.backward()``), or an op computed its value one way and
+  asked to be differentiated as another primitive (`differentiate_as`);
 * any other object — a gradient *leaf*: autograd's record of the tensor whose ``.grad``
   the gradient reaching this node accumulates into (see `lazytorch.autograd.engine`).
 
@@ -46,7 +48,16 @@ if TYPE_CHECKING:
     from lazytorch.ir.dtypes import DType
     from lazytorch.ir.primitives import Primitive
 
-__all__ = ["GradMode", "Node", "format_loc", "grad_mode", "internal_dirs", "stamp", "user_loc"]
+__all__ = [
+    "GradMode",
+    "Node",
+    "differentiate_as",
+    "format_loc",
+    "grad_mode",
+    "internal_dirs",
+    "stamp",
+    "user_loc",
+]
 
 
 class GradMode(threading.local):
@@ -110,6 +121,20 @@ def stamp(node: Node, loc: tuple[str, int] | None) -> None:
             if i.loc is None:
                 i.loc = loc
                 pending.append(i)
+
+
+def differentiate_as(
+    n: Node, op: Primitive, inputs: tuple[Node, ...], attrs: tuple[Any, ...] = ()
+) -> Node:
+    """`n`, a node just recorded, whose backward is `op`'s rule applied to `inputs` (the
+    history backward reads; see the module doc). For an op whose value is computed
+    otherwise than its gradient formula reads: torch computes ``x ** 3`` as ``x * x * x``
+    but differentiates it as pow, ``grad * (3 * x ** 2)``, and its rounding is torch's only
+    when backward follows pow's rule too. Returns `n`; a node carrying no gradient, or one
+    of `inputs` itself, is left as it is."""
+    if n.ag is True and all(n is not i for i in inputs):
+        n.ag = (op, inputs, attrs)
+    return n
 
 
 def format_loc(loc: tuple[str, int] | None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from lazytorch._errors import op_error
+from lazytorch.autograd.engine import name_grad_fn
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import reduction as R
 from lazytorch.ops._core import normalize_dim, tensor_arg
@@ -57,10 +58,11 @@ def softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = N
     """
     x, d = _softmax_input(input, dim, dtype, "softmax")
     if x.ndim == 0:
-        return E.exp(x - x)  # type: ignore[operator]
-    shifted = _shift_by_max(opmath(x), d)
-    e = E.exp(shifted)
-    return (e / R.sum(e, d, keepdim=True)).to(x.dtype)  # type: ignore[operator,no-any-return]
+        y = E.exp(x - x)  # type: ignore[operator]
+    else:
+        e = E.exp(_shift_by_max(opmath(x), d))
+        y = (e / R.sum(e, d, keepdim=True)).to(x.dtype)  # type: ignore[operator]
+    return name_grad_fn(y, "SoftmaxBackward0", input)
 
 
 def log_softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
@@ -72,6 +74,8 @@ def log_softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any
     """
     x, d = _softmax_input(input, dim, dtype, "log_softmax")
     if x.ndim == 0:
-        return x - x  # type: ignore[operator,no-any-return]
-    shifted = _shift_by_max(opmath(x), d)
-    return (shifted - E.log(R.sum(E.exp(shifted), d, keepdim=True))).to(x.dtype)  # type: ignore[operator,no-any-return]
+        y = x - x  # type: ignore[operator]
+    else:
+        shifted = _shift_by_max(opmath(x), d)
+        y = (shifted - E.log(R.sum(E.exp(shifted), d, keepdim=True))).to(x.dtype)  # type: ignore[operator]
+    return name_grad_fn(y, "LogSoftmaxBackward0", input)

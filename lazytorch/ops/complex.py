@@ -49,7 +49,7 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import linalg as L
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import ComplexBase, tensor_arg
-from lazytorch.tensor import Size, Tensor
+from lazytorch.tensor import Size, Tensor, _check_numpy_grad
 
 __all__ = [
     "ComplexDType",
@@ -643,6 +643,7 @@ class ComplexTensor(ComplexBase):
         return pair.view(self.dtype.np)[..., 0]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        _check_numpy_grad(self._ri)  # torch's __array__ is numpy(): it refuses requires-grad
         a = self.detach().numpy()
         return a if dtype is None else a.astype(dtype)
 

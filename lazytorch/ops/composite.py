@@ -19,6 +19,7 @@ from typing import Any
 
 from lazytorch._errors import op_error
 from lazytorch._public import public
+from lazytorch.autograd.engine import name_grad_fn
 from lazytorch.ir import dtypes as dt
 from lazytorch.ops import creation as C
 from lazytorch.ops import elementwise as E
@@ -429,13 +430,15 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> T
     elif not x.dtype.is_floating_point:
         x = x.long()
     if x.ndim == 0:
-        return into_out(x.clone(), out, "cumprod")
-    axis = normalize_dim(dim, x.ndim, "cumprod")
-    n = x.shape[axis]
-    moved = x.movedim(axis, -1)
-    keep = C.ones(n, n, dtype=dt.bool_, device=x.device).tril()  # keep[i, j]: j <= i
-    rows = E.where(keep, moved.unsqueeze(-2), C.ones((), dtype=x.dtype, device=x.device))
-    return into_out(R.prod(rows, -1).movedim(-1, axis), out, "cumprod")
+        y = x.clone()
+    else:
+        axis = normalize_dim(dim, x.ndim, "cumprod")
+        n = x.shape[axis]
+        moved = x.movedim(axis, -1)
+        keep = C.ones(n, n, dtype=dt.bool_, device=x.device).tril()  # keep[i, j]: j <= i
+        rows = E.where(keep, moved.unsqueeze(-2), C.ones((), dtype=x.dtype, device=x.device))
+        y = R.prod(rows, -1).movedim(-1, axis)
+    return into_out(name_grad_fn(y, "CumprodBackward0", input), out, "cumprod")
 
 
 @public(method=True, inplace=True)
@@ -612,9 +615,9 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
         values = E.where(has_nan, C.full((), math.nan, dtype=x.dtype, device=x.device), values)
         last = x.argmax(axis, keepdim=keepdim) if x.ndim else indices
         indices = E.where(has_nan, last, indices)
-    if flat:
-        return values.reshape(())
-    return kthvalue_result(values, indices)
+    if flat:  # torch's overloads: median() is MedianBackward0, median(dim) MedianBackward1
+        return name_grad_fn(values.reshape(()), "MedianBackward0", input)
+    return kthvalue_result(name_grad_fn(values, "MedianBackward1", input), indices)
 
 
 @public(method=True)
@@ -883,10 +886,11 @@ def logcumsumexp(input: Tensor, dim: int, *, out: Any = None) -> Tensor:
     """
     x = tensor_arg(input, "logcumsumexp")
     if x.ndim == 0:
-        return into_out(x.clone(), out, "logcumsumexp")
-    axis = normalize_dim(dim, x.ndim, "logcumsumexp")
-    rows = _prefixes(x, axis, -math.inf)
-    return into_out(R.logsumexp(rows, -1).movedim(-1, axis), out, "logcumsumexp")
+        y = x.clone()
+    else:
+        axis = normalize_dim(dim, x.ndim, "logcumsumexp")
+        y = R.logsumexp(_prefixes(x, axis, -math.inf), -1).movedim(-1, axis)
+    return into_out(name_grad_fn(y, "LogcumsumexpBackward0", input), out, "logcumsumexp")
 
 
 cummax_result = namedtuple("cummax", ["values", "indices"])

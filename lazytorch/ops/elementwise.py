@@ -19,7 +19,7 @@ from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.autograd.engine import stop_gradient
 from lazytorch.ir import dtypes as dt
-from lazytorch.ir.node import Node
+from lazytorch.ir.node import Node, differentiate_as
 from lazytorch.ir.primitives import Primitive, make_node
 from lazytorch.ir.symbolic import SymInt
 from lazytorch.ops._core import (
@@ -575,7 +575,14 @@ def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
     0 gives ones and 1 a copy (for any dtype, bool included); 2 is a multiplication, and
     for float32/float64/bfloat16 3 and -1 are ``x * x * x`` and ``1 / x``; for
     float32/float64, 0.5 and -0.5 are sqrt and 1/sqrt (which differ from pow at -inf and
-    -0.0), as in torch's CPU kernel.
+    -0.0), as in torch's CPU kernel. Whichever way the value is computed, the gradient is
+    pow's (torch's ``grad * (exponent * x ** (exponent - 1))``: see the pow rule).
+
+    >>> import lazytorch
+    >>> x = lazytorch.tensor([2.0], requires_grad=True)
+    >>> (x ** 3).backward()
+    >>> x.grad
+    tensor([12.])
     """
     if isinstance(input, Tensor) and isinstance(exponent, Number):
         d = result_type(input, exponent)
@@ -586,7 +593,7 @@ def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
         n = cast(input._node, d)
         if exponent == 0:
             ones = _zero_gradient(expand_node(const_like(1, n), n.shape), n)  # torch: zero gradient
-            return cast_into_out(wrap(ones), out, "pow")
+            return cast_into_out(wrap(_as_pow(ones, n, exponent)), out, "pow")
         if exponent == 1:
             return cast_into_out(_copy(n), out, "pow")
         if d is dt.bool_:
@@ -596,25 +603,34 @@ def pow(input: Any, exponent: Any, *, out: Any = None) -> Tensor:
                 RuntimeError, "pow", "Integers to negative integer powers are not allowed."
             )
         if exponent == 2:
-            return cast_into_out(wrap(binary_node(P.mul, n, n)), out, "pow")
+            return cast_into_out(wrap(_as_pow(binary_node(P.mul, n, n), n, 2)), out, "pow")
         if exponent == -1 and d in (dt.float32, dt.float64, dt.bfloat16):
-            return cast_into_out(wrap(binary_node(P.div, const_like(1, n), n)), out, "pow")
+            y = binary_node(P.div, const_like(1, n), n)
+            return cast_into_out(wrap(_as_pow(y, n, -1)), out, "pow")
         if exponent == 3 and d in (dt.float32, dt.float64, dt.bfloat16):
             # torch's CPU kernel: base * base * base, each product rounded (bitwise torch's
             # values, which C's pow misses by an ulp in a quarter of float32 cubes); float16
             # computes in float32 and rounds once, as pow does. (-2 stays pow: torch's
             # 1 / (base * base) has no -inf gradient at 0 when differentiated as written.)
             sq = binary_node(P.mul, n, n)
-            return cast_into_out(wrap(binary_node(P.mul, sq, n)), out, "pow")
+            return cast_into_out(wrap(_as_pow(binary_node(P.mul, sq, n), n, 3)), out, "pow")
         if d is dt.float32 or d is dt.float64:
             if exponent == 0.5:
-                return cast_into_out(wrap(unary_node(P.sqrt, n)), out, "pow")
+                return cast_into_out(wrap(_as_pow(unary_node(P.sqrt, n), n, 0.5)), out, "pow")
             if exponent == -0.5:
-                return cast_into_out(
-                    wrap(binary_node(P.div, const_like(1, n), unary_node(P.sqrt, n))), out, "pow"
-                )
+                y = binary_node(P.div, const_like(1, n), unary_node(P.sqrt, n))
+                return cast_into_out(wrap(_as_pow(y, n, -0.5)), out, "pow")
     _no_bool_result(input, exponent, "pow", "pow")
     return cast_into_out(binary(P.pow, input, exponent, "pow"), out, "pow")
+
+
+def _as_pow(value: Node, base: Node, exponent: Any) -> Node:
+    """`value`, torch's special case of ``base ** exponent``, differentiated as pow with a
+    scalar exponent (the pow rule then arranges the gradient as torch's pow_backward, and
+    grad_fn is named ``PowBackward0`` as torch's)."""
+    if value.ag is not True:
+        return value
+    return differentiate_as(value, P.pow, (base, scalar_node(exponent, base.dtype, base.device)))
 
 
 @public(method=True, inplace=True)

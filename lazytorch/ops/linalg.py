@@ -13,6 +13,7 @@ from typing import Any
 
 from lazytorch._errors import op_error
 from lazytorch._public import public
+from lazytorch.autograd.engine import name_grad_fn
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
@@ -638,7 +639,8 @@ def vector_norm(
         r = binary_node(P.pow, s, const_node(1.0 / ord, n.dtype, n.device))
     else:
         r = _p_norm_with_grad(a, float(ord), red)
-    return _into_out(wrap(cast(r, out_dtype)), out, "linalg.vector_norm")
+    result = name_grad_fn(wrap(cast(r, out_dtype)), "LinalgVectorNormBackward0", input)
+    return _into_out(result, out, "linalg.vector_norm")
 
 
 def _p_norm_with_grad(a: Node, p: float, red: Any) -> Node:

@@ -14,7 +14,7 @@ from typing import Any
 from lazytorch import _config
 from lazytorch._errors import op_error
 from lazytorch._public import public
-from lazytorch.autograd.engine import stop_gradient
+from lazytorch.autograd.engine import name_grad_fn, stop_gradient
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import Primitive, make_node
@@ -106,17 +106,16 @@ def sum(
     >>> lazytorch.tensor([[1, 2], [3, 4]]).sum(dim=0).tolist()
     [4, 6]
     """
-    n = tensor_arg(input, "sum")._node
+    input = tensor_arg(input, "sum")
+    n = input._node
     out_dtype = _out_dtype(dtype, out, "sum") or _sum_dtype(n.dtype)
     axes = _dims(dim, n, "sum")
     x = cast(n, out_dtype)
-    if not axes:
-        return _into_out(wrap(x), out, "sum")
-    return _into_out(
-        wrap(squeeze_unless_keepdim(_bool_safe_reduce(P.reduce_sum, x, axes), axes, keepdim)),
-        out,
-        "sum",
-    )
+    if axes:
+        x = squeeze_unless_keepdim(_bool_safe_reduce(P.reduce_sum, x, axes), axes, keepdim)
+    # torch's overloads: sum(*, dtype) is SumBackward0, sum(dim, ...) SumBackward1
+    name = "SumBackward0" if dim is None else "SumBackward1"
+    return _into_out(name_grad_fn(wrap(x), name, input), out, "sum")
 
 
 def _bool_safe_reduce(prim: Primitive, x: Node, axes: tuple[int, ...]) -> Node:
@@ -131,7 +130,8 @@ def _bool_safe_reduce(prim: Primitive, x: Node, axes: tuple[int, ...]) -> Node:
 def nansum(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
-    n = tensor_arg(input, "nansum")._node
+    input = tensor_arg(input, "nansum")
+    n = input._node
     if isinstance(out, Tensor) and n.dtype.is_floating_point and not out.dtype.is_floating_point:
         # torch sums a float input in out's dtype, but only a floating one
         raise op_error(
@@ -142,7 +142,8 @@ def nansum(
         )
     if n.dtype.is_floating_point:
         n = where_node(binary_node(P.ne, n, n, dt.bool_), const_like(0, n), n)
-    return sum(wrap(n), dim, keepdim, dtype=dtype, out=out)
+    result = sum(wrap(n), dim, keepdim, dtype=dtype, out=out)
+    return result if out is not None else name_grad_fn(result, "NansumBackward0", input)
 
 
 def _count(n: Node, axes: tuple[int, ...]) -> Any:
@@ -154,7 +155,8 @@ def mean(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
     """Arithmetic mean over `dim`; floating-point inputs only (as torch)."""
-    n = tensor_arg(input, "mean")._node
+    input = tensor_arg(input, "mean")
+    n = input._node
     out_dtype = resolve_dtype(dtype, "mean") or n.dtype
     if not out_dtype.is_floating_point:
         raise op_error(
@@ -167,12 +169,13 @@ def mean(
     # float16 accumulates and divides in float32, rounding once at the end.
     work = out_dtype.compute
     x = cast(n, work)
-    if not axes:
-        return _into_out(wrap(cast(x, out_dtype)), out, "mean", floating=True)
-    s = reduce_node(P.reduce_sum, x, axes)
-    m = binary_node(P.div, s, const_node(_count(n, axes), work, n.device))
+    if axes:
+        s = reduce_node(P.reduce_sum, x, axes)
+        m = binary_node(P.div, s, const_node(_count(n, axes), work, n.device))
+        x = squeeze_unless_keepdim(m, axes, keepdim)
+    name = "MeanBackward0" if dim is None else "MeanBackward1"  # as sum's overloads
     return _into_out(
-        wrap(cast(squeeze_unless_keepdim(m, axes, keepdim), out_dtype)), out, "mean", floating=True
+        name_grad_fn(wrap(cast(x, out_dtype)), name, input), out, "mean", floating=True
     )
 
 
@@ -200,19 +203,17 @@ def prod(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
     """Product over one `dim` (or all elements)."""
-    n = tensor_arg(input, "prod")._node
+    input = tensor_arg(input, "prod")
+    n = input._node
     out_dtype = _out_dtype(dtype, out, "prod") or _sum_dtype(n.dtype)
     if dim is not None and isinstance(dim, (list, tuple)):
         raise op_error(TypeError, "prod", "prod() takes a single dim, not a list of dims")
     axes = _dims(dim, n, "prod")
     x = cast(n, out_dtype)
-    if not axes:
-        return _into_out(wrap(x), out, "prod")
-    return _into_out(
-        wrap(squeeze_unless_keepdim(_bool_safe_reduce(P.reduce_prod, x, axes), axes, keepdim)),
-        out,
-        "prod",
-    )
+    if axes:
+        x = squeeze_unless_keepdim(_bool_safe_reduce(P.reduce_prod, x, axes), axes, keepdim)
+    name = "ProdBackward0" if dim is None else "ProdBackward1"  # as sum's overloads
+    return _into_out(name_grad_fn(wrap(x), name, input), out, "prod")
 
 
 def _check_nonempty(n: Node, axes: tuple[int, ...], op: str) -> None:
@@ -236,14 +237,16 @@ def _no_dim(dim: Any) -> bool:
 
 
 def _extreme_reduce(prim: Primitive, op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
-    n = tensor_arg(input, op)._node
+    input = tensor_arg(input, op)
+    n = input._node
     axes = _dims(dim, n, op)
     if numel(n.shape) == 0:
         # No dim given: torch's RuntimeError; an empty dim named explicitly: its IndexError.
         _check_nonempty(n, () if _no_dim(dim) else axes, op)
     if not axes:
         return wrap(n)
-    return wrap(squeeze_unless_keepdim(reduce_node(prim, n, axes), axes, keepdim))
+    result = wrap(squeeze_unless_keepdim(reduce_node(prim, n, axes), axes, keepdim))
+    return name_grad_fn(result, op.capitalize() + "Backward0", input)  # AmaxBackward0
 
 
 @public(method=True)
@@ -307,7 +310,9 @@ def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result
                     f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                     "Specify the reduction dim with the 'dim' argument.",
                 )
-            return cast_into_out(reducer(input), out, name)  # as torch: a cast is fine
+            # torch's overloads: max() is MaxBackward1, max(dim) MaxBackward0
+            values = name_grad_fn(reducer(input), f"{name.capitalize()}Backward1", input)
+            return cast_into_out(values, out, name)  # as torch: a cast is fine
         values = reducer(input, dim, keepdim)
         idx = _arg(arg_prim, name, input, dim, keepdim)
         n = input._node
@@ -315,6 +320,7 @@ def _extreme(name: str, reducer: Any, arg_prim: Primitive, pairwise: Any, result
             # torch sends the gradient to the one index returned, not shared between ties:
             # the values are that element, gathered (the same value as the reduction).
             values = wrap(_gather_at(n, idx, normalize_dim(dim, len(n.shape), name), keepdim))
+        values = name_grad_fn(values, f"{name.capitalize()}Backward0", input)
         return _into_outs(result(values, wrap(idx)), out, name)
 
     fn.__name__ = fn.__qualname__ = name
@@ -363,9 +369,11 @@ def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False, out: Any =
             "identity.",
         )
     d = () if dim is None else dim
-    return _into_outs(
-        aminmax_result(amin(input, d, keepdim), amax(input, d, keepdim)), out, "aminmax"
+    low, high = (
+        name_grad_fn(r, "AminmaxBackward0", input)
+        for r in (amin(input, d, keepdim), amax(input, d, keepdim))
     )
+    return _into_outs(aminmax_result(low, high), out, "aminmax")
 
 
 def _var_parts(
@@ -430,7 +438,8 @@ def var(
     """Variance over `dim` with Bessel's `correction` (default 1)."""
     dim, unbiased = _var_args(dim, unbiased)
     v, _, d = _var_parts(input, dim, _correction(unbiased, correction, "var"), keepdim, "var")
-    return _into_out(wrap(cast(v, d)), out, "var", floating=True)
+    result = name_grad_fn(wrap(cast(v, d)), "VarBackward0", input)
+    return _into_out(result, out, "var", floating=True)
 
 
 @public(method=True)
@@ -446,7 +455,8 @@ def std(
     """Standard deviation over `dim` with Bessel's `correction` (default 1)."""
     dim, unbiased = _var_args(dim, unbiased)
     v, _, d = _var_parts(input, dim, _correction(unbiased, correction, "std"), keepdim, "std")
-    return _into_out(wrap(cast(_safe_sqrt(v), d)), out, "std", floating=True)
+    result = name_grad_fn(wrap(cast(_safe_sqrt(v), d)), "StdBackward0", input)
+    return _into_out(result, out, "std", floating=True)
 
 
 @public()
@@ -462,7 +472,9 @@ def var_mean(
     v, m, d = _var_parts(
         input, dim, _correction(unbiased, correction, "var_mean"), keepdim, "var_mean"
     )
-    return wrap(cast(v, d)), wrap(cast(m, d))
+    return tuple(  # type: ignore[return-value]
+        name_grad_fn(wrap(cast(r, d)), "VarMeanBackward0", input) for r in (v, m)
+    )
 
 
 @public()
@@ -478,7 +490,9 @@ def std_mean(
     v, m, d = _var_parts(
         input, dim, _correction(unbiased, correction, "std_mean"), keepdim, "std_mean"
     )
-    return wrap(cast(_safe_sqrt(v), d)), wrap(cast(m, d))
+    return tuple(  # type: ignore[return-value]
+        name_grad_fn(wrap(cast(r, d)), "StdMeanBackward0", input) for r in (_safe_sqrt(v), m)
+    )
 
 
 def logsumexp_node(n: Node, axes: tuple[int, ...]) -> Node:
@@ -498,17 +512,16 @@ def logsumexp_node(n: Node, axes: tuple[int, ...]) -> Node:
 
 @public(method=True)
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None) -> Tensor:
-    n = tensor_arg(input, "logsumexp")._node
+    input = tensor_arg(input, "logsumexp")
+    n = input._node
     if not n.dtype.is_floating_point:
         n = cast(n, _config.get_default_dtype())
     axes = _dims(dim, n, "logsumexp")
     if not axes:
         return _into_out(wrap(n), out, "logsumexp", floating=True)
+    result = wrap(squeeze_unless_keepdim(logsumexp_node(n, axes), axes, keepdim))
     return _into_out(
-        wrap(squeeze_unless_keepdim(logsumexp_node(n, axes), axes, keepdim)),
-        out,
-        "logsumexp",
-        floating=True,
+        name_grad_fn(result, "LogsumexpBackward0", input), out, "logsumexp", floating=True
     )
 
 

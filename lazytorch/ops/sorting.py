@@ -7,6 +7,7 @@ from typing import Any
 
 from lazytorch._errors import op_error
 from lazytorch._public import public
+from lazytorch.autograd.engine import name_grad_fn
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
@@ -115,4 +116,5 @@ def kthvalue(
     if not keepdim or scalar:
         shape = tuple(d for i, d in enumerate(vals.shape) if i != axis)
         vals, idx = reshape_node(vals, shape), reshape_node(idx, shape)
-    return _into_outs(kthvalue_result(wrap(vals), wrap(idx)), out, "kthvalue")
+    values = name_grad_fn(wrap(vals), "KthvalueBackward0", input)
+    return _into_outs(kthvalue_result(values, wrap(idx)), out, "kthvalue")

@@ -21,6 +21,7 @@ from typing import Any
 
 from lazytorch._errors import op_error
 from lazytorch._public import public
+from lazytorch.autograd.engine import name_grad_fn
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir._lazynp import np
 from lazytorch.ops import creation as C
@@ -376,12 +377,13 @@ def nanmedian(
         k = k.expand(*shape)
     v = values.gather(axis, k)
     i = indices.gather(axis, k)
-    if flat:
-        return S.reshape(v, ())
+    if flat:  # torch's overloads: NanmedianBackward0, and with a dim NanmedianBackward1
+        return name_grad_fn(S.reshape(v, ()), "NanmedianBackward0", input)
     if not keepdim or x.ndim == 0:
         v, i = v.squeeze(axis), i.squeeze(axis)
         if x.ndim == 0:
             v, i = S.reshape(v, ()), S.reshape(i, ())
+    v = name_grad_fn(v, "NanmedianBackward1", input)
     return _into_outs(nanmedian_result(v, i), out, "nanmedian")
 
 

@@ -102,7 +102,9 @@ def test_a_child_trains_a_shared_model_to_the_in_process_weights(children):
     for p, q in zip(model.parameters(), twin.parameters()):
         assert p.is_shared()
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6, atol=1e-7)
-    assert not np.allclose(model.weight.detach().numpy(), lt.nn.Linear(4, 3).weight.numpy())
+    assert not np.allclose(
+        model.weight.detach().numpy(), lt.nn.Linear(4, 3).weight.detach().numpy()
+    )
 
 
 def test_a_queue_in_one_process_gives_the_same_tensor():

@@ -192,7 +192,7 @@ def test_a_torch_state_dict_loads_into_a_lazytorch_cnn():
     x = arr(2, 3, 8, 8, seed=3)
     for backend in BACKENDS:
         with lt.backend(backend):
-            got = model(to_lt(x)).numpy()
+            got = model(to_lt(x)).detach().numpy()
         np.testing.assert_allclose(
             got, reference(to_torch(x)).detach().numpy(), rtol=1e-5, atol=1e-5
         )
@@ -211,7 +211,7 @@ def test_a_torch_state_dict_loads_into_a_lazytorch_transformer_encoder():
     model.load_state_dict(lt.load(torch_bytes(reference.state_dict())))
     model.eval()
     x = arr(2, 5, 8, seed=4)
-    got = model(to_lt(x)).numpy()
+    got = model(to_lt(x)).detach().numpy()
     np.testing.assert_allclose(got, reference(to_torch(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
@@ -242,7 +242,7 @@ def test_a_torch_adam_state_continues_training_in_lazytorch():
         loss_of(model, lt, to_lt).backward()
         lt_opt.step()
     for p, q in zip(model.parameters(), reference.parameters()):
-        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_torch_parameters_sizes_dtypes_and_devices_load_as_lazytorch_ones():

@@ -469,7 +469,7 @@ def test_inplace_on_leaf_is_refused_in_grad_mode_and_keeps_leaf_under_no_grad():
         w.mul_(3)
         w[1] = 5.0
     assert w.is_leaf and w.requires_grad
-    np.testing.assert_array_equal(w.numpy(), [3.0, 5.0])
+    np.testing.assert_array_equal(w.detach().numpy(), [3.0, 5.0])
     (w * w).sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), [6.0, 10.0])
 
@@ -674,8 +674,8 @@ def test_linear_backward_has_no_copy_kernels():
     sched = lt.debug.schedule(w.grad, x.grad)
     copies = [k.describe() for k in sched.kernels if not k.fused]
     assert copies == [], copies
-    tw = torch.tensor(w.numpy(), requires_grad=True)
-    tx = torch.tensor(x.numpy(), requires_grad=True)
+    tw = torch.tensor(w.detach().numpy(), requires_grad=True)
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
     ty = torch.nn.functional.linear(torch.nn.functional.layer_norm(tx, (32,)), tw)
     (ty.tanh() ** 2).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-5)

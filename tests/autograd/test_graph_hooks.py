@@ -166,3 +166,81 @@ def test_grad_fn_saved_tensors_refused_clearly():
             getattr(y.grad_fn, name)
     assert not hasattr(y.grad_fn, "no_such_attribute")
     assert y.grad_fn.name() == "MulBackward0"
+
+
+# torch names a reduction's grad_fn after the op and its overload (sum() SumBackward0,
+# sum(dim) SumBackward1, max() MaxBackward1, ...); lazytorch records several primitives
+# and must name the last one as torch names the op.
+GRAD_FN_NAMES = {
+    "sum()": lambda t, x: x.sum(),
+    "sum(dim)": lambda t, x: x.sum(1),
+    "sum(dim, keepdim)": lambda t, x: x.sum(1, keepdim=True),
+    "sum(dims)": lambda t, x: x.sum((0, 1)),
+    "sum([])": lambda t, x: x.sum([]),
+    "sum(dtype)": lambda t, x: x.sum(dtype=t.float64),
+    "torch.sum(dim)": lambda t, x: t.sum(x, -1),
+    "nansum()": lambda t, x: x.nansum(),
+    "nansum(dim, keepdim)": lambda t, x: x.nansum(1, keepdim=True),
+    "mean()": lambda t, x: x.mean(),
+    "mean(dim)": lambda t, x: x.mean(1),
+    "mean(dim, keepdim)": lambda t, x: x.mean(1, True),
+    "mean(dim, dtype)": lambda t, x: x.mean(0, dtype=t.float64),
+    "mean() float16": lambda t, x: x.half().mean(),
+    "prod()": lambda t, x: x.prod(),
+    "prod(dim)": lambda t, x: x.prod(1),
+    "prod(dim, keepdim)": lambda t, x: x.prod(1, keepdim=True),
+    "max()": lambda t, x: x.max(),
+    "max(dim)": lambda t, x: x.max(1)[0],
+    "max(dim, keepdim)": lambda t, x: x.max(1, keepdim=True).values,
+    "min()": lambda t, x: x.min(),
+    "min(dim)": lambda t, x: t.min(x, 0)[0],
+    "amax(dim)": lambda t, x: x.amax(1),
+    "amax()": lambda t, x: x.amax(),
+    "amin(dim, keepdim)": lambda t, x: x.amin(1, True),
+    "aminmax().min": lambda t, x: t.aminmax(x).min,
+    "aminmax(dim).max": lambda t, x: t.aminmax(x, dim=1).max,
+    "std()": lambda t, x: x.std(),
+    "std(dim, keepdim)": lambda t, x: x.std(1, keepdim=True),
+    "var()": lambda t, x: x.var(),
+    "var(dim, correction)": lambda t, x: x.var(0, correction=0),
+    "std_mean std": lambda t, x: t.std_mean(x)[0],
+    "std_mean mean": lambda t, x: t.std_mean(x, 1)[1],
+    "var_mean var": lambda t, x: t.var_mean(x, 1)[0],
+    "var_mean mean": lambda t, x: t.var_mean(x)[1],
+    "norm()": lambda t, x: x.norm(),
+    "norm(1)": lambda t, x: x.norm(1),
+    "norm(inf)": lambda t, x: x.norm(float("inf")),
+    "norm(p, dim, keepdim)": lambda t, x: x.norm(3, 1, True),
+    "torch.norm(dim)": lambda t, x: t.norm(x, dim=1),
+    "linalg.vector_norm": lambda t, x: t.linalg.vector_norm(x, 2, 1),
+    "linalg.norm": lambda t, x: t.linalg.norm(x),
+    "linalg.matrix_norm fro": lambda t, x: t.linalg.matrix_norm(x),
+    "logsumexp(dim)": lambda t, x: x.logsumexp(1),
+    "logsumexp(dims, keepdim)": lambda t, x: t.logsumexp(x, (0, 1), keepdim=True),
+    "special.logsumexp": lambda t, x: t.special.logsumexp(x, 1),
+    "softmax": lambda t, x: x.softmax(1),
+    "F.softmax dtype": lambda t, x: t.nn.functional.softmax(x, 1, dtype=t.float64),
+    "log_softmax": lambda t, x: x.log_softmax(-1),
+    "median()": lambda t, x: x.median(),
+    "median(dim)": lambda t, x: x.median(1).values,
+    "nanmedian()": lambda t, x: x.nanmedian(),
+    "nanmedian(dim)": lambda t, x: x.nanmedian(0)[0],
+    "kthvalue": lambda t, x: x.kthvalue(2, 1)[0],
+    "cumprod": lambda t, x: x.cumprod(1),
+    "logcumsumexp": lambda t, x: x.logcumsumexp(1),
+    "pow 2": lambda t, x: x**2,
+    "pow -1": lambda t, x: t.pow(x, -1),
+    "pow 2.5": lambda t, x: x.abs() ** 2.5,
+    "square": lambda t, x: x.square(),
+}
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["lazy", "sync"])
+@pytest.mark.parametrize("case", list(GRAD_FN_NAMES))
+def test_grad_fn_names_of_reductions_are_torchs(case, sync):
+    fn = GRAD_FN_NAMES[case]
+    want = fn(torch, torch.tensor(X[0], requires_grad=True)).grad_fn.name()
+    with lt.sync_mode(sync):
+        got = fn(lt, lt.tensor(X[0], requires_grad=True))
+        assert got.grad_fn.name() == want
+        got.sum().backward()  # still differentiable after naming (and after a sync cut)

@@ -495,7 +495,7 @@ def test_module_matches_torch(name: str) -> None:
         t_first = t_out[0] if isinstance(t_out, tuple) else t_out
         l_first = l_out[0] if isinstance(l_out, tuple) else l_out
         np.testing.assert_allclose(
-            l_first.numpy(), t_first.detach().numpy(), rtol=1e-10, atol=1e-10
+            l_first.detach().numpy(), t_first.detach().numpy(), rtol=1e-10, atol=1e-10
         )
         if isinstance(t_out, tuple):
             np.testing.assert_array_equal(l_out[1].numpy(), t_out[1].numpy())
@@ -518,7 +518,9 @@ def test_conv_transpose_output_size() -> None:
     for size in [(4, 7), (6, 9), [1, 2, 5, 8]]:
         want = theirs(torch.tensor(x), output_size=size)
         got = ours(lt.tensor(x), output_size=size)
-        np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(
+            got.detach().numpy(), want.detach().numpy(), rtol=1e-10, atol=1e-10
+        )
     for size in [(3, 7), (4,), (7, 7)]:
         with pytest.raises(ValueError):
             theirs(torch.tensor(x), output_size=size)

@@ -240,7 +240,7 @@ def build(case: Case, dtype: str) -> tuple[Any, Any]:
 
 def assert_close(ours: Any, theirs: torch.Tensor, tol: dict[str, float], what: str) -> None:
     assert ours is not None, f"{what}: lazytorch has no value (torch has one)"
-    a = np.asarray(ours.numpy())
+    a = np.asarray(ours.detach().numpy())
     b = theirs.detach().numpy()
     assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
     assert str(a.dtype) == str(b.dtype), f"{what}: dtype {a.dtype} != {b.dtype}"
@@ -364,7 +364,7 @@ def _sorted_sets(msg: str) -> str:
 def test_default_init_bounds(ctor: Callable[[Any], Any], bounds: dict[str, float]) -> None:
     m = ctor(lt)
     for name, p in m.named_parameters():
-        v = p.numpy()
+        v = p.detach().numpy()
         assert np.abs(v).max() <= bounds[name]
         if v.size >= 100:  # actually spread over the interval
             assert np.abs(v).max() > 0.9 * bounds[name]
@@ -377,7 +377,7 @@ def test_default_init_of_norms_and_embedding() -> None:
         assert m.weight.tolist() == [1.0] * 5 and m.bias.tolist() == [0.0] * 5
     assert bn.running_mean.tolist() == [0.0] * 5 and bn.running_var.tolist() == [1.0] * 5
     assert bn.num_batches_tracked.dtype is lt.int64 and bn.num_batches_tracked.item() == 0
-    w = lt.nn.Embedding(400, 50).weight.numpy()
+    w = lt.nn.Embedding(400, 50).weight.detach().numpy()
     assert abs(w.mean()) < 0.02 and abs(w.std() - 1) < 0.02
 
 
@@ -607,7 +607,7 @@ def test_load_state_dict_copies_in_place() -> None:
     w = dst.weight
     assert repr(dst.load_state_dict(src.state_dict())) == "<All keys matched successfully>"
     assert dst.weight is w and w.is_leaf and w.requires_grad
-    np.testing.assert_array_equal(w.numpy(), src.weight.numpy())
+    np.testing.assert_array_equal(w.detach().numpy(), src.weight.detach().numpy())
     dst(lt.ones(1, 3)).sum().backward()  # still a working leaf
     assert w.grad is not None
 
@@ -705,7 +705,7 @@ def test_forward_hooks() -> None:
     h3 = lin.register_forward_hook(lambda m, a, out: calls.append("first"), prepend=True)
     out = lin(lt.ones(1, 2))
     assert calls == ["pre", "first", "post"]
-    np.testing.assert_allclose(out.numpy(), lin.bias.numpy()[None] + 1, rtol=1e-6)
+    np.testing.assert_allclose(out.detach().numpy(), lin.bias.detach().numpy()[None] + 1, rtol=1e-6)
     for h in (h1, h2, h3):
         h.remove()
     assert not lin._forward_hooks and not lin._forward_pre_hooks
@@ -796,7 +796,7 @@ def test_parameters_vector_round_trip() -> None:
     assert vec.shape == (8,)
     lt.nn.utils.vector_to_parameters(vec * 2, m.parameters())
     np.testing.assert_allclose(
-        lt.nn.utils.parameters_to_vector(m.parameters()).numpy(), vec.numpy() * 2
+        lt.nn.utils.parameters_to_vector(m.parameters()).detach().numpy(), vec.detach().numpy() * 2
     )
     assert m.weight.is_leaf and m.weight.requires_grad
 

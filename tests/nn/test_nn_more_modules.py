@@ -161,7 +161,7 @@ MODULE_TOL = {"float32": dict(rtol=1e-5, atol=1e-5), "float64": dict(rtol=1e-10,
 
 def assert_close(ours: Any, theirs: torch.Tensor, dtype: str, what: str) -> None:
     assert ours is not None, f"{what}: lazytorch has none, torch has one"
-    a, b = np.asarray(ours.numpy()), theirs.detach().numpy()
+    a, b = np.asarray(ours.detach().numpy()), theirs.detach().numpy()
     assert a.shape == b.shape and a.dtype == b.dtype, (
         f"{what}: {a.shape} {a.dtype} vs {b.shape} {b.dtype}"
     )

@@ -79,7 +79,7 @@ def compare(
         assert tuple(g.shape) == tuple(w.shape), f"output {k}: {g.shape} vs {w.shape}"
         assert g.dtype.name == str(w.dtype).removeprefix("torch."), f"output {k} dtype"
         np.testing.assert_allclose(
-            g.numpy(), w.detach().numpy(), **TOL[dtype], err_msg=f"output {k}"
+            g.detach().numpy(), w.detach().numpy(), **TOL[dtype], err_msg=f"output {k}"
         )
     grads = [(f"grad of {k}", l_leaves[k].grad, t.grad) for k, t in t_leaves.items()]
     grads += [
@@ -190,9 +190,11 @@ def test_dropout_between_layers():
     theirs, ours = pair("GRU", IN, HID, num_layers=2, dropout=0.5)
     x = rand(L, N, IN)
     want = theirs.eval()(torch.tensor(x))[0].detach().numpy()
-    np.testing.assert_allclose(ours.eval()(lt.tensor(x))[0].numpy(), want, **TOL["float64"])
+    np.testing.assert_allclose(
+        ours.eval()(lt.tensor(x))[0].detach().numpy(), want, **TOL["float64"]
+    )
     # in training it drops: some of layer 1's input is zeroed, so the output moves
-    got = ours.train()(lt.tensor(x))[0].numpy()
+    got = ours.train()(lt.tensor(x))[0].detach().numpy()
     assert not np.allclose(got, want)
     with pytest.warns(UserWarning, match="dropout option adds dropout after all but last"):
         lt.nn.RNN(IN, HID, dropout=0.5)
@@ -519,7 +521,7 @@ def test_packed_lstm_in_sync_mode_and_compiled(mode):
     with lt.sync_mode(mode == "sync"), lt.backend("cpp" if mode == "cpp" else "interpreter"):
         got, l_leaves = run(lt, ours, call, {"x": x})
         for g, w in zip(got, want):
-            np.testing.assert_allclose(g.numpy(), w.detach().numpy(), **TOL["float64"])
+            np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), **TOL["float64"])
         np.testing.assert_allclose(
             l_leaves["x"].grad.numpy(), t_leaves["x"].grad.numpy(), **GRAD_TOL["float64"]
         )

@@ -53,7 +53,7 @@ def load_torch_weights(ours: lt.nn.Module, theirs: torch.nn.Module) -> None:
 def to_numpy(x: Any) -> np.ndarray:
     if isinstance(x, torch.Tensor):
         return x.detach().numpy()
-    return x.numpy()  # type: ignore[no-any-return]
+    return x.detach().numpy()  # type: ignore[no-any-return]
 
 
 # -- inputs ------------------------------------------------------------------------------------
@@ -414,28 +414,30 @@ def test_initialization_distributions():
     lt.manual_seed(0)
     d = 64
     m = lt.nn.MultiheadAttention(d, 4, add_bias_kv=True)
-    w = m.in_proj_weight.numpy()
+    w = m.in_proj_weight.detach().numpy()
     bound = math.sqrt(6 / (d + 3 * d))  # xavier_uniform_: fan_in d, fan_out 3d
     assert np.abs(w).max() <= bound
     assert w.std() == pytest.approx(bound / math.sqrt(3), rel=0.05)
-    assert np.all(m.in_proj_bias.numpy() == 0) and np.all(m.out_proj.bias.numpy() == 0)
-    assert np.abs(m.out_proj.weight.numpy()).max() <= 1 / math.sqrt(d)
+    assert np.all(m.in_proj_bias.detach().numpy() == 0) and np.all(
+        m.out_proj.bias.detach().numpy() == 0
+    )
+    assert np.abs(m.out_proj.weight.detach().numpy()).max() <= 1 / math.sqrt(d)
     # xavier_normal_ on (1, 1, d): fan_in = 1 * d, fan_out = 1 * d
-    bias_kv = np.concatenate([m.bias_k.numpy().ravel(), m.bias_v.numpy().ravel()])
+    bias_kv = np.concatenate([m.bias_k.detach().numpy().ravel(), m.bias_v.detach().numpy().ravel()])
     assert bias_kv.std() == pytest.approx(math.sqrt(2 / (2 * d)), rel=0.3)
 
     sep = lt.nn.MultiheadAttention(d, 4, kdim=32, vdim=16)
-    k = sep.k_proj_weight.numpy()
+    k = sep.k_proj_weight.detach().numpy()
     assert np.abs(k).max() <= math.sqrt(6 / (d + 32))
     assert k.std() == pytest.approx(math.sqrt(6 / (d + 32)) / math.sqrt(3), rel=0.05)
 
     model = lt.nn.Transformer(d, 4, 1, 1, 128)
-    lin = model.encoder.layers[0].linear1.weight.numpy()  # (128, d)
+    lin = model.encoder.layers[0].linear1.weight.detach().numpy()  # (128, d)
     xavier = math.sqrt(6 / (d + 128))
     assert xavier > 1 / math.sqrt(d)  # tells xavier apart from Linear's default bound
     assert lin.std() == pytest.approx(xavier / math.sqrt(3), rel=0.05)
-    assert np.all(model.encoder.layers[0].linear1.bias.numpy() != 0)  # vectors keep theirs
-    assert np.all(model.encoder.norm.weight.numpy() == 1)
+    assert np.all(model.encoder.layers[0].linear1.bias.detach().numpy() != 0)  # vectors keep theirs
+    assert np.all(model.encoder.norm.weight.detach().numpy() == 1)
 
 
 def test_warnings_match_torch():
@@ -548,16 +550,16 @@ def test_dropout_applies_in_training_only():
     x = lt.tensor(X_SEQ.astype("float32"))
     for m, f in ((layer, lambda: layer(x)), (mha, lambda: mha(x, x, x)[0])):
         m.eval()
-        a, b = f().numpy(), f().numpy()
+        a, b = f().detach().numpy(), f().detach().numpy()
         np.testing.assert_array_equal(a, b)
         m.train()
-        c = f().numpy()
+        c = f().detach().numpy()
         assert not np.allclose(a, c)
     # attention-weight dropout: each weight zeroed or scaled by 1/(1-p)
     mha.eval()
-    kept = mha(x, x, x, average_attn_weights=False)[1].numpy()
+    kept = mha(x, x, x, average_attn_weights=False)[1].detach().numpy()
     mha.train()
-    dropped = mha(x, x, x, average_attn_weights=False)[1].numpy()
+    dropped = mha(x, x, x, average_attn_weights=False)[1].detach().numpy()
     assert (dropped == 0).any() and (dropped != 0).any()
     np.testing.assert_allclose(dropped[dropped != 0], 2 * kept[dropped != 0], rtol=1e-6)
 

@@ -396,6 +396,60 @@ def test_pow_cube_and_reciprocal_are_bitwise_torchs(exponent, dtype):
     np.testing.assert_array_equal(ours, theirs)
 
 
+# Exponents whose gradient torch computes with correctly rounded steps only (pow_backward's
+# grad * (c * x ** (c - 1)), x ** (c - 1) by its kernel's special cases: 1 / (x * x) for
+# -2, x for 1, x * x * x for 3, 1 / sqrt(x) for -0.5), so ours must equal it bit for bit.
+# (Where x ** (c - 1) is a general pow, torch's vectorized pow is SLEEF's, within an ulp of
+# C's; c = 1.5 takes torch's float32 sqrt, itself an ulp off at times: not compared here.)
+POW_GRAD_EXACT = [-1, 0, 0.5, 1, 2, 3, 4, 2.0]
+
+
+@pytest.mark.backends("interpreter", "cpp")
+@pytest.mark.parametrize("mode", ["lazy", "sync"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "form",
+    [
+        lambda t, x, c: x**c,
+        lambda t, x, c: t.pow(x, c),
+        lambda t, x, c: x.pow(c),
+    ],
+    ids=["operator", "torch.pow", "method"],
+)
+def test_pow_number_exponent_gradient_is_bitwise_torchs(backend, mode, dtype, form):
+    rng = np.random.default_rng(0)
+    for c in POW_GRAD_EXACT:
+        x = (rng.standard_normal(4096) * 3).astype(dtype)  # negative bases included
+        if c != int(c):
+            x = np.abs(x)
+        x[:4] = [0.0, -0.0, 1.0, 1e-30] if c == int(c) else [0.0, 0.0, 1.0, 1e-30]
+        g = rng.standard_normal(4096).astype(dtype)
+        tx = torch.tensor(x, requires_grad=True)
+        form(torch, tx, c).backward(torch.tensor(g))
+        want = tx.grad.numpy()
+        with lt.backend(backend), lt.sync_mode(mode == "sync"):
+            lx = lt.tensor(x, requires_grad=True)
+            y = form(lt, lx, c)
+            if c != 1:  # (x ** 1 is x's own value here, not a new node as torch's copy)
+                assert y.grad_fn.name() == "PowBackward0", c
+            y.backward(lt.tensor(g))
+            got = lx.grad.numpy()
+        bits = np.int64 if dtype == "float64" else np.int32
+        nan = np.isnan(want)
+        assert (np.isnan(got) == nan).all(), c
+        np.testing.assert_array_equal(got.view(bits)[~nan], want.view(bits)[~nan], err_msg=f"{c}")
+
+
+def test_pow_number_exponent_second_derivative_matches_torch():
+    # The gradient's own x ** (c - 1) is differentiated as pow too, as torch's is.
+    x = np.array([-2.0, -0.5, 0.0, 0.5, 3.0], np.float32)
+    for c in (-1, 0, 2, 3, 4):
+        check_grad(lambda t, x, c=c: x**c, x, second_order=True, modes=("lazy", "sync"))
+    xp = np.array([0.25, 0.5, 1.0, 3.0], np.float32)
+    for c in (0.5, 1.5, -0.5, 2.5):
+        check_grad(lambda t, x, c=c: x**c, xp, second_order=True, modes=("lazy", "sync"))
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_pow_edge_values(dtype):
     e = edges(dtype)

@@ -9,6 +9,7 @@ where torch has none, or a write that does not reach the other side).
 from __future__ import annotations
 
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -370,3 +371,67 @@ def test_numpy_scalar_operand_matches_torch(k, op, dtype) -> None:
         assert type(got) is lazytorch.Tensor, type(got)
         assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+# -- numpy() of a tensor that requires grad -------------------------------------------------
+NUMPY_READS = {
+    "numpy()": lambda lib, t: t.numpy(),
+    "np.asarray": lambda lib, t: np.asarray(t),
+    "np.asarray(dtype)": lambda lib, t: np.asarray(t, dtype=np.float64),
+    "np.array": lambda lib, t: np.array(t),
+    "result numpy()": lambda lib, t: (t * 2).numpy(),
+    "numpy(force=True)": lambda lib, t: t.numpy(force=True),
+    "detach().numpy()": lambda lib, t: t.detach().numpy(),
+    "no_grad numpy()": lambda lib, t: _under(lib.no_grad(), t.numpy),
+    "no_grad np.asarray": lambda lib, t: _under(lib.no_grad(), lambda: np.asarray(t)),
+    "inference_mode numpy()": lambda lib, t: _under(lib.inference_mode(), t.numpy),
+    "tolist()": lambda lib, t: t.tolist(),
+    "item()": lambda lib, t: t.sum().item(),
+}
+
+
+def _under(mode, read):
+    with mode:
+        return read()
+
+
+@pytest.mark.parametrize("read", list(NUMPY_READS))
+def test_numpy_of_a_tensor_requiring_grad_as_torch(read):
+    # torch refuses numpy() (and NumPy's conversion, which calls it) while grad mode is on,
+    # so that an array never escapes autograd silently; force=True, detach(), no_grad and
+    # tolist()/item() are fine.
+    fn = NUMPY_READS[read]
+    values = [1.0, 2.0, 3.0]
+    try:
+        want = fn(torch, torch.tensor(values, requires_grad=True))
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError, match=r"numpy\(\): " + re.escape(str(e))):
+            fn(lazytorch, lazytorch.tensor(values, requires_grad=True))
+        return
+    got = fn(lazytorch, lazytorch.tensor(values, requires_grad=True))
+    assert type(got) is type(want)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_numpy_force_of_a_tensor_requiring_grad_shares_memory_as_torch():
+    t = lazytorch.tensor([1.0, 2.0], requires_grad=True)
+    a = t.numpy(force=True)
+    a[0] = 5.0
+    assert t.tolist() == [5.0, 2.0]
+
+
+def test_numpy_of_a_meta_tensor_requiring_grad_names_the_device_first():
+    for lib in (torch, lazytorch):
+        t = lib.ones(2, device="meta", requires_grad=True)
+        with pytest.raises(TypeError, match="can't convert meta device type tensor to numpy"):
+            t.numpy()
+
+
+def test_numpy_of_a_complex_tensor_requiring_grad_is_refused():
+    re_ = lazytorch.tensor([1.0, 2.0], requires_grad=True)
+    z = lazytorch.complex(re_, re_ * 2)
+    for read in (z.numpy, lambda: np.asarray(z)):
+        with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires"):
+            read()
+    np.testing.assert_array_equal(z.detach().numpy(), [1 + 2j, 2 + 4j])
+    np.testing.assert_array_equal(z.numpy(force=True), [1 + 2j, 2 + 4j])

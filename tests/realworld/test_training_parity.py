@@ -44,7 +44,7 @@ def test_mlp_float64_sgd_momentum_matches_torch():
     assert want[-1] < want[0]  # it trained
     for (name, tp), lp in zip(tm.named_parameters(), lm.parameters()):
         np.testing.assert_allclose(
-            lp.numpy(), tp.detach().numpy(), rtol=1e-8, atol=1e-10, err_msg=name
+            lp.detach().numpy(), tp.detach().numpy(), rtol=1e-8, atol=1e-10, err_msg=name
         )
 
 

@@ -31,7 +31,7 @@ def pair(*shapes, seed=0, requires_grad=False):
 
 def close(a, b, tol=1e-5):
     b = b.detach().numpy() if isinstance(b, torch.Tensor) else b
-    np.testing.assert_allclose(a.numpy(), b, rtol=tol, atol=tol)
+    np.testing.assert_allclose(a.detach().numpy(), b, rtol=tol, atol=tol)
 
 
 # -- the API ------------------------------------------------------------------------------------
@@ -69,13 +69,13 @@ def test_compiles_a_module_and_a_decorated_method():
     net = lt.nn.Sequential(lt.nn.Linear(4, 3), lt.nn.Tanh(), lt.nn.Linear(3, 2))
     c = lt.compile(net)
     x = lt.randn(5, 4)
-    close(c(x), net(x).numpy())
-    close(c(x), net(x).numpy())
+    close(c(x), net(x).detach().numpy())
+    close(c(x), net(x).detach().numpy())
     assert c.stats["hits"] == 1 and c.module is net
     assert list(c.parameters()) == list(net.parameters())  # attributes reach the module
     step = lt.compile(lambda x: c(x) * 2)  # a compiled module inside: its parameters are inputs
     step(x)
-    close(step(x), net(x).numpy() * 2)
+    close(step(x), net(x).detach().numpy() * 2)
     assert step.stats["hits"] == 1
 
     class Scale:
@@ -396,7 +396,7 @@ def test_gradients_through_the_compiled_function():
     tnet = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.GELU(), torch.nn.Linear(4, 1))
     with torch.no_grad():
         for p, tp in zip(net.parameters(), tnet.parameters()):
-            tp.copy_(torch.from_numpy(p.numpy().copy()))
+            tp.copy_(torch.from_numpy(p.detach().numpy().copy()))
     c(x)  # trace
     (c(x) ** 2).sum().backward()  # replay, then backward through it
     (tnet(tx) ** 2).sum().backward()
@@ -618,6 +618,6 @@ def test_train_and_eval_are_separate_signatures():
     c(x)
     assert c.stats["hits"] == 0 and "draws random numbers" in c.explain()  # dropout, training
     net.eval()
-    close(c(x), net(x).numpy())
-    close(c(x), net(x).numpy())
+    close(c(x), net(x).detach().numpy())
+    close(c(x), net(x).detach().numpy())
     assert c.stats["traces"] == 2 and c.stats["hits"] == 1

@@ -341,7 +341,7 @@ def _train(sizes):
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    return losses, [p.numpy() for p in model.parameters()]
+    return losses, [p.detach().numpy() for p in model.parameters()]
 
 
 def test_training_steps_over_a_dynamic_batch_match_per_size_programs(monkeypatch):

@@ -108,8 +108,8 @@ def test_adam_matches_torch_through_replays():
     m = nn.Linear(5, 2)
     tm = torch.nn.Linear(5, 2)
     with torch.no_grad():
-        tm.weight.copy_(torch.from_numpy(m.weight.numpy().copy()))
-        tm.bias.copy_(torch.from_numpy(m.bias.numpy().copy()))
+        tm.weight.copy_(torch.from_numpy(m.weight.detach().numpy().copy()))
+        tm.bias.copy_(torch.from_numpy(m.bias.detach().numpy().copy()))
     o = lt.optim.Adam(m.parameters(), lr=0.05)
     to = torch.optim.Adam(tm.parameters(), lr=0.05)
     rng = np.random.default_rng(3)
@@ -130,7 +130,9 @@ def test_adam_matches_torch_through_replays():
         loss.backward()
         to.step()
         assert got == pytest.approx(loss.item(), rel=1e-5)
-    np.testing.assert_allclose(m.weight.numpy(), tm.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        m.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-5, atol=1e-6
+    )
     assert step.stats["hits"] == 5
 
 
@@ -147,7 +149,7 @@ def test_outputs_and_parameters_of_each_replay_stay_distinct():
             # detach() shares the parameter's storage (as in torch: it sees later steps);
             # detach().clone() is a snapshot of this step.
             kept.append((loss, w.detach().clone(), w.grad, w.detach()))
-        runs.append([[t.numpy().copy() for t in row] for row in kept])
+        runs.append([[t.detach().numpy().copy() for t in row] for row in kept])
     for row_c, row_e in zip(*runs):
         for a, b in zip(row_c, row_e):
             np.testing.assert_array_equal(a, b)
@@ -273,7 +275,7 @@ def test_a_live_view_of_a_parameter_follows_the_replays():
     step = lt.compile(_make_step(m, o))
     for x, y in _data(6):
         step(x, y)
-        np.testing.assert_array_equal(row.numpy(), m[0].weight.numpy()[0])
+        np.testing.assert_array_equal(row.detach().numpy(), m[0].weight.detach().numpy()[0])
     assert step.stats["hits"] == 2  # SGD: three signatures, then replays
 
 
