@@ -1465,6 +1465,21 @@ CORPUS += [
         f"{NZH}makemore_part5_cnn1.ipynb",
     ),
 ]
+# Models from other repositories, each with a small driver of ours where the repository has
+# no training script that runs without downloads (the scripts' headers say what is theirs)
+CORPUS += [
+    # johnma2006/mamba-minimal (Apache-2.0): the pure-PyTorch Mamba (einops rearrange /
+    # repeat / einsum, a depthwise causal Conv1d cut to length, softplus step sizes, a
+    # selective scan looping over time into torch.stack, RMSNorm with rsqrt, tied
+    # embeddings) trained 8 AdamW steps with clip_grad_norm_ on synthetic bytes; then the
+    # demo's generate(): topk, a boolean-mask write probs[probs < v[:, -1, None]] = 0,
+    # sum(axis=1, keepdims=True), multinomial and argmax sampling, torch.cat of the ids
+    Entry(
+        "mamba_minimal",
+        "mamba_minimal/train.py",
+        "johnma2006/mamba-minimal model.py + demo.ipynb's generate (our training driver)",
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 
