@@ -1479,6 +1479,27 @@ CORPUS += [
         "mamba_minimal/train.py",
         "johnma2006/mamba-minimal model.py + demo.ipynb's generate (our training driver)",
     ),
+    # openai/CLIP (MIT): clip/model.py's CLIP trained with the symmetric contrastive loss
+    # (AdamW, the learned temperature clamped in place under no_grad), then rebuilt as
+    # clip.load does on the CPU (build_model: float16 weights through .data, eval, then
+    # .float()) and run as the README does (encode_image / encode_text, softmax probs through
+    # numpy); the text tower is nn.MultiheadAttention with an additive -inf triu_ mask and
+    # QuickGELU, features picked at text.argmax(dim=-1) by advanced indexing
+    Entry(
+        "clip_vit",
+        "openai_clip/train.py",
+        "openai/CLIP clip/model.py + README usage (our training driver)",
+        args="--vision vit",
+    ),
+    # the ModifiedResNet image tower: three-conv stem, avg-pool anti-aliased Bottlenecks with
+    # in-place ReLUs and `out += identity`, an AttentionPool2d through
+    # F.multi_head_attention_forward (separate q/k/v weights, out_proj to another width)
+    Entry(
+        "clip_resnet",
+        "openai_clip/train.py",
+        "openai/CLIP clip/model.py + README usage (our training driver)",
+        args="--vision resnet",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
