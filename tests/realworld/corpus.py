@@ -1501,6 +1501,19 @@ CORPUS += [
         args="--vision resnet",
     ),
 ]
+# lucidrains/g-mlp-pytorch (MIT): the enwik8 example on synthetic bytes: a causal gMLP
+# (spatial gating units: LayerNorm'd gate halves mixed along the sequence by a per-head
+# (n, n) weight masked with triu_(1).bool() through masked_fill, einops rearrange and
+# torch.einsum), the AutoregressiveWrapper's cross entropy over transpose(1, 2), gradient
+# accumulation, clip_grad_norm_, a validation loss and 8 bytes generated with top-k
+# (full_like(-inf) + scatter_) and multinomial
+CORPUS += [
+    Entry(
+        "lucidrains_g_mlp",
+        "lucidrains_g_mlp/train.py",
+        "lucidrains/g-mlp-pytorch train.py + g_mlp_pytorch/",
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 
