@@ -1513,6 +1513,15 @@ CORPUS += [
         "lucidrains_g_mlp/train.py",
         "lucidrains/g-mlp-pytorch train.py + g_mlp_pytorch/",
     ),
+    # the README's usage snippets, outputs printed: circulant spatial weights (F.pad, einops
+    # repeat of a padded row, a negative-stop slice and reshape), a Tanh gate, multi-head
+    # causal gating, gMLPVision with einops' Rearrange / Reduce layers, aMLP's one-headed
+    # attention (chunk, einsum, scale) added to the gate, non-square images and patches
+    Entry(
+        "lucidrains_g_mlp_readme",
+        "lucidrains_g_mlp/readme_usage.py",
+        "lucidrains/g-mlp-pytorch README.md usage + g_mlp_pytorch/",
+    ),
 ]
 BY_NAME = {e.name: e for e in CORPUS}
 
