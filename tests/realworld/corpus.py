@@ -1523,6 +1523,17 @@ CORPUS += [
         "lucidrains/g-mlp-pytorch README.md usage + g_mlp_pytorch/",
     ),
 ]
+# lucidrains/mlp-mixer-pytorch (MIT): the README's MLPMixer (einops Rearrange patches, token
+# mixing by Conv1d(kernel_size=1) over the patch axis, channel mixing by Linear, GELU,
+# Reduce('b n c -> b c', 'mean')), a rectangular image and the video MLPMixer3D; outputs
+# printed
+CORPUS += [
+    Entry(
+        "lucidrains_mlp_mixer_readme",
+        "lucidrains_mlp_mixer/readme_usage.py",
+        "lucidrains/mlp-mixer-pytorch README.md usage + mlp_mixer_pytorch/",
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 
