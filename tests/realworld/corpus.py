@@ -394,6 +394,20 @@ CORPUS: list[Entry] = [
         # (tests/api/test_multiprocessing.py checks a child's training exactly).
         chaotic_after=0,
     ),
+    # siamese network: torchvision's resnet18 (stand-in written out, conv1 replaced, fc cut off
+    # through list(children())[:-1]) on pairs of synthetic MNIST images picked with Python's
+    # random from classes grouped by np.where over np.array(targets, copy=None), numpy-int
+    # tensor indexing, BCELoss on sigmoid outputs, Adadelta at lr 1 with StepLR,
+    # torch.where(outputs > 0.5, 1, 0) in the test pass.
+    # Chaotic (README.md): Adadelta's lr 1 makes the losses jump (0.70, 6.9, 2.6, 3.1); torch
+    # with 1 and with 2 threads differs by 3e-6 at step 2, 2.6e-3 at step 3 and 14% at step 4
+    Entry(
+        "siamese_network",
+        "siamese_network/main.py",
+        f"{EX} siamese_network/main.py",
+        args="--batch-size 8 --test-batch-size 20 --epochs 1 --log-interval 1",
+        chaotic_after=3,
+    ),
     # seungeunrho/minimalRL: one-file RL algorithms on CartPole-v1 / Pendulum-v1 (stand-ins)
     Entry("minimalrl_reinforce", "minimalrl/reinforce.py", f"{MRL}REINFORCE.py"),
     Entry("minimalrl_actor_critic", "minimalrl/actor_critic.py", f"{MRL}actor_critic.py"),
