@@ -1548,6 +1548,74 @@ CORPUS += [
         "lucidrains/mlp-mixer-pytorch README.md usage + mlp_mixer_pytorch/",
     ),
 ]
+# AntixK/PyTorch-VAE (Apache-2.0): models/ unchanged, driven by the run.py-shaped driver in
+# scripts/antixk_vae/run.py (Lightning's loop written out: Adam, ExponentialLR, a validation
+# pass under no_grad, generate and sample) on synthetic 64x64 images, 6 steps of 8.
+# Every one of these trainings is chaotic in float32 (README.md): Adam at the configs' lr 5e-3
+# on BatchNorm'd conv stacks with batches of 8, where one activation within rounding of 0
+# flips a LeakyReLU mask (traced in ConditionalVAE: one of 1M elements of the last BN's
+# output flips in lazytorch, torch float32 and float64 agree on its sign, and that element's
+# gradient alone puts 5e-3 into mu's gradient). Each entry says how torch with 1 and with 2
+# threads drifts apart, and is compared before lazytorch's drift reaches the rule; the
+# vanilla and beta-VAE runs also run in float64 under both libraries (test_float64_runs.py),
+# where all their losses and items agree to 1e-13.
+VAE = "AntixK/PyTorch-VAE models/ + run.py, experiment.py (our Lightning-free driver)"
+CORPUS += [
+    # the vanilla VAE: Conv2d / BatchNorm2d / LeakyReLU encoder, ConvTranspose2d
+    # (output_padding) decoder, Tanh, reparameterization with randn_like, MSE + KLD; threads:
+    # 8.9e-7 at step 3, 3.9e-6 at step 4, 1.1e-4 at step 5
+    Entry(
+        "antixk_vanilla_vae", "antixk_vae/run.py", VAE, args="-c configs/vae.yaml", chaotic_after=4
+    ),
+    # beta-VAE (capacity form B): torch.clamp(c, 0, self.C_max.data[0]), a 0-d tensor bound
+    # beside a number; threads: 4.6e-7 at step 3, 5.1e-5 at step 5
+    Entry(
+        "antixk_beta_vae", "antixk_vae/run.py", VAE, args="-c configs/bbvae.yaml", chaotic_after=4
+    ),
+    # WAE-MMD with the inverse multi-quadratics kernel: unsqueeze / expand pairwise
+    # differences, kernel.diag().sum(); threads: 2.3e-6 at step 3
+    Entry(
+        "antixk_wae_mmd",
+        "antixk_vae/run.py",
+        VAE,
+        args="-c configs/wae_mmd_imq.yaml",
+        chaotic_after=3,
+    ),
+    # InfoVAE: MMD plus a weighted KLD; threads: 8.7e-6 at step 3, 4.8e-5 at step 4; items
+    # (4 per step) compared over the first three steps, every loss
+    Entry(
+        "antixk_info_vae",
+        "antixk_vae/run.py",
+        VAE,
+        args="-c configs/infovae.yaml",
+        chaotic_after=12,
+    ),
+    # sliced-Wasserstein AE: MSE + F.l1_loss, random projections (randn over its norm), the
+    # sorted projections of codes and prior samples (torch.sort(...)[0]); threads: 4.5e-5 at step 4, 3.7e-4 at step 5
+    Entry("antixk_swae", "antixk_vae/run.py", VAE, args="-c configs/swae.yaml", chaotic_after=4),
+    # beta-TC-VAE: importance weights written through strided views (view(-1)[::B] = w),
+    # Gaussian log densities over a broadcast (B, B, D) matrix, torch.logsumexp, annealing
+    # from a step counter; its loss reaches 3e15 at step 4, where
+    # threads differ by 5e-6
+    Entry(
+        "antixk_betatc_vae",
+        "antixk_vae/run.py",
+        VAE,
+        args="-c configs/betatc_vae.yaml",
+        chaotic_after=4,
+    ),
+    # DIP-VAE: the covariance of centred codes (t().matmul), torch.diagonal(dim1=0) and
+    # torch.diag both ways (vector to matrix, matrix to vector); threads: 1.7e-6 at step 2, 1.3e-4 at step 3
+    Entry(
+        "antixk_dip_vae", "antixk_vae/run.py", VAE, args="-c configs/dip_vae.yaml", chaotic_after=3
+    ),
+    # VQ-VAE: nearest codebook entries by argmin over expanded distances, a one-hot built with
+    # scatter_, the straight-through estimator (x + (q - x).detach()); its loss jumps from
+    # 0.35 to 1.2e5 at step 1, where threads already differ by 4.4e-4
+    Entry(
+        "antixk_vq_vae", "antixk_vae/run.py", VAE, args="-c configs/vq_vae.yaml", chaotic_after=1
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 
