@@ -1558,7 +1558,7 @@ CORPUS += [
 # gradient alone puts 5e-3 into mu's gradient). Each entry says how torch with 1 and with 2
 # threads drifts apart, and is compared before lazytorch's drift reaches the rule; the
 # vanilla and beta-VAE runs also run in float64 under both libraries (test_float64_runs.py),
-# where all their losses and items agree to 1e-13.
+# where their losses agree to 1e-13.
 VAE = "AntixK/PyTorch-VAE models/ + run.py, experiment.py (our Lightning-free driver)"
 CORPUS += [
     # the vanilla VAE: Conv2d / BatchNorm2d / LeakyReLU encoder, ConvTranspose2d
