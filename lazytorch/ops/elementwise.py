@@ -688,9 +688,10 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -
         raise op_error(RuntimeError, "clamp", "At least one of 'min' or 'max' must not be None")
     bounds = [a for a in (min, max) if a is not None]
     if len(bounds) == 2 and isinstance(min, Tensor) != isinstance(max, Tensor):
-        raise op_error(
-            TypeError, "clamp", "min and max must both be Tensors or both be numbers, not mixed"
-        )
+        # torch's (Tensor, Number, Number) overload takes a 0-d tensor that needs no
+        # gradient as a number (beta_vae's clamp(x, 0, c_max.data[0])); read its value
+        min, max = _clamp_number(min), _clamp_number(max)
+        bounds = [min, max]
     d = result_type(x, *bounds)
     if d is dt.bool_:
         kernel = "clamp" if len(bounds) == 2 else "clamp_min" if max is None else "clamp_max"
@@ -709,6 +710,21 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -
     if _tracks_grad(*[b for b in (n, lo, hi) if b is not None]):
         return cast_into_out(wrap(_clamp_with_grad(n, lo, hi)), out, "clamp")
     return cast_into_out(wrap(_clamp_value(n, lo, hi)), out, "clamp")
+
+
+def _clamp_number(bound: Any) -> Any:
+    """A bound of clamp's mixed form as a number: a 0-d tensor without gradient gives its
+    value (a materialization, as torch's conversion to Scalar syncs); others are refused."""
+    if not isinstance(bound, Tensor):
+        return bound
+    if bound.ndim != 0 or bound.requires_grad:
+        raise op_error(
+            TypeError,
+            "clamp",
+            "min and max must both be Tensors or both be numbers, not mixed (a tensor bound"
+            " beside a number must be 0-d and not require grad)",
+        )
+    return bound.item()
 
 
 def _clamp_value(n: Node, lo: Node | None, hi: Node | None) -> Node:

@@ -623,6 +623,55 @@ def test_functional_static_kv():
         np.testing.assert_allclose(ours, theirs, **GRAD_TOL["float64"])
 
 
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_functional_out_proj_changes_the_width(need_weights):
+    """CLIP's AttentionPool2d: out_proj maps the embed_dim to another width (output_dim), with
+    one query (the mean token) over the positions; torch reshapes to the projection's width."""
+    rng = np.random.default_rng(4)
+    out_dim = 3
+    arrays = {
+        "x": rng.standard_normal((S, N, E)),
+        "wq": rng.standard_normal((E, E)),
+        "wk": rng.standard_normal((E, E)),
+        "wv": rng.standard_normal((E, E)),
+        "b": rng.standard_normal(3 * E),
+        "wo": rng.standard_normal((out_dim, E)),
+        "bo": rng.standard_normal(out_dim),
+    }
+    res = []
+    for lib in (torch, lt):
+        a = {k: lib.tensor(v).requires_grad_(True) for k, v in arrays.items()}
+        out, _ = lib.nn.functional.multi_head_attention_forward(
+            query=a["x"][:1],
+            key=a["x"],
+            value=a["x"],
+            embed_dim_to_check=E,
+            num_heads=H,
+            q_proj_weight=a["wq"],
+            k_proj_weight=a["wk"],
+            v_proj_weight=a["wv"],
+            in_proj_weight=None,
+            in_proj_bias=a["b"],
+            bias_k=None,
+            bias_v=None,
+            add_zero_attn=False,
+            dropout_p=0,
+            out_proj_weight=a["wo"],
+            out_proj_bias=a["bo"],
+            use_separate_proj_weight=True,
+            training=True,
+            need_weights=need_weights,
+        )
+        out = out.squeeze(0)
+        (
+            out * lib.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)))
+        ).sum().backward()
+        res.append([to_numpy(out)] + [to_numpy(a[k].grad) for k in ("x", "wq", "wo", "b")])
+    assert res[1][0].shape == (N, out_dim)
+    for ours, theirs in zip(res[1], res[0]):
+        np.testing.assert_allclose(ours, theirs, **GRAD_TOL["float64"])
+
+
 # -- a language model written against nn.Transformer, as pytorch/examples does -------------------
 VOCAB, SEQ_LEN, BATCH = 11, 6, 3
 

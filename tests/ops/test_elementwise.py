@@ -807,6 +807,22 @@ def test_clamp_tensor_bounds(dtype):
     check(lambda t, x, lo, hi: t.clamp(x, lo.double(), 1), x, lo, hi)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "float16", "float32"])
+def test_clamp_mixes_a_number_with_a_0d_tensor(dtype):
+    # torch reads a 0-d tensor without gradient beside a number as a number (PyTorch-VAE's
+    # beta_vae: torch.clamp(c, 0, self.C_max.data[0])), with a number's promotion; a
+    # tensor bound of another shape, or one that requires grad, is refused (TypeError)
+    x = sample(dtype)
+    check(lambda t, x: t.clamp(x, 0, t.tensor(2.5)), x)
+    check(lambda t, x: t.clamp(x, t.tensor(-1), 3), x)
+    check(lambda t, x: x.clamp(0, t.tensor([25.0])[0]), x)
+    check(lambda t, x: x.clamp_(t.tensor(-1.0, dtype=t.float64), 2), x)
+    check(lambda t, x: t.clamp(x, 0, t.tensor([2.0])), x)
+    check(lambda t, x: t.clamp(x, t.tensor(0.5, requires_grad=True), 2), x)
+    if dtype != "int64":
+        check_grad(lambda t, x: t.clamp(x, 0, t.tensor(0.5)), x)
+
+
 @pytest.mark.parametrize(
     "dtype, bounds",
     [

@@ -425,7 +425,8 @@ def multi_head_attention_forward(
             weights = dropout(weights, dropout_p)
         out = _bmm(weights, v)
         out = S.transpose(out, 0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+        out = _linear(out, out_proj_weight, out_proj_bias)
+        out = out.reshape(tgt_len, bsz, out.shape[-1])  # out_proj may change the width
         weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(1)
@@ -443,7 +444,9 @@ def multi_head_attention_forward(
     v = v.reshape(bsz, num_heads, src_len, head_dim)
     out = _sdpa(q, k, v, attn_mask, dropout_p, is_causal)
     out = S.permute(out, (2, 0, 1, 3)).reshape(bsz * tgt_len, embed_dim)
-    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    out = _linear(out, out_proj_weight, out_proj_bias)
+    # out_proj may change the width (CLIP's AttentionPool2d projects to its output_dim)
+    out = out.reshape(tgt_len, bsz, out.shape[-1])
     if not is_batched:
         out = S.squeeze(out, 1)
     return out, None

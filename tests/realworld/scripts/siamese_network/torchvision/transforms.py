@@ -1,0 +1,1 @@
+# main.py imports `from torchvision import transforms as T` and uses none of it.
