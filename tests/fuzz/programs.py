@@ -308,7 +308,10 @@ def run(lib: Any, program: Program, upcast: bool = False) -> tuple[list[Any], li
     grads = [a.grad for a in args if a.requires_grad]
     if lib is lt:
         lt.materialize(*[t for t in outs + grads if t is not None])
-    to_np = (lambda t: t.detach().numpy()) if lib is torch else (lambda t: t.numpy())
+
+    def to_np(t: Any) -> np.ndarray:  # (numpy() refuses a tensor that requires grad)
+        return t.detach().numpy()
+
     return [to_np(o) for o in outs], [None if g is None else to_np(g) for g in grads]
 
 

@@ -188,7 +188,7 @@ def _state(m: Any, lib: Any) -> dict[str, np.ndarray]:
     out = {}
     for name, t in list(m.named_parameters()) + list(m.named_buffers()):
         if t.dtype.is_floating_point:
-            out[name] = (t.detach().numpy() if lib is torch else t.numpy()).copy()
+            out[name] = t.detach().numpy().copy()
     return out
 
 
