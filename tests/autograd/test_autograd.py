@@ -650,8 +650,10 @@ def test_schedule_reports_what_backward_keeps_from_forward():
     )
     x = lt.tensor(np.random.default_rng(1).normal(size=(32, 16)).astype(np.float32))
     lt.materialize(w, x)
-    h = x @ w  # a GEMM result: saved (an anchor)
-    g = (h.tanh() * 2).exp()  # pointwise: recomputed in backward, never saved
+    h = x @ w  # a GEMM result whose first reader is a reduction: saved (an anchor)
+    # pointwise: recomputed in backward, never saved (with h's first reader pointwise, the
+    # GEMM's epilogue would compute the backward's factor too, and save nothing)
+    g = ((h - h.mean(1, keepdim=True)).tanh() * 2).exp()
     g.sum().backward()
     text = str(lt.debug.schedule(g, w.grad))
     line = [ln for ln in text.splitlines() if ln.startswith("autograd:")]

@@ -33,7 +33,7 @@ if mode.startswith("hang"):
     y.numpy()
 elif mode == "syncbn":  # statistics per rank would be silently wrong: it must refuse
     bn = lt.nn.SyncBatchNorm(3)
-    bn.eval()(lt.ones(2, 3)).numpy()  # evaluation uses the running statistics: fine
+    bn.eval()(lt.ones(2, 3)).detach().numpy()  # evaluation uses the running statistics: fine
     bn.train()(lt.ones(2, 3))
 elif mode == "mismatch":
     y = lt.ones(3) * 2
