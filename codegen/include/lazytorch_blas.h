@@ -134,6 +134,10 @@ inline void gemm_block(int64_t b, int64_t nb, bool by_rows, int ta, int tb, int6
 struct NoEpilogue {
     void operator()(int64_t, int64_t, int64_t, int64_t) const {}
 };
+template <class Ep>
+constexpr bool kHasEpilogue = true;
+template <>
+constexpr bool kHasEpilogue<NoEpilogue> = false;
 
 // The block of C (rows, else columns, lo..hi) as the epilogue's ranges.
 template <class Ep>
@@ -285,7 +289,15 @@ inline void gemm16(int ta, int tb, int64_t m, int64_t n, int64_t k, const T* A, 
         const bool parallel = !omp_in_parallel() && m * n * k >= detail::kParallelMinWork;
         bf16gemm::gemm(path, ta == kTrans, tb == kTrans, m, n, k, (const uint16_t*)A, lda,
                        (const uint16_t*)B, ldb, C, ldc, parallel);
-        ep(0, m, 0, n);  // (its blocks are its own: the epilogue runs on the whole)
+        // (its blocks are its own: the epilogue runs after it, cut by rows among the same
+        // threads; a pointwise epilogue's elements do not depend on the cut)
+        if (kHasEpilogue<Ep>) {
+            const int64_t nb = parallel ? int64_t(omp_get_max_threads()) : 1;
+#pragma omp parallel for schedule(static) if(nb > 1)
+            for (int64_t b = 0; b < nb; ++b) {
+                epilogue_block(ep, true, m * b / nb, m * (b + 1) / nb, m, n);
+            }
+        }
         return;
     }
     const bool native = detail::use_sbgemm(A);
