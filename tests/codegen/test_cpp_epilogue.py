@@ -18,7 +18,6 @@ import pytest
 import torch
 
 import lazytorch as lt
-from helpers import BF16
 from lazytorch.codegen.compiler import split_units
 from lazytorch.scheduler import schedule
 
@@ -36,16 +35,11 @@ def _rand(*shape: int, seed: int = 0, dtype=np.float32) -> np.ndarray:
 
 
 def _lib_tensor(lib, a: np.ndarray):
-    if a.dtype == BF16:
-        t = torch.from_numpy(a.astype(np.float32)).bfloat16()
-        return t if lib is torch else lt.tensor(a.astype(np.float32)).bfloat16()
     return torch.from_numpy(a.copy()) if lib is torch else lt.tensor(a)
 
 
 def _host(t) -> np.ndarray:
-    if isinstance(t, torch.Tensor):
-        return t.float().numpy() if t.dtype is torch.bfloat16 else t.numpy()
-    return t.float().numpy() if t.dtype is lt.bfloat16 else t.numpy()
+    return t.numpy()
 
 
 # name -> (fn(lib, *tensors), input shapes, dtype); each fn ends in a matmul whose first
