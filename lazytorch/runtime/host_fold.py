@@ -20,6 +20,10 @@ Rules (each a contract a test holds):
 
 * Only on a **miss**, never on a cached program: a program whose key hits runs as it was
   compiled, so stable programs are unchanged.
+* Only on a key that **moves**: a missed key that was folded among the last 16 folds
+  (`executor._folded_recently`) came back, so its offsets are fixed (a convolution's taps
+  of its input): it is compiled whole, its slices in kernels, instead of being copied by
+  NumPy on every call (a folded key is never compiled, so it would miss forever).
 * A **window** is a chain of at most `host_views.MAX_CHAIN` one-input movement nodes over a
   computed CPU NumPy buffer, with at least one ``slice`` in it. It is read with NumPy
   (`host_views.read_on_host`): a view when the result is contiguous (no copy), a copy when
