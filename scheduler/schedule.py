@@ -45,6 +45,9 @@ MAX_GROUP_ANCHORS = 32
 # A cat of more inputs than this is not inlined as a chain of selects (which computes
 # every piece at every element) but written piece by piece into its output's slices.
 CAT_SELECT_MAX = 8
+# Inputs of one shape stored by one kernel of such a cat: one pass over their shape (and one
+# parallel region) instead of one per input; past this a kernel only grows g++'s work.
+CAT_RUN_MAX = 16
 
 EXTERN_KINDS = {"matmul": "matmul", "argsort": "argsort", "scatter": "scatter", "cumsum": "scan"}
 
@@ -479,26 +482,46 @@ class _Scheduler:
         return [init.finish(), upd.finish()]
 
     def concat(self, g: Group, vid: int, buf_map: Mapping[int, Buffer]) -> list[Kernel | Extern]:
-        """One pointwise kernel per input, each storing into its slice of the output."""
+        """Pointwise kernels storing each input into its slice of the output: one kernel per
+        run of consecutive inputs of one shape (a convolution's taps), at most
+        `CAT_RUN_MAX` of them, storing each at its own offset as it iterates their shape."""
         ins = self.prog.value(vid)
         axis = ins.params["axis"]
         out = self.buffer_of[vid]
-        steps: list[Kernel | Extern] = []
+        pieces: list[list[tuple[int, int, int]]] = []  # runs of (input index, value, start)
         start = 0
         for i, x in enumerate(ins.inputs):
             shape = tuple(self.prog.value(x).shape)
-            if 0 in shape:
-                continue
+            if 0 not in shape:
+                run = pieces[-1] if pieces else None
+                if (
+                    run is None
+                    or len(run) >= CAT_RUN_MAX
+                    or tuple(self.prog.value(run[0][1]).shape) != shape
+                ):
+                    pieces.append([])
+                pieces[-1].append((i, x, start))
+            start += shape[axis]
+        steps: list[Kernel | Extern] = []
+        for run in pieces:
+            shape = tuple(self.prog.value(run[0][1]).shape)
             bb = BodyBuilder(
-                self.prog, f"k{g.id}_{i}", "pointwise", shape, (), buf_map, self.scalar_slot, set()
+                self.prog,
+                f"k{g.id}_{run[0][0]}",
+                "pointwise",
+                shape,
+                (),
+                buf_map,
+                self.scalar_slot,
+                set(),
             )
             src = bb.full_index()
-            dst = list(src)
-            dst[axis] = src[axis] + start
             bb.note(ins)
-            bb.store(out, bb.value_at(x, src), dst)
+            for _i, x, at in run:
+                dst = list(src)
+                dst[axis] = src[axis] + at
+                bb.store(out, bb.value_at(x, src), dst)
             steps.append(bb.finish())
-            start += shape[axis]
         return steps
 
     def extern(self, g: Group, vid: int) -> Extern:

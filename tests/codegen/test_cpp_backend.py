@@ -207,17 +207,43 @@ def test_identical_steps_compile_to_one_function(cpp):
 
 def test_slices_of_one_buffer_share_code_and_stay_correct(cpp):
     # Offsets move from the index into the pointer the entry passes: kernels over
-    # successive slices (here the pieces of a cat of slices) are one function, called with
-    # shifted pointers.
-    x = rand(20, 8)
+    # successive slices (here the pieces of a cat of slices, of two shapes in turn, so each
+    # is its own kernel) are one function per shape, called with shifted pointers.
+    x = rand(18, 8)
     t = lt.from_numpy(x)
-    y = lt.cat([lt.exp(t[2 * i : 2 * i + 2, 1:]) for i in range(10)], dim=0)
+    rows = [(3 * i, 3 * i + 2) for i in range(6)] + [(3 * i + 2, 3 * i + 3) for i in range(6)]
+    rows = [r for pair in zip(rows[:6], rows[6:]) for r in pair]
+    y = lt.cat([lt.exp(t[a:b, 1:]) for a, b in rows], dim=0)
     src = lt.debug.source(y)
-    assert src.count("same code as") == 9
+    assert src.count("same code as") == 10
     assert "b0 + 17" in src  # piece 1 starts at row 2, column 1 of the source
     ty = torch.from_numpy(x)
-    want = torch.cat([torch.exp(ty[2 * i : 2 * i + 2, 1:]) for i in range(10)], dim=0)
+    want = torch.cat([torch.exp(ty[a:b, 1:]) for a, b in rows], dim=0)
     np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_a_cat_of_pieces_of_one_shape_is_one_kernel(cpp, axis):
+    # A convolution's taps: one pass over the pieces' shape storing each at its offset,
+    # not one kernel (and one parallel region) per piece; runs of CAT_RUN_MAX at most.
+    from lazytorch.scheduler.schedule import CAT_RUN_MAX
+
+    x = rand(4, 6, 10)
+    t = lt.from_numpy(x)
+    ty = torch.from_numpy(x)
+    sl = [slice(None)] * 3
+    pieces, want = [], []
+    for i in range(CAT_RUN_MAX + 3):  # two runs: CAT_RUN_MAX pieces, then 3
+        sl[2] = slice(i % 3, i % 3 + 7)
+        pieces.append(lt.tanh(t[tuple(sl)] * (i + 1)))
+        want.append(torch.tanh(ty[tuple(sl)] * (i + 1)))
+    if axis != 2:
+        pieces = [p.transpose(axis, 2) for p in pieces]
+        want = [w.transpose(axis, 2) for w in want]
+    y = lt.cat(pieces, dim=axis)
+    n, ext = kernels(y)
+    assert (n, ext) == (2, [])
+    np.testing.assert_allclose(y.numpy(), torch.cat(want, dim=axis).numpy(), rtol=1e-6)
 
 
 def test_a_kernel_computes_at_most_max_group_anchors_values(cpp):

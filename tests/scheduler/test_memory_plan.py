@@ -150,6 +150,12 @@ def _programs():
     loss.backward()
     yield "backward", xg.grad
     yield "five-lines", _five_lines(lt, A).grad
+    # a cat of pieces of one shape is one kernel storing each piece (scheduler.concat)
+    img = lt.from_numpy(rng.standard_normal((2, 3, 6, 6)).astype(np.float32))
+    filt = lt.from_numpy(rng.standard_normal((4, 3, 3, 3)).astype(np.float32))
+    yield "conv-taps", lt.nn.functional.conv2d(img.exp(), filt, padding=1).relu().sum(1)
+    parts = [(x * i).exp().sum(1, keepdim=True) for i in range(12)]
+    yield "cat-of-reductions", (lt.cat(parts, 1) * 2).softmax(1)
 
 
 @pytest.mark.parametrize(
