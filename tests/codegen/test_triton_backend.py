@@ -463,6 +463,21 @@ def test_non_contiguous_views():
     )
 
 
+def test_long_cats_and_convolution_taps():
+    # past CAT_SELECT_MAX inputs: one kernel per run of same-shape pieces, storing each
+    # piece at its offset (a 3x3 convolution's nine taps), and one per odd-shaped piece
+    x = rand(2, 3, 6, 6, seed=11)
+    w = rand(4, 3, 3, 3, seed=12)
+    check(
+        lambda t, k: (
+            F.conv2d(t, k, padding=1),
+            lt.cat([t[:, :, i : i + 4] * (i + 1) for i in range(3)] * 4 + [t[:, :, :1]], 2),
+        ),
+        x,
+        w,
+    )
+
+
 def test_gather_by_index_and_out_of_range():
     x = rand(5, 4)
     idx = np.array([0, 3, -1, 2])
