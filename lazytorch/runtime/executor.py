@@ -71,7 +71,7 @@ listeners: list[Any] = []
 def clear_cache() -> None:
     """Forget every compiled program held in memory."""
     _programs.clear()
-    _folded_recently.clear()
+    _fold_history.clear()
     dynamic.clear()
 
 
@@ -121,17 +121,17 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     precision = _config.get_float32_matmul_precision()
     key = (backend.name, deterministic, autotune, precision, cap.key)
     exe = _programs.get(key)
-    if exe is None and device is CPU and _foldable(backend) and key not in _folded_recently:
+    if exe is None and device is CPU and _foldable(backend) and not _fold_history.stable(key):
         # A miss whose key holds moving offsets: they are computed on the host, and the cut
         # is looked up again without them (lazytorch.runtime.host_fold); a base of windows
-        # computed in one round has its windows read in the next. A key folded among the
-        # last few folds did not move (a convolution's taps, fixed windows): it is compiled
-        # whole, where its slices run in kernels, not as NumPy copies on every step.
+        # computed in one round has its windows read in the next. A key folded again soon
+        # did not move (a convolution's taps): it is compiled whole, its slices in kernels,
+        # not copied by NumPy at every step.
         for rounds in range(_FOLD_ROUNDS):
             if not host_fold.fold(roots, cap.order):
                 break
             if rounds == 0:
-                _folded_recently[key] = None
+                _fold_history.folded(key)
             roots = [n for n in roots if n.buffer is None]
             if not roots:
                 return
@@ -293,9 +293,8 @@ def _tiering(backend: Backend) -> bool:
 
 _FOLD_ROUNDS = 3
 
-# The keys of the last folded misses: one seen again here is stable, not moving (a loop's
-# windows move each step, so their keys come back at most once an epoch).
-_folded_recently = ProgramCache(maxsize=16)
+# When the missed keys were folded (host_fold's rule: a key back soon is stable).
+_fold_history = host_fold.FoldHistory()
 
 
 def _foldable(backend: Backend) -> bool:

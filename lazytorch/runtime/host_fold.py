@@ -20,10 +20,11 @@ Rules (each a contract a test holds):
 
 * Only on a **miss**, never on a cached program: a program whose key hits runs as it was
   compiled, so stable programs are unchanged.
-* Only on a key that **moves**: a missed key that was folded among the last 16 folds
-  (`executor._folded_recently`) came back, so its offsets are fixed (a convolution's taps
-  of its input): it is compiled whole, its slices in kernels, instead of being copied by
-  NumPy on every call (a folded key is never compiled, so it would miss forever).
+* Only on a key that **moves**: a missed key folded again within `STABLE_WITHIN` folds of
+  its last fold has fixed offsets (a convolution's taps of its input, at every step): it
+  is compiled whole, its slices in kernels, instead of being copied by NumPy at every call
+  (a folded key is never compiled, so it would miss forever). A loop's windows come back
+  once an epoch, further apart: still folded (`FoldHistory`).
 * A **window** is a chain of at most `host_views.MAX_CHAIN` one-input movement nodes over a
   computed CPU NumPy buffer, with at least one ``slice`` in it. It is read with NumPy
   (`host_views.read_on_host`): a view when the result is contiguous (no copy), a copy when
@@ -65,6 +66,7 @@ Folds are counted as ``host_folds`` in `lazytorch.metrics` (a window read is a
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import Any
 
 from lazytorch import metrics
@@ -75,11 +77,47 @@ from lazytorch.ir.primitives import get, reference
 from lazytorch.ir.program import capture
 from lazytorch.runtime.host_views import chain_value, realize_on_host
 
-__all__ = ["MAX_BASE", "MAX_COPY", "MAX_NUMEL", "fold"]
+__all__ = ["MAX_BASE", "MAX_COPY", "MAX_NUMEL", "STABLE_WITHIN", "FoldHistory", "fold"]
 
 MAX_NUMEL = 1 << 16  # elements of any node of a folded constant
 MAX_COPY = 1 << 20  # elements a non-contiguous window may copy
 MAX_BASE = 1 << 24  # elements of pending data computed once for its windows
+STABLE_WITHIN = 4  # a key folded again within this many folds did not move
+
+
+class FoldHistory:
+    """When each missed key was last folded, counted in folds (the `keep` latest keys).
+
+    >>> h = FoldHistory(within=2)
+    >>> h.folded("conv"); h.stable("conv")     # back at once: its offsets are fixed
+    True
+    >>> for window in ("w0", "w1", "w2"):
+    ...     h.folded(window)
+    >>> h.stable("conv"), h.stable("w2"), h.stable("new")
+    (False, True, False)
+    """
+
+    def __init__(self, within: int = STABLE_WITHIN, keep: int = 256) -> None:
+        self.within = within
+        self.keep = keep
+        self.clock = 0
+        self.last: OrderedDict[Any, int] = OrderedDict()
+
+    def stable(self, key: Any) -> bool:
+        """Whether `key` was folded within the last `within` folds."""
+        t = self.last.get(key)
+        return t is not None and self.clock - t < self.within
+
+    def folded(self, key: Any) -> None:
+        self.clock += 1
+        self.last[key] = self.clock
+        self.last.move_to_end(key)
+        if len(self.last) > self.keep:
+            self.last.popitem(last=False)
+
+    def clear(self) -> None:
+        self.last.clear()
+
 
 _BUFFER = get("buffer")
 _SCALAR = get("scalar")

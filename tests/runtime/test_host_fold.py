@@ -119,6 +119,23 @@ def test_windows_that_do_not_move_are_folded_once_then_compiled_whole():
     assert runs == 5
 
 
+def test_windows_that_come_back_each_epoch_still_share_one_program():
+    # get_batch's windows over a small dataset: each offset comes back once an epoch, after
+    # the others; that is movement, not a stable key (each would compile a program)
+    data_np = np.arange(120, dtype=np.float32).reshape(30, 4) / 50
+    data = lt.tensor(data_np) * 1
+    lt.materialize(data)
+    lt.metrics.reset()
+    starts = list(range(0, 25, 5))  # 5 windows, more than host_fold.STABLE_WITHIN
+    assert len(starts) > host_fold.STABLE_WITHIN
+    for _epoch in range(3):
+        for i in starts:
+            got = (data[i : i + 5] * 3).tanh().sum().item()
+            assert got == pytest.approx(float(np.tanh(data_np[i : i + 5] * 3).sum()), rel=1e-5)
+    assert _count("host_folds") == 3 * len(starts)
+    assert _count("programs_built") + _count("tier0_runs") <= 2
+
+
 def test_a_convolution_input_is_not_copied_on_the_host_each_step():
     rng = np.random.default_rng(1)
     x_np = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
