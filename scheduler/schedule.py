@@ -75,12 +75,70 @@ def schedule(prog: Program, symbolic: bool = False, fuse_epilogues: bool = True)
                 f"{ins.op.name} cannot be compiled into a program: a communication engine "
                 "computes it, and the runtime runs it before any program that reads it"
             )
-    return _Scheduler(prog, symbolic, fuse_epilogues).run()
+    sched = _Scheduler(prog, symbolic, fuse_epilogues).run()
+    narrow = _narrowed(prog, sched)
+    if narrow:  # scheduled again with them stored; kept only where the plan is smaller
+        again = _Scheduler(prog, symbolic, fuse_epilogues, store=narrow).run()
+        if again.arena_bytes < sched.arena_bytes:
+            return again
+    return sched
+
+
+def _narrowed(prog: Program, sched: Schedule) -> frozenset[int]:
+    """Narrower values worth storing in place of the wider stored value they come from.
+
+    Under bfloat16 autocast a linear layer's output is ``cast(x @ w.T + b)``: the GEMM
+    product is float32 and the output half its bytes. Inlined into every reader, the output
+    keeps the float32 product in memory until the backward's last reader of it (gelu's and
+    relu's gradients read the output again); stored, the product is read once, by the
+    GEMM's epilogue, and never stored. So for each stored value that more than one step
+    reads, the first narrower value down its chain of single-reader elementwise values
+    (same elements, fewer bytes each; reshapes looked through) is a candidate; `schedule` keeps the schedule with
+    them stored only if its planned arena is smaller. The numbers are the same either way:
+    a stored value is what each reader would have recomputed.
+    """
+    base = len(prog.params)
+    users: dict[int, list[int]] = {}
+    for j, ins in enumerate(prog.instrs):
+        for a in set(ins.inputs):
+            users.setdefault(a, []).append(base + j)
+    readers: dict[int, int] = {}
+    for step in sched.steps:
+        for b in set(step.reads):
+            readers[b] = readers.get(b, 0) + 1
+        if isinstance(step, Extern) and step.epilogue is not None:  # reads its own product
+            readers[step.output] = readers.get(step.output, 0) + 1
+    outputs = set(prog.outputs)
+    found: set[int] = set()
+    for buf in sched.buffers:
+        if buf.kind != "temp" or buf.value is None or readers.get(buf.id, 0) < 2:
+            continue
+        wide = prog.value(buf.value)
+        v = buf.value
+        while len(users.get(v, ())) == 1 and v not in outputs:
+            (u,) = users[v]
+            ins = prog.value(u)
+            if ins.op.name != "reshape" and ins.op.category != "elementwise":
+                break
+            if _nbytes(ins.shape, wide.dtype) != buf.nbytes:  # (a broadcast: more elements)
+                break
+            if ins.dtype.itemsize < wide.dtype.itemsize:
+                found.add(u)
+                break
+            v = u
+    return frozenset(found)
 
 
 class _Scheduler:
-    def __init__(self, prog: Program, symbolic: bool = False, epilogues: bool = False) -> None:
+    def __init__(
+        self,
+        prog: Program,
+        symbolic: bool = False,
+        epilogues: bool = False,
+        store: frozenset[int] = frozenset(),
+    ) -> None:
         self.prog = prog
+        self.store = store  # values stored whatever fusion would inline (_narrowed)
         self.symbolic = symbolic
         self.epilogues = epilogues
         self.base = len(prog.params)
@@ -190,6 +248,8 @@ class _Scheduler:
             elif kind == "argsort":
                 self.realize(ins.inputs[0])
         self.bound_recompute()
+        for vid in sorted(self.store):
+            self.realize(vid)
 
     def bound_recompute(self) -> None:
         """Store values whose inlined recomputation would cost more than a load.
@@ -550,6 +610,16 @@ class _Scheduler:
         for g in topo_order(self.groups):
             steps.extend(self.build(g, g.anchors, final=True))
         return steps
+
+
+def _nbytes(shape: Any, dtype: dt.DType) -> int | None:
+    """Bytes of a value of `shape` (None if a size is a symbol)."""
+    n = dtype.itemsize
+    for d in shape:
+        if not isinstance(d, int):
+            return None
+        n *= d
+    return n
 
 
 def _blas_ok(view: StridedView) -> bool:

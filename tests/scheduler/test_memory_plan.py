@@ -156,6 +156,14 @@ def _programs():
     yield "conv-taps", lt.nn.functional.conv2d(img.exp(), filt, padding=1).relu().sum(1)
     parts = [(x * i).exp().sum(1, keepdim=True) for i in range(12)]
     yield "cat-of-reductions", (lt.cat(parts, 1) * 2).softmax(1)
+    # bf16 autocast: the linear's output stored narrow, its float32 product never kept
+    wb = lt.from_numpy(rng.standard_normal((8, 5)).astype(np.float32)).requires_grad_()
+    bb = lt.from_numpy(rng.standard_normal(8).astype(np.float32))
+    with lt.autocast("cpu", dtype=lt.bfloat16):
+        hb = lt.nn.functional.gelu(lt.nn.functional.linear(x, wb, bb)) @ wb
+        lb = hb.float().square().sum()
+    lb.backward()
+    yield "bf16-gelu-backward", wb.grad
 
 
 @pytest.mark.parametrize(
