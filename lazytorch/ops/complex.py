@@ -425,6 +425,45 @@ class ComplexTensor(ComplexBase):
         self._ri.zero_()
         return self
 
+    # -- new tensors: this one's dtype and device unless given (torch's Tensor.new_*) -----
+    def _new(self, factory: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        kwargs.pop("pin_memory", None)
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        return factory(
+            *args,
+            dtype=self.dtype if dtype is None else dtype,
+            device=self.device if device is None else device,
+            **kwargs,
+        )
+
+    def new_zeros(self, *size: Any, **kwargs: Any) -> Any:
+        """Zeros of `size` (varargs or a sequence), complex like self unless `dtype=`.
+
+        >>> import lazytorch
+        >>> lazytorch.zeros(2, dtype=lazytorch.complex64).new_zeros(1, 2).tolist()
+        [[0j, 0j]]
+        """
+        return self._new(C.zeros, size, kwargs)
+
+    def new_ones(self, *size: Any, **kwargs: Any) -> Any:
+        return self._new(C.ones, size, kwargs)
+
+    def new_empty(self, *size: Any, **kwargs: Any) -> Any:
+        return self._new(C.empty, size, kwargs)
+
+    def new_full(self, size: Any, fill_value: Any, **kwargs: Any) -> Any:
+        """`size` filled with `fill_value` (a complex or a real number).
+
+        >>> import lazytorch
+        >>> lazytorch.zeros(1, dtype=lazytorch.complex64).new_full((2,), 1 - 2j).tolist()
+        [(1-2j), (1-2j)]
+        """
+        return self._new(C.full, (size, fill_value), kwargs)
+
+    def new_tensor(self, data: Any, **kwargs: Any) -> Any:
+        """A copy of `data` as self's dtype (a real list becomes complex) unless `dtype=`."""
+        return self._new(C.tensor, (data,), kwargs)
+
     def __neg__(self) -> ComplexTensor:
         return ComplexTensor(E.neg(self._ri))
 
@@ -887,7 +926,12 @@ def promote_types(a: Any, b: Any) -> Any:
     return complex_dtype_of(real, "promote_types")
 
 
-def _checked_part(value: float, dtype: ComplexDType, op: str) -> float:
+def c_name(dtype: ComplexDType) -> str:
+    """The dtype as torch's messages name it (``c10::complex<float>``)."""
+    return _C_NAMES[dtype.name]
+
+
+def checked_part(value: float, dtype: ComplexDType, op: str) -> float:
     """One part of a fill value, with torch's overflow check of a complex64 fill."""
     if math.isfinite(value) and dtype is complex64 and abs(value) > 3.4028234663852886e38:
         raise op_error(
@@ -913,7 +957,7 @@ def fill(
     """
     C.check_python_int(value)
     c = _complex(value)
-    re, im = _checked_part(c.real, dtype, op), _checked_part(c.imag, dtype, op)
+    re, im = checked_part(c.real, dtype, op), checked_part(c.imag, dtype, op)
     C.check_new_tensor((*shape, 2), dtype.real, op)
     if literal and re in (0, 1) and im == 0:  # constants: the scheduler folds them
         ones = C.ones if re == 1 else C.zeros

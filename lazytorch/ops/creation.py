@@ -389,6 +389,9 @@ def tensor(
     if isinstance(data, ComplexBase) or (isinstance(data, Tensor) and cd is not None):
         return _complex.copy_of(data, dtype, dev)  # type: ignore[no-any-return]
     if isinstance(data, Tensor):
+        # a copy outside the graph, as torch's: no gradient reaches `data` through it (the
+        # cast of an unmaterialized leaf of the same dtype is that leaf's own node)
+        data = data.detach()
         target = dtype or data.dtype
         return (
             wrap(cast(data._node, target))
@@ -664,6 +667,12 @@ def full(
     shape = shape_arg((size,), "full")
     if isinstance(fill_value, (Tensor, ComplexBase)):
         fill_value = fill_value.item()
+    if not isinstance(fill_value, numbers.Number):  # (a str would parse as a number)
+        raise op_error(
+            TypeError,
+            "full",
+            f"argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}",
+        )
     d = _out_dtype(dtype, out, "full")
     if d is None and is_complex_number(fill_value):
         d = _complex.default_dtype("full")
@@ -768,11 +777,20 @@ _EXACT_INTS = {"float16": 2**11, "bfloat16": 2**8, "float32": 2**24, "float64": 
 
 
 def _number(x: Any, op: str, what: str) -> Any:
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, ComplexBase)):
+        if op != "arange" and x.ndim != 0:
+            raise op_error(
+                RuntimeError,
+                op,
+                f"{op} only supports 0-dimensional start and end tensors, but got {what} "
+                f"with {x.ndim} dimension(s).",
+            )
         x = x.item()
     if is_complex_number(x):
         if op != "arange":
-            _no_complex_range(_complex.default_dtype(op), op)
+            # torch takes a Python complex (NumPy's complex128 is one) as a complex end
+            # point, and only the real part of another complex scalar (numpy.complex64)
+            return complex(x) if isinstance(x, complex) else float(x.real)
         if complex(x).imag != 0:  # torch's arange takes its numbers as doubles
             raise op_error(
                 RuntimeError, op, "value cannot be converted to type double without overflow"
@@ -933,9 +951,15 @@ def linspace(
     if not isinstance(steps, int) or steps < 0:
         raise op_error(RuntimeError, "linspace", "number of steps must be non-negative")
     unpack_int64(steps, "linspace")
-    d = _out_dtype(dtype, out, "linspace") or _config.get_default_dtype()
-    _no_complex_range(d, "linspace")
+    d = _range_dtype(start, end, _out_dtype(dtype, out, "linspace"), "linspace")
     dev = resolve_device(device, "linspace")
+    if complex_dtype(d) is not None:
+        check_new_tensor((steps, 2), d.real, "linspace")
+        # c10::complex's step and ramp (a complex divided or multiplied by a real number,
+        # added to a complex one) work part by part, each part as a real linspace of the
+        # parts' dtype rounds it: torch's complex linspace is two real ones side by side
+        re, im = (_linspace_part(p, steps, d, "linspace") for p in zip(*map(_parts, (start, end))))
+        return _complex.ComplexTensor(wrap(leaf_node(np.stack([re, im], -1), dev)))  # type: ignore[no-any-return]
     check_new_tensor((steps,), d, "linspace")
     if steps <= 1:
         first = [_fill_value(start, d, "linspace")] if steps else []
@@ -950,22 +974,53 @@ def linspace(
         # (start and end as given: converted as c10 converts them, an int in one rounding)
         vals = RV.linspace_values(start, end, steps, d.np)
         return into_out(wrap(leaf_node(vals, dev)), out, "linspace")
+    return into_out(wrap(cast(leaf_node(_float64_linspace(s, e, steps), dev), d)), out, "linspace")
+
+
+def _float64_linspace(s: Any, e: Any, steps: int) -> Any:
+    import numpy as np
+
     with np.errstate(over="ignore", invalid="ignore"):
         step = (float(e) - float(s)) / float(steps - 1)
-    ramp = RV.fma_ramp(float(s), float(e), step, steps)
-    return into_out(wrap(cast(leaf_node(ramp, dev), d)), out, "linspace")
+    return RV.fma_ramp(float(s), float(e), step, steps)
 
 
-def _no_complex_range(d: Any, op: str) -> None:
-    # torch computes these in complex arithmetic (its own roundings, complex end points);
-    # that is not reproduced here yet, and a real range cast would differ in the last bit
-    if complex_dtype(d) is not None:
-        raise op_error(
-            NotImplementedError,
-            op,
-            f"{op} with a complex dtype is not supported by lazytorch; "
-            f"torch.complex({op}(...), zeros) builds a range with zero imaginary parts",
-        )
+def _range_dtype(start: Any, end: Any, d: Any, op: str) -> Any:
+    """The dtype of a linspace or logspace, as torch infers it: a complex end point makes
+    it the default complex dtype, and refuses a real `d`."""
+    if isinstance(start, complex) or isinstance(end, complex):
+        inferred = _complex.default_dtype(op)
+        if d is None:
+            return inferred
+        if complex_dtype(d) is None:
+            raise op_error(
+                RuntimeError,
+                op,
+                f"inferred dtype {_complex.c_name(inferred)} can't be safely "
+                f"cast to passed dtype {d.legacy_name}",
+            )
+    return d or _config.get_default_dtype()
+
+
+def _parts(x: Any) -> tuple[Any, Any]:
+    """(real part, imaginary part) of an end point; an int stays an int (c10 converts
+    it to the part's dtype in one rounding)."""
+    return (x.real, x.imag) if isinstance(x, complex) else (x, 0.0)
+
+
+def _linspace_part(ends: tuple[Any, Any], steps: int, d: Any, op: str) -> Any:
+    """One part of a complex linspace: the part's values (a NumPy array of `d.real`),
+    its end points converted as c10 converts a Scalar to `d` (overflow checked)."""
+    import numpy as np
+
+    for v in ends[: min(steps, 2)]:  # (one step fills start; end is not converted)
+        _complex.checked_part(v, d, op)
+    part = d.real
+    if steps <= 1:
+        return np.array([RV.to_dtype(ends[0], part.np)] if steps else [], dtype=part.np)
+    if part is dt.float32:
+        return RV.linspace_values(ends[0], ends[1], steps, part.np)
+    return _float64_linspace(*ends, steps)
 
 
 def _fill_value(value: Any, d: dt.DType, op: str) -> Any:
@@ -1012,8 +1067,16 @@ def logspace(
     if not isinstance(steps, int) or steps < 0:
         raise op_error(RuntimeError, "logspace", "number of steps must be non-negative")
     unpack_int64(steps, "logspace")
-    d = _out_dtype(dtype, None, "logspace") or _config.get_default_dtype()
-    _no_complex_range(d, "logspace")
+    d = _range_dtype(start, end, _out_dtype(dtype, None, "logspace"), "logspace")
+    if complex_dtype(d) is not None:
+        # torch's values are glibc's cpow of a complex exponent ramp, with its roundings in
+        # the parts' precision: not reproduced yet (an approximation is not torch's values)
+        raise op_error(
+            NotImplementedError,
+            "logspace",
+            "logspace with a complex dtype or complex end points is not supported by "
+            "lazytorch yet (torch computes it with glibc's complex pow, not reproduced)",
+        )
     dev = resolve_device(device, "logspace")
     check_new_tensor((steps,), d, "logspace")
     if steps <= 1:
