@@ -96,9 +96,20 @@ def _sum_dtype(d: dt.DType) -> dt.DType:
     return d if d.is_floating_point else dt.int64
 
 
+class _AllDims:
+    """The default `dim` of sum and mean: all dims, and torch's overload without a dim
+    (its grad_fn is ``SumBackward0``; ``dim=None`` given is ``SumBackward1``)."""
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+ALL_DIMS: Any = _AllDims()
+
+
 @public(method=True)
 def sum(
-    input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
+    input: Tensor, dim: Any = ALL_DIMS, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
     """Sum over `dim` (all dims by default). Integer and bool inputs sum as int64.
 
@@ -109,13 +120,14 @@ def sum(
     input = tensor_arg(input, "sum")
     n = input._node
     out_dtype = _out_dtype(dtype, out, "sum") or _sum_dtype(n.dtype)
-    axes = _dims(dim, n, "sum")
+    overload = 0 if dim is ALL_DIMS else 1
+    axes = _dims(None if dim is ALL_DIMS else dim, n, "sum")
     x = cast(n, out_dtype)
     if axes:
         x = squeeze_unless_keepdim(_bool_safe_reduce(P.reduce_sum, x, axes), axes, keepdim)
-    # torch's overloads: sum(*, dtype) is SumBackward0, sum(dim, ...) SumBackward1
-    name = "SumBackward0" if dim is None else "SumBackward1"
-    return _into_out(name_grad_fn(wrap(x), name, input), out, "sum")
+    # torch's overloads: sum(*, dtype) is SumBackward0, sum(dim, ...) SumBackward1, even
+    # with dim=None given
+    return _into_out(name_grad_fn(wrap(x), f"SumBackward{overload}", input), out, "sum")
 
 
 def _bool_safe_reduce(prim: Primitive, x: Node, axes: tuple[int, ...]) -> Node:
@@ -152,7 +164,7 @@ def _count(n: Node, axes: tuple[int, ...]) -> Any:
 
 @public(method=True)
 def mean(
-    input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
+    input: Tensor, dim: Any = ALL_DIMS, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
     """Arithmetic mean over `dim`; floating-point inputs only (as torch)."""
     input = tensor_arg(input, "mean")
@@ -165,7 +177,8 @@ def mean(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {n.dtype.name.capitalize()}",
         )
-    axes = _dims(dim, n, "mean")
+    overload = 0 if dim is ALL_DIMS else 1  # as sum's
+    axes = _dims(None if dim is ALL_DIMS else dim, n, "mean")
     # float16 accumulates and divides in float32, rounding once at the end.
     work = out_dtype.compute
     x = cast(n, work)
@@ -173,7 +186,7 @@ def mean(
         s = reduce_node(P.reduce_sum, x, axes)
         m = binary_node(P.div, s, const_node(_count(n, axes), work, n.device))
         x = squeeze_unless_keepdim(m, axes, keepdim)
-    name = "MeanBackward0" if dim is None else "MeanBackward1"  # as sum's overloads
+    name = f"MeanBackward{overload}"
     return _into_out(
         name_grad_fn(wrap(cast(x, out_dtype)), name, input), out, "mean", floating=True
     )

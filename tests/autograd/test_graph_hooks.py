@@ -179,6 +179,12 @@ GRAD_FN_NAMES = {
     "sum([])": lambda t, x: x.sum([]),
     "sum(dtype)": lambda t, x: x.sum(dtype=t.float64),
     "torch.sum(dim)": lambda t, x: t.sum(x, -1),
+    "sum(None)": lambda t, x: x.sum(None),  # an explicit dim=None is the dim overload
+    "sum(dim=None, keepdim)": lambda t, x: x.sum(dim=None, keepdim=True),
+    "torch.sum()": lambda t, x: t.sum(x),
+    "torch.sum(x, None)": lambda t, x: t.sum(x, None),
+    "mean(None)": lambda t, x: x.mean(None),
+    "mean(dim=None, dtype)": lambda t, x: x.mean(dim=None, dtype=t.float64),
     "nansum()": lambda t, x: x.nansum(),
     "nansum(dim, keepdim)": lambda t, x: x.nansum(1, keepdim=True),
     "mean()": lambda t, x: x.mean(),
