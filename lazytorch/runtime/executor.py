@@ -124,14 +124,17 @@ def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     if exe is None and device is CPU and _foldable(backend) and not _fold_history.stable(key):
         # A miss whose key holds moving offsets: they are computed on the host, and the cut
         # is looked up again without them (lazytorch.runtime.host_fold); a base of windows
-        # computed in one round has its windows read in the next. A key folded again soon
-        # did not move (a convolution's taps): it is compiled whole, its slices in kernels,
-        # not copied by NumPy at every step.
-        for rounds in range(_FOLD_ROUNDS):
-            if not host_fold.fold(roots, cap.order):
+        # computed in one round has its windows read in the next. A key whose fold copied,
+        # back soon, did not move (a convolution's taps): it is compiled whole, its slices
+        # in kernels, not copied by NumPy at every step.
+        missed, copied = key, False
+        for _ in range(_FOLD_ROUNDS):
+            did = host_fold.fold(roots, cap.order)
+            if not did:
                 break
-            if rounds == 0:
-                _fold_history.folded(key)
+            if did == host_fold.COPIED and not copied:
+                copied = True
+                _fold_history.folded(missed)
             roots = [n for n in roots if n.buffer is None]
             if not roots:
                 return

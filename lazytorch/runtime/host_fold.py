@@ -20,11 +20,14 @@ Rules (each a contract a test holds):
 
 * Only on a **miss**, never on a cached program: a program whose key hits runs as it was
   compiled, so stable programs are unchanged.
-* Only on a key that **moves**: a missed key folded again within `STABLE_WITHIN` folds of
-  its last fold has fixed offsets (a convolution's taps of its input, at every step): it
-  is compiled whole, its slices in kernels, instead of being copied by NumPy at every call
-  (a folded key is never compiled, so it would miss forever). A loop's windows come back
-  once an epoch, further apart: still folded (`FoldHistory`).
+* A fold that **copies** only on a key that moves: a missed key whose fold copied windows
+  or computed bases of `COPIED_MIN` elements or more, folded again within `STABLE_WITHIN`
+  such folds, has fixed offsets (a convolution's taps of its padded input, at every
+  step): it is compiled whole, its slices in kernels, instead of being copied by NumPy at
+  every call (a folded key is never compiled, so it would miss forever). A loop's windows
+  come back once an epoch, further apart: still folded (`FoldHistory`). Views, small
+  constants and small copies cost less than a compile and keep being folded whatever the
+  key does (a rank's fixed share of a batch, a batch's columns).
 * A **window** is a chain of at most `host_views.MAX_CHAIN` one-input movement nodes over a
   computed CPU NumPy buffer, with at least one ``slice`` in it. It is read with NumPy
   (`host_views.read_on_host`): a view when the result is contiguous (no copy), a copy when
@@ -77,7 +80,18 @@ from lazytorch.ir.primitives import get, reference
 from lazytorch.ir.program import capture
 from lazytorch.runtime.host_views import chain_value, realize_on_host
 
-__all__ = ["MAX_BASE", "MAX_COPY", "MAX_NUMEL", "STABLE_WITHIN", "FoldHistory", "fold"]
+__all__ = [
+    "CHEAP",
+    "COPIED",
+    "COPIED_MIN",
+    "MAX_BASE",
+    "MAX_COPY",
+    "MAX_NUMEL",
+    "NOTHING",
+    "STABLE_WITHIN",
+    "FoldHistory",
+    "fold",
+]
 
 MAX_NUMEL = 1 << 16  # elements of any node of a folded constant
 MAX_COPY = 1 << 20  # elements a non-contiguous window may copy
@@ -86,7 +100,8 @@ STABLE_WITHIN = 4  # a key folded again within this many folds did not move
 
 
 class FoldHistory:
-    """When each missed key was last folded, counted in folds (the `keep` latest keys).
+    """When each missed key was last folded with copies, counted in such folds (the `keep`
+    latest keys).
 
     >>> h = FoldHistory(within=2)
     >>> h.folded("conv"); h.stable("conv")     # back at once: its offsets are fixed
@@ -131,10 +146,17 @@ def _host_data(n: Node) -> bool:
     return n.buffer.__class__ is np.ndarray
 
 
-def fold(roots: list[Node], order: list[Node]) -> bool:
+# What `fold` did: nothing; views, small constants and small copies; or copies and computed
+# bases of COPIED_MIN elements or more (worth a compile to stop paying them every call).
+NOTHING, CHEAP, COPIED = 0, 1, 2
+COPIED_MIN = 1 << 16
+
+
+def fold(roots: list[Node], order: list[Node]) -> int:
     """Fold the windows and constants below `roots` (see the module doc); `order` is every
-    pending node below them, inputs first (the cut's capture order). Returns whether any
-    node was folded (then the cut must be walked again)."""
+    pending node below them, inputs first (the cut's capture order). Returns NOTHING if no
+    node was folded, else (the cut must then be walked again) COPIED if a window was copied
+    or a base computed, CHEAP if every window was a view and every constant small."""
     # One pass in order: the flags of a node's inputs are known when it is reached.
     pure: set[Node] = set()  # history of sources and scalars only, every node small
     positional: set[Node] = set()  # pure, with a position attribute in its history
@@ -173,21 +195,26 @@ def fold(roots: list[Node], order: list[Node]) -> bool:
     fold_at.extend(n for n in roots if n in positional or n in chains)
     consts = [n for n in dict.fromkeys(fold_at) if n in positional]
     done = 0
+    copied = 0  # elements copied or computed (what each call pays again while folding)
     for n in dict.fromkeys(fold_at):  # once each, in order
         while n in chains and n.buffer is None:  # the outermost link whose read qualifies
             value = chain_value(n)
             if value is not None and (value.flags.c_contiguous or value.size <= MAX_COPY):
+                if not value.flags.c_contiguous:
+                    copied += value.size
                 realize_on_host(n, value)
                 done += 1
                 break
             n = n.inputs[0]
-    todo = consts + [n for n in dict.fromkeys(bases) if n.buffer is None]
+    computed = [n for n in dict.fromkeys(bases) if n.buffer is None]
+    copied += sum(math.prod(n.shape) for n in computed)
+    todo = consts + computed
     if todo:
         _evaluate(todo)  # (a base's windows are read at the next walk: fold runs again)
     if not todo and not done:
-        return False
+        return NOTHING
     metrics.increment("host_folds", len(todo) + done)
-    return True
+    return COPIED if copied >= COPIED_MIN else CHEAP
 
 
 def _evaluate(nodes: list[Node]) -> None:

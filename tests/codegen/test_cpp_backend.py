@@ -196,8 +196,10 @@ def test_identical_steps_compile_to_one_function(cpp):
     lt.manual_seed(3)
     perms = lt.stack([lt.randperm(4) for _ in range(40)])
     src = lt.debug.source(perms)
-    assert src.count("same code as") >= 70
-    assert src.count("__attribute__((noinline)) void") <= 4
+    # 40 sorts, one body; the stack stores its pieces from 3 kernels (runs of CAT_RUN_MAX),
+    # two of them alike
+    assert src.count("same code as") >= 39 + 1
+    assert src.count("__attribute__((noinline)) void") <= 5
     got = perms.numpy()
     lt.manual_seed(3)
     with lt.backend("interpreter"):

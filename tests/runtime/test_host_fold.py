@@ -102,9 +102,10 @@ def test_moving_windows_of_a_computed_tensor_share_one_program():
     assert _count("host_folds") == 8
 
 
-def test_windows_that_do_not_move_are_folded_once_then_compiled_whole():
+def test_windows_that_do_not_move_are_folded_once_then_compiled_whole(monkeypatch):
     # a convolution's taps: the same slices of the input at every call. Folding them each
     # time copied every tap with NumPy on the host (a 16x32x32x32 conv: 22 ms, 6 ms whole)
+    monkeypatch.setattr(host_fold, "COPIED_MIN", 1)  # (copies this small stay folded)
     data_np = np.arange(120, dtype=np.float32).reshape(6, 20) / 7
     data = lt.tensor(data_np)
     lt.materialize(data)
@@ -119,24 +120,27 @@ def test_windows_that_do_not_move_are_folded_once_then_compiled_whole():
     assert runs == 5
 
 
-def test_windows_that_come_back_each_epoch_still_share_one_program():
-    # get_batch's windows over a small dataset: each offset comes back once an epoch, after
-    # the others; that is movement, not a stable key (each would compile a program)
-    data_np = np.arange(120, dtype=np.float32).reshape(30, 4) / 50
+def test_windows_that_come_back_each_epoch_still_share_one_program(monkeypatch):
+    # windows over a small dataset: each offset comes back once an epoch, after the others;
+    # that is movement, not a stable key (each would compile a program)
+    monkeypatch.setattr(host_fold, "COPIED_MIN", 1)
+    data_np = np.arange(120, dtype=np.float32).reshape(4, 30) / 50
     data = lt.tensor(data_np) * 1
     lt.materialize(data)
     lt.metrics.reset()
     starts = list(range(0, 25, 5))  # 5 windows, more than host_fold.STABLE_WITHIN
     assert len(starts) > host_fold.STABLE_WITHIN
     for _epoch in range(3):
-        for i in starts:
-            got = (data[i : i + 5] * 3).tanh().sum().item()
-            assert got == pytest.approx(float(np.tanh(data_np[i : i + 5] * 3).sum()), rel=1e-5)
+        for i in starts:  # columns: each window is copied
+            got = (data[:, i : i + 5] * 3).tanh().sum().item()
+            want = np.tanh(data_np[:, i : i + 5] * 3).sum()
+            assert got == pytest.approx(float(want), rel=1e-5)
     assert _count("host_folds") == 3 * len(starts)
     assert _count("programs_built") + _count("tier0_runs") <= 2
 
 
-def test_a_convolution_input_is_not_copied_on_the_host_each_step():
+def test_a_convolution_input_is_not_copied_on_the_host_each_step(monkeypatch):
+    monkeypatch.setattr(host_fold, "COPIED_MIN", 1)  # (a small input: small copies)
     rng = np.random.default_rng(1)
     x_np = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
     w_np = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
@@ -151,6 +155,19 @@ def test_a_convolution_input_is_not_copied_on_the_host_each_step():
 
     want = torch.nn.functional.conv2d(torch.from_numpy(x_np), torch.from_numpy(w_np), padding=1)
     np.testing.assert_allclose(y, want.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_small_copies_and_views_stay_folded_on_a_stable_key():
+    # a batch's columns (x[:, :-1]) at every step: copying 64 numbers costs less than a
+    # compile, so the key stays folded (one program over the copied window)
+    data_np = np.arange(64, dtype=np.float32).reshape(8, 8)
+    data = lt.tensor(data_np)
+    lt.materialize(data)
+    lt.metrics.reset()
+    for _ in range(6):
+        got = (data[:, :-1] * 2).sum().item()
+        assert got == float((data_np[:, :-1] * 2).sum())
+    assert _count("host_folds") == 6
 
 
 def test_a_strided_window_is_copied_and_equal():
