@@ -76,7 +76,9 @@ def schedule(prog: Program, symbolic: bool = False, fuse_epilogues: bool = True)
                 "computes it, and the runtime runs it before any program that reads it"
             )
     sched = _Scheduler(prog, symbolic, fuse_epilogues).run()
-    narrow = _narrowed(prog, sched)
+    # (not at symbolic samples: the arena test could choose differently at each sample, and
+    # their sources must have one structure to merge)
+    narrow = frozenset() if symbolic else _narrowed(prog, sched)
     if narrow:  # scheduled again with them stored; kept only where the plan is smaller
         again = _Scheduler(prog, symbolic, fuse_epilogues, store=narrow).run()
         if again.arena_bytes < sched.arena_bytes:
@@ -93,9 +95,10 @@ def _narrowed(prog: Program, sched: Schedule) -> frozenset[int]:
     relu's gradients read the output again); stored, the product is read once, by the
     GEMM's epilogue, and never stored. So for each stored value that more than one step
     reads, the first narrower value down its chain of single-reader elementwise values
-    (same elements, fewer bytes each; reshapes looked through) is a candidate; `schedule` keeps the schedule with
-    them stored only if its planned arena is smaller. The numbers are the same either way:
-    a stored value is what each reader would have recomputed.
+    (same elements, fewer bytes each; reshapes looked through) is a candidate;
+    `schedule` keeps the schedule with them stored only if its planned arena is smaller.
+    The numbers are the same either way: a stored value is what each reader would have
+    recomputed.
     """
     base = len(prog.params)
     users: dict[int, list[int]] = {}

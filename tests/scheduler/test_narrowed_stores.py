@@ -111,3 +111,16 @@ def test_float32_programs_are_scheduled_once(monkeypatch):
     monkeypatch.setattr(_schedule_mod._Scheduler, "run", lambda self: runs.append(1) or real(self))
     make_schedule(_program(loss, w1.grad))
     assert len(runs) == 1
+
+
+def test_symbolic_samples_are_scheduled_once(monkeypatch):
+    # the samples of a dynamic-shape program must share one structure: no arena-dependent
+    # choice between two schedules there
+    prog = _program(*_step(lt, "gelu"))
+    runs = []
+    real = _schedule_mod._Scheduler.run
+    monkeypatch.setattr(_schedule_mod._Scheduler, "run", lambda self: runs.append(1) or real(self))
+    make_schedule(prog, symbolic=True)
+    assert len(runs) == 1
+    make_schedule(prog)
+    assert len(runs) == 3  # (the same program, not a sample: scheduled again, narrowed)
