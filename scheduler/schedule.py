@@ -6,6 +6,7 @@ how a kernel body computes values at index expressions.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -123,7 +124,7 @@ def _narrowed(prog: Program, sched: Schedule) -> frozenset[int]:
             ins = prog.value(u)
             if ins.op.name != "reshape" and ins.op.category != "elementwise":
                 break
-            if _nbytes(ins.shape, wide.dtype) != buf.nbytes:  # (a broadcast: more elements)
+            if math.prod(ins.shape) != buf.numel:  # (a broadcast: more elements)
                 break
             if ins.dtype.itemsize < wide.dtype.itemsize:
                 found.add(u)
@@ -613,16 +614,6 @@ class _Scheduler:
         for g in topo_order(self.groups):
             steps.extend(self.build(g, g.anchors, final=True))
         return steps
-
-
-def _nbytes(shape: Any, dtype: dt.DType) -> int | None:
-    """Bytes of a value of `shape` (None if a size is a symbol)."""
-    n = dtype.itemsize
-    for d in shape:
-        if not isinstance(d, int):
-            return None
-        n *= d
-    return n
 
 
 def _blas_ok(view: StridedView) -> bool:
