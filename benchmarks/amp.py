@@ -2,6 +2,7 @@
 the bfloat16 GEMM, side by side in one run.
 
     python -m benchmarks.amp [--repeats 7] [--no-compile]
+    python -m benchmarks.amp --rounds 7 [--which mlp]   # step ratios, alternating processes
 
 Steps: benchmarks/training.py's GPT-small (AdamW) and MLP (SGD) steps with the forward and
 the loss under ``autocast("cpu", dtype=bfloat16)`` (parameters, gradients and optimizer
@@ -10,6 +11,11 @@ model, as training.py) and lazytorch; the float32 step of each beside it. Peak m
 growth of the process's maximum resident set over 8 steps after setup, in a new process per
 (library, precision), so each starts from the same baseline (lazytorch's planned arena is
 printed beside it). GEMM: GFLOP/s of an n×n×n product in bfloat16 and in float32.
+
+``--rounds N`` measures only the bf16 step ratios, for a machine whose speed drifts (a shared
+VM moves torch eager's own step by 2× between minutes): each round starts every peer in a
+new process, one after another in an order rotated each round, and takes the ratios within
+the round; the table gives each ratio's median and range over the rounds.
 """
 
 from __future__ import annotations
@@ -165,12 +171,81 @@ def report(repeats: int, torch_compile: bool = True) -> None:
     print()
 
 
+_ROUND = """
+import json, sys
+sys.path.insert(0, {root!r})
+import {lib} as lib
+from benchmarks.training import time_steps
+if {lib!r} == "lazytorch":
+    lib.set_backend("cpp")
+r = time_steps(lib, {which!r}, {repeats}, amp=True, compiled={compiled}, whole_step={whole})
+print(json.dumps(r["step"] * 1e3))
+"""
+
+# (label, library, torch.compile of the model, lazytorch's whole step compiled)
+PEERS = (
+    ("torch eager", "torch", False, False),
+    ("torch.compile", "torch", True, False),
+    ("lazytorch", "lazytorch", False, False),
+    ("lazytorch, compiled step", "lazytorch", False, True),
+)
+
+
+def rounds(which: str, n: int, repeats: int, torch_compile: bool = True) -> dict[str, list[float]]:
+    """ms per bf16-autocast step of each peer in `PEERS`, one new process per peer and round,
+    the peers' order rotated each round (see the module doc)."""
+    peers = [p for p in PEERS if torch_compile or p[0] != "torch.compile"]
+    out: dict[str, list[float]] = {p[0]: [] for p in peers}
+    for r in range(n):
+        for label, lib, compiled, whole in peers[r % len(peers) :] + peers[: r % len(peers)]:
+            code = _ROUND.format(
+                root=str(ROOT), lib=lib, which=which, repeats=repeats, compiled=compiled,
+                whole=whole,
+            )  # fmt: skip
+            res = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            )
+            out[label].append(json.loads(res.stdout.strip().splitlines()[-1]))
+        print(f"  round {r + 1}/{n}: " + ", ".join(f"{k} {v[-1]:.2f}" for k, v in out.items()),
+              file=sys.stderr)  # fmt: skip
+    return out
+
+
+def report_rounds(n: int, repeats: int, which: list[str], torch_compile: bool = True) -> None:
+    labels = {"gpt": "GPT-small, AdamW", "mlp": "MLP 784-1024-1024-10, SGD"}
+    print(f"bf16 autocast step, {n} rounds of new processes (ms: median [min–max]; ratios "
+          "taken within each round)")  # fmt: skip
+    print()
+    print("| step | peer | ms | / torch eager | / torch.compile |")
+    print("|---|---|---:|---:|---:|")
+    for w in which:
+        ms = rounds(w, n, repeats, torch_compile)
+        eager = ms["torch eager"]
+        for label, times in ms.items():
+
+            def ratio(base: list[float], t: list[float] = times) -> str:
+                rs = sorted(a / b for a, b in zip(t, base))
+                return f"{statistics.median(rs):.2f} [{rs[0]:.2f}–{rs[-1]:.2f}]"
+
+            comp = ratio(ms["torch.compile"]) if "torch.compile" in ms else "—"
+            print(
+                f"| {labels[w]} | {label} | {statistics.median(times):.2f} "
+                f"[{min(times):.2f}–{max(times):.2f}] | {ratio(eager)} | {comp} |"
+            )
+    print()
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--rounds", type=int, default=0, help="step ratios over N rounds of processes")
+    ap.add_argument("--which", choices=("gpt", "mlp"), action="append")
     args = ap.parse_args(argv)
-    report(args.repeats, not args.no_compile)
+    if args.rounds:
+        report_rounds(args.rounds, args.repeats, args.which or ["gpt", "mlp"], not args.no_compile)
+    else:
+        report(args.repeats, not args.no_compile)
 
 
 if __name__ == "__main__":
