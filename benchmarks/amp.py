@@ -2,7 +2,7 @@
 the bfloat16 GEMM, side by side in one run.
 
     python -m benchmarks.amp [--repeats 7] [--no-compile]
-    python -m benchmarks.amp --rounds 7 [--which mlp]   # step ratios, alternating processes
+    python -m benchmarks.amp --rounds 7 [--which mlp] [--float32]   # step ratios, see below
 
 Steps: benchmarks/training.py's GPT-small (AdamW) and MLP (SGD) steps with the forward and
 the loss under ``autocast("cpu", dtype=bfloat16)`` (parameters, gradients and optimizer
@@ -12,7 +12,7 @@ growth of the process's maximum resident set over 8 steps after setup, in a new 
 (library, precision), so each starts from the same baseline (lazytorch's planned arena is
 printed beside it). GEMM: GFLOP/s of an n×n×n product in bfloat16 and in float32.
 
-``--rounds N`` measures only the bf16 step ratios, for a machine whose speed drifts (a shared
+``--rounds N`` measures only the step ratios (bf16, or ``--float32``), for a machine whose speed drifts (a shared
 VM moves torch eager's own step by 2× between minutes): each round starts every peer in a
 new process, one after another in an order rotated each round, and takes the ratios within
 the round; the table gives each ratio's median and range over the rounds.
@@ -178,7 +178,7 @@ import {lib} as lib
 from benchmarks.training import time_steps
 if {lib!r} == "lazytorch":
     lib.set_backend("cpp")
-r = time_steps(lib, {which!r}, {repeats}, amp=True, compiled={compiled}, whole_step={whole})
+r = time_steps(lib, {which!r}, {repeats}, amp={amp}, compiled={compiled}, whole_step={whole})
 print(json.dumps(r["step"] * 1e3))
 """
 
@@ -191,8 +191,10 @@ PEERS = (
 )
 
 
-def rounds(which: str, n: int, repeats: int, torch_compile: bool = True) -> dict[str, list[float]]:
-    """ms per bf16-autocast step of each peer in `PEERS`, one new process per peer and round,
+def rounds(
+    which: str, n: int, repeats: int, torch_compile: bool = True, amp: bool = True
+) -> dict[str, list[float]]:
+    """ms per step (bf16 autocast with `amp`, else float32) of each peer in `PEERS`, one new process per peer and round,
     the peers' order rotated each round (see the module doc)."""
     peers = [p for p in PEERS if torch_compile or p[0] != "torch.compile"]
     out: dict[str, list[float]] = {p[0]: [] for p in peers}
@@ -200,7 +202,7 @@ def rounds(which: str, n: int, repeats: int, torch_compile: bool = True) -> dict
         for label, lib, compiled, whole in peers[r % len(peers) :] + peers[: r % len(peers)]:
             code = _ROUND.format(
                 root=str(ROOT), lib=lib, which=which, repeats=repeats, compiled=compiled,
-                whole=whole,
+                whole=whole, amp=amp,
             )  # fmt: skip
             res = subprocess.run(
                 [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -211,15 +213,18 @@ def rounds(which: str, n: int, repeats: int, torch_compile: bool = True) -> dict
     return out
 
 
-def report_rounds(n: int, repeats: int, which: list[str], torch_compile: bool = True) -> None:
+def report_rounds(
+    n: int, repeats: int, which: list[str], torch_compile: bool = True, amp: bool = True
+) -> None:
     labels = {"gpt": "GPT-small, AdamW", "mlp": "MLP 784-1024-1024-10, SGD"}
-    print(f"bf16 autocast step, {n} rounds of new processes (ms: median [min–max]; ratios "
+    kind = "bf16 autocast" if amp else "float32"
+    print(f"{kind} step, {n} rounds of new processes (ms: median [min–max]; ratios "
           "taken within each round)")  # fmt: skip
     print()
     print("| step | peer | ms | / torch eager | / torch.compile |")
     print("|---|---|---:|---:|---:|")
     for w in which:
-        ms = rounds(w, n, repeats, torch_compile)
+        ms = rounds(w, n, repeats, torch_compile, amp)
         eager = ms["torch eager"]
         for label, times in ms.items():
 
@@ -241,9 +246,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--rounds", type=int, default=0, help="step ratios over N rounds of processes")
     ap.add_argument("--which", choices=("gpt", "mlp"), action="append")
+    ap.add_argument("--float32", action="store_true", help="with --rounds: the float32 steps")
     args = ap.parse_args(argv)
     if args.rounds:
-        report_rounds(args.rounds, args.repeats, args.which or ["gpt", "mlp"], not args.no_compile)
+        report_rounds(
+            args.rounds,
+            args.repeats,
+            args.which or ["gpt", "mlp"],
+            not args.no_compile,
+            not args.float32,
+        )
     else:
         report(args.repeats, not args.no_compile)
 
