@@ -111,11 +111,19 @@ def timed(name: str, seconds: float) -> None:
 def materialized(record: float, run: float, total: float) -> None:
     """Account one materialization's timings (one call: this is on every cut's path)."""
     global first_materialize_seconds
-    for name, seconds in (("record", record), ("run", run), ("materialize", total)):
-        s = _sums[name]
-        s[0] += seconds
-        s[1] += 1
-        _timings[name].append(seconds)
+    # (written out: a loop over (name, seconds) pairs cost a microsecond more per cut)
+    s = _sums["record"]
+    s[0] += record
+    s[1] += 1
+    _timings["record"].append(record)
+    s = _sums["run"]
+    s[0] += run
+    s[1] += 1
+    _timings["run"].append(run)
+    s = _sums["materialize"]
+    s[0] += total
+    s[1] += 1
+    _timings["materialize"].append(total)
     if first_materialize_seconds is None:
         first_materialize_seconds = total
 

@@ -175,16 +175,25 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
             return
     for hook in before_cut:
         roots += hook(roots)
-    from lazytorch.runtime.executor import run  # lazy: import time (first materialize)
+    ex = _executor
+    if ex is None:  # imported at the first cut, then kept (this is every cut's path)
+        from lazytorch.runtime import executor as ex  # lazy: import time
 
+        _bind_executor(ex)
     metrics.increment("materializations")
     last_cut_id = roots[0].id if len(roots) == 1 else max(n.id for n in roots)
-    run(roots, cause=cause, loc=loc)
+    ex.run(roots, cause=cause, loc=loc)  # (looked up at each cut: tests and profilers wrap it)
     for after in after_cut:
         after()
 
 
 _collectives.materialize = materialize_nodes
+_executor: Any = None  # lazytorch.runtime.executor, once a cut imported it
+
+
+def _bind_executor(module: Any) -> None:
+    global _executor
+    _executor = module
 
 
 def implicit_point(t: Tensor, cause: str) -> None:
