@@ -251,14 +251,9 @@ def held_with(root: Node) -> list[Node]:
     """
     inside = {id(root)}
     oldest = root.id  # the oldest node of the cut that is costly (not in _CHEAP)
-    base = root  # the node `root` is a movement chain over (root itself if none)
-    while base.op.category == "movement" and len(base.inputs) == 1:
-        i = base.inputs[0]
-        if i.buffer is not None:
-            break
-        base = i
-    if base is not root:
-        oldest = base.id
+    part = _part_read(root)  # what `root` reads a part of
+    if part:
+        oldest = min(oldest, min(n.id for n in part.values()))
     stack = [root]
     cheap = _CHEAP
     while stack:  # (the per-cut cost of this walk matters: loops written plainly)
@@ -297,7 +292,7 @@ def held_with(root: Node) -> list[Node]:
         if m is root or id(m) in seen:
             continue
         seen.add(id(m))
-        if m is base or ((id(m) in inside or _reaches(m, inside, apart)) and _worth_holding(m)):
+        if id(m) in part or ((id(m) in inside or _reaches(m, inside, apart)) and _worth_holding(m)):
             held.append(m)
     held.sort(key=_node_id)  # recording order: a repeated loop cuts the same program
     if spent > _SPENT_PRUNE:
@@ -309,6 +304,39 @@ def held_with(root: Node) -> list[Node]:
 
 
 _collectives.held_with = held_with
+
+
+def _part_read(root: Node) -> dict[int, Node]:
+    """The pending nodes `root` reads a part of (by id), or none: below the first movement
+    of a chain of one-input movements (an element, a row, a slice) and elementwise ops whose
+    other inputs are computed or constants (``w[i][j] <= 5``, ``x[i] * 2``) down from
+    `root`."""
+    n, part, moved = root, {}, False
+    while True:
+        cat = n.op.category
+        if cat == "movement" and len(n.inputs) == 1:
+            i = n.inputs[0]
+        elif cat == "elementwise":
+            pending = [i for i in n.inputs if i.buffer is None]
+            if len(pending) != 1 or not all(
+                i.buffer is not None or (i.op.category == "source" and not i.inputs)
+                for i in n.inputs
+                if i is not pending[0]
+            ):
+                break
+            i = pending[0]
+        else:
+            break
+        if i.buffer is not None:
+            break
+        moved = moved or cat == "movement"
+        if moved and i.op.category != "movement":  # (a pending view is never held apart
+            part[id(i)] = i  # from its base: it would stop seeing the base's writes)
+        n = i
+    if moved and n is not root:
+        part[id(n)] = n  # the end of the chain, a view's base: a view of a computed value
+    return part
+
 
 # A cut that walks past more spent registry entries than this prunes the registry.
 _SPENT_PRUNE = 32

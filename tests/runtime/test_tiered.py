@@ -338,6 +338,24 @@ def test_reading_each_element_of_a_cheap_pending_tensor_computes_it_once(program
     assert _count("held_materialized") == 1
 
 
+def test_testing_each_element_of_a_fresh_weight_draws_it_once(programs):
+    # d2l's parameter-management notebook: a weight initialized in place, then each of its
+    # elements compared (`if w.data[i][j] <= 5`). The comparison reads a part of the live
+    # weight, so the weight is computed with the first read; each later read is its element,
+    # not a new draw (before: 45 programs, each drawing the weight anew).
+    w = lt.empty(5, 9)
+    lt.nn.init.uniform_(w, -10, 10)
+    small = [bool(w.data[i][j] <= 5) for i in range(5) for j in range(9)]
+    draws = [p for p in programs if "rand" in p]
+    assert len(draws) == 1, [len(p) for p in programs]
+    assert small == [v <= 5 for v in w.numpy().ravel().tolist()]
+    assert _count("held_materialized") == 1
+    # an elementwise op over a whole tensor (no part read) does not hold its input
+    x = lt.rand(4) * 2
+    assert bool((x * 3 > -1).all())
+    assert x._node.buffer is None
+
+
 def test_reading_every_grad_runs_forward_and_backward_once(programs):
     model = lt.nn.Sequential(lt.nn.Linear(6, 5), lt.nn.Tanh(), lt.nn.Linear(5, 2))
     lt.materialize(*model.parameters())
