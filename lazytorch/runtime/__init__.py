@@ -316,13 +316,13 @@ def _part_read(root: Node) -> dict[int, Node]:
         cat = n.op.category
         if cat == "movement" and len(n.inputs) == 1:
             i = n.inputs[0]
-        elif cat == "elementwise":
-            pending = [i for i in n.inputs if i.buffer is None]
-            if len(pending) != 1 or not all(
-                i.buffer is not None or (i.op.category == "source" and not i.inputs)
+        elif cat == "elementwise":  # one pending input besides constants
+            pending = [
+                i
                 for i in n.inputs
-                if i is not pending[0]
-            ):
+                if i.buffer is None and not (i.op.category == "source" and not i.inputs)
+            ]
+            if len(pending) != 1:
                 break
             i = pending[0]
         else:
