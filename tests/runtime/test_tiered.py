@@ -350,6 +350,10 @@ def test_testing_each_element_of_a_fresh_weight_draws_it_once(programs):
     assert len(draws) == 1, [len(p) for p in programs]
     assert small == [v <= 5 for v in w.numpy().ravel().tolist()]
     assert _count("held_materialized") == 1
+    # a pending constant beside the element does not end the chain
+    v = lt.rand(6) * 2
+    assert float(v[2] * lt.full((), 3.0)) == pytest.approx(3 * v.numpy()[2])
+    assert _count("held_materialized") == 2
     # an elementwise op over a whole tensor (no part read) does not hold its input
     x = lt.rand(4) * 2
     assert bool((x * 3 > -1).all())
