@@ -157,7 +157,7 @@ def materialize_as_read(*tensors: Tensor) -> None:
 
 
 def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -> None:
-    global last_cut_id
+    global last_cut_id, _executor
     if pending_collectives:  # collectives first, in recording order (see collectives.py)
         if _compile_trace is not None:
             _compile_trace.collective()
@@ -179,7 +179,7 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
     if ex is None:  # imported at the first cut, then kept (this is every cut's path)
         from lazytorch.runtime import executor as ex  # lazy: import time
 
-        _bind_executor(ex)
+        _executor = ex
     metrics.increment("materializations")
     last_cut_id = roots[0].id if len(roots) == 1 else max(n.id for n in roots)
     ex.run(roots, cause=cause, loc=loc)  # (looked up at each cut: tests and profilers wrap it)
@@ -189,11 +189,6 @@ def materialize_nodes(nodes: Iterable[Node], cause: str = "", loc: Any = None) -
 
 _collectives.materialize = materialize_nodes
 _executor: Any = None  # lazytorch.runtime.executor, once a cut imported it
-
-
-def _bind_executor(module: Any) -> None:
-    global _executor
-    _executor = module
 
 
 def implicit_point(t: Tensor, cause: str) -> None:
@@ -333,7 +328,7 @@ def _part_read(root: Node) -> dict[int, Node]:
         if moved and i.op.category != "movement":  # (a pending view is never held apart
             part[id(i)] = i  # from its base: it would stop seeing the base's writes)
         n = i
-    if moved and n is not root:
+    if moved:
         part[id(n)] = n  # the end of the chain, a view's base: a view of a computed value
     return part
 

@@ -545,7 +545,9 @@ FLAGS(exp) FLAGS(sigmoid)
 """
 
 
-@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 MXCSR")
+@pytest.mark.skipif(
+    platform.machine() not in ("x86_64", "AMD64"), reason="reads the x86 MXCSR underflow flag"
+)
 def test_no_underflow_where_the_result_is_zero(tmp_path):
     # A multiply whose result underflows takes a microcode assist on x86 (~100 cycles per
     # vector): exp of a tensor of -inf, every masked entry of a causal softmax, ran 9x slower
