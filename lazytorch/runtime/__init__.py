@@ -253,8 +253,10 @@ def held_with(root: Node) -> list[Node]:
     cheap = _CHEAP
     while stack:  # (the per-cut cost of this walk matters: loops written plainly)
         n = stack.pop()
-        if n.id < oldest and n.op.category not in cheap:
-            oldest = n.id
+        if n.id < oldest:
+            cat = n.op.category
+            if cat not in cheap or (cat == "source" and _big_draw(n)):
+                oldest = n.id
         for i in n.inputs:
             if i.buffer is None:
                 k = id(i)
@@ -336,22 +338,41 @@ def _part_read(root: Node) -> dict[int, Node]:
 # A cut that walks past more spent registry entries than this prunes the registry.
 _SPENT_PRUNE = 32
 
-# Ops a program recomputes for next to nothing (fused into whatever reads them).
+# Ops a program recomputes for next to nothing (fused into whatever reads them)...
 _CHEAP = frozenset(("source", "leaf", "movement", "elementwise"))
 _CHEAP_NODES = 8
+# ...except a random draw of this many elements or more. Philox costs ~40 ns an element
+# on the interpreter tier (and ~5 compiled): a model's initial weights, drawn again by
+# every program that reads them while they are pending, made each token of a sampling
+# loop over a 7M-parameter model that was never trained redraw 7M numbers (0.3 s a token).
+_BIG_DRAW = 4096
+
+
+def _big_draw(n: Node) -> bool:
+    """Whether `n` draws at least `_BIG_DRAW` random numbers (a symbolic size counts as
+    big: it stands for every size)."""
+    if n.op.name != "rand":
+        return False
+    count = 1
+    for d in n.shape:
+        if not isinstance(d, int):
+            return True
+        count *= d
+    return count >= _BIG_DRAW
 
 
 def _worth_holding(m: Node) -> bool:
     """Whether computing `m` now saves later work: its pending graph holds a reduction, a
-    GEMM, a gather... or more than a few nodes. A constant, a ``randn`` or a reshaped
-    ``arange`` costs nothing to recompute inside each program that reads it; holding it
+    GEMM, a gather, a large random draw... or more than a few nodes. A constant, a small
+    ``randn`` or a reshaped ``arange`` costs nothing to recompute inside each program that
+    reads it; holding it
     would only make the next program differ from this one (a warmed program would not
     match the caller's)."""
     seen = {id(m)}
     stack = [m]
     while stack:
         n = stack.pop()
-        if n.op.category not in _CHEAP:
+        if n.op.category not in _CHEAP or _big_draw(n):
             return True
         for i in n.inputs:
             if i.buffer is None and id(i) not in seen:

@@ -360,6 +360,46 @@ def test_testing_each_element_of_a_fresh_weight_draws_it_once(programs):
     assert x._node.buffer is None
 
 
+def test_sampling_from_an_untrained_model_draws_its_weights_once(monkeypatch):
+    # llm.c's train_gpt2.py samples from the model before its first step: every token is a
+    # cut (multinomial checks its weights eagerly) reading the weights, still pending as
+    # their initial draws. A large draw is worth holding, so the first cut computes the
+    # weights and the later ones read them (before: each token redrew 7M numbers, 0.3 s a
+    # token on the interpreter). A small draw is still recomputed where it is read.
+    draws: list[list[int]] = []  # per program, the sizes of its random draws
+    real = executor.run
+
+    def spy(roots, cause="", loc=None):
+        instrs = executor.build_program(list(roots)).instrs
+        draws.append(sorted(int(np.prod(i.shape)) for i in instrs if i.op.name == "rand"))
+        return real(roots, cause, loc)
+
+    monkeypatch.setattr(executor, "run", spy)
+    lt.manual_seed(0)
+    model = lt.nn.Sequential(lt.nn.Embedding(50, 96), lt.nn.Linear(96, 50))
+    small = lt.rand(4) * 2
+    idx = lt.tensor([[3]])
+    with lt.no_grad():
+        for _ in range(3):
+            logits = model(idx)[:, -1, :] + small.sum()
+            nxt = lt.multinomial(logits.softmax(-1), 1)
+            idx = lt.cat([idx, nxt], 1)
+    # first token: the small draw, the bias, multinomial's uniforms, then the weight and the
+    # embedding (4,800 each); later tokens redraw only what is small
+    assert draws == [[4, 50, 50, 4800, 4800], [4, 50, 50], [4, 50, 50]], draws
+    assert model[0].weight._node.buffer is not None
+    assert model[1].weight._node.buffer is not None
+    assert small._node.buffer is None
+    assert idx.shape == (1, 4)
+    # the held weights are the draws every program saw: recomputing from them agrees
+    e, w, b = (p.detach().numpy() for p in model.parameters())
+    ref = e[3] @ w.T + b + small.sum().item()
+    with lt.no_grad():
+        np.testing.assert_allclose(
+            model(lt.tensor([[3]]))[0, -1].numpy() + small.sum().item(), ref, rtol=1e-5, atol=1e-6
+        )
+
+
 def test_reading_every_grad_runs_forward_and_backward_once(programs):
     model = lt.nn.Sequential(lt.nn.Linear(6, 5), lt.nn.Tanh(), lt.nn.Linear(5, 2))
     lt.materialize(*model.parameters())
