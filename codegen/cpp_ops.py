@@ -188,6 +188,28 @@ def _cast(a: list[str], src: dt.DType, out: dt.DType, origin: int) -> str:
     return f"({CTYPE[out.name]})({a[0]})"
 
 
+_UBITS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
+
+
+def _bitcast(a: list[str], src: dt.DType, out: dt.DType, origin: int) -> str:
+    """The bits of `a[0]` as stored in `src` (a 16-bit float is computed as a float that
+    holds its value exactly), read as `out`, in `out`'s compute type."""
+    u = _UBITS[out.itemsize]
+    if src is dt.bfloat16:
+        bits = f"lt::bf16_bits({a[0]})"
+    elif src is dt.float16:
+        bits = f"lt::bit_as<uint16_t>((lt::half)({a[0]}))"
+    else:  # (an integer expression may have been promoted to int: narrow it first)
+        bits = f"lt::bit_as<{u}>(({CTYPE[src.name]})({a[0]}))"
+    if out is dt.bfloat16:
+        return f"lt::float_of_bits((uint32_t){bits} << 16)"
+    if out is dt.float16:
+        return f"(float)lt::bit_as<lt::half>({bits})"
+    if out is dt.bool_:
+        return f"({bits} != 0)"
+    return f"lt::bit_as<{CTYPE[out.name]}>({bits})"
+
+
 def _abs(a: list[str], d: dt.DType, origin: int) -> str:
     if d.is_floating_point:
         return _fn("__builtin_fabsf", "__builtin_fabs")(a[0], d)
@@ -198,6 +220,7 @@ def _abs(a: list[str], d: dt.DType, origin: int) -> str:
 # elementwise primitive (the others are loops and extern calls of codegen/cpp.py).
 LOWERINGS: dict[str, Lowering] = {
     "cast": _cast,
+    "bitcast": _bitcast,
     "where": lambda a, d, out, origin: f"({a[0]} ? {a[1]} : {a[2]})",
     **{name: _compare(name) for name in ("eq", "ne", "lt", "le", "gt", "ge")},
     # unary

@@ -179,6 +179,32 @@ def _cast(a: list[str], src: dt.DType, out: dt.DType, use: Use) -> str:
     return f"{a[0]}.to({TL[out.name]})"
 
 
+_UBITS = {1: "tl.uint8", 2: "tl.uint16", 4: "tl.uint32", 8: "tl.uint64"}
+
+
+def _bitcast(a: list[str], src: dt.DType, out: dt.DType, use: Use) -> str:
+    """The bits of `a[0]` as stored in `src` (a 16-bit float is computed as a float32 that
+    holds its value exactly), read as `out`, in `out`'s compute type. bfloat16 is float32's
+    upper half, moved by shifts: Triton's conversions may flush its subnormals."""
+    u = _UBITS[out.itemsize]
+    x = a[0]
+    if src is dt.bfloat16:
+        bits = f"({x}.to(tl.uint32, bitcast=True) >> 16).to(tl.uint16)"
+    elif src is dt.float16:  # exact: the value is a float16's already
+        bits = f"{x}.to(tl.float16).to(tl.uint16, bitcast=True)"
+    elif src is dt.bool_:
+        bits = f"{x}.to(tl.uint8)"
+    else:
+        bits = f"{x}.to({u}, bitcast=True)"
+    if out is dt.bool_:
+        return f"{bits} != 0"
+    if out is dt.bfloat16:
+        return f"({bits}.to(tl.uint32) << 16).to(tl.float32, bitcast=True)"
+    if out is dt.float16:
+        return f"{bits}.to(tl.float16, bitcast=True).to(tl.float32)"
+    return f"{bits}.to({TL[out.name]}, bitcast=True)"
+
+
 def _extremum(name: str, on_bool: str) -> Lowering:
     """NaN-propagating max/min of floats (a helper), tl's of integers, | / & of bools."""
 
@@ -211,6 +237,7 @@ def _fmod(a: list[str], d: dt.DType, use: Use) -> str:
 # elementwise primitive (the others are loops, stores and extern kernels of triton.py).
 LOWERINGS: dict[str, Lowering] = {
     "cast": _cast,
+    "bitcast": _bitcast,
     "where": lambda a, d, out, use: f"tl.where({a[0]}, {a[1]}, {a[2]})",
     **{name: _compare(name) for name in ("eq", "ne", "lt", "le", "gt", "ge")},
     # unary

@@ -138,6 +138,7 @@ def _rule_samples() -> list[Sample]:
         s.append(_rule(name, [leaf_values((2, 3), I64), leaf_values((2, 3), I64)]))
     s.append(_rule("where", [leaf_values((2, 3), B), leaf_values((2, 3)), leaf_values(())]))
     s.append(_rule("cast", [leaf_values((2, 3))], (I64,)))
+    s.append(_rule("bitcast", [leaf_values((2, 3))], (dt.int32,)))
     for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
         s.append(_rule(name, [leaf_values((2, 3, 4))], ((0, 2),)))
     s.append(_rule("argmax", [leaf_values((2, 3))], (1,)))

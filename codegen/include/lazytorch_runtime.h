@@ -195,6 +195,14 @@ static inline uint32_t float_bits(float f) {
     __builtin_memcpy(&u, &f, sizeof u);
     return u;
 }
+// The bits of `x` read as a `To` of the same size (torch's `x.view(dtype)`).
+template <class To, class From>
+static inline To bit_as(From x) {
+    static_assert(sizeof(To) == sizeof(From), "bit_as: sizes differ");
+    To t;
+    __builtin_memcpy(&t, &x, sizeof t);
+    return t;
+}
 static inline float float_of_bits(uint32_t u) {
     float f;
     __builtin_memcpy(&f, &u, sizeof f);

@@ -633,9 +633,11 @@ def _cumsum(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
 
 
 # Never carry gradient (integer or bool results, or no differentiable input): comparisons,
-# bitwise ops, argmax/argmin/argsort, iota/const/rand, leaves.
+# bitwise ops, argmax/argmin/argsort, iota/const/rand, leaves; bitcast (torch's
+# ``x.view(dtype)`` carries no gradient).
 NOT_DIFFERENTIABLE = frozenset(
     "eq ne lt le gt ge bitwise_and bitwise_or bitwise_xor bitwise_not argmax argmin argsort "
+    "bitcast "
     "iota const rand buffer scalar "
     # collectives are recorded under no_grad, as torch.distributed's in-place collectives
     # are: DDP averages gradients after backward, outside autograd

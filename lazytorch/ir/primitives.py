@@ -249,7 +249,8 @@ def reference(prim: Primitive, in_dtypes: Sequence[DType], out_dtype: DType) -> 
     float32 holds both exactly, computing in float32 and rounding once is what torch's
     kernels do ("opmath": a scatter-add into float16 accumulates in float32), and NumPy's
     bfloat16 (ml_dtypes') lacks many functions the references call (sorting, linear
-    algebra). `cast` and `rand` make the 16-bit values themselves.
+    algebra). `cast` and `rand` make the 16-bit values themselves; `bitcast` reads them
+    as stored.
 
     References compute as torch's kernels do, giving inf and NaN silently; they leave
     NumPy's error state to their caller, who runs them under ``np.errstate(all="ignore")``
@@ -265,6 +266,8 @@ def reference(prim: Primitive, in_dtypes: Sequence[DType], out_dtype: DType) -> 
     ref = prim.ref
     if ref is None:
         raise NotImplementedError(f"no reference implementation for {prim.name!r}")
+    if prim.name == "bitcast":  # reads the bits as they are stored
+        return ref
     widen = any(d.is_low_float for d in in_dtypes)
     if not widen and (not out_dtype.is_low_float or prim.name in ("cast", "rand")):
         return ref

@@ -94,6 +94,28 @@ def _require_args(args: tuple[Any, ...], op: str, what: str) -> None:
         raise op_error(TypeError, op, f'{op}() missing 1 required positional arguments: "{what}"')
 
 
+def _view_as_dtype(x: Tensor, dtype: dt.DType) -> Tensor:
+    """``x.view(dtype)``: x's bits read as `dtype` (same size: a view writes go through)."""
+    if dtype is x.dtype:
+        return V.make_view(x, V.Reshape(x._node.shape))
+    if x.dtype.is_complex or dtype.is_complex:
+        raise op_error(
+            NotImplementedError,
+            "view",
+            f"viewing {x.dtype.legacy_name} as {dtype.legacy_name} is not supported "
+            "(complex tensors are pairs of real ones here): use torch.view_as_real",
+        )
+    if dtype.itemsize != x.dtype.itemsize:
+        raise op_error(
+            NotImplementedError,
+            "view",
+            f"viewing {x.dtype.legacy_name} ({x.dtype.itemsize} bytes) as "
+            f"{dtype.legacy_name} ({dtype.itemsize} bytes) is not supported: only dtypes "
+            "of the same size can be viewed as each other here",
+        )
+    return V.make_view(x, V.Bitcast(dtype))
+
+
 @public(torch=False, method=True)
 def view(input: Tensor, *size: Any, **kwargs: Any) -> Tensor:
     """A view with a new shape (one dim may be -1). Writes reach the base tensor."""
@@ -102,11 +124,7 @@ def view(input: Tensor, *size: Any, **kwargs: Any) -> Tensor:
         size = _shape_keyword(size, kwargs, "view", "size")
     _require_args(size, "view", "size")
     if len(size) == 1 and isinstance(size[0], dt.DType):
-        raise op_error(
-            NotImplementedError,
-            "view",
-            "reinterpreting a tensor's bits as another dtype is not supported",
-        )
+        return _view_as_dtype(x, size[0])
     new = _infer_shape(shape_arg_allow_neg(size, "view"), numel(x._node.shape), "view")
     if not V.can_view(x, new):
         raise op_error(

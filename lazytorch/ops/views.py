@@ -217,6 +217,42 @@ def _overlap_error() -> Exception:
     )
 
 
+class Bitcast(ViewStep):
+    """The same bits read as another dtype of the same size (``x.view(torch.int32)``). Its
+    value carries no gradient, as in torch; a write through it writes the root's bits.
+
+    A bitcast of a bitcast reads the first one's input: viewing back is exact even for bit
+    patterns that a stored 16-bit float would not keep (a NaN's payload becomes the quiet
+    NaN of its sign when a float16 or bfloat16 value is stored; torch keeps the bits).
+    """
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype: dt.DType) -> None:
+        self.dtype = dtype
+
+    def apply(self, n: Node) -> Node:
+        while n.op is P.bitcast and n.buffer is None:
+            n = n.inputs[0]
+        if n.dtype is self.dtype:
+            return n
+        n = stop_gradient(n)
+        return make_node(P.bitcast, (n,), (self.dtype,), n.shape, self.dtype, n.device)
+
+    def write_back(self, base: Node, value: Node) -> Node:
+        return Bitcast(base.dtype).apply(value)
+
+    def host(self, a: Any) -> Any:
+        if self.dtype is dt.bool_ and a.dtype != _np.bool_:
+            return None  # a byte other than 0 or 1 is not a NumPy bool: computed instead
+        return a.view(self.dtype.np)
+
+    def out_strides(
+        self, shape: tuple[int, ...], strides: Strides, out: tuple[int, ...]
+    ) -> Strides | None:
+        return strides
+
+
 class Slice(ViewStep):
     __slots__ = ("starts", "steps", "stops")
 

@@ -118,6 +118,7 @@ SAMPLES: dict[str, Callable[[], Any]] = {
     "bitwise_xor": lambda: _i(4, 5) ^ 3,
     "where": lambda: lt.where(_b(4, 5), _r(4, 5), _r(4, 5, seed=1)),
     "cast": lambda: _r(4, 5).half(),
+    "bitcast": lambda: _r(4, 5).half().view(lt.int16),
     "buffer": lambda: _r(4, 5) + 1,
     "scalar": lambda: _r(4, 5) + 1.5,
     "const": lambda: F.relu(_r(4, 5)),  # a 0.0 kept as a literal

@@ -397,6 +397,28 @@ def test_casts():
     )
 
 
+def test_bitcasts_read_the_same_bits():
+    # x.view(dtype) inside a kernel (a flip first, so the bits are of a computed value)
+    x = np.array([-2.7, -0.0, 0.0, 1e-40, np.inf, -np.inf, 3.5, 65504.0], dtype=np.float32)
+    check(
+        lambda t: (
+            t.flip(0).view(lt.int32),
+            t.flip(0).view(lt.int32).view(lt.float32) * 2,
+            t.flip(0).to(lt.float16).view(lt.int16),
+            t.flip(0).to(lt.bfloat16).view(lt.int16),
+            t.flip(0).double().view(lt.int64),
+        ),
+        x,
+    )
+    # (128: bfloat16's smallest normal; the interpreter's bfloat16 store flushes subnormals)
+    words = np.array([0, 128, -1, 15360, -16384, 32640, 16256, -32768], dtype=np.int16)
+    want, got = both(lambda w: (w.flip(0).view(lt.bfloat16), w.flip(0).view(lt.float16)), words)
+    for w, g in zip(want, got):
+        assert g.dtype == w.dtype and (g.view(np.uint16) == w.view(np.uint16)).all()
+    flags = np.array([0, 1, 1, 0], dtype=np.uint8)
+    check(lambda f: (f.flip(0).view(lt.bool), (f > 0).flip(0).view(lt.int8)), flags)
+
+
 def test_float16_computes_in_float32_rounding_each_step():
     x = rand(4, 8, seed=1).astype(np.float16)
     check(lambda t: (t * 3 + 1, lt.exp(t), t.sum(1), t.amax(0)), x, rtol=1e-3, atol=1e-3)

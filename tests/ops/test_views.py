@@ -766,3 +766,95 @@ def test_diagonal_is_a_view_that_writes_through() -> None:
         return z, g
 
     check(with_grad, randn(3, 3))
+
+
+# -- x.view(dtype): the same bits as another dtype ----------------------------------------------
+_BY_SIZE = (("bool", "uint8", "int8"), ("int16", "float16", "bfloat16"), ("int32", "float32"))
+_BY_SIZE += (("int64", "float64"),)
+_SAME_SIZE = [(a, b) for g in _BY_SIZE for a in g for b in g if a != b]
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _patterns(src: str, dst: str) -> np.ndarray:
+    """Bit patterns of `src`: random words plus signed zeros, infinities and subnormals where
+    they are floats; 0/1 bytes where either side is bool (a bool holds no other byte)."""
+    rng = np.random.default_rng(0)
+    if "bool" in (src, dst):
+        b = rng.integers(0, 2, 12).astype(np.uint8)
+        return b.astype(bool) if src == "bool" else b.view(src)
+    size = np.dtype(src).itemsize
+    words = rng.integers(0, 2 ** (8 * size), 16, dtype=_UINT[size])
+    return words.view(src)
+
+
+@pytest.mark.backends("interpreter", "cpp")  # new kernels: every case on both
+@pytest.mark.parametrize("src,dst", _SAME_SIZE)
+def test_view_as_dtype_reads_the_same_bits(src, dst):
+    if src == "bfloat16":  # NumPy has no bfloat16: made from float32 in both libraries
+        x = randn(4, 4) * 1e3
+
+        def fn(t, x):
+            v = x.to(t.bfloat16).flip(0).view(getattr(t, dst))
+            return v, v.flip(1)
+
+        check(fn, x)
+        return
+    x = _patterns(src, dst)
+
+    def fn(t, x):  # a flip first: the bitcast reads a computed value inside a kernel
+        v = x.flip(0).view(getattr(t, dst))
+        return v, v.flip(0)
+
+    check(fn, x)
+
+
+@pytest.mark.backends("interpreter", "cpp")  # new kernels: every case on both
+def test_view_as_dtype_of_special_floats():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, 1e-40, -1e-45, 3.5, np.finfo(np.float32).max])
+
+    def fn(t, x):
+        f = x.to(t.float32) * 1
+        return f.view(t.int32), f.to(t.bfloat16).view(t.int16), f.to(t.float16).view(t.int16)
+
+    check(fn, x)
+
+
+@pytest.mark.backends("interpreter", "cpp")  # new kernels: every case on both
+def test_view_as_dtype_and_back_keeps_every_bit():
+    # int16 -> bfloat16 -> int16 is exact for every pattern, NaNs included
+    words = np.arange(-(2**15), 2**15, 7, dtype=np.int16)
+
+    def fn(t, x):
+        return (x * 1).view(t.bfloat16).view(t.int16), (x * 1).view(t.float16).view(t.int16)
+
+    check(fn, words)
+
+
+@pytest.mark.backends("interpreter", "cpp")  # new kernels: every case on both
+def test_write_through_a_dtype_view_writes_the_bits():
+    def fn(t, x):
+        v = x.view(t.int32)
+        v[1] = 0x40490FDB  # the bits of pi as a float32
+        v.add_(1)  # the next float up, at every element
+        return x, v
+
+    check(fn, base(3, 2))
+
+    def fn2(t, x):
+        w = x.clone()
+        w.view(t.int16).bitwise_xor_(-32768)  # flip the sign bits through the view
+        return w
+
+    check(fn2, randn(5).astype("float16"))
+
+
+def test_view_as_dtype_carries_no_gradient():
+    x = lt.randn(3, requires_grad=True)
+    assert not x.view(lt.int32).requires_grad
+    assert not x.view(lt.int32).view(lt.float32).requires_grad  # as torch: detached
+    assert x.view(lt.float32).requires_grad  # the same dtype is a plain view
+
+
+def test_view_as_dtype_of_another_size_is_refused_with_the_reason():
+    with pytest.raises(NotImplementedError, match=r"view\(\): viewing Float \(4 bytes\) as Short"):
+        lt.ones(2, 4).view(lt.int16)

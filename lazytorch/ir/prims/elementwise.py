@@ -329,3 +329,33 @@ define(
         doc="convert to another dtype (float -> int truncates toward zero)",
     )
 )
+
+
+def _bitcast_dtype(inputs: tuple[Any, ...], dtype: DType) -> DType:
+    if inputs[0].dtype.itemsize != dtype.itemsize:
+        raise TypeError(
+            f"bitcast: {inputs[0].dtype} and {dtype} differ in size "
+            f"({inputs[0].dtype.itemsize} and {dtype.itemsize} bytes)"
+        )
+    return dtype
+
+
+def _bitcast_ref(x: Any, dtype: DType) -> Any:
+    a = np.asarray(x)
+    if dtype is bool_:  # any nonzero byte is true (a bool array holds only 0 and 1)
+        return a.view(np.uint8) != 0
+    return a.view(dtype.np)
+
+
+define(
+    Primitive(
+        "bitcast",
+        "elementwise",
+        nin=1,
+        attr_names=("dtype",),
+        shape_rule=elementwise_shape,
+        dtype_rule=_bitcast_dtype,
+        ref=_bitcast_ref,
+        doc="the same bits read as another dtype of the same size (``x.view(torch.int32)``)",
+    )
+)
