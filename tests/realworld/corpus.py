@@ -548,6 +548,18 @@ CORPUS: list[Entry] = [
         "karpathy/build-nanogpt train_gpt2.py + hellaswag.py",
         chaotic_after=25,
     ),
+    # karpathy/llm.c: its own .bin token loader, gradient accumulation, clipping, AdamW
+    # param groups, top-k sampling before the first step (every token a cut: the untrained
+    # weights are drawn once, runtime.held_with), and the C bridge's files: parameters in
+    # float32 and as bfloat16 bits (`t.to(torch.bfloat16).view(torch.int16)`)
+    Entry(
+        "llmc_train_gpt2",
+        "llmc/train_gpt2.py",
+        "karpathy/llm.c train_gpt2.py",
+        args="--input_bin llmc_tokens.bin --input_val_bin llmc_tokens.bin --model d12 "
+        "--batch_size 4 --sequence_length 32 --total_batch_size 256 --num_iterations 6 "
+        "--val_loss_every 3 --val_max_steps 2 --sample_every 3",
+    ),
     # IterableDataset over np.memmap shards, RoPE, GQA, GradScaler (disabled), clipping, a
     # checkpoint with the optimizer's state and the model exported with struct
     Entry(
