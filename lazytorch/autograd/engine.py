@@ -336,7 +336,12 @@ def _run_backward(
         grad_mode.enabled = prev
     if not retain_graph:
         for n in nodes:
-            if hist[id(n)] is not None:
+            h = hist[id(n)]
+            if h is not None:
+                if h[0] is not n.op and n not in _grad_fn_names:
+                    # an op recorded over another primitive (an autograd.Function): its
+                    # grad_fn keeps the name the released history gave it
+                    _grad_fn_names[n] = GradFn(n).name()
                 n.ag = FREED
     return out
 
@@ -779,9 +784,9 @@ class GradFn:
 
     def name(self) -> str:
         a = self._node.ag
+        # (a history a backward released keeps its name, as torch's nodes do: the node's
+        # own primitive, or the name its op gave it)
         op = a[0] if type(a) is tuple else self._node.op
-        if a is FREED:
-            return "FreedBackward"
         named = _grad_fn_names.get(self._node)
         if named is not None:
             return named

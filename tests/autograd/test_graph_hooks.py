@@ -250,3 +250,52 @@ def test_grad_fn_names_of_reductions_are_torchs(case, sync):
         got = fn(lt, lt.tensor(X[0], requires_grad=True))
         assert got.grad_fn.name() == want
         got.sum().backward()  # still differentiable after naming (and after a sync cut)
+        assert got.grad_fn.name() == want  # a released history keeps its name, as torch's
+
+
+_T, _C = np.random.default_rng(1).random((4, 3)).astype(np.float32), np.array([0, 1, 2, 0])
+LOSS_GRAD_FN_NAMES = {
+    "mse_loss": lambda F, x, t, c: F.mse_loss(x, t),
+    "mse_loss none": lambda F, x, t, c: F.mse_loss(x, t, reduction="none"),
+    "cross_entropy": lambda F, x, t, c: F.cross_entropy(x, c),
+    "cross_entropy sum": lambda F, x, t, c: F.cross_entropy(x, c, reduction="sum"),
+    "cross_entropy 1-d": lambda F, x, t, c: F.cross_entropy(x[0], c[0]),
+    "nll_loss weight": lambda F, x, t, c: F.nll_loss(x, c, weight=t[0]),
+    "binary_cross_entropy": lambda F, x, t, c: F.binary_cross_entropy(x.sigmoid(), t),
+    "bce_with_logits": lambda F, x, t, c: F.binary_cross_entropy_with_logits(x, t),
+    "smooth_l1_loss": lambda F, x, t, c: F.smooth_l1_loss(x, t),
+    "huber_loss": lambda F, x, t, c: F.huber_loss(x, t),
+    "l1_loss": lambda F, x, t, c: F.l1_loss(x, t),
+}
+
+
+@pytest.mark.parametrize("case", list(LOSS_GRAD_FN_NAMES))
+def test_grad_fn_names_of_losses_are_torchs(case):
+    fn = LOSS_GRAD_FN_NAMES[case]
+    x = torch.tensor(X[0][:4, :3], requires_grad=True)
+    want = fn(torch.nn.functional, x, torch.tensor(_T), torch.tensor(_C)).grad_fn.name()
+    got = fn(
+        lt.nn.functional, lt.tensor(X[0][:4, :3], requires_grad=True), lt.tensor(_T), lt.tensor(_C)
+    )
+    assert got.grad_fn.name() == want
+    got.sum().backward()
+    assert got.grad_fn.name() == want
+
+
+def test_grad_fn_keeps_its_name_after_backward():
+    # scripts print the loss after loss.backward(): torch's "grad_fn=<MseLossBackward0>"
+    class Double(lt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = lt.ones(3, requires_grad=True)
+    loss = lt.nn.functional.mse_loss(x * 3, lt.zeros(3))
+    y = Double.apply(x)
+    (loss + y.sum()).backward()
+    assert repr(loss).endswith("grad_fn=<MseLossBackward0>)"), repr(loss)
+    assert y.grad_fn.name() == "DoubleBackward"

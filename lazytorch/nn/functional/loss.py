@@ -3,11 +3,14 @@ entropy."""
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from lazytorch._errors import op_error
+from lazytorch.autograd.engine import name_grad_fn
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _opmath
 from lazytorch.nn.functional.activation import log_sigmoid_opmath, log_softmax
@@ -22,8 +25,41 @@ from lazytorch.ops.indexing import gather, index_select
 from lazytorch.ops.linalg import norm
 from lazytorch.tensor import Tensor
 
-
 # -- losses ------------------------------------------------------------------------------------------
+
+
+def _torch_grad_fn(name: str, when: Callable[..., bool] | None = None) -> Callable[[Any], Any]:
+    """Name the loss's result after torch's backward node (``grad_fn=<MseLossBackward0>``
+    when a script prints its loss), where `when(*args, **kwargs)` holds: lazytorch records
+    a loss as several primitives, whose last one would name it otherwise."""
+
+    def wrap(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+        @functools.wraps(fn)
+        def named(*args: Any, **kwargs: Any) -> Tensor:
+            out = fn(*args, **kwargs)
+            x = args[0] if args else kwargs.get("input")
+            named_here = isinstance(out, Tensor) and isinstance(x, Tensor)
+            if named_here and (when is None or when(*args, **kwargs)):
+                name_grad_fn(out, name, x)
+            return out
+
+        return named
+
+    return wrap
+
+
+def _class_targets(input: Any, target: Any, *args: Any, **kwargs: Any) -> bool:
+    # torch's nll_loss node: class-index targets of a 1-d or 2-d input, no smoothing (a
+    # smoothed or probability-target loss ends in other nodes there too)
+    smoothing = kwargs.get("label_smoothing", args[5] if len(args) > 5 else 0.0)
+    return (
+        isinstance(target, Tensor)
+        and not target.dtype.is_floating_point
+        and input.ndim <= 2
+        and not smoothing > 0
+    )
+
+
 def legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
     """`reduction`, or what torch's deprecated `size_average`/`reduce` flags mean when either
     is given (with torch's warning): both true -> "mean", reduce only -> "sum", else "none".
@@ -101,6 +137,7 @@ def _weighted(errors: Tensor, weight: Tensor, input: Tensor, reduction: str) -> 
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
+@_torch_grad_fn("MseLossBackward0")
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -141,6 +178,7 @@ def l1_loss(
     return _reduce(errors, reduction, "l1_loss")
 
 
+@_torch_grad_fn("SmoothL1LossBackward0")
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -229,6 +267,7 @@ def _check_class_targets(logp: Tensor, target: Tensor, weight: Tensor | None, op
         )
 
 
+@_torch_grad_fn("NllLossBackward0", _class_targets)
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -276,6 +315,7 @@ def _nll(
     raise op_error(ValueError, op, f"{reduction} is not a valid value for reduction")
 
 
+@_torch_grad_fn("NllLossBackward0", _class_targets)
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -343,6 +383,7 @@ def _cross_entropy_probs(
     return _reduce(loss, reduction, op)
 
 
+@_torch_grad_fn("BinaryCrossEntropyBackward0")
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -405,6 +446,7 @@ def _bce_with_torch_gradient_at_edges(x: Tensor, target: Tensor) -> Tensor:
     return E.where(edge, at_edge, inner)
 
 
+@_torch_grad_fn("BinaryCrossEntropyWithLogitsBackward0")
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -488,6 +530,7 @@ def kl_div(
     return _reduce(loss, reduction, "kl_div")
 
 
+@_torch_grad_fn("HuberLossBackward0")
 def huber_loss(
     input: Tensor,
     target: Tensor,
