@@ -253,16 +253,19 @@ def held_with(root: Node) -> list[Node]:
     cheap = _CHEAP
     while stack:  # (the per-cut cost of this walk matters: loops written plainly)
         n = stack.pop()
-        if n.id < oldest:
-            cat = n.op.category
-            if cat not in cheap or (cat == "source" and _big_draw(n)):
-                oldest = n.id
+        reads_data = False
         for i in n.inputs:
             if i.buffer is None:
                 k = id(i)
                 if k not in inside:
                     inside.add(k)
                     stack.append(i)
+            elif i.shape:
+                reads_data = True
+        if n.id < oldest:
+            cat = n.op.category
+            if cat not in cheap or (cat == "source" and _big_draw(n)) or (reads_data and _small(n)):
+                oldest = n.id
     # Newest registrations first; the registry is in order of registration (a tensor
     # updated in place registers again). A value worth holding holds a costly node; if that
     # node is inside the cut, the value is no older than the cut's oldest costly node, so
@@ -361,6 +364,23 @@ def _big_draw(n: Node) -> bool:
     return count >= _BIG_DRAW
 
 
+# ...and a small value computed from data (computed tensors, not constants): held, the next
+# program reads it; recomputed, the next program inlines how it was made, and a value
+# built from the last one (`idx = torch.cat([idx, nxt], 1)`, sampling token by token)
+# would make each program one step longer than the last: a new program per token.
+_SMALL_HOLD = 1 << 16
+
+
+def _small(n: Node) -> bool:
+    """Whether `n` has at most `_SMALL_HOLD` elements (known sizes only)."""
+    count = 1
+    for d in n.shape:
+        if not isinstance(d, int):
+            return False
+        count *= d
+    return count <= _SMALL_HOLD
+
+
 def _worth_holding(m: Node) -> bool:
     """Whether computing `m` now saves later work: its pending graph holds a reduction, a
     GEMM, a gather, a large random draw... or more than a few nodes. A constant, a small
@@ -375,7 +395,10 @@ def _worth_holding(m: Node) -> bool:
         if n.op.category not in _CHEAP or _big_draw(n):
             return True
         for i in n.inputs:
-            if i.buffer is None and id(i) not in seen:
+            if i.buffer is not None:
+                if i.shape and _small(m):
+                    return True
+            elif id(i) not in seen:
                 if len(seen) == _CHEAP_NODES:
                     return True
                 seen.add(id(i))

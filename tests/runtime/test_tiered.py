@@ -432,11 +432,33 @@ def test_a_disjoint_live_tensor_stays_pending():
     other = x + 1
     (lt.ones(3) * 5).sum().item()
     assert other._node.buffer is None
-    cheap = x * 3  # elementwise on a computed value: recomputed for free, not held
-    mine = (x * 3).cumsum(0)
-    (mine + cheap).sum().item()  # `mine` is inside this cut's graph: computed with it
+    small = x * 3  # elementwise on a small computed value: held (one small store), so the
+    mine = (x * 3).cumsum(0)  # next program reads it rather than inlining how it was made
+    (mine + small).sum().item()  # `mine` is inside this cut's graph: computed with it
     assert mine._node.buffer is not None and other._node.buffer is None
+    assert small._node.buffer is not None
+    big = lt.arange(70_000.0)  # a large one stays fused into its readers, not stored
+    lt.materialize(big)
+    cheap = big * 3
+    (cheap + 1).sum().item()
     assert cheap._node.buffer is None
+
+
+def test_a_sequence_grown_token_by_token_cuts_one_program_shape(programs):
+    # sampling: `idx = torch.cat([idx, nxt], 1)` after each token's cut. The small pending
+    # sequence is held at each cut, so every token's program reads it as one input (before:
+    # each program inlined the cats of all earlier tokens, one input longer each time, and
+    # no two tokens shared a program shape: none was ever compiled over symbolic sizes)
+    lt.manual_seed(0)
+    emb = lt.randn(20, 8)
+    idx = lt.tensor([[1]])
+    for _ in range(6):
+        probs = emb[idx[0]].sum(0).softmax(-1)[None]
+        nxt = lt.multinomial(probs, 1)
+        idx = lt.cat([idx, nxt], 1)
+    sizes = [len(p) for p in programs]
+    assert len(set(sizes[1:])) == 1, sizes
+    assert idx.shape == (1, 7)
 
 
 def test_explicit_materialize_computes_only_what_it_is_given():
