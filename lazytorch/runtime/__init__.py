@@ -351,17 +351,23 @@ _CHEAP_NODES = 8
 _BIG_DRAW = 4096
 
 
+def _count(n: Node) -> int | None:
+    """How many elements `n` has; None where a size is symbolic."""
+    count = 1
+    for d in n.shape:
+        if not isinstance(d, int):
+            return None
+        count *= d
+    return count
+
+
 def _big_draw(n: Node) -> bool:
     """Whether `n` draws at least `_BIG_DRAW` random numbers (a symbolic size counts as
     big: it stands for every size)."""
     if n.op.name != "rand":
         return False
-    count = 1
-    for d in n.shape:
-        if not isinstance(d, int):
-            return True
-        count *= d
-    return count >= _BIG_DRAW
+    count = _count(n)
+    return count is None or count >= _BIG_DRAW
 
 
 # ...and a small value computed from data (computed tensors, not constants): held, the next
@@ -373,21 +379,18 @@ _SMALL_HOLD = 1 << 16
 
 def _small(n: Node) -> bool:
     """Whether `n` has at most `_SMALL_HOLD` elements (known sizes only)."""
-    count = 1
-    for d in n.shape:
-        if not isinstance(d, int):
-            return False
-        count *= d
-    return count <= _SMALL_HOLD
+    count = _count(n)
+    return count is not None and count <= _SMALL_HOLD
 
 
 def _worth_holding(m: Node) -> bool:
     """Whether computing `m` now saves later work: its pending graph holds a reduction, a
     GEMM, a gather, a large random draw... or more than a few nodes. A constant, a small
     ``randn`` or a reshaped ``arange`` costs nothing to recompute inside each program that
-    reads it; holding it
-    would only make the next program differ from this one (a warmed program would not
-    match the caller's)."""
+    reads it; holding it would only make the next program differ from this one (a warmed
+    program would not match the caller's). A small value computed from data is held too
+    (see `_SMALL_HOLD`)."""
+    small = _small(m)
     seen = {id(m)}
     stack = [m]
     while stack:
@@ -396,7 +399,7 @@ def _worth_holding(m: Node) -> bool:
             return True
         for i in n.inputs:
             if i.buffer is not None:
-                if i.shape and _small(m):
+                if small and i.shape:
                     return True
             elif id(i) not in seen:
                 if len(seen) == _CHEAP_NODES:
