@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -234,13 +235,14 @@ def test_exit_stops_the_compile_child_and_its_compilers(tmp_path):
         from lazytorch.runtime import compile_worker
         x = lt.randn(64, 64)
         lt.materialize(x)
+        open(os.environ["SLOW_CXX_MARK"], "w").close()  # compiles from here on are slow
         for _ in range(2):
             y = x
             for i in range(150):
                 y = (y * 1.0001 + i).tanh() if i % 2 else y.exp().log1p()
             y.sum().item()
         assert lt.metrics.counters()["background_compiles"] == 1
-        end = time.monotonic() + 30
+        end = time.monotonic() + 90
         while compile_worker._proc is None and time.monotonic() < end:
             time.sleep(0.001)
         pgid = compile_worker._proc.pid
@@ -260,7 +262,21 @@ def test_exit_stops_the_compile_child_and_its_compilers(tmp_path):
         print("group:", pgid, len(group()), flush=True)
         """
     )
-    env = {**os.environ, "LAZYTORCH_TIERED": "1", "LAZYTORCH_CACHE_DIR": str(tmp_path)}
+    # Once the script has built its runtime, the compiler is a wrapper that waits before
+    # compiling: the child's group is seen with its compiler however fast the real one is
+    # (a warm ccache) or however late the child starts on a loaded machine.
+    cxx = shutil.which("g++") or shutil.which("c++")
+    assert cxx is not None
+    mark, slow = tmp_path / "slow-from-now", tmp_path / "slow-cxx"
+    slow.write_text(f'#!/bin/sh\n[ -e "{mark}" ] && sleep 60\nexec "{cxx}" "$@"\n')
+    slow.chmod(0o755)
+    env = {
+        **os.environ,
+        "LAZYTORCH_TIERED": "1",
+        "LAZYTORCH_CACHE_DIR": str(tmp_path / "cache"),
+        "LAZYTORCH_CXX": str(slow),
+        "SLOW_CXX_MARK": str(mark),
+    }
     env.pop("LAZYTORCH_COMPILE_WORKER", None)
     r = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
