@@ -477,10 +477,16 @@ def _run_compiler(
         cmd = [cxx, *flags, "-c", str(src), "-o", str(src.with_suffix(".o"))]
         procs.append(_spawn(cmd))
     failed = None
-    for proc in procs:  # every one waited for, even after a failure
-        res = _wait(proc)
-        if res.returncode != 0 and failed is None:
-            failed = res
+    try:
+        for proc in procs:  # every one waited for, even after a failure
+            res = _wait(proc)
+            if res.returncode != 0 and failed is None:
+                failed = res
+    except BaseException:  # Ctrl-C: the units not waited for yet are stopped too
+        for proc in procs:
+            _kill(proc)
+            _running.discard(proc)
+        raise
     if failed is not None:
         return failed
     objs = [str(tmp / f"unit{i}.o") for i in range(len(units))]
@@ -490,12 +496,14 @@ def _run_compiler(
 
 # Compiler processes running now (any thread): stopped at exit by a background compile's
 # owner (`lazytorch.runtime.tiered`), so no compiler outlives the process that wanted it.
+# They stay in our process group, so a signal to the group (Ctrl-C, `timeout`, a closed
+# terminal) reaches them as it reaches us.
 _running: set[Any] = set()
 _stopped = False
 
 
 def _spawn(cmd: list[str]) -> Any:
-    import subprocess
+    import subprocess  # lazy: most imports of this module never run a compiler
 
     if _stopped:
         raise ToolchainError("the process is exiting: no new compiler runs")
@@ -505,13 +513,59 @@ def _spawn(cmd: list[str]) -> Any:
 
 
 def _wait(proc: Any) -> Any:
-    import subprocess
+    import subprocess  # lazy: as in _spawn
 
     try:
         out, err = proc.communicate()
+    except BaseException:  # an interrupt: SIGINT to this process alone reaches no compiler
+        _kill(proc)
+        raise
     finally:
         _running.discard(proc)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _kill(proc: Any) -> None:
+    """Kill a compiler and the processes it runs.
+
+    The g++ driver killed alone leaves its cc1plus and as running to the end of their
+    work, so the driver is stopped first (it starts no more), then its descendants, found
+    in /proc, are killed, then the driver. Where there is no /proc, the driver alone.
+    """
+    import signal  # lazy: only at a stop
+
+    if proc.poll() is not None:
+        return  # ended and reaped: its pid may be another process's now
+    with contextlib.suppress(OSError):
+        os.kill(proc.pid, signal.SIGSTOP)
+    for pid in _descendants(proc.pid):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        proc.kill()
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below `pid` (Linux /proc; empty elsewhere)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    children: dict[int, list[int]] = {}
+    for d in entries:
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue  # gone meanwhile
+            children.setdefault(ppid, []).append(int(d))
+    found, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
 
 
 def stop_running_compilers() -> None:
@@ -519,8 +573,7 @@ def stop_running_compilers() -> None:
     global _stopped
     _stopped = True
     for proc in list(_running):
-        with contextlib.suppress(OSError):
-            proc.kill()
+        _kill(proc)
 
 
 # What `_failure` compiles to tell a broken toolchain from generated code it rejects.

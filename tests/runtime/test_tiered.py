@@ -8,11 +8,13 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -173,6 +175,7 @@ def test_exit_does_not_wait_for_a_background_compile(tmp_path):
         import lazytorch as lt
         x = lt.randn(64, 64)
         lt.materialize(x)
+        open(os.environ["SLOW_CXX_MARK"], "w").close()  # compiles from here on are slow
         for _ in range(2):
             y = x
             for i in range(150):
@@ -181,17 +184,21 @@ def test_exit_does_not_wait_for_a_background_compile(tmp_path):
         assert lt.metrics.counters()["background_compiles"] == 1
         import time
         from lazytorch.codegen import compiler
-        end = time.monotonic() + 30
-        while not compiler._running and time.monotonic() < end:  # the compiler has started
+        end = time.monotonic() + 90
+        pids = os.environ["SLOW_CXX_PIDS"]
+        while time.monotonic() < end:  # the compiler has started, and its child
+            if compiler._running and os.path.exists(pids) and open(pids).read().strip():
+                break
             time.sleep(0.001)
         print("started:", len(compiler._running), flush=True)
         """
     )
     env = {
-        **__import__("os").environ,
+        **os.environ,
         "LAZYTORCH_TIERED": "1",
-        "LAZYTORCH_CACHE_DIR": str(tmp_path),
+        "LAZYTORCH_CACHE_DIR": str(tmp_path / "cache"),
         "LAZYTORCH_COMPILE_WORKER": "0",  # compiled in this process (the child: below)
+        **_slow_compiler(tmp_path),
     }
     r = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
@@ -200,12 +207,79 @@ def test_exit_does_not_wait_for_a_background_compile(tmp_path):
     assert "stopped: True" in r.stdout, r.stdout
     assert "started: 1" in r.stdout, r.stdout  # else the test would prove nothing
     pids = [int(p) for p in r.stdout.split("pids:")[1].split()]
+    # The driver and what it runs (cc1plus, as; here the wrapper's sleep) must all be gone,
+    # not the driver alone.
+    pids += [int(p) for p in open(env["SLOW_CXX_PIDS"]).read().split()]
     deadline = time.monotonic() + 1.0  # SIGKILL is at once; the compile itself takes longer
     alive = pids
     while alive and time.monotonic() < deadline:
         alive = [p for p in alive if _alive(p)]
         time.sleep(0.05)
     assert not alive, f"compiler processes outlived the script: {alive}"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_ctrl_c_during_a_compile_stops_the_compiler_and_what_it_runs(tmp_path):
+    # A compile in the foreground (no tiering), interrupted as Ctrl-C does: the script
+    # stops with KeyboardInterrupt at once, and no compiler process, nor a child of one
+    # (cc1plus; here the wrapper's sleep), is left running.
+    code = textwrap.dedent(
+        """
+        import os
+        import lazytorch as lt
+        x = lt.randn(64, 64)
+        lt.materialize(x)
+        open(os.environ["SLOW_CXX_MARK"], "w").close()  # compiles from here on are slow
+        print((x.exp() * 2).sum().item())
+        """
+    )
+    env = {
+        **os.environ,
+        "LAZYTORCH_TIERED": "0",
+        "LAZYTORCH_CACHE_DIR": str(tmp_path / "cache"),
+        **_slow_compiler(tmp_path),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, env=env
+    )
+    pids_file = Path(env["SLOW_CXX_PIDS"])
+    end = time.monotonic() + 60
+    while time.monotonic() < end and not (pids_file.exists() and pids_file.read_text()):
+        time.sleep(0.01)
+    assert pids_file.exists(), "no compile started"  # else the test would prove nothing
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=20)  # the sleep alone would take 60 s
+    finally:
+        proc.kill()
+    assert "KeyboardInterrupt" in err, err
+    pids = [int(p) for p in pids_file.read_text().split()]
+    deadline = time.monotonic() + 1.0
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in pids if _alive(p)], f"a compiler's child outlived the Ctrl-C: {err}"
+
+
+def _slow_compiler(tmp_path) -> dict[str, str]:
+    """Environment for a script whose compiles become slow once it has built its runtime.
+
+    The compiler is a wrapper that waits a minute before compiling once the script has
+    created the file ``SLOW_CXX_MARK`` names, so a test that waits for a compile to be
+    running sees it however fast the real compiler is (a warm ccache) and however late
+    the compile starts on a loaded machine.
+    """
+    cxx = shutil.which("g++") or shutil.which("c++")
+    assert cxx is not None
+    mark, slow = tmp_path / "slow-from-now", tmp_path / "slow-cxx"
+    # The sleep is the compiler's child, as cc1plus is g++'s: its pid goes to SLOW_CXX_PIDS.
+    pids = tmp_path / "slow-pids"
+    slow.write_text(
+        f'#!/bin/sh\ncase "$*" in *--version*) ;; *)\n'  # the probe of the compiler is quick
+        f'if [ -e "{mark}" ]; then sleep 60 & echo $! >> "{pids}"; wait; fi;;\nesac\n'
+        f'exec "{cxx}" "$@"\n'
+    )
+    slow.chmod(0o755)
+    return {"LAZYTORCH_CXX": str(slow), "SLOW_CXX_MARK": str(mark), "SLOW_CXX_PIDS": str(pids)}
 
 
 def _group(pgid: int) -> list[int]:
@@ -262,20 +336,11 @@ def test_exit_stops_the_compile_child_and_its_compilers(tmp_path):
         print("group:", pgid, len(group()), flush=True)
         """
     )
-    # Once the script has built its runtime, the compiler is a wrapper that waits before
-    # compiling: the child's group is seen with its compiler however fast the real one is
-    # (a warm ccache) or however late the child starts on a loaded machine.
-    cxx = shutil.which("g++") or shutil.which("c++")
-    assert cxx is not None
-    mark, slow = tmp_path / "slow-from-now", tmp_path / "slow-cxx"
-    slow.write_text(f'#!/bin/sh\n[ -e "{mark}" ] && sleep 60\nexec "{cxx}" "$@"\n')
-    slow.chmod(0o755)
     env = {
         **os.environ,
         "LAZYTORCH_TIERED": "1",
         "LAZYTORCH_CACHE_DIR": str(tmp_path / "cache"),
-        "LAZYTORCH_CXX": str(slow),
-        "SLOW_CXX_MARK": str(mark),
+        **_slow_compiler(tmp_path),
     }
     env.pop("LAZYTORCH_COMPILE_WORKER", None)
     r = subprocess.run(
