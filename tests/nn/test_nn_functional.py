@@ -1593,6 +1593,29 @@ def test_sdpa_fully_masked_rows():
     check(sdpa_mask(), q, k, v, fmask)
 
 
+def test_sdpa_rows_of_nan_and_no_keys():
+    # A NaN row stays NaN (only an all -inf row becomes 0); no keys at all gives zeros.
+    q, k, v = qkv((2,), 3, 4, 5, 5)
+    q[1, 2, 0] = np.nan
+    check(sdpa(), q, k, v)
+    check(sdpa(), *qkv((2,), 3, 0, 5, 5))
+
+
+def test_sdpa_finds_fully_masked_rows_with_the_softmax_max():
+    # Whether a row is all -inf is read off the max softmax shifts by: the program has one
+    # row reduction besides softmax's sum, and none over a bool matrix.
+    import lazytorch
+
+    q = lazytorch.randn(1, 2, 8, 4)
+    sched = lazytorch.debug.schedule(
+        lazytorch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    )
+    fused = [k.describe() for k in sched.kernels]
+    reductions = [d for d in fused if "[reduction" in d]
+    assert len(reductions) == 2, fused
+    assert not any("reduce_min" in d or "reduce_and" in d for d in fused), fused
+
+
 def test_sdpa_float16():
     check(sdpa(), *qkv((2, 2), 5, 6, 8, 8, dtype="float16"))
     check(sdpa(is_causal=True), *qkv((2, 2), 5, 5, 8, 8, dtype="float16"))

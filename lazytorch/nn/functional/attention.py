@@ -34,8 +34,12 @@ def _safe_softmax(scores: Tensor) -> Tensor:
     """softmax over the last dim, but 0 (not NaN) for rows that are entirely -inf, as torch's
     attention does for queries that may attend to no key."""
     p = softmax(scores, -1)
-    dead = R.all(scores == -math.inf, -1, keepdim=True)  # type: ignore[operator]
-    return E.where(dead, 0.0, p)  # type: ignore[no-any-return]
+    if scores.shape[-1] == 0:
+        return p  # no keys: nothing to attend to, and no row to zero
+    # A row is all -inf exactly when its max is -inf (a NaN row's max is NaN). The max is
+    # the one softmax shifts by, so the test costs no pass over the scores of its own.
+    top = R.amax(scores.detach(), -1, keepdim=True)
+    return E.where(top == -math.inf, 0.0, p)  # type: ignore[no-any-return,operator]
 
 
 def scaled_dot_product_attention(
