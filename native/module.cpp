@@ -29,6 +29,7 @@ namespace py = pybind11;
 
 void register_capture(py::module_& m);  // capture.cpp
 void register_philox(py::module_& m);   // philox.cpp
+void register_special(py::module_& m);  // special.cpp
 
 namespace {
 
@@ -344,6 +345,7 @@ PYBIND11_MODULE(_C, m) {
         "Describe how this extension was built (compiler, C++ standard, pybind11).");
     register_capture(m);
     register_philox(m);
+    register_special(m);
     m.def("empty", &pooled_array, py::arg("dtype"), py::arg("shape"),
           "An uninitialized C-contiguous array; 128 KiB and more come from the output pool "
           "(what the communication engines write collective results into).");

@@ -16,6 +16,7 @@ from lazytorch import _config, _native, metrics
 from lazytorch._errors import ImplicitMaterializationError
 from lazytorch.ir import philox as _philox
 from lazytorch.ir.node import Node, format_loc, user_loc
+from lazytorch.ir.prims import elementwise as _elementwise_prims
 from lazytorch.runtime import collectives as _collectives
 from lazytorch.runtime.host_views import read_on_host
 
@@ -46,6 +47,8 @@ before_cut: list[Callable[[list[Node]], list[Node]]] = []
 # The reference's random draws take their Philox words from the native extension where it
 # is built (the same words: tests/ops/test_random.py), loaded at the first draw.
 _philox.native_loader = lambda: getattr(_native.load(warn=False), "philox_words", None)
+# ...and its erf, libm's in one loop (the same values: tests/ir/test_primitives.py).
+_elementwise_prims.native_erf_loader = lambda: getattr(_native.load(warn=False), "erf_f64", None)
 # ...and each of these after every cut that ran a program (shared-memory tensors write their
 # new values back into their segment here: lazytorch.ops.shared_memory).
 after_cut: list[Callable[[], None]] = []

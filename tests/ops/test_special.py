@@ -277,3 +277,33 @@ def test_special_is_torch_special_under_the_import_hook() -> None:
     import importlib
 
     assert importlib.import_module("lazytorch.special") is lt.special
+
+
+def test_the_references_erf_is_libms_bit_for_bit():
+    # The reference's erf runs libm's erf in one native loop (native/special.cpp) instead
+    # of math.erf per element: the values must be math.erf's exactly, specials included.
+    from lazytorch.ir.prims import elementwise as prims
+
+    rng = np.random.default_rng(5)
+    x = np.concatenate(
+        [
+            rng.standard_normal(20_000) * 3,
+            np.linspace(-7, 7, 10_001),
+            [0.0, -0.0, math.inf, -math.inf, math.nan, 1e-310, -5e-324, 1e-8, 6.0, 27.0],
+        ]
+    )
+    got = prims._erf(x)
+    assert prims._NATIVE_ERF not in (None, ...), "lazytorch._C has no erf_f64: pip install -e ."
+    want = np.array([math.erf(v) for v in x])
+    assert np.array_equal(got.view(np.int64), want.view(np.int64)) or (
+        np.array_equal(np.isnan(got), np.isnan(want))
+        and np.array_equal(got[~np.isnan(got)], want[~np.isnan(want)])
+        and np.array_equal(np.signbit(got), np.signbit(want))
+    )
+    f32 = x.astype(np.float32)
+    assert np.array_equal(
+        prims._erf(f32),
+        np.array([math.erf(v) for v in f32.astype(np.float64)], np.float32),
+        equal_nan=True,
+    )
+    assert prims._erf(np.float32(0.5)).dtype == np.float32

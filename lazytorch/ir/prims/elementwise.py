@@ -118,9 +118,23 @@ def _pow_ref(a: Any, b: Any) -> Any:
     return _via_f32(_c_pow)(a, b)
 
 
+# libm's erf over a whole float64 array from the native extension (``native/special.cpp``),
+# looked up at the first erf through `native_erf_loader`, which the runtime sets (the IR
+# does not import the layers that load the extension): it returns the function or None.
+native_erf_loader: Callable[[], Any] | None = None
+_NATIVE_ERF: Any = ...
+
+
 def _erf(x: Any) -> Any:
     # NumPy has no erf; libm's is the accurate reference (the reference favors exactness).
-    out = np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64))
+    # math.erf is that function too, at ~70 ns a call: the native loop where it is built.
+    global _NATIVE_ERF
+    if _NATIVE_ERF is ...:
+        _NATIVE_ERF = native_erf_loader() if native_erf_loader is not None else None
+    x64 = x.astype(np.float64)
+    if _NATIVE_ERF is not None:
+        return _NATIVE_ERF(x64).reshape(x.shape).astype(x.dtype)
+    out = np.frompyfunc(math.erf, 1, 1)(x64)
     return np.asarray(out, dtype=np.float64).astype(x.dtype)
 
 
