@@ -43,7 +43,7 @@ from typing import Any
 
 from lazytorch.ir.node import format_loc
 from lazytorch.ir.poly import Poly, determines, fit, monomials
-from lazytorch.ir.program import Instr, Param, Program, format_shape
+from lazytorch.ir.program import Instr, Param, Program, canon_attr, format_shape
 
 __all__ = [
     "MAX_SYMBOLS",
@@ -94,6 +94,26 @@ def _collect(v: Any, out: list[int], floats: list[bool]) -> None:
             _collect(x, out, floats)
 
 
+def _holed(v: Any) -> str:
+    """`v` as `Program.canonical_text` writes an attribute, with "#" for each integer."""
+    if _is_int(v) or _is_size_float(v):
+        return "#"
+    if isinstance(v, tuple):
+        return "(" + ",".join(_holed(x) for x in v) + ")"
+    return canon_attr(v)
+
+
+class _HoledShapes(dict[int, str]):
+    """A shape of n holes as `format_shape` writes it: "[#, #]" for n = 2."""
+
+    def __missing__(self, n: int) -> str:
+        self[n] = text = format_shape(["#"] * n)
+        return text
+
+
+_HOLED_SHAPES = _HoledShapes()
+
+
 def _refill(v: Any, it: Any) -> Any:
     if _is_int(v):
         return next(it)
@@ -117,13 +137,19 @@ class SizePattern:
     __slots__ = ("_spots", "_where", "ints", "key", "program")
 
     def __init__(
-        self, program: Program, ints: tuple[int, ...], spots: list[tuple[int, int | str]]
+        self,
+        program: Program,
+        ints: tuple[int, ...],
+        spots: list[tuple[int, int | str]],
+        key: str | None = None,
     ) -> None:
         self.program = program
         self.ints = ints
         self._spots = spots  # see `where`
         self._where: list[str] | None = None
-        self.key = self.instantiate([_HOLE] * len(ints)).canonical_text()
+        # The key is the canonical text of the program with every integer a hole; `of`
+        # writes it in the pass that collects the integers (the same text: tests/ir).
+        self.key = self.instantiate([_HOLE] * len(ints)).canonical_text() if key is None else key
 
     @property
     def where(self) -> list[str]:
@@ -150,19 +176,29 @@ class SizePattern:
         ints: list[int] = []
         floats: list[bool] = []
         spots: list[tuple[int, int | str]] = []  # (-1 - input or instruction, dim or name)
+        rows = []  # the key: `Program.canonical_text` with "#" for every integer
         for i, p in enumerate(program.params):
             for d, n in enumerate(p.shape):
                 ints.append(n)
                 spots.append((-1 - i, d))
+            rows.append(f"in {p.kind} {p.dtype.name}{_HOLED_SHAPES[len(p.shape)]}")
         for j, ins in enumerate(program.instrs):
             for d, n in enumerate(ins.shape):
                 ints.append(n)
                 spots.append((j, d))
-            for k, v in ins.params.items():
+            attrs = []
+            for k, v in zip(ins.op.attr_names, ins.attrs):
                 before = len(ints)
                 _collect(v, ints, floats)
                 spots.extend((j, k) for _ in range(len(ints) - before))
-        return cls(program, tuple(ints), spots)
+                attrs.append(f"{k}={_holed(v)}")
+            args = ",".join(str(a) for a in ins.inputs)
+            rows.append(
+                f"{ins.op.name}[{','.join(attrs)}]({args}) "
+                f"{ins.dtype.name}{_HOLED_SHAPES[len(ins.shape)]}"
+            )
+        rows.append("out " + ",".join(str(o) for o in program.outputs))
+        return cls(program, tuple(ints), spots, "\n".join(rows))
 
     def instantiate(self, values: Sequence[Any]) -> Program:
         """The program with its integers replaced by `values` (in `ints` order)."""

@@ -234,7 +234,7 @@ class Program:
         compute the same thing, stable across processes (the on-disk cache key)."""
         rows = [f"in {p.kind} {p.dtype.name}{format_shape(p.shape)}" for p in self.params]
         for ins in self.instrs:
-            attrs = ",".join(f"{k}={_canon_attr(v)}" for k, v in ins.params.items())
+            attrs = ",".join(f"{k}={canon_attr(v)}" for k, v in ins.params.items())
             args = ",".join(str(a) for a in ins.inputs)
             rows.append(f"{ins.op.name}[{attrs}]({args}) {ins.dtype.name}{format_shape(ins.shape)}")
         rows.append("out " + ",".join(str(o) for o in self.outputs))
@@ -251,7 +251,8 @@ class Program:
         return f"<Program {len(self.params)} inputs, {len(self.instrs)} nodes>"
 
 
-def _canon_attr(v: Any) -> str:
+def canon_attr(v: Any) -> str:
+    """An attribute as `Program.canonical_text` writes it."""
     if isinstance(v, DType):
         return v.name
     if isinstance(v, Device):
@@ -259,7 +260,7 @@ def _canon_attr(v: Any) -> str:
     if isinstance(v, float):
         return v.hex() if v == v else "nan"
     if isinstance(v, tuple):
-        return "(" + ",".join(_canon_attr(x) for x in v) + ")"
+        return "(" + ",".join(canon_attr(x) for x in v) + ")"
     return repr(v)
 
 

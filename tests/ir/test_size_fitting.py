@@ -170,3 +170,30 @@ def test_sample_points_are_distinct_primes_above_every_threshold():
             assert all(all(v % f for f in range(2, 1000)) for v in p)
         if k > 1:  # the order of two sizes varies between samples
             assert len({tuple(np.argsort(p)) for p in pts}) > 1
+
+
+def _attr_rich_programs():
+    """Programs whose instructions carry every kind of attribute: shapes, axes, slices and
+    pads (negative too), whole and fractional floats, bools, dtypes, devices, strings."""
+    x = lt.randn(6, 8)
+    idx = lt.tensor([[0, 2], [1, 1]])
+    lt.materialize(x, idx)
+    yield program(lt.nn.functional.layer_norm(x, (8,), eps=1e-5).mean(0))
+    yield program(lt.nn.functional.gelu(x[1:5:2].flip(1)).var(1, keepdim=True))
+    yield program(lt.nn.functional.pad(x, (1, -2, 0, 3), value=0.5).to(lt.float64))
+    yield program(lt.cat([x, x.exp()], 1).topk(3, dim=1)[0] > 0.25)
+    yield program(lt.gather(x, 1, idx.repeat(3, 1)).cumsum(0) + lt.rand(6, 2))
+    q = x.view(1, 2, 6, 4)
+    yield program(lt.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True))
+    yield program(lt.arange(12).view(3, 4).sum(1).float() / 3.0)
+
+
+@pytest.mark.parametrize("i", range(7))
+def test_pattern_key_is_the_canonical_text_with_holes(i):
+    # SizePattern.of writes its key in the pass that collects the integers; it must be the
+    # canonical text of the program with every integer replaced by a hole, as instantiating
+    # the holes and writing the text gives.
+    prog = list(_attr_rich_programs())[i]
+    pat = SizePattern.of(prog)
+    assert pat.key == SizePattern(pat.program, pat.ints, pat._spots).key
+    assert pat.key.count("#") >= len(pat.ints)
