@@ -416,8 +416,14 @@ class _KernelWriter:
         a = [self.value_ref(x) for x in v.args]
         if v.op == "load":
             bid, idx = v.attr
-            text = f"b{bid}[{self.expr(idx - self.rebase.get(bid, 0))}]"
-            rhs = f"({t}){text}" if v.dtype.is_low_float else text
+            at = self.expr(idx - self.rebase.get(bid, 0))
+            if v.dtype is dt.bool_:
+                # Read as bytes and compared: g++ does not vectorize a loop that selects on
+                # a bool loaded as bool (a stored mask made attention's softmax scalar).
+                rhs = f"(((const uint8_t*)b{bid})[{at}] != 0)"
+            else:
+                text = f"b{bid}[{at}]"
+                rhs = f"({t}){text}" if v.dtype.is_low_float else text
         elif v.op == "scalar":
             src = "fa" if v.dtype.is_floating_point else "ia"
             slot = v.attr - self.slot_base.get(src, 0)
