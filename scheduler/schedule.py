@@ -35,6 +35,11 @@ __all__ = ["SchedulingError", "schedule"]
 # transcendental calls count as several plain ops, index-only moves as none).
 INLINE_SHARED_COST = 16
 INLINE_MAX_COST = 64
+# A value broadcast into a larger space (an expand) is recomputed at every element of that
+# space when inlined: a bias drawn by randn and never stored (an untrained model) redid its
+# Philox rounds at each of the 300 x 256 outputs of the GEMM epilogue reading it, not once
+# per column. At this inline cost it is stored once instead.
+INLINE_BROADCAST_COST = 8
 # Values a kernel body may inline along all its read paths (bound_recompute): a cat reads
 # each input at its own index, so a chain of cats of slices of one value (roll after roll)
 # doubles the inlined code at each step while its arithmetic cost barely grows.
@@ -51,6 +56,20 @@ CAT_SELECT_MAX = 8
 CAT_RUN_MAX = 16
 
 EXTERN_KINDS = {"matmul": "matmul", "argsort": "argsort", "scatter": "scatter", "cumsum": "scan"}
+
+
+def _broadcasts(shape: tuple[Any, ...], ins: Any) -> bool:
+    """Whether `ins` (an expand of a value of `shape`) repeats that value: a new leading
+    dim, or a size-1 dim made another size."""
+    out = ins.shape
+    new = len(out) - len(shape)
+
+    def one(d: Any) -> bool:
+        return isinstance(d, int) and d == 1  # a symbolic size is never 1 (it is >= 2)
+
+    return any(not one(o) for o in out[:new]) or any(
+        one(d) and not one(o) for d, o in zip(shape, out[new:])
+    )
 
 
 class SchedulingError(NotImplementedError):
@@ -265,6 +284,11 @@ class _Scheduler:
         (becoming a kernel output) when it has several readers and its inline cost reaches
         INLINE_SHARED_COST, or when its cost alone reaches INLINE_MAX_COST.
 
+        A value read through an ``expand`` that broadcasts it (a size-1 dim made larger) is
+        stored when its inline cost reaches INLINE_BROADCAST_COST: inlined, it would be
+        computed once per element of the larger space rather than once per element of its
+        own.
+
         Code size is bounded too: `size` counts the values a kernel would emit to inline a
         value, along every path by which it is read (a cat reads each input at an index of
         its own; an elementwise op reads its inputs at one index, where the body builder
@@ -284,6 +308,18 @@ class _Scheduler:
             if vid in self.kind_of:
                 cost[vid] = 0  # already stored
                 continue
+            if ins.op.name == "expand" and _broadcasts(prog.value(ins.inputs[0]).shape, ins):
+                a = ins.inputs[0]
+                # (not a bool: a mask is index arithmetic and compares, which vectorize
+                # inlined, while a loop selecting on a stored mask vectorizes poorly)
+                if (
+                    cost.get(a, 0) >= INLINE_BROADCAST_COST
+                    and a not in self.kind_of
+                    and prog.value(a).dtype is not dt.bool_
+                ):
+                    self.kind_of[a] = "pointwise"
+                    self.bounded.add(a)
+                    cost[a], size[a] = 0, 1
             read = ins.inputs if ins.op.name == "cat" else set(ins.inputs)
             n = 1 + sum(size.get(a, 1) for a in read)
             c = ins.op.cost + sum(cost.get(a, 0) for a in set(ins.inputs))

@@ -228,3 +228,41 @@ def test_a_program_split_into_units_keeps_each_epilogue_with_its_gemm(cpp, monke
     assert all(u.count("struct Ep {") == u.count("Ep::run(") for u in units)
     want = net(torch, torch.from_numpy(x), *[torch.from_numpy(w) for w in ws])
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _described(sched) -> list[str]:
+    return [k.describe() for k in sched.kernels]
+
+
+def test_a_drawn_bias_is_drawn_once_not_at_every_output(cpp):
+    # A bias drawn by randn and never stored (an untrained model's) is broadcast over the
+    # rows of its product: inlined into the epilogue it would redo its Philox rounds at
+    # each of the 300 x 256 outputs. It is stored once (a kernel of its own 256 values),
+    # and the epilogue reads it; the values are the interpreter's, bit for bit.
+    lt.manual_seed(3)
+    x = lt.tensor(_rand(300, 64))
+    w, b = lt.randn(256, 64), lt.randn(256) * 0.1
+    lt.materialize(x, w)
+    y = lt.nn.functional.gelu(lt.nn.functional.linear(x, w, b))
+    sched = lt.debug.schedule(y)
+    (drawn,) = [k for k in sched.kernels if "rand" in k.describe()]
+    assert list(drawn.outer) == [256], _described(sched)
+    (step,) = [s for s in sched.steps if getattr(s, "epilogue", None) is not None]
+    assert "rand" not in step.epilogue.fused, _described(sched)
+    got = y.numpy()
+    with lt.backend("interpreter"):
+        lt.manual_seed(3)
+        x2 = lt.tensor(_rand(300, 64))
+        w2, b2 = lt.randn(256, 64), lt.randn(256) * 0.1
+        want = lt.nn.functional.gelu(lt.nn.functional.linear(x2, w2, b2)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_broadcast_mask_stays_inline(cpp):
+    # A bool mask broadcast over heads (causal attention's) is index arithmetic: it stays
+    # inlined, as a loop selecting on a stored mask vectorizes poorly (no [L, S] kernel).
+    q = lt.randn(1, 4, 32, 16)
+    lt.materialize(q)
+    f = lt.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    sched = lt.debug.schedule(f)
+    assert not [k for k in sched.kernels if list(k.outer) == [32, 32]], _described(sched)

@@ -109,6 +109,7 @@ define(
         dtype_rule=lambda inputs, shape, dtype, dist: dtype,
         ref=_rand_ref,
         doc="counter-based random numbers (Philox4x32-10) from 0-d seed and offset inputs",
+        cost=8,  # ten Philox rounds (two 32-bit products each), then the float conversion
     )
 )
 
