@@ -94,12 +94,21 @@ def _collect(v: Any, out: list[int], floats: list[bool]) -> None:
             _collect(x, out, floats)
 
 
-def _holed(v: Any) -> str:
-    """`v` as `Program.canonical_text` writes an attribute, with "#" for each integer."""
+def _scan(v: Any, out: list[int], floats: list[bool]) -> str:
+    """`_collect` and, returned, `v` as `Program.canonical_text` writes an attribute with
+    "#" for each integer collected (one walk: a cut of a big program scans thousands)."""
+    t = type(v)
+    if t is int:  # the common cases first, by exact type
+        out.append(v)
+        floats.append(False)
+        return "#"
+    if t is tuple:
+        return "(" + ",".join([_scan(x, out, floats) for x in v]) + ")"
     if _is_int(v) or _is_size_float(v):
+        _collect(v, out, floats)
         return "#"
     if isinstance(v, tuple):
-        return "(" + ",".join(_holed(x) for x in v) + ")"
+        return "(" + ",".join([_scan(x, out, floats) for x in v]) + ")"
     return canon_attr(v)
 
 
@@ -189,9 +198,10 @@ class SizePattern:
             attrs = []
             for k, v in zip(ins.op.attr_names, ins.attrs):
                 before = len(ints)
-                _collect(v, ints, floats)
-                spots.extend((j, k) for _ in range(len(ints) - before))
-                attrs.append(f"{k}={_holed(v)}")
+                text = _scan(v, ints, floats)
+                if len(ints) > before:
+                    spots.extend([(j, k)] * (len(ints) - before))
+                attrs.append(f"{k}={text}")
             args = ",".join(str(a) for a in ins.inputs)
             rows.append(
                 f"{ins.op.name}[{','.join(attrs)}]({args}) "

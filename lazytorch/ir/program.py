@@ -132,9 +132,14 @@ class Instr:
 
     def structure(self) -> tuple[Any, ...]:
         """What makes two instructions interchangeable (the CSE key)."""
-        op = self.op
-        attrs = self.attrs if op.hash_attrs is None else op.hash_attrs(self.attrs)
-        return (op, attrs, self.dtype, self.shape, self.device, self.inputs)
+        return _structure(self, self.inputs)
+
+
+def _structure(ins: Instr, inputs: tuple[int, ...]) -> tuple[Any, ...]:
+    """`Instr.structure` of `ins` with `inputs` in place of its own (cse renames them)."""
+    op = ins.op
+    attrs = ins.attrs if op.hash_attrs is None else op.hash_attrs(ins.attrs)
+    return (op, attrs, ins.dtype, ins.shape, ins.device, inputs)
 
 
 class Program:
@@ -171,7 +176,7 @@ class Program:
             instrs.append(
                 Instr(
                     node.op,
-                    tuple(remap[w] for w in wiring),
+                    tuple([remap[w] for w in wiring]),
                     node.attrs,
                     node.shape,
                     node.dtype,
@@ -285,7 +290,7 @@ def _rebuild(prog: Program, keep: list[int], remap: dict[int, int]) -> Program:
         new_instrs.append(
             Instr(
                 ins.op,
-                tuple(remap[a] for a in ins.inputs),
+                tuple([remap[a] for a in ins.inputs]),
                 ins.attrs,
                 ins.shape,
                 ins.dtype,
@@ -321,11 +326,7 @@ def cse(prog: Program) -> Program:
     keep: list[int] = []
     changed = False
     for j, ins in enumerate(prog.instrs):
-        inputs = tuple(remap[a] for a in ins.inputs)
-        probe = Instr(
-            ins.op, inputs, ins.attrs, ins.shape, ins.dtype, ins.device, ins.loc, ins.origin
-        )
-        s = probe.structure()
+        s = _structure(ins, tuple([remap[a] for a in ins.inputs]))
         hit = seen.get(s)
         if hit is not None:
             remap[base + j] = hit
