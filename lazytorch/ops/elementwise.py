@@ -17,7 +17,7 @@ from lazytorch import _config
 from lazytorch._dtype_info import finfo
 from lazytorch._errors import op_error
 from lazytorch._public import public
-from lazytorch.autograd.engine import stop_gradient
+from lazytorch.autograd.engine import name_grad_fn, stop_gradient
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node, differentiate_as
 from lazytorch.ir.primitives import Primitive, make_node
@@ -1197,7 +1197,8 @@ def relu(input: Tensor) -> Tensor:
         return wrap(binary_node(P.maximum, n, const_like(0, n)))
     # The same value as 0 where x <= 0, else x (NaN too): torch's gradient is 0 at x = 0,
     # where max(x, 0) would split it with the constant.
-    return wrap(where_node(binary_node(P.le, n, const_like(0, n), dt.bool_), const_like(0, n), n))
+    out = wrap(where_node(binary_node(P.le, n, const_like(0, n), dt.bool_), const_like(0, n), n))
+    return name_grad_fn(out, "ReluBackward0", input)
 
 
 # -- shifts: no primitive; multiplications and floor divisions by powers of two --------------

@@ -135,7 +135,7 @@ def _matmul(input: Tensor, other: Tensor, out: Any, wide: bool) -> Tensor:
         result = wrap(reshape_node(r, (*na.shape[:-1], nb.shape[-1])))
         if out is not None:
             return V.assign(out, result._node)
-        return result
+        return _named_product(result, a, b)
     squeeze_a = a.ndim == 1
     squeeze_b = b.ndim == 1
     if squeeze_a:
@@ -159,6 +159,20 @@ def _matmul(input: Tensor, other: Tensor, out: Any, wide: bool) -> Tensor:
     result = wrap(reshape_node(r, tuple(shape)))
     if out is not None:
         return V.assign(out, result._node)
+    return _named_product(result, a, b)
+
+
+# torch's backward node of a product, by the operands' ranks (where it is one node: a
+# 1-d by 2-d product, for one, ends in a squeeze there)
+_PRODUCT_GRAD_FN = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0"}
+
+
+def _named_product(result: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    name = _PRODUCT_GRAD_FN.get((a.ndim, b.ndim))
+    if name is None and a.ndim >= 3 and b.ndim >= 2:
+        name = "UnsafeViewBackward0"  # batch dims folded into rows, or a bmm, then unviewed
+    if name is not None:
+        name_grad_fn(result, name, a if a.requires_grad else b)
     return result
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from lazytorch._dtype_info import contiguous_format
 from lazytorch._errors import op_error
 from lazytorch._public import public
+from lazytorch.autograd.engine import name_grad_fn
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
@@ -133,7 +134,7 @@ def view(input: Tensor, *size: Any, **kwargs: Any) -> Tensor:
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
         )
-    return V.make_view(x, V.Reshape(new))
+    return name_grad_fn(V.make_view(x, V.Reshape(new)), "ViewBackward0", x)
 
 
 @public(method=True)
@@ -146,7 +147,9 @@ def reshape(input: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
     _require_args(shape, "reshape", "shape")
     sizes = shape_arg_allow_neg(shape, "reshape", "shape")
     new = _infer_shape(sizes, numel(x._node.shape), "reshape")
-    return _reshape_to(x, new)
+    y = _reshape_to(x, new)
+    # torch: a view where strides allow one, else a copy then `_unsafe_view`
+    return name_grad_fn(y, "ViewBackward0" if y._view is not None else "UnsafeViewBackward0", x)
 
 
 def _shape_keyword(args: tuple[Any, ...], kw: dict[str, Any], op: str, name: str) -> Any:
@@ -202,7 +205,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     perm = list(range(nd))
     if nd:
         perm[a], perm[b] = perm[b], perm[a]
-    return V.make_view(x, V.Permute(tuple(perm)))
+    return name_grad_fn(V.make_view(x, V.Permute(tuple(perm))), "TransposeBackward0", x)
 
 
 @public(method=True)
@@ -224,7 +227,8 @@ def t(input: Tensor) -> Tensor:
         raise op_error(
             RuntimeError, "t", f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D"
         )
-    return transpose(x, 0, 1) if x.ndim == 2 else V.make_view(x, V.Alias())
+    y = transpose(x, 0, 1) if x.ndim == 2 else V.make_view(x, V.Alias())
+    return name_grad_fn(y, "TBackward0", x)
 
 
 def T(input: Tensor) -> Tensor:
@@ -278,7 +282,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     d = normalize_dim(dim, x.ndim + 1, "unsqueeze")
     shape = list(x._node.shape)
     shape.insert(d, 1)
-    return V.make_view(x, V.Reshape(tuple(shape)))
+    return name_grad_fn(V.make_view(x, V.Reshape(tuple(shape))), "UnsqueezeBackward0", x)
 
 
 def _dims_arg(dims: Any, ndim: int, op: str) -> tuple[int, ...]:
@@ -301,7 +305,10 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
         axes = {i for i, d in enumerate(shape) if d == 1}
     else:
         axes = {a for a in _dims_arg(dim, x.ndim, "squeeze") if shape[a] == 1}
-    return V.make_view(x, V.Reshape(tuple(d for i, d in enumerate(shape) if i not in axes)))
+    y = V.make_view(x, V.Reshape(tuple(d for i, d in enumerate(shape) if i not in axes)))
+    # torch's overloads: squeeze(), squeeze(dim), squeeze(dims)
+    which = 0 if dim is None else 2 if isinstance(dim, (list, tuple)) else 1
+    return name_grad_fn(y, f"SqueezeBackward{which}", x)
 
 
 @public(method=True)
@@ -325,7 +332,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if a == b:
         return x  # torch returns the input itself
     new = (*shape[:a], numel(shape[a : b + 1]), *shape[b + 1 :])
-    return _reshape_to(x, tuple(new))  # reshape semantics: a copy when no view is possible
+    y = _reshape_to(x, tuple(new))  # reshape semantics: a copy when no view is possible
+    return name_grad_fn(y, "ViewBackward0" if y._view is not None else "UnsafeViewBackward0", x)
 
 
 @public(method=True)

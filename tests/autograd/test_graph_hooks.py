@@ -282,6 +282,73 @@ def test_grad_fn_names_of_losses_are_torchs(case):
     assert got.grad_fn.name() == want
 
 
+# Layers, activations, products and views that lazytorch records as several primitives
+# (or as one of another name): each named after torch's node. fn(torch, x (4, 6), w (5, 6)).
+LAYER_GRAD_FN_NAMES = {
+    "relu": lambda t, x, w: t.relu(x),
+    "F.relu inplace": lambda t, x, w: t.nn.functional.relu(x * 1, inplace=True),
+    "nn.ReLU": lambda t, x, w: t.nn.ReLU()(x),
+    "gelu": lambda t, x, w: t.nn.functional.gelu(x),
+    "gelu tanh": lambda t, x, w: t.nn.functional.gelu(x, approximate="tanh"),
+    "silu": lambda t, x, w: t.nn.functional.silu(x),
+    "leaky_relu": lambda t, x, w: t.nn.functional.leaky_relu(x),
+    "leaky_relu inplace": lambda t, x, w: t.nn.functional.leaky_relu(x * 1, inplace=True),
+    "layer_norm": lambda t, x, w: t.nn.functional.layer_norm(x, (6,)),
+    "layer_norm affine": lambda t, x, w: t.nn.functional.layer_norm(x, (6,), w[0], w[1]),
+    "batch_norm train": lambda t, x, w: t.nn.functional.batch_norm(
+        x, t.zeros(6), t.ones(6), training=True
+    ),
+    "batch_norm eval": lambda t, x, w: t.nn.functional.batch_norm(x, t.zeros(6), t.ones(6)),
+    "group_norm": lambda t, x, w: t.nn.functional.group_norm(x.view(2, 4, 3), 2),
+    "conv1d": lambda t, x, w: t.nn.functional.conv1d(x.view(1, 4, 6), w[:3, :4].view(3, 4, 1)),
+    "conv2d bias": lambda t, x, w: t.nn.functional.conv2d(
+        x.view(1, 1, 4, 6), w[:2, :4].reshape(2, 1, 2, 2), w[0, :2]
+    ),
+    "conv2d unbatched": lambda t, x, w: t.nn.functional.conv2d(
+        x.view(1, 4, 6), w[:2, :4].reshape(2, 1, 2, 2)
+    ),
+    "embedding": lambda t, x, w: t.nn.functional.embedding(t.tensor([[0, 3], [1, 1]]), x),
+    "linear": lambda t, x, w: t.nn.functional.linear(x, w),
+    "linear bias": lambda t, x, w: t.nn.functional.linear(x, w, w[0, :5]),
+    "linear 3-d": lambda t, x, w: t.nn.functional.linear(x.view(2, 2, 6), w),
+    "linear 3-d bias": lambda t, x, w: t.nn.functional.linear(x.view(2, 2, 6), w, w[0, :5]),
+    "linear strided bias": lambda t, x, w: t.nn.functional.linear(
+        x.view(2, 2, 6).transpose(0, 1), w, w[0, :5]
+    ),
+    "mm": lambda t, x, w: x @ w.t(),
+    "mv": lambda t, x, w: x @ w[0],
+    "dot": lambda t, x, w: x[0] @ w[0],
+    "batched @ matrix": lambda t, x, w: x.view(2, 2, 6) @ w.t(),
+    "bmm": lambda t, x, w: x.view(2, 2, 6) @ w[:4].reshape(2, 6, 2),
+    "view": lambda t, x, w: x.view(24),
+    "reshape": lambda t, x, w: x.reshape(6, 4),
+    "reshape strided": lambda t, x, w: x.t().reshape(24),
+    "flatten": lambda t, x, w: x.view(2, 2, 6).flatten(1),
+    "flatten strided": lambda t, x, w: x.t().flatten(),
+    "t": lambda t, x, w: x.t(),
+    "transpose": lambda t, x, w: x.transpose(0, 1),
+    "mT": lambda t, x, w: x.mT,
+    "permute": lambda t, x, w: x.permute(1, 0),
+    "unsqueeze": lambda t, x, w: x.unsqueeze(1),
+    "squeeze": lambda t, x, w: x.view(4, 1, 6).squeeze(),
+    "squeeze dim": lambda t, x, w: x.view(4, 1, 6).squeeze(1),
+    "squeeze dims": lambda t, x, w: x.view(4, 1, 6).squeeze((1,)),
+}
+
+
+@pytest.mark.parametrize("case", list(LAYER_GRAD_FN_NAMES))
+def test_grad_fn_names_of_layers_and_views_are_torchs(case):
+    fn = LAYER_GRAD_FN_NAMES[case]
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((4, 6)).astype(np.float32), rng.standard_normal((5, 6))
+    w = w.astype(np.float32)
+    want = fn(torch, torch.tensor(x, requires_grad=True), torch.tensor(w)).grad_fn.name()
+    got = fn(lt, lt.tensor(x, requires_grad=True), lt.tensor(w))
+    assert got.grad_fn.name() == want
+    got.sum().backward()
+    assert got.grad_fn.name() == want
+
+
 def test_grad_fn_keeps_its_name_after_backward():
     # scripts print the loss after loss.backward(): torch's "grad_fn=<MseLossBackward0>"
     class Double(lt.autograd.Function):

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from lazytorch._errors import op_error
+from lazytorch.autograd.engine import name_grad_fn
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _float_input, _maybe_inplace, _opmath
 from lazytorch.ops import elementwise as E
@@ -56,7 +57,9 @@ def hardtanh(
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     x = _float_input(input, "leaky_relu", "leaky_relu_cpu")
-    return _maybe_inplace(x, E.where(x > 0, x, x * negative_slope), inplace)  # type: ignore[operator]
+    y = E.where(x > 0, x, x * negative_slope)  # type: ignore[operator]
+    # (torch names the in-place overload's node LeakyReluBackward1)
+    return _maybe_inplace(x, name_grad_fn(y, f"LeakyReluBackward{int(inplace)}", x), inplace)
 
 
 def _elu(x: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
@@ -106,14 +109,15 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     else:
         inner = (w + 0.044715 * w * w * w) * math.sqrt(2.0 / math.pi)  # type: ignore[operator]
         y = 0.5 * w * (1.0 + E.tanh(inner))  # type: ignore[operator]
-    return y.to(x.dtype)  # type: ignore[no-any-return]
+    return name_grad_fn(y.to(x.dtype), "GeluBackward0", x)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
     x = _float_input(input, "silu", "silu_cpu")
     w = _opmath(x)
-    return _maybe_inplace(x, (w * E.sigmoid(w)).to(x.dtype), inplace)  # type: ignore[operator]
+    y = name_grad_fn((w * E.sigmoid(w)).to(x.dtype), "SiluBackward0", x)  # type: ignore[operator]
+    return _maybe_inplace(x, y, inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:

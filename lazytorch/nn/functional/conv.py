@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from lazytorch._errors import op_error
+from lazytorch.autograd.engine import name_grad_fn
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import tensor_arg
 from lazytorch.ops.linalg import matmul
@@ -170,7 +171,9 @@ def _conv(
         y = y + S.reshape(bias, (1, o) + (1,) * n)  # type: ignore[operator]
     if low is not None:
         y = y.to(x.dtype)
-    return S.squeeze(y, 0) if unbatched else y
+    if unbatched:
+        return S.squeeze(y, 0)  # (torch's node there too: SqueezeBackward1)
+    return name_grad_fn(y, "ConvolutionBackward0", x if x.requires_grad else weight)
 
 
 def conv1d(

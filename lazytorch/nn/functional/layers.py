@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 
 from lazytorch._errors import op_error
-from lazytorch.autograd.engine import note_sparse_rows
+from lazytorch.autograd.engine import name_grad_fn, note_sparse_rows
 from lazytorch.autograd.function import Function
 from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.ir import dtypes as dt
@@ -46,10 +46,18 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         # A strided input of 3 or more dims takes matmul, then the bias: two roundings.
         rows = x if x.ndim == 2 else S.reshape(x, (-1, x.shape[-1]))
         y = LA.addmm(bias, rows, S.t(w))
-        return y if x.ndim == 2 else S.reshape(y, (*x.shape[:-1], w.shape[0]))
-    y = LA.matmul(x, S.t(w) if w.ndim == 2 else w)
-    if bias is not None:
-        y = y + bias  # type: ignore[operator]
+        y = y if x.ndim == 2 else S.reshape(y, (*x.shape[:-1], w.shape[0]))
+    else:
+        y = LA.matmul(x, S.t(w) if w.ndim == 2 else w)
+        if bias is not None:
+            y = y + bias  # type: ignore[operator]
+    if bias is not None and w.ndim == 2:
+        # torch's node: addmm for a matrix input, then a view of it for a contiguous input
+        # of more dims (a strided one takes matmul and an add)
+        if x.ndim == 2:
+            name_grad_fn(y, "AddmmBackward0", x if x.requires_grad else w)
+        elif x.ndim >= 3 and (x._view is None or V.is_contiguous(x)):
+            name_grad_fn(y, "ViewBackward0", x if x.requires_grad else w)
     return y
 
 
@@ -95,7 +103,9 @@ def embedding(
         rows = _ScaleGrad.apply(rows, S.unsqueeze(1.0 / counts.to(rows.dtype), -1))  # type: ignore[operator]
     if sparse and rows.requires_grad:
         rows = _SparseRows.apply(rows, (weight, flat, padding_idx))
-    return S.reshape(rows, (*idx.shape, weight.shape[-1]))
+    return name_grad_fn(
+        S.reshape(rows, (*idx.shape, weight.shape[-1])), "EmbeddingBackward0", weight
+    )
 
 
 class _SparseRows(Function):

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from lazytorch._dtype_info import finfo
 from lazytorch._errors import op_error
+from lazytorch.autograd.engine import name_grad_fn
 from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _opmath
 from lazytorch.nn.functional.pooling import avg_pool2d, avg_pool3d
@@ -85,7 +86,7 @@ def layer_norm(
         y = y * weight  # type: ignore[operator]
     if bias is not None:
         y = y + bias  # type: ignore[operator]
-    return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
+    return name_grad_fn(y.to(x.dtype), "NativeLayerNormBackward0", x)  # type: ignore[attr-defined]
 
 
 def rms_norm(
@@ -199,7 +200,7 @@ def batch_norm(
         y = y * S.reshape(weight, shape)  # type: ignore[operator]
     if bias is not None:
         y = y + S.reshape(bias, shape)  # type: ignore[operator]
-    return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
+    return name_grad_fn(y.to(x.dtype), "NativeBatchNormBackward0", x)  # type: ignore[attr-defined]
 
 
 def group_norm(
@@ -261,7 +262,7 @@ def group_norm(
         y = y * S.reshape(weight, shape)  # type: ignore[operator]
     if bias is not None:
         y = y + S.reshape(bias, shape)  # type: ignore[operator]
-    return y.to(x.dtype)  # type: ignore[attr-defined,no-any-return]
+    return name_grad_fn(y.to(x.dtype), "NativeGroupNormBackward0", x)  # type: ignore[attr-defined]
 
 
 def instance_norm(
