@@ -222,6 +222,12 @@ def generalize_and_compile(
     return sym.bind(point), gen.symbolic_program(), changed
 
 
+def compiling(scope: tuple[Any, ...], pattern: SizePattern) -> bool:
+    """Whether a background compile of `pattern`'s program over symbolic sizes (`plan`) is
+    running. Reads, changes nothing."""
+    return (*scope, pattern.key) in _planned
+
+
 def plan(
     scope: tuple[Any, ...], where: str, pattern: SizePattern, marks: Marks | None = None
 ) -> tuple[Any, tuple[int, ...]] | None:

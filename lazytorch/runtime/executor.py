@@ -238,12 +238,17 @@ def _build(
     # the user's materialize()/opt.step()/.item() call.
     loc = loc or user_loc()
     where = format_loc(loc) if loc is not None else f"<{cause or 'unknown'}>"
-    tiered = tier and not _on_disk(backend, program, options)
-    if tiered:
-        # A first sighting runs on the interpreter; so does a size variant of the program
-        # last built here, whose program over symbolic sizes compiles meanwhile (below).
-        scope = (backend.name, deterministic)
-        if pattern is None or not dynamic.size_variant(scope, where, pattern, marks):
+    # A first sighting runs on the interpreter; so does a size variant of the program last
+    # built here, whose program over symbolic sizes compiles meanwhile (below) — unless the
+    # disk cache holds this very program. While the symbolic program of this pattern is
+    # compiling, that lookup is skipped: it writes the whole program's canonical text
+    # (~7 ms at each token of a 330-node program) for a size the symbolic program serves.
+    scope = (backend.name, deterministic)
+    variant = tier and pattern is not None and dynamic.size_variant(scope, where, pattern, marks)
+    if tier and (
+        (variant and dynamic.compiling(scope, pattern)) or not _on_disk(backend, program, options)
+    ):
+        if not variant:
             if pattern is not None:
                 dynamic.remember(scope, where, pattern)
             return _tier0(key, program, backend, options, cause, loc, t0)
@@ -251,8 +256,12 @@ def _build(
         # this size (and every other until it is ready) runs on the interpreter — a loop
         # over a growing sequence (sampling a language model token by token) must not stop
         # for seconds at its second token.
+        assert pattern is not None
         planned = dynamic.plan(scope, where, pattern, marks)
         return _tier0(key, program, backend, options, cause, loc, t0, scope, planned)
+    # From here on this cut compiles, or loads from disk, in the foreground. (A tiered
+    # variant that does not generalize, a slice whose offset moves each step, was given to
+    # the interpreter above: `dynamic.plan` returns no plan for it.)
     t1 = time.perf_counter()
     shown = program
     made = None
@@ -260,11 +269,6 @@ def _build(
         made = dynamic.generalize_and_compile(
             (backend.name, deterministic), where, pattern, backend, options, marks
         )
-        if made is None and tiered:
-            # The variant does not generalize (a slice whose offset moves each step): it is
-            # a first sighting like any other, so the interpreter runs it now rather than
-            # the compiler making a program per step in the foreground.
-            return _tier0(key, program, backend, options, cause, loc, t0)
     if made is not None:
         exe, shown, changed = made
         reason = f"{changed}: compiling one program for every such size"

@@ -574,6 +574,51 @@ def test_sizes_that_keep_changing_compile_one_program_over_symbolic_sizes(tierin
     assert _count("dynamic_hits") == 8
 
 
+def test_sizes_waiting_for_the_symbolic_compile_skip_the_disk_lookup(tiering, monkeypatch):
+    # While the program over symbolic sizes compiles, each later size runs on the
+    # interpreter without asking the disk cache for its exact program (the lookup writes
+    # the program's whole canonical text: ~7 ms a token of a 330-node program). Only the
+    # first sighting and the first variant look; the values are the same.
+    import threading
+
+    from lazytorch.runtime.backends import get_backend
+
+    backend = get_backend("cpp")
+    looked, release = [], threading.Event()
+    is_cached, compile_dynamic = type(backend).is_cached, type(backend).compile_dynamic
+
+    def counted(self, *a, **k):
+        looked.append(1)
+        return is_cached(self, *a, **k)
+
+    def held(self, *a, **k):
+        assert release.wait(60)
+        return compile_dynamic(self, *a, **k)
+
+    monkeypatch.setattr(type(backend), "is_cached", counted)
+    monkeypatch.setattr(type(backend), "compile_dynamic", held)
+    monkeypatch.setenv("LAZYTORCH_COMPILE_WORKER", "0")
+    rng = np.random.default_rng(1)
+    w = lt.tensor(rng.standard_normal((8, 4)))
+
+    def run(n):
+        x = rng.standard_normal((n, 8))
+        got = (lt.tensor(x) @ w).relu().sum().item()
+        np.testing.assert_allclose(got, np.maximum(x @ w.numpy(), 0).sum(), rtol=1e-10)
+
+    try:
+        for n in range(2, 10):
+            run(n)
+        assert _count("tier0_runs") == 8 and _count("background_compiles") == 1
+        assert len(looked) == 2, looked  # sizes 2 and 3; not 4..9, whose compile is running
+    finally:
+        release.set()
+    assert tiered.drain(timeout=120)
+    for n in range(10, 13):
+        run(n)
+    assert _count("dynamic_hits") == 3 and _count("compiles") == 1
+
+
 def test_a_size_variant_that_does_not_generalize_runs_on_the_interpreter(tiering):
     # A window that slides along a long sequence (the word-language model's get_batch):
     # each step's program differs from the last by a slice offset, which no symbolic
