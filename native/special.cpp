@@ -4,7 +4,7 @@
 // through Python's math.erf once per element: about 70 ns each, which made every model with
 // an exact GELU crawl on the interpreter (the tier that runs a program while it compiles).
 // This is the same libm function in one loop, so a value is the reference's bit for bit
-// (tests/ir/test_primitives.py holds it to math.erf).
+// (tests/ops/test_special.py holds it to math.erf).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 

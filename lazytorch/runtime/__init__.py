@@ -47,7 +47,7 @@ before_cut: list[Callable[[list[Node]], list[Node]]] = []
 # The reference's random draws take their Philox words from the native extension where it
 # is built (the same words: tests/ops/test_random.py), loaded at the first draw.
 _philox.native_loader = lambda: getattr(_native.load(warn=False), "philox_words", None)
-# ...and its erf, libm's in one loop (the same values: tests/ir/test_primitives.py).
+# ...and its erf, libm's in one loop (the same values: tests/ops/test_special.py).
 _elementwise_prims.native_erf_loader = lambda: getattr(_native.load(warn=False), "erf_f64", None)
 # ...and each of these after every cut that ran a program (shared-memory tensors write their
 # new values back into their segment here: lazytorch.ops.shared_memory).
