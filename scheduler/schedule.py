@@ -32,8 +32,13 @@ from lazytorch.scheduler.plan_check import check_plan
 __all__ = ["SchedulingError", "schedule"]
 
 # Inline-cost model for bound_recompute: each primitive's `cost` (lazytorch.ir.primitives;
-# transcendental calls count as several plain ops, index-only moves as none).
-INLINE_SHARED_COST = 16
+# transcendental calls count as several plain ops, index-only moves as none). The shared
+# threshold was 16 until a CNN step showed what it missed: ReLU's gradient over a strided
+# convolution's columns gathered back (pads and adds, cost ~9, plus the gather's division
+# and modulo index arithmetic, which costs count as nothing) was redone in every pass of
+# BatchNorm's backward reductions; stored at 8, that step went from 44 to 39 ms with the
+# GPT and MLP steps and the pointwise benchmarks unchanged (benchmarks/RESULTS.md).
+INLINE_SHARED_COST = 8
 INLINE_MAX_COST = 64
 # A value broadcast into a larger space (an expand) is recomputed at every element of that
 # space when inlined: a bias drawn by randn and never stored (an untrained model) redid its
