@@ -706,20 +706,22 @@ def _unlink_view(t: Tensor) -> None:
         t._view = None
 
 
-def keep_leaf(t: Tensor, value: Node, detached: bool = False) -> Node:
+def keep_leaf(t: Tensor, value: Node, detached: bool = False, through_view: bool = False) -> Node:
     """The node an in-place write to `t` rebinds it to, keeping a grad leaf a leaf.
 
     torch refuses in-place writes to a leaf that requires grad while grad mode is on; under
     ``no_grad`` (an optimizer step) the tensor stays the same leaf with a new value. A write
     through a detached alias (``p.data.add_(...)``, ``p.detach().mul_(...)``) is allowed in
-    either mode, as in torch: autograd does not see it.
+    either mode, as in torch: autograd does not see it. `through_view`: the write reaches
+    `t` through a view of it (torch's message then says so).
     """
     m = getattr(t, "_meta", None)
     if m is None or t._node.ag is not m:
         return value
     if grad_mode.enabled and not detached:
         raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
+            f"a {'view of a ' if through_view else ''}leaf Variable that requires grad is "
+            "being used in an in-place operation."
         )
     return leaf_alias(value, m)
 

@@ -134,7 +134,7 @@ def view(input: Tensor, *size: Any, **kwargs: Any) -> Tensor:
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
         )
-    return name_grad_fn(V.make_view(x, V.Reshape(new)), "ViewBackward0", x)
+    return name_grad_fn(_view_to(x, new), "ViewBackward0", x)
 
 
 @public(method=True)
@@ -162,8 +162,22 @@ def _shape_keyword(args: tuple[Any, ...], kw: dict[str, Any], op: str, name: str
 
 def _reshape_to(x: Tensor, new: tuple[Any, ...]) -> Tensor:
     if V.can_view(x, new):
-        return V.make_view(x, V.Reshape(new))
+        return _view_to(x, new)
     return wrap(reshape_node(x._node, new))
+
+
+def _view_to(x: Tensor, new: tuple[Any, ...]) -> Tensor:
+    """x viewed as shape `new`. A view of x's own shape is still a view with a gradient
+    node of its own where x carries gradient (torch: not a leaf, grad_fn ViewBackward0),
+    though the reshape step records nothing for it: a no-op reshape node (the scheduler
+    folds it into index arithmetic)."""
+    step = V.Reshape(new)
+    n = x._node
+    if n.shape == tuple(new) and x.requires_grad:
+        return V.make_view(
+            x, step, make_node(P.reshape, (n,), (n.shape,), n.shape, n.dtype, n.device)
+        )
+    return V.make_view(x, step)
 
 
 @public(torch=False, method=True)

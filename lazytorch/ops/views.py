@@ -773,7 +773,9 @@ def _assign(
     written = value if alias is None else stop_gradient(value)
     if getattr(root, "_meta", None) is not None:
         detached = any(isinstance(s, Detach) for s in steps)
-        root._node = keep_leaf(root, _write_back(root._node, steps, written), detached)
+        root._node = keep_leaf(
+            root, _write_back(root._node, steps, written), detached, through_view=True
+        )
     else:
         root._node = _still_differentiable(root._node, _write_back(root._node, steps, written))
     if _grad_aliases:

@@ -323,6 +323,11 @@ LAYER_GRAD_FN_NAMES = {
     "view": lambda t, x, w: x.view(24),
     "reshape": lambda t, x, w: x.reshape(6, 4),
     "reshape strided": lambda t, x, w: x.t().reshape(24),
+    # a view of the same shape is still a view (of a leaf: no longer a leaf)
+    "view same shape": lambda t, x, w: x.view(4, 6),
+    "reshape same shape": lambda t, x, w: x.reshape(4, 6),
+    "view_as itself": lambda t, x, w: x.view_as(x),
+    "reshape of a result": lambda t, x, w: (x * 2).reshape(4, 6),
     "flatten": lambda t, x, w: x.view(2, 2, 6).flatten(1),
     "flatten strided": lambda t, x, w: x.t().flatten(),
     "t": lambda t, x, w: x.t(),
@@ -345,6 +350,7 @@ def test_grad_fn_names_of_layers_and_views_are_torchs(case):
     want = fn(torch, torch.tensor(x, requires_grad=True), torch.tensor(w)).grad_fn.name()
     got = fn(lt, lt.tensor(x, requires_grad=True), lt.tensor(w))
     assert got.grad_fn.name() == want
+    assert not got.is_leaf
     got.sum().backward()
     assert got.grad_fn.name() == want
 

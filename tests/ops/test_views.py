@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 
 import lazytorch as lt
 from helpers import ALL, arr, check, check_grad, randn
@@ -714,6 +715,27 @@ def test_inplace_shape_methods_refuse_grad_leaves():
     assert tuple(p.shape) == (1, 2) and p.is_leaf and p.requires_grad
     (p * 3).sum().backward()
     assert p.grad.tolist() == [[3.0, 3.0]]
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x.view(2, 3).add_(1),
+        lambda x: x.view(6).mul_(2),
+        lambda x: x[0].zero_(),
+        lambda x: x.t().fill_(1.0),
+        lambda x: x.__setitem__((0, 0), 1.0),
+        lambda x: x.add_(1),
+    ],
+)
+def test_in_place_writes_to_a_grad_leaf_are_refused_with_torchs_message(write):
+    # through a view, torch says "a view of a leaf Variable ..."; on the leaf itself, "a leaf"
+    msgs = []
+    for lib in (torch, lt):
+        with pytest.raises(RuntimeError) as err:
+            write(lib.ones(2, 3, requires_grad=True))
+        msgs.append(str(err.value))
+    assert msgs[1] == msgs[0]
 
 
 def test_detach_in_place_cuts_the_graph():
