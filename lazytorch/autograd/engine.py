@@ -25,7 +25,7 @@ from typing import Any
 from lazytorch import metrics
 from lazytorch.autograd import rules
 from lazytorch.ir.node import Node, format_loc, grad_mode, stamp
-from lazytorch.ir.primitives import PRIMITIVES, make_node
+from lazytorch.ir.primitives import PRIMITIVES, Primitive, make_node
 from lazytorch.ops._core import cast, const_node, expand_node, wrap
 from lazytorch.runtime import register
 from lazytorch.runtime.host_views import is_external as _is_external
@@ -290,6 +290,7 @@ def _run_backward(
         if r.ag is not None:
             grads[id(r)] = _add(grads[id(r)], g) if id(r) in grads else g
     out: dict[int, Node] = {}
+    ran: list[Node] = []  # the nodes whose rule ran: what this backward may release
     prev = grad_mode.enabled
     grad_mode.enabled = create_graph
     try:
@@ -315,6 +316,7 @@ def _run_backward(
             needs = tuple([i.ag is not None and leads.get(id(i), False) for i in inputs])
             if True not in needs:
                 continue
+            ran.append(n)
             rule = op.vjp
             if rule is None:
                 raise RuntimeError(
@@ -335,10 +337,20 @@ def _run_backward(
     finally:
         grad_mode.enabled = prev
     if not retain_graph:
-        for n in nodes:
+        # Like torch, only what ran is released: ``autograd.grad(loss, [a])`` for a non-leaf
+        # `a` leaves the graph below `a` to a later backward (MAML's inner loop).
+        for n in ran:
             h = hist[id(n)]
             if h is not None:
-                if h[0] is not n.op and n not in _grad_fn_names:
+                op = h[0]
+                if type(op) is Primitive and op.vjp is not None and not op.vjp.saves:
+                    # Like torch, a node whose backward read no forward value (a cast, a
+                    # view, an add, a sum) keeps its history: nothing of it is released,
+                    # so a second backward through it is allowed (a PINN's input
+                    # ``tensor(X, requires_grad=True).float()``, differentiated in every
+                    # closure call of LBFGS). Only nodes that saved values are freed.
+                    continue
+                if op is not n.op and n not in _grad_fn_names:
                     # an op recorded over another primitive (an autograd.Function): its
                     # grad_fn keeps the name the released history gave it
                     _grad_fn_names[n] = GradFn(n).name()

@@ -448,6 +448,82 @@ def test_backward_twice_needs_retain_graph():
         loss.backward()
 
 
+# A second backward through a node is refused only where that node's backward read forward
+# values torch had saved (and released): through a cast, a view, an add or a sum it runs.
+# (torch's mean saves nothing; lazytorch's mean is a sum and a division, which does.)
+SECOND_BACKWARD = {
+    "float()": lambda lib, a: a.float(),
+    "to(float32)": lambda lib, a: a.to(lib.float32),
+    "a + 1": lambda lib, a: a + 1,
+    "view(-1)": lambda lib, a: a.view(-1),
+    "t()": lambda lib, a: a.t(),
+    "a[1:]": lambda lib, a: a[1:],
+    "expand": lambda lib, a: a.expand(3, 4),
+    "cat": lambda lib, a: lib.cat([a, a]),
+    "sum": lambda lib, a: a.sum(0, keepdim=True),
+    "neg": lambda lib, a: -a,
+    "clone": lambda lib, a: a.clone(),
+    "a * 2": lambda lib, a: a * 2,
+    "a * a": lambda lib, a: a * a,
+    "exp": lambda lib, a: a.exp(),
+    "a * 2 then float()": lambda lib, a: (a * 2).float(),
+}
+
+
+@pytest.mark.parametrize("case", list(SECOND_BACKWARD))
+def test_a_second_backward_runs_where_torchs_does(case):
+    seen = []
+    for lib in (torch, lt):
+        x = lib.tensor([[1.0], [2.0], [3.0]], dtype=lib.float64, requires_grad=True)
+        b = SECOND_BACKWARD[case](lib, x)
+        grads = []
+        for _ in range(2):
+            try:
+                (b * b).sum().backward()
+                grads.append(x.grad.numpy().copy())
+            except RuntimeError as e:
+                assert "second time" in str(e)
+                grads.append(None)
+        seen.append(grads)
+    for t, ours in zip(*seen):
+        assert (t is None) == (ours is None), seen
+        if t is not None:
+            np.testing.assert_allclose(ours, t, rtol=1e-12)
+
+
+def test_grad_wrt_a_non_leaf_leaves_the_graph_below_it_to_a_later_backward():
+    # MAML's inner loop: autograd.grad of a loss with respect to fast weights computed from
+    # the model's weights, then the outer loss's backward through those same fast weights.
+    # torch releases only the nodes a backward ran; the graph below `a` never ran.
+    seen = []
+    for lib in (torch, lt):
+        w = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        a = w * 2
+        (g,) = lib.autograd.grad((a * a).sum(), [a])
+        fast = a - 0.1 * g
+        (fast.exp() * 3).sum().backward()
+        seen.append((g.detach().numpy().copy(), w.grad.numpy().copy()))
+    for t, ours in zip(*seen):
+        np.testing.assert_allclose(ours, t, rtol=1e-6)
+
+
+def test_a_second_backward_through_a_computed_save_nothing_node_reaches_the_leaf():
+    # a cast and a view kept their history; their values computed in between (a print)
+    # must not cut the path to the leaf
+    seen = []
+    for lib in (torch, lt):
+        x = lib.tensor([[1.0], [2.0], [3.0]], dtype=lib.float64, requires_grad=True)
+        c = x.float().view(-1) + 1
+        rows = []
+        for _ in range(3):
+            (c * c).sum().backward()
+            rows.append((x.grad.numpy().copy(), c.detach().numpy().copy()))
+        seen.append(rows)
+    for (tg, tc), (g, c) in zip(*seen):
+        np.testing.assert_allclose(g, tg, rtol=1e-6)
+        np.testing.assert_allclose(c, tc, rtol=1e-6)
+
+
 def test_non_scalar_backward_needs_gradient():
     w = lt.ones(3, requires_grad=True)
     y = w * 2
