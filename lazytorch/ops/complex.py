@@ -887,7 +887,14 @@ def from_operator(name: str, x: Tensor, other: Any) -> Any:
             return getattr(z, name)(other)
         raise op_error(TypeError, name, "unsupported operand for a complex number")
     op = getattr(z, name, None)
-    if op is None or name not in ("__add__", "__sub__", "__mul__", "__truediv__"):
+    if op is None or name not in (
+        "__add__",
+        "__sub__",
+        "__mul__",
+        "__truediv__",
+        "__eq__",
+        "__ne__",
+    ):
         raise op_error(TypeError, name.strip("_"), "unsupported operand for a complex number")
     return op(other)
 

@@ -32,6 +32,7 @@ from lazytorch.autograd.engine import keep_leaf, leaf_alias, stop_gradient
 from lazytorch.autograd.grad_mode import is_grad_enabled
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import as_device
+from lazytorch.ir.symbolic import SymInt
 from lazytorch.ops import activation as A
 from lazytorch.ops import autocast as _autocast
 from lazytorch.ops import complex as CX
@@ -559,13 +560,38 @@ def _rdiv(self: Tensor, other: Any) -> Tensor:
     return E.mul(_transcendental.reciprocal(self), other)
 
 
+def _comparable(other: Any) -> bool:
+    """Whether torch's ``==``/``!=`` compare a tensor with `other` elementwise. For anything
+    else (None, a string, a list, a function, a dtype) they return NotImplemented, so Python
+    compares identities: ``t == None`` is False, and ``t in [None, t]`` works."""
+    if isinstance(other, (Tensor, bool, int, float, complex, SymInt, CX.ComplexTensor)):
+        return True
+    np = sys.modules.get("numpy")  # not imported: other cannot be a NumPy value
+    return np is not None and isinstance(other, (np.ndarray, np.generic))
+
+
 def _eq(self: Tensor, other: Any) -> Any:
     # torch's ``t == a`` compares with a NumPy array's values (a bool tensor), where its
     # other operators defer to NumPy
     t = type(other)
-    if t is not Tensor and t is not float and t is not int and _is_ndarray(other):
-        other = C.tensor(other, device=self.device)
+    if t is not Tensor and t is not float and t is not int:
+        if _is_ndarray(other):
+            other = C.tensor(other, device=self.device)
+        elif t is complex:
+            return CX.from_operator("__eq__", self, other)
+        elif t is CX.ComplexTensor or not _comparable(other):
+            return NotImplemented  # (a complex tensor's reflected operator compares)
     return E.eq(self, other)
+
+
+def _ne(self: Tensor, other: Any) -> Any:
+    t = type(other)
+    if t is not Tensor and t is not float and t is not int:
+        if _is_ndarray(other) or t is CX.ComplexTensor or not _comparable(other):
+            return NotImplemented  # (an array's reflected operator computes, as torch's)
+        if t is complex:
+            return CX.from_operator("__ne__", self, other)
+    return E.ne(self, other)
 
 
 def _array_wrap(
@@ -630,7 +656,7 @@ OPERATORS = {
     "__xor__": E.bitwise_xor,
     "__rxor__": _reversed(E.bitwise_xor),
     "__eq__": _eq,
-    "__ne__": E.ne,
+    "__ne__": _ne,
     "__lt__": E.lt,
     "__le__": E.le,
     "__gt__": E.gt,
@@ -643,11 +669,11 @@ OPERATORS = {
     "__setitem__": I.setitem,
 }
 # torch's binary operators return NotImplemented for a NumPy array (all but __eq__, `_eq`,
-# and __rtruediv__, `_rdiv`)
+# and __rtruediv__, `_rdiv`; __ne__, `_ne`, does it itself)
 for _name in (
     "__add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __floordiv__ "
     "__rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __matmul__ __rmatmul__ __and__ __rand__ "
-    "__or__ __ror__ __xor__ __rxor__ __ne__ __lt__ __le__ __gt__ __ge__ __lshift__ "
+    "__or__ __ror__ __xor__ __rxor__ __lt__ __le__ __gt__ __ge__ __lshift__ "
     "__rlshift__ __rshift__ __rrshift__"
 ).split():
     OPERATORS[_name] = _defer_to_ndarray(OPERATORS[_name], _name)

@@ -435,3 +435,37 @@ def test_numpy_of_a_complex_tensor_requiring_grad_is_refused():
             read()
     np.testing.assert_array_equal(z.detach().numpy(), [1 + 2j, 2 + 4j])
     np.testing.assert_array_equal(z.numpy(force=True), [1 + 2j, 2 + 4j])
+
+
+_NOT_COMPARED = {
+    "None": None,
+    "str": "abc",
+    "function": len,
+    "list": [1, 2, 3],
+    "tuple": (1, 2, 3),
+    "object": object(),
+    "dtype": "float32",  # (replaced by each library's own dtype below)
+}
+
+
+@pytest.mark.parametrize("name", list(_NOT_COMPARED))
+def test_equality_with_what_torch_does_not_compare_is_identity(name):
+    # torch's == and != return NotImplemented for such operands: Python compares
+    # identities, so ``t == None`` is False and ``t in [None, t]`` works (llama's
+    # ``next_token == tokenizer.eos_id`` compared with a method)
+    got = []
+    for lib in (torch, lazytorch):
+        t = lib.tensor([1, 2, 3])
+        o = lib.float32 if name == "dtype" else _NOT_COMPARED[name]
+        got.append((t == o, t != o, o == t, o != t, t in [o, t], o in [t]))
+    assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("other", [2 + 0j, 2 + 1j, np.int64(2), np.float32(2.0)])
+def test_equality_with_complex_and_numpy_scalars_is_elementwise(other):
+    want = [
+        (torch.tensor([1, 2, 3]) == other).tolist(),
+        (torch.tensor([1, 2, 3]) != other).tolist(),
+    ]
+    t = lazytorch.tensor([1, 2, 3])
+    assert [(t == other).tolist(), (t != other).tolist()] == want
