@@ -190,9 +190,14 @@ _LAZY_SUBMODULES = (
     "fft",
     "profiler",
     "version",
+    "distributed",
+    "multiprocessing",
+    "compiler",
+    "xpu",
 )
 # Functions whose module is loaded on first use: name -> submodule defining it.
 _LAZY_FUNCTIONS = {
+    "set_default_tensor_type": "_legacy_types",
     "save": "serialization",
     "load": "serialization",
     "set_printoptions": "_format",

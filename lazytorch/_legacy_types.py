@@ -18,15 +18,17 @@ lazytorch.float64
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
+from lazytorch import _config, cuda
 from lazytorch._errors import op_error
 from lazytorch.ir import dtypes as dt
 from lazytorch.ops import creation as C
 from lazytorch.ops.sparse import SparseCOOTensor, sparse_coo_tensor
 from lazytorch.tensor import Size, Tensor
 
-__all__ = ["LEGACY_TYPES", "SPARSE_LEGACY_TYPES", "legacy_type"]
+__all__ = ["LEGACY_TYPES", "SPARSE_LEGACY_TYPES", "legacy_type", "set_default_tensor_type"]
 
 
 class _LegacyMeta(type):
@@ -138,3 +140,59 @@ SPARSE_LEGACY_TYPES = {
         dt.int16,
     )
 }
+
+
+# the device set_default_tensor_type(torch.cuda.<T>Tensor) chose, so that a later CPU type
+# puts the CPU back (as torch's default tensor type carries its device)
+_set_cuda_default = False
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """torch's deprecated ``set_default_tensor_type``: `t` (a legacy type such as
+    ``lazytorch.DoubleTensor``, or its name ``'torch.DoubleTensor'``) sets the default float
+    dtype, and a ``torch.cuda.*`` type the default device too.
+
+    >>> import lazytorch, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     lazytorch.set_default_tensor_type("torch.DoubleTensor")
+    ...     d = lazytorch.zeros(1).dtype
+    ...     lazytorch.set_default_tensor_type(lazytorch.FloatTensor)
+    >>> d, lazytorch.zeros(1).dtype
+    (lazytorch.float64, lazytorch.float32)
+    """
+    global _set_cuda_default
+    warnings.warn(
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+        UserWarning,
+        stacklevel=2,
+    )
+    op = "set_default_tensor_type"
+    if isinstance(t, str):
+        prefix, _, name = t.rpartition(".")
+        table = {"torch": LEGACY_TYPES, "torch.cuda": CUDA_LEGACY_TYPES}.get(prefix)
+        if table is None or name not in table:
+            raise op_error(TypeError, op, f"invalid type: '{t}'")
+        t = table[name]
+    if not isinstance(t, _LegacyMeta):
+        raise op_error(
+            TypeError,
+            op,
+            "invalid type object: only floating-point types are supported as the default type",
+        )
+    if not t.dtype.is_floating_point:
+        raise op_error(TypeError, op, "only floating-point types are supported as the default type")
+    if t.device_type == "cuda":
+        if not cuda.is_available():
+            raise op_error(
+                TypeError,
+                op,
+                f"type torch.cuda.{t.__name__} not available: no CUDA device is available",
+            )
+        _config.set_default_device("cuda")
+        _set_cuda_default = True
+    elif _set_cuda_default:
+        _config.set_default_device(None)
+        _set_cuda_default = False
+    _config.set_default_dtype(t.dtype)

@@ -101,7 +101,8 @@ class device:  # lower case: torch.cuda.device's name
     stays), and its context is the driver's current context, where kernels launch.
 
     Programs on ``cuda:i`` run inside ``device(i)`` (those on ``"cuda"`` inside
-    ``device(None)``), so their memory is allocated and their kernels run there.
+    ``device(None)``), so their memory is allocated and their kernels run there. A negative
+    index is a no-op, as in torch (scripts write ``device(-1)`` for the CPU).
     """
 
     def __init__(self, device: Any) -> None:
@@ -109,6 +110,8 @@ class device:  # lower case: torch.cuda.device's name
         self._prev: int | None = None
 
     def __enter__(self) -> device:
+        if isinstance(self.device, int) and self.device < 0:
+            return self  # torch: a negative index selects nothing (CUDA is not touched)
         rt = _runtime()
         self._prev = rt.current_device()
         rt.activate(self.device)

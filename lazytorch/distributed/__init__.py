@@ -31,7 +31,10 @@ from typing import Any
 from lazytorch import _config, runtime
 from lazytorch._settings import env_value
 from lazytorch.autograd.grad_mode import no_grad
-from lazytorch.distributed import _nccl  # (imports nccl4py only when it makes an engine)
+from lazytorch.distributed import (
+    _nccl,  # (imports nccl4py only when it makes an engine)
+    rpc,  # noqa: F401  (torch.distributed.rpc: present, not supported)
+)
 from lazytorch.distributed._engines import LocalEngine, MpiEngine
 from lazytorch.distributed._env import launcher_env
 from lazytorch.distributed._faults import Watchdog, abort_job, install_excepthook

@@ -43,7 +43,7 @@ from lazytorch.ops._core import (
     unpack_int64,
     wrap,
 )
-from lazytorch.tensor import Tensor
+from lazytorch.tensor import Size, Tensor
 
 __all__ = [
     "arange",
@@ -1148,5 +1148,7 @@ def legacy_tensor_new(*args: Any, **kwargs: Any) -> Tensor:
         raise TypeError(f"Tensor(): unexpected keyword arguments {sorted(kwargs)}")
     device = kwargs.get("device")
     if len(args) == 1 and not isinstance(args[0], int):
+        if isinstance(args[0], Size):  # a Size is a shape (``Tensor(x.shape)``); a list is data
+            return zeros(tuple(args[0]), device=device)
         return tensor(args[0], dtype=_config.get_default_dtype(), device=device)
     return zeros(*(args or (0,)), device=device)  # Tensor() is an empty 1-d tensor

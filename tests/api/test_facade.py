@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 
 import pytest
 
@@ -162,3 +163,73 @@ def test_mapped_subpackages_install_under_lazytorch():
 
     assert lazytorch.scheduler.__name__ == "lazytorch.scheduler"
     assert lazytorch.codegen.__name__ == "lazytorch.codegen"
+
+
+# -- what real scripts reach for after a bare ``import torch`` ---------------------------------
+def test_distributed_and_multiprocessing_resolve_after_a_bare_import():
+    # a training helper checks torch.distributed.rpc.api.RRef on every batch (rasbt's
+    # helper_train.py); scripts call torch.multiprocessing.set_sharing_strategy at the top
+    code = (
+        "import lazytorch as torch\n"
+        "x = torch.ones(2)\n"
+        "print(torch.distributed.is_available(), isinstance(x, torch.distributed.rpc.api.RRef),\n"
+        "      torch.distributed.rpc.is_available())\n"
+        "torch.multiprocessing.set_sharing_strategy('file_system')\n"
+        "print(torch.compiler.is_compiling(), torch.xpu.is_available())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False", "False", "False", "False"]
+    with pytest.raises(NotImplementedError, match="does not support RPC"):
+        lt.distributed.rpc.init_rpc("worker0")
+
+
+def test_compiler_disable_returns_the_function():
+    def f(x):
+        return x * 2
+
+    assert lt.compiler.disable(f) is f
+    assert lt.compiler.disable(recursive=False)(f) is f
+    assert lt.compiler.disable(f, recursive=False) is f
+
+
+def test_tensor_of_a_size_is_a_tensor_of_that_shape():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, lt):
+        a = lib.zeros(4, 1, 3, 3)
+        got = [tuple(lib.Tensor(s).shape) for s in (a.shape, a.shape[1:], lib.Size([]))]
+        got.append(tuple(lib.Tensor([2, 3]).shape))  # a list is data
+        assert got == [(4, 1, 3, 3), (1, 3, 3), (), (2,)]
+        assert lib.Tensor(a.shape).dtype == lib.float32
+
+
+def test_cuda_device_with_a_negative_index_is_a_no_op():
+    with lt.cuda.device(-1):  # (SimCLR's ``with torch.cuda.device(args.gpu_index)`` on CPU)
+        assert lt.ones(2).sum().item() == 2.0
+
+
+@pytest.mark.parametrize("t", ["torch.DoubleTensor", "BFloat16Tensor", "FloatTensor"])
+def test_set_default_tensor_type_sets_the_default_dtype(t):
+    torch = pytest.importorskip("torch")
+    got = []
+    for lib in (torch, lt):
+        before = lib.get_default_dtype()
+        arg = t if t.startswith("torch.") else getattr(lib, t)
+        try:
+            if lib is lt:
+                with pytest.warns(UserWarning, match="deprecated"):
+                    lib.set_default_tensor_type(arg)
+            else:  # (torch warns once per process)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    lib.set_default_tensor_type(arg)
+            got.append((str(lib.zeros(1).dtype), str(lib.nn.Linear(2, 2).weight.dtype)))
+        finally:
+            lib.set_default_dtype(before)
+    assert [s.split(".")[1] for pair in got[1:] for s in pair] == [s.split(".")[1] for s in got[0]]
+
+
+@pytest.mark.parametrize("t", ["LongTensor", "torch.IntTensor", "float64"])
+def test_set_default_tensor_type_refuses_what_torch_refuses(t):
+    arg = t if t.startswith("torch.") else getattr(lt, t)
+    with pytest.warns(UserWarning), pytest.raises(TypeError, match="floating-point types"):
+        lt.set_default_tensor_type(arg)
