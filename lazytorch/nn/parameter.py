@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lazytorch.ops.complex import ComplexTensor
 from lazytorch.ops.creation import empty, tensor
 from lazytorch.runtime import register
 from lazytorch.tensor import Tensor
@@ -16,7 +17,18 @@ from lazytorch.tensor import Tensor
 __all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "is_lazy"]
 
 
-class Parameter(Tensor):
+class _ParameterType(type):
+    """Parameter's metaclass: a complex parameter (a `ComplexTensor` whose pair of parts is
+    a `_ComplexPair`, made by ``Parameter(complex_data)``) is a Parameter too, as torch's
+    complex parameters are (a Fourier layer's weights)."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        if type(obj) is ComplexTensor:
+            return cls is Parameter and type(obj._ri) is _ComplexPair
+        return super().__instancecheck__(obj)
+
+
+class Parameter(Tensor, metaclass=_ParameterType):
     """A Tensor registered as a module parameter; requires grad unless told otherwise.
 
     The Parameter takes `data`'s current value (a detached alias: it never carries
@@ -38,6 +50,10 @@ class Parameter(Tensor):
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:
             data = empty(0)
+        if type(data) is ComplexTensor and cls is Parameter:
+            # complex data: a complex tensor over a parameter of its (real, imaginary) pairs;
+            # the optimizers update that pair (torch's view the same way: view_as_real)
+            return ComplexTensor(_ComplexPair(data._ri, requires_grad))  # type: ignore[return-value]
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter data must be a lazytorch.Tensor, not {type(data).__name__}")
         obj = object.__new__(cls)
@@ -73,6 +89,12 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(array: Any, device: str, requires_grad: bool) -> Parameter:
     return Parameter(tensor(array, device=device), requires_grad)
+
+
+class _ComplexPair(Parameter):
+    """The (real, imaginary) pairs of a complex parameter: what the optimizers update."""
+
+    __slots__ = ()
 
 
 class UninitializedParameter(Parameter):

@@ -49,6 +49,7 @@ from lazytorch.ops import elementwise as E
 from lazytorch.ops import linalg as L
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import ComplexBase, tensor_arg
+from lazytorch.ops.composite import copysign
 from lazytorch.tensor import Size, Tensor, _check_numpy_grad
 
 __all__ = [
@@ -186,6 +187,11 @@ def _t(x: Any, like: Any) -> Tensor:
     return E.add(E.mul(like, 0), x)
 
 
+def _scaled(x: Any, alpha: Any) -> Any:
+    """`x` times a number (`alpha` of torch's add and `value` of addcmul/addcdiv)."""
+    return x if alpha == 1 else _mul(x, alpha)
+
+
 def _add(a: Any, b: Any, sign: int) -> ComplexTensor:
     ar, ai = _parts(a, "add")
     br, bi = _parts(b, "add")
@@ -284,6 +290,14 @@ class ComplexTensor(ComplexBase):
     def is_complex(self) -> bool:
         return True
 
+    @property
+    def is_sparse(self) -> bool:
+        return False  # (an optimizer's step checks its gradient's layout)
+
+    @property
+    def layout(self) -> Any:
+        return self._ri.layout
+
     def is_floating_point(self) -> bool:
         return False
 
@@ -312,6 +326,11 @@ class ComplexTensor(ComplexBase):
     def grad(self) -> ComplexTensor | None:
         g = self._ri.grad
         return None if g is None else ComplexTensor(g)
+
+    @grad.setter
+    def grad(self, value: ComplexTensor | None) -> None:
+        # (``zero_grad`` sets None; a complex gradient is stored as its pair of parts)
+        self._ri.grad = None if value is None else value._ri
 
     @property
     def is_leaf(self) -> bool:
@@ -384,7 +403,42 @@ class ComplexTensor(ComplexBase):
     def __rtruediv__(self, other: Any) -> ComplexTensor:
         return _div(other, self)
 
-    add, sub, mul, div = __add__, __sub__, __mul__, __truediv__
+    def add(self, other: Any, *, alpha: Any = 1) -> ComplexTensor:
+        """``self + alpha * other`` (torch's ``add``; `alpha` a real or complex number)."""
+        return _add(self, _scaled(other, alpha), 1)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> ComplexTensor:
+        return _add(self, _scaled(other, alpha), -1)
+
+    def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> ComplexTensor:
+        """``self + value * tensor1 * tensor2``."""
+        return _add(self, _scaled(_mul(tensor1, tensor2), value), 1)
+
+    def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> ComplexTensor:
+        """``self + value * tensor1 / tensor2``."""
+        return _add(self, _scaled(_div(tensor1, tensor2), value), 1)
+
+    def sqrt(self) -> ComplexTensor:
+        """The principal square root (a cut along the negative reals; ``sqrt(-4 - 0j)`` is
+        ``-2j``), by Kahan's form: no cancellation for either sign of the real part.
+
+        >>> import lazytorch
+        >>> z = lazytorch.tensor([4 + 0j, -4 + 0j, 3 + 4j, -3 - 4j, 0j])
+        >>> z.sqrt().tolist()
+        [(2+0j), 2j, (2+1j), (1-2j), 0j]
+        """
+        x, y = self.real, self.imag
+        t = E.sqrt(E.mul(E.add(E.abs(x), E.hypot(x, y)), 0.5))
+        zero = E.eq(t, 0.0)
+        safe = E.where(zero, 1.0, t)
+        other = E.where(zero, 0.0, E.div(E.abs(y), E.mul(safe, 2.0)))
+        pos = E.ge(x, 0.0)
+        re = E.where(pos, t, other)
+        # (for x >= 0 the imaginary part is y / 2t, which keeps y's sign, zero included)
+        im = E.where(pos, E.where(zero, y, E.div(y, E.mul(safe, 2.0))), copysign(t, y))
+        return _pair(re, im)
+
+    mul, div = __mul__, __truediv__
     multiply, divide, subtract = mul, div, sub
 
     # In place: the result is written into the pair, so views of it (``view_as_real``, the
@@ -413,7 +467,22 @@ class ComplexTensor(ComplexBase):
     def __itruediv__(self, other: Any) -> ComplexTensor:
         return self._assign(_div(self, other), "div_")
 
-    add_, sub_, mul_, div_ = __iadd__, __isub__, __imul__, __itruediv__
+    mul_, div_ = __imul__, __itruediv__
+
+    def add_(self, other: Any, *, alpha: Any = 1) -> ComplexTensor:
+        return self._assign(self.add(other, alpha=alpha), "add_")
+
+    def sub_(self, other: Any, *, alpha: Any = 1) -> ComplexTensor:
+        return self._assign(self.sub(other, alpha=alpha), "sub_")
+
+    def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> ComplexTensor:
+        return self._assign(self.addcmul(tensor1, tensor2, value=value), "addcmul_")
+
+    def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> ComplexTensor:
+        return self._assign(self.addcdiv(tensor1, tensor2, value=value), "addcdiv_")
+
+    def sqrt_(self) -> ComplexTensor:
+        return self._assign(self.sqrt(), "sqrt_")
 
     def copy_(self, src: Any, non_blocking: bool = False) -> ComplexTensor:
         if type(src) is ComplexTensor:

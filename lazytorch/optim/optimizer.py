@@ -26,6 +26,7 @@ from lazytorch.autograd.engine import stop_gradient, zeroed_sparse_rows
 from lazytorch.autograd.grad_mode import enable_grad, no_grad
 from lazytorch.ir.dtypes import bfloat16, float16, float32
 from lazytorch.ops._core import HostScalar, wrap
+from lazytorch.ops.complex import ComplexTensor
 from lazytorch.runtime import materialize
 from lazytorch.tensor import Tensor
 
@@ -195,13 +196,16 @@ class Optimizer:
         else:
             param_group["params"] = list(params)
 
+        # torch's optimizers update a complex parameter as view_as_real(param): ours update
+        # its pair of real parts. An optimizer with a step of its own (a script's Adam, as
+        # the Fourier neural operator's) gets the complex parameter itself, as in torch.
+        as_real = type(self).step is Optimizer.step
         tensors, names = [], []
         for param in param_group["params"]:
             if isinstance(param, tuple):
                 names.append(param[0])
-                tensors.append(param[1])
-            else:
-                tensors.append(param)
+                param = param[1]
+            tensors.append(param._ri if as_real and type(param) is ComplexTensor else param)
         param_group["params"] = tensors
         if names:
             if len(names) != len(tensors):
@@ -212,6 +216,8 @@ class Optimizer:
             param_group["param_names"] = names
 
         for param in tensors:
+            if type(param) is ComplexTensor:
+                continue  # (a complex parameter for a step of the script's own)
             if not isinstance(param, Tensor):
                 raise TypeError(
                     "optimizer can only optimize Tensors, but one of the params is "
