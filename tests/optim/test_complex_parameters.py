@@ -38,6 +38,24 @@ def _data():
     return a, b, rng.standard_normal((3, 6)).astype(np.float32)
 
 
+def _train(lib, m, o, x, steps=4):
+    """(loss, the parameter's pairs) after each of `steps` steps."""
+    rows = []
+    for _ in range(steps):
+        o.zero_grad()
+        loss = m(lib.tensor(x))
+        loss.backward()
+        o.step()
+        rows.append((loss.item(), lib.view_as_real(m.w.detach()).numpy().copy()))
+    return rows
+
+
+def _same_steps(want, got):
+    for (tl, tw), (ll, lw) in zip(want, got):
+        np.testing.assert_allclose(ll, tl, rtol=2e-5)
+        np.testing.assert_allclose(lw, tw, rtol=1e-4, atol=1e-6)
+
+
 def test_a_complex_parameter_is_a_registered_parameter():
     a, b, x = _data()
     m = _model(lt, a, b, x)
@@ -61,17 +79,8 @@ def test_torchs_optimizers_update_a_complex_parameter_as_torch(opt):
         m = _model(lib, a, b, x)
         kw = {"momentum": 0.9} if opt in ("SGD", "RMSprop") else {}
         o = getattr(lib.optim, opt)(m.parameters(), lr=0.05, **kw)
-        rows = []
-        for _ in range(4):
-            o.zero_grad()
-            loss = m(lib.tensor(x))
-            loss.backward()
-            o.step()
-            rows.append((loss.item(), lib.view_as_real(m.w.detach()).numpy().copy()))
-        seen.append(rows)
-    for (tl, tw), (ll, lw) in zip(*seen):
-        np.testing.assert_allclose(ll, tl, rtol=2e-5)
-        np.testing.assert_allclose(lw, tw, rtol=1e-4, atol=1e-6)
+        seen.append(_train(lib, m, o, x))
+    _same_steps(*seen)
 
 
 class _ComplexAdam:
@@ -114,17 +123,8 @@ def test_an_optimizer_of_the_scripts_own_sees_the_complex_parameter():
         m = _model(lib, a, b, x)
         o = _ComplexAdam.make(lib)(m.parameters(), lr=0.05)
         assert lib.is_complex(o.param_groups[0]["params"][0])
-        rows = []
-        for _ in range(4):
-            o.zero_grad()
-            loss = m(lib.tensor(x))
-            loss.backward()
-            o.step()
-            rows.append((loss.item(), lib.view_as_real(m.w.detach()).numpy().copy()))
-        seen.append(rows)
-    for (tl, tw), (ll, lw) in zip(*seen):
-        np.testing.assert_allclose(ll, tl, rtol=2e-5)
-        np.testing.assert_allclose(lw, tw, rtol=1e-4, atol=1e-6)
+        seen.append(_train(lib, m, o, x))
+    _same_steps(*seen)
 
 
 def test_complex_in_place_arithmetic_is_torchs():

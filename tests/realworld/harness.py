@@ -372,6 +372,10 @@ class Hooks:
             importlib.import_module("torch.utils._device")._device_constructors()
         for name, kind in FUNCTION_DRAWS.items():
             self._wrap_draw(torch, name, kind)
+        if self.real_torch:
+            # torch's random_split imports randperm by name: its module must call the wrapper
+            dataset = importlib.import_module("torch.utils.data.dataset")
+            self._patch(dataset, "randperm", torch.randperm)
         for name, kind in INPLACE_METHODS.items():
             self._wrap_fill(torch.Tensor, name, kind)
         for name, kind in TENSOR_DRAWS.items():
