@@ -56,6 +56,7 @@ linalg_svd_result = namedtuple("linalg_svd", ["U", "S", "Vh"])
 eigh_result = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 lstsq_result = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 inv_ex_result = namedtuple("linalg_inv_ex", ["inverse", "info"])
+triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
 cholesky_ex_result = namedtuple("linalg_cholesky_ex", ["L", "info"])
 
 
@@ -593,6 +594,38 @@ def solve_triangular(
     t, b = _broadcast_batch(t, b, op)
     x = _solve_square(t, b, op)
     return _into_out(x if left else _mT(x), out, op)
+
+
+@public(method=True)
+def triangular_solve(
+    input: Tensor,
+    A: Tensor,
+    upper: bool = True,
+    transpose: bool = False,
+    unitriangular: bool = False,
+    *,
+    out: Any = None,
+) -> Any:
+    """torch's deprecated ``triangular_solve(b, A)``: X with A X = b (``transpose``:
+    A^T X = b), A read as its upper (or lower) triangle; returns (solution,
+    cloned_coefficient), the latter a copy of A, as torch's.
+
+    >>> import lazytorch
+    >>> A = lazytorch.tensor([[2.0, 1.0], [0.0, 4.0]])
+    >>> lazytorch.triangular_solve(lazytorch.tensor([[4.0], [8.0]]), A).solution
+    tensor([[1.],
+            [2.]])
+    """
+    op = "triangular_solve"
+    b, a = tensor_arg(input, op), tensor_arg(A, op, "A")
+    t, up = (_mT(a), not upper) if transpose else (a, upper)
+    x = solve_triangular(t, b, upper=up, unitriangular=unitriangular)
+    result = triangular_solve_result(x, a.clone())
+    if out is not None:
+        for o, r in zip(out, result):
+            _into_out(r, o, op)
+        return triangular_solve_result(*out)
+    return result
 
 
 @public(method=True)

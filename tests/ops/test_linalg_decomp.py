@@ -8,6 +8,8 @@ reconstruction, projectors, |U^T U_torch|, squared vectors, and losses built fro
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -216,6 +218,24 @@ def test_solve_triangular(upper: bool, left: bool, unitriangular: bool) -> None:
 
     check(fn, a, b)
     check_grad(fn, a, b)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("unitriangular", [False, True])
+def test_triangular_solve(upper: bool, transpose: bool, unitriangular: bool) -> None:
+    # torch's deprecated form: (b, A), returning (solution, cloned_coefficient)
+    a, b = well(2, 4, 4), rect(2, 4, 3, seed=1)
+
+    def fn(t, x, y):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (torch's deprecation warning)
+            r = t.triangular_solve(y, x, upper, transpose, unitriangular)
+        return r.solution, r.cloned_coefficient
+
+    check(fn, a, b)
+    check_grad(lambda t, x, y: fn(t, x, y)[0], a, b)
+    check(lambda t, x, y: y.triangular_solve(x, upper=upper).solution, a, b)
 
 
 def test_cholesky_solve() -> None:
