@@ -56,7 +56,7 @@ import numpy as np
 
 from lazytorch import metrics
 from lazytorch._devices import device_scope, host_value, place
-from lazytorch.autograd.engine import FREED
+from lazytorch.autograd.engine import FREED, kept
 from lazytorch.ir.device import CPU
 from lazytorch.ir.node import Node, format_loc
 from lazytorch.ir.primitives import PRIMITIVES
@@ -227,7 +227,7 @@ def _ag_kind(t: Tensor, n: Node) -> int | None:
     a = n.ag
     if a is None:
         return _AG_NONE
-    if a is FREED:
+    if a is FREED or n in kept:
         return _AG_FREED
     if a is getattr(t, "_meta", None):
         return _AG_META

@@ -91,6 +91,11 @@ class _Freed:
 
 FREED = _Freed()
 
+# Nodes a backward ran through and kept (their rule saved nothing): a compiled step that
+# returns one replays it as released (`lazytorch._compile.step`), which a second backward
+# through the whole graph would find anyway at the first node that saved values.
+kept: weakref.WeakSet[Node] = weakref.WeakSet()
+
 # Interior (non-leaf) tensors with hooks or retain_grad(), by the node they had then.
 _interior: weakref.WeakKeyDictionary[Node, TensorMeta] = weakref.WeakKeyDictionary()
 
@@ -339,16 +344,25 @@ def _run_backward(
     if not retain_graph:
         # Like torch, only what ran is released: ``autograd.grad(loss, [a])`` for a non-leaf
         # `a` leaves the graph below `a` to a later backward (MAML's inner loop).
-        for n in ran:
+        for n in reversed(ran):  # oldest first: a node's inputs are decided before it
             h = hist[id(n)]
             if h is not None:
                 op = h[0]
-                if type(op) is Primitive and op.vjp is not None and not op.vjp.saves:
+                if (
+                    type(op) is Primitive
+                    and op.vjp is not None
+                    and not op.vjp.saves
+                    and all(i.ag is None or type(i.ag) is TensorMeta or i in kept for i in h[1])
+                ):
                     # Like torch, a node whose backward read no forward value (a cast, a
-                    # view, an add, a sum) keeps its history: nothing of it is released,
-                    # so a second backward through it is allowed (a PINN's input
+                    # view, an add) keeps its history where it stands on leaves (or on
+                    # such nodes): a second backward through it is allowed (a PINN's input
                     # ``tensor(X, requires_grad=True).float()``, differentiated in every
-                    # closure call of LBFGS). Only nodes that saved values are freed.
+                    # closure call of LBFGS). Above a freed node it is freed too: kept, its
+                    # history would hold the graph below it — in lazytorch the old values
+                    # of the parameters, not only torch's small graph nodes — for as long
+                    # as the script holds the result (a list of losses).
+                    kept.add(n)
                     continue
                 if op is not n.op and n not in _grad_fn_names:
                     # an op recorded over another primitive (an autograd.Function): its

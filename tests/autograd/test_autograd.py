@@ -524,6 +524,20 @@ def test_a_second_backward_through_a_computed_save_nothing_node_reaches_the_leaf
         np.testing.assert_allclose(c, tc, rtol=1e-6)
 
 
+def test_a_loss_above_freed_nodes_releases_its_history():
+    # A sum over a product keeps nothing after backward: its history would hold the graph
+    # below it, down to the parameters' old values, while the script holds the loss (a
+    # list of losses). Only save-nothing nodes standing on leaves keep theirs.
+    from lazytorch.autograd.engine import FREED
+
+    w = lt.ones(3, requires_grad=True)
+    x = w.float()  # (on a leaf: kept)
+    loss = ((x * 2.0) ** 2).sum()
+    loss.backward()
+    assert loss._node.ag is FREED
+    assert x._node.ag is not FREED
+
+
 def test_non_scalar_backward_needs_gradient():
     w = lt.ones(3, requires_grad=True)
     y = w * 2
