@@ -1641,6 +1641,188 @@ CORPUS += [
         "antixk_vq_vae", "antixk_vae/run.py", VAE, args="-c configs/vq_vae.yaml", chaotic_after=1
     ),
 ]
+# Further repositories, each a script run as written below its header (MIT)
+CORPUS += [
+    # hkproj/pytorch-llama: LLaMA-2 inference in bfloat16 (torch.set_default_tensor_type(
+    # torch.BFloat16Tensor)): RMSNorm, rotary embeddings as complex numbers (torch.polar,
+    # view_as_complex, view_as_real), grouped-query attention with a KV cache written in place
+    # per position, SwiGLU; top-p sampling (sort, cumsum, a mask written with 0.0, div_,
+    # multinomial, gather), torch.where over the prompt mask
+    Entry(
+        "hkproj_llama",
+        "hkproj_llama/inference.py",
+        "hkproj/pytorch-llama inference.py + model.py",
+    ),
+    # the same in float32 (torch.FloatTensor as the default tensor type)
+    Entry(
+        "hkproj_llama_f32",
+        "hkproj_llama/inference_f32.py",
+        "hkproj/pytorch-llama inference.py + model.py",
+    ),
+    # TeaPearce/Conditional_Diffusion_MNIST: a class-conditional DDPM: a small U-Net (residual
+    # Conv2d / BatchNorm2d / GELU blocks, MaxPool2d, AvgPool2d(7) to a vector, ConvTranspose2d
+    # and GroupNorm on the way up, skip concatenations), MLP embeddings of the time step and of
+    # a one-hot label masked by torch.bernoulli, a noise schedule from cumsum(log).exp(), Adam
+    # with its lr set in param_groups, a DataLoader with 5 worker processes; then classifier-
+    # free guided sampling at three strengths (the batch doubled with repeat, half its context
+    # masked), real images picked per class through (c == k).nonzero() under a bare try/except,
+    # written into torch.Tensor(shape) row by row. Samples compared through their absolute sums
+    # (a line the header lists)
+    Entry(
+        "teapearce_cond_diffusion",
+        "teapearce_cond_diffusion/script.py",
+        "TeaPearce/Conditional_Diffusion_MNIST script.py",
+    ),
+    # sthalles/SimCLR: contrastive pretraining of a ResNet-18 with an MLP head: two augmented
+    # views per image (a Gaussian blur run as two grouped Conv2d layers after ReflectionPad2d,
+    # weights written through .data.copy_, the image round-tripped through mul(255).byte()),
+    # the InfoNCE loss built from a similarity matrix with boolean-mask indexing (~eye, labels
+    # .bool()) and view(n, -1), GradScaler / autocast (disabled on the CPU), Adam with weight
+    # decay, CosineAnnealingLR, top-k accuracy (topk, t(), eq of expand_as), SummaryWriter
+    # scalars, the args dumped with yaml, a checkpoint of both state_dicts. Run with -j 0:
+    # the DataLoader loads in-process
+    Entry(
+        "sthalles_simclr",
+        "sthalles_simclr/run.py",
+        "sthalles/SimCLR run.py + simclr.py + utils.py + models/ + data_aug/ + exceptions/",
+        args="-dataset-name cifar10 -j 0 --epochs 1 -b 8 --log-every-n-steps 1",
+        # Chaotic in float32 (README.md): Adam's first update moves each weight by about
+        # lr * sign(grad), so weights whose gradients lie within rounding of 0 move either
+        # way. Torch with 1 and with 2 threads differs by 7.6e-8, 8.7e-6 and 2.4e-3 at steps 0
+        # to 2; lazytorch parts from torch by 1.3e-6, 1.3e-4 and 3.1e-3. Against the same
+        # steps in float64 (same weights, one fixed batch): both libraries' step-0 gradients
+        # are within 1.5e-5 of float64's and their weights after the first update 1.3e-2 off
+        # in the worst tensor; the step-1 loss is 5.9e-6 off in torch, 7.3e-5 in lazytorch,
+        # and step 2's 6.7e-4 and 2.2e-3. Compared at step 0.
+        chaotic_after=1,
+    ),
+    # tonyduan/mixture-density-network: a mixture density network (log_softmax mixture
+    # weights, exp'd scales, an einsum of z-scores, logsumexp over components), Adam with
+    # CosineAnnealingLR, losses formatted from loss.data; samples drawn by torch.searchsorted
+    # over cumsum'd weights and take_along_dim. 60 iterations: in the script's 2000 (150
+    # measured) the loss spikes at step 58 (-1.01, -0.90, -0.55), where the difference between
+    # the two runs jumps from 4e-5 to 2e-2, and the sampled sum then differs by 1e-3
+    Entry(
+        "tonyduan_mdn",
+        "tonyduan_mdn/ex_1d.py",
+        "tonyduan/mixture-density-network examples/ex_1d.py + src/blocks.py",
+        args="--n-iterations 60",
+    ),
+]
+# tonyduan/normalizing-flows (MIT): examples/ex_2d.py, one entry per flow: a 2-d density with
+# a MultivariateNormal prior (log_prob, sample), the flow class picked with eval(args.flow),
+# data standardized column by column (x[:, i] = ...), log-determinants summed over the stack,
+# Adam; then 500 samples through the inverses, and the data through each flow
+FL = "tonyduan/normalizing-flows examples/ex_2d.py + src/flows.py, models.py, utils.py"
+CORPUS += [
+    # masked autoregressive flow: each dimension's shift and log-scale from an MLP of the
+    # previous ones (the first from a Parameter), written column by column into
+    # torch.zeros_like(x), flip(dims=(1,)); the inverse in the same order
+    Entry("tonyduan_flows_maf", "tonyduan_flows/ex_2d.py", FL, args="--flow MAF --iterations 60"),
+    # RealNVP: two affine couplings over the halves x[:, :d // 2] and x[:, d // 2:], shift
+    # and log-scale MLPs, torch.cat, log-determinants as sums of the log-scales
+    Entry(
+        "tonyduan_flows_realnvp",
+        "tonyduan_flows/ex_2d.py",
+        FL,
+        args="--flow RealNVP --iterations 60",
+    ),
+    # neural spline flow, coupling form: unconstrained rational-quadratic splines (torch.split
+    # of an MLP's output into widths, heights and derivatives, softmax, softplus, knots from
+    # cumsum and F.pad, bin indices as a sum of comparisons, gather, results written through
+    # boolean masks with identity tails outside [-B, B], the inverse a root of a quadratic).
+    # 25 iterations: at 60 the losses part by 8e-5 from step 50 and the samples by 2e-4
+    # (not traced; MAF's and RealNVP's 60 agree to 3e-7)
+    Entry(
+        "tonyduan_flows_nsf_cl",
+        "tonyduan_flows/ex_2d.py",
+        FL,
+        args="--flow NSF_CL --iterations 25",
+    ),
+]
+# nikhilbarhate99/PPO-PyTorch (MIT): train.py's PPO with a toy environment (the header of
+# scripts/ppo_pytorch/gym.py): actor and critic MLPs under one Adam with two parameter groups,
+# a rollout buffer of tensors stacked and squeezed at each update, Monte-Carlo returns
+# normalized by hand, K epochs of the clipped surrogate (torch.min, torch.clamp) plus an MSE
+# value loss and an entropy bonus, policy_old refreshed with load_state_dict, a checkpoint
+PPO_SRC = "nikhilbarhate99/PPO-PyTorch train.py + PPO.py"
+CORPUS += [
+    # continuous actions: MultivariateNormal with a diagonal covariance (torch.diag of the
+    # variances when acting, diag_embed of expand_as when evaluating), log_prob, entropy, the
+    # action std decayed mid-run
+    Entry("ppo_continuous", "ppo_pytorch/train.py", PPO_SRC),
+    # discrete actions: Categorical over a softmax, sample().item() per step
+    Entry("ppo_discrete", "ppo_pytorch/train_discrete.py", PPO_SRC),
+]
+CORPUS += [
+    # vgsatorras/egnn (MIT): the E(n)-equivariant GNN with velocities on (synthetic) n-body
+    # trajectories: edge messages from node pairs indexed by edge lists and squared coordinate
+    # differences, coordinate updates aggregated by unsorted_segment_sum / mean (new_full,
+    # scatter_add_, count.clamp), translations clamped, velocities scaled by an MLP of the node
+    # features; Adam with weight decay, MSE on the predicted positions, a validation and test
+    # pass, results written with json
+    Entry(
+        "egnn_nbody",
+        "egnn_nbody/main_nbody.py",
+        "vgsatorras/egnn main_nbody.py + n_body_system/ + models/gcl.py",
+        args="--epochs 3 --nf 32",
+    ),
+]
+# rasbt/machine-learning-book (MIT): the book's chapter scripts
+MLB = "rasbt/machine-learning-book "
+CORPUS += [
+    # ch13 part 1: compute graphs of 0-d to rank-2 tensors, requires_grad_, xavier_normal_,
+    # autograd of a one-neuron loss, MLPs on XOR data (nn.Sequential, then a Module with its
+    # own predict()) with a TensorDataset, SGD, nn.BCELoss, accuracy through
+    # ((pred >= 0.5).float() == y).float(); a custom NoisyLinear layer adding torch.normal
+    # noise in training only
+    Entry("mlbook_ch13_part1", "mlbook_ch13_part1.py", f"{MLB}ch13/ch13_part1.py"),
+    # ch15 part 2: sentiment RNN on (synthetic) IMDB reviews: a regex tokenizer, a Counter /
+    # OrderedDict vocabulary, collate_fn with pad_sequence, an Embedding(padding_idx=0) and
+    # an LSTM over pack_padded_sequence(enforce_sorted=False), then a bidirectional LSTM
+    # whose last hidden states are torch.cat'ed; BCELoss, Adam
+    Entry("mlbook_ch15_part2", "mlbook_ch15_part2.py", f"{MLB}ch15/ch15_part2.py"),
+    # ch15 part 3: a character-level LSTM language model: np.array text encoding, chunks in
+    # a Dataset, an Embedding / LSTM / Linear with hidden and cell states passed by hand per
+    # character, CrossEntropyLoss, Adam; text generated by Categorical(logits=...).sample()
+    # at scale factors 1, 2 and 0.5
+    Entry("mlbook_ch15_part3", "mlbook_ch15_part3.py", f"{MLB}ch15/ch15_part3.py"),
+    # ch17 part 2: a DCGAN (ConvTranspose2d / BatchNorm2d / LeakyReLU generator and
+    # discriminator, BCELoss, two Adams), then a WGAN-GP with InstanceNorm2d in the critic: a
+    # gradient penalty from torch.autograd.grad(create_graph=True) on interpolated images
+    # (torch.rand(...) weights) and its norm, backward through the penalty
+    Entry("mlbook_ch17_part2", "mlbook_ch17_part2.py", f"{MLB}ch17/ch17_part2.py"),
+]
+CORPUS += [
+    # rasbt/deeplearning-models (MIT): Network-in-Network on (synthetic) CIFAR-10 trained twice,
+    # plainly and with torch.utils.checkpoint.checkpoint_sequential over the classifier
+    # (segments=1), each under tracemalloc; helper_train's loop with per-epoch accuracies and
+    # losses read through item(), train / validation splits by SubsetRandomSampler, loaders
+    # with 2 worker processes
+    Entry(
+        "rasbt_nin_checkpointing",
+        "rasbt_nin_checkpointing/main.py",
+        "rasbt/deeplearning-models pytorch_ipynb/mechanics/gradient-checkpointing-nin.ipynb + helper_*.py",
+        log_conversions=True,
+    ),
+    # bentrevett/pytorch-image-classification (MIT): AlexNet on (synthetic) CIFAR-10:
+    # normalization constants from the data's NumPy mean and std, random_split and a
+    # deepcopy'd validation set given its own transform, an LR range test (a _LRScheduler
+    # subclass, an iterator wrapper, the initial weights saved and loaded back), Adam,
+    # argmax accuracy, the best model saved and reloaded, predictions gathered with torch.cat,
+    # imagine_image's torch.max over softmaxed random images
+    Entry(
+        "bentrevett_alexnet",
+        "bentrevett_alexnet.py",
+        "bentrevett/pytorch-image-classification 3_alexnet.ipynb",
+        # Chaotic in float32 (README.md): after the range test (losses 0 to 4, the weights then
+        # reloaded) Adam at lr 1e-3 drives AlexNet's loss from 2.3 to 9.4 within four steps.
+        # Torch with 1 and with 2 threads differs by 1.4e-6 at loss 7, 9e-6 at loss 8 and
+        # 3.5e-3 at loss 9; lazytorch parts from torch by 2e-7 at loss 6, 3.0e-5 at loss 7
+        # and 1.2e-3 at loss 8. Compared up to loss 7 (and the first 8 items and prints).
+        chaotic_after=8,
+    ),
+]
 BY_NAME = {e.name: e for e in CORPUS}
 
 

@@ -1,0 +1,6 @@
+# Source: https://github.com/vgsatorras/egnn models/__init__.py (commit e9ca6c0c3e1d30a7598efbd66034121b4af8dccc)
+# Licence: MIT. Copyright (c) 2021 Victor Garcia Satorras
+#   The licence's full text is in tests/realworld/README.md (Licences).
+# Changes: none below this header.
+from models.ae import AE, AE_rf, AE_EGNN, Baseline
+from models.gcl import GCL, GCL_rf
