@@ -3,8 +3,8 @@
 // the same layer. Not used by lazytorch: it measures what a convolution extern could gain
 // before one is built (benchmarks/RESULTS.md, twenty-fifth session).
 //
-//   g++ -O2 -march=native -mprefer-vector-width=512 -o /tmp/conv_direct benchmarks/conv_direct.cpp
-//   /tmp/conv_direct 16 16 32      # C_in C_out H(=W), batch 32, one thread
+//   g++ -O2 -march=native -mprefer-vector-width=512 -o conv_direct benchmarks/conv_direct.cpp
+//   ./conv_direct 16 16 32          # C_in C_out H(=W), batch 32, one thread
 //
 // The kernel keeps a block of 8 output channels x one output row (W/VL vectors each) in
 // registers and runs over (c, kh, kw): per step it loads W/VL input vectors, shifted by kw,
