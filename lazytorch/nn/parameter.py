@@ -25,7 +25,7 @@ class _ParameterType(type):
     def __instancecheck__(cls, obj: Any) -> bool:
         if type(obj) is ComplexTensor:
             return cls is Parameter and type(obj._ri) is _ComplexPair
-        return super().__instancecheck__(obj)
+        return type.__instancecheck__(cls, obj)  # (module setattr asks this for every value)
 
 
 class Parameter(Tensor, metaclass=_ParameterType):

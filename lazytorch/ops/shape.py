@@ -173,7 +173,7 @@ def _view_to(x: Tensor, new: tuple[Any, ...]) -> Tensor:
     folds it into index arithmetic)."""
     step = V.Reshape(new)
     n = x._node
-    if n.shape == tuple(new) and x.requires_grad:
+    if n.shape == new and x.requires_grad:
         return V.make_view(
             x, step, make_node(P.reshape, (n,), (n.shape,), n.shape, n.dtype, n.device)
         )

@@ -193,7 +193,8 @@ def test_compiler_disable_returns_the_function():
 
 
 def test_tensor_of_a_size_is_a_tensor_of_that_shape():
-    torch = pytest.importorskip("torch")
+    import torch  # (the test oracle, a test dependency)
+
     for lib in (torch, lt):
         a = lib.zeros(4, 1, 3, 3)
         got = [tuple(lib.Tensor(s).shape) for s in (a.shape, a.shape[1:], lib.Size([]))]
@@ -209,7 +210,8 @@ def test_cuda_device_with_a_negative_index_is_a_no_op():
 
 @pytest.mark.parametrize("t", ["torch.DoubleTensor", "BFloat16Tensor", "FloatTensor"])
 def test_set_default_tensor_type_sets_the_default_dtype(t):
-    torch = pytest.importorskip("torch")
+    import torch  # (the test oracle, a test dependency)
+
     got = []
     for lib in (torch, lt):
         before = lib.get_default_dtype()
