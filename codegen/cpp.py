@@ -6,7 +6,10 @@ Loop structure, decided here (codegen owns loops, the scheduler owns fusion):
   dims when the first is short; adjacent dims that every access walks contiguously are
   merged first, so a pointwise kernel over contiguous data is one long vectorizable loop;
 * a reduction pass accumulates into a fixed number of lanes (vectorizable, and the same
-  summation order whatever the thread count), combined in a fixed order at the end;
+  summation order whatever the thread count), combined in a fixed order at the end; a
+  floating sum adds into its lanes in blocks of ROW_BLOCK elements, each block's lane sums
+  then added to the running lanes (two-level summation, close to torch's cascade sum in
+  accuracy);
 * a kernel with one huge row and few outer points splits each pass into fixed-size blocks
   reduced in parallel and combined in block order (deterministic as well);
 * a reduction down strided columns (a bias or LayerNorm weight gradient) runs its lanes
@@ -66,6 +69,11 @@ LANES = 16  # accumulators per reduction: one AVX-512 register of floats, two of
 PARALLEL_MIN = 1 << 15  # elements of work below which a kernel runs on one thread
 SPLIT_BLOCK = 1 << 15  # elements per block when one row is reduced by all threads
 COLUMN_BLOCK = 256  # rows summed per block in a column reduction (see _KernelWriter.columns)
+# Elements a row reduction's lanes sum into block accumulators before adding the blocks'
+# sums to their running totals (see _KernelWriter.blocked_sums): each lane then adds
+# ROW_BLOCK / LANES terms and then one term per block, so float32 rounding grows with
+# ~ (64 + n / 1024) additions instead of n / 16.
+ROW_BLOCK = 1024
 # A value a later pass of a row needs again is kept in a per-thread row buffer of at most
 # this many elements instead of being recomputed, when computing it costs a transcendental.
 ROW_CACHE_MAX = 1 << 14
@@ -1249,6 +1257,7 @@ class _KernelWriter:
         roots = [r.value for r in reds] + [x for s in stores for x in self.k.store_deps(s)]
         for r in reds:
             self.declare_lanes(r, out, depth)
+        self.declare_blocks(reds, out, depth)
         lead_names, last = self.inames[:-1], self.inames[-1] if self.inames else None
         d = self.loop_open(lead_names, self.inner[:-1], depth, out, simd_last=False)
         if last is None:  # reductions over nothing: one element
@@ -1270,6 +1279,7 @@ class _KernelWriter:
                     out.append(INDENT * (d + 1) + self.store_code(s))
                 out.append(INDENT * d + "}")
         self.loop_close(len(lead_names), d, out)
+        self.flush_blocks(reds, out, depth)
         for r in reds:
             self.combine_lanes(r, out, depth)
 
@@ -1301,6 +1311,7 @@ class _KernelWriter:
         for s in stores:
             out.append(INDENT * (d + 2) + self.store_code(s))
         out.append(INDENT * (d + 1) + "}")
+        self.count_block(reds, out, d + 1, LANES)
         if self.prefetch_now:
             out += [INDENT * (d + 1) + line for line in self.prefetch]
         out.append(INDENT * d + "}")
@@ -1310,6 +1321,7 @@ class _KernelWriter:
         self.accumulate(reds, out, d + 1, last)
         for s in stores:
             out.append(INDENT * (d + 1) + self.store_code(s))
+        self.count_block(reds, out, d + 1, 1)
         out.append(INDENT * d + "}")
 
     # reductions
@@ -1353,6 +1365,39 @@ class _KernelWriter:
         if r.kind in ("argmax", "argmin"):
             out.append(INDENT * depth + f"for (int l = 0; l < {LANES}; ++l) a{r.id}_i[l] = l;")
 
+    # Two-level sums: a lane adds a reduction's terms into a block accumulator, and every
+    # ROW_BLOCK elements of the pass (counted across rows, so short rows are blocked too)
+    # the blocks are added to the running lanes and cleared. The flush is outside the
+    # vectorized lane loop: one vector add per LANES-wide accumulator per block.
+    def blocked_sum(self, r: Reduce) -> bool:
+        return r.kind == "sum" and self.k.values[r.value].dtype.is_floating_point
+
+    def declare_blocks(self, reds: list[Reduce], out: list[str], depth: int) -> None:
+        blocked = [r for r in reds if self.blocked_sum(r)]
+        if not blocked:
+            return
+        out.append(INDENT * depth + "int64_t blk_n = 0;  // elements in the current block")
+        for r in blocked:
+            out.append(INDENT * depth + f"{self.acc_type(r)} a{r.id}_b[{LANES}];")
+            out.append(INDENT * depth + f"for (int l = 0; l < {LANES}; ++l) a{r.id}_b[l] = 0;")
+
+    def count_block(self, reds: list[Reduce], out: list[str], depth: int, step: int) -> None:
+        blocked = [r for r in reds if self.blocked_sum(r)]
+        if not blocked:
+            return
+        out.append(INDENT * depth + f"if ((blk_n += {step}) >= {ROW_BLOCK}) {{")
+        out.append(INDENT * (depth + 1) + "blk_n = 0;")
+        self.flush_blocks(blocked, out, depth + 1)
+        out.append(INDENT * depth + "}")
+
+    def flush_blocks(self, reds: list[Reduce], out: list[str], depth: int) -> None:
+        for r in reds:
+            if self.blocked_sum(r):
+                out.append(
+                    INDENT * depth + f"for (int l = 0; l < {LANES}; ++l) "
+                    f"{{ a{r.id}_l[l] = a{r.id}_l[l] + a{r.id}_b[l]; a{r.id}_b[l] = 0; }}"
+                )
+
     def combine_expr(self, r: Reduce, acc: str, v: str) -> str:
         src = self.k.values[r.value].dtype
         if r.kind in ("sum", "cumsum"):
@@ -1369,7 +1414,7 @@ class _KernelWriter:
     def accumulate(self, reds: list[Reduce], out: list[str], depth: int, index: str) -> None:
         for r in reds:
             v = self.value_ref(r.value)
-            a = f"a{r.id}_l[lane]"
+            a = f"a{r.id}_{'b' if self.blocked_sum(r) else 'l'}[lane]"
             if r.kind in ("argmax", "argmin"):
                 fn = "better_max" if r.kind == "argmax" else "better_min"
                 pos = self.arg_position(index)
@@ -1437,7 +1482,9 @@ class _KernelWriter:
         out.append(
             INDENT * d + f"const int64_t hi = lo + {SPLIT_BLOCK} < {n} ? lo + {SPLIT_BLOCK} : {n};"
         )
+        self.declare_blocks(reds, out, d)
         self.lane_loop(out, d, last, "lo", "hi", roots, reds, stores)
+        self.flush_blocks(reds, out, d)
         for r in reds:
             if r.kind in ("argmax", "argmin"):
                 fn = "better_max" if r.kind == "argmax" else "better_min"

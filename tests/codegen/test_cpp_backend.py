@@ -683,6 +683,27 @@ def test_column_reductions_vectorize_across_outputs(dtype, shape, dims):
     assert "_blk" not in lt.debug.source(lt.tensor(x).sum(len(shape) - 1))
 
 
+@pytest.mark.parametrize(
+    ("shape", "dims", "bound"),
+    [
+        ((1 << 20,), None, 2e-6),  # one row, split across threads
+        ((64, 16384), 1, 2e-6),  # long rows
+        ((8192, 2, 64), (0, 2), 1e-5),  # short rows: blocks counted across rows
+        ((1 << 16, 7), None, 2e-6),  # rows shorter than the lanes: the scalar tail
+    ],
+)
+def test_float32_sums_add_in_blocks(cpp, shape, dims, bound):
+    """A float32 sum adds each lane's terms in blocks (codegen.cpp.ROW_BLOCK), so its
+    rounding error grows with the block count, not with n / LANES. Summing 2**20 copies of
+    float32(0.1), one accumulator per lane was 1.6e-5 off for one row and 2.6e-4 for short
+    rows (torch's cascade sum: 1.5e-7 and 6.5e-5)."""
+    x = np.full(shape, 0.1, np.float32)
+    exact = x.astype(np.float64).sum(axis=dims)
+    got = lt.tensor(x).sum(dims) if dims is not None else lt.tensor(x).sum()
+    err = np.max(np.abs(got.numpy() - exact) / np.abs(exact))
+    assert err < bound, err
+
+
 def test_float16_kernels_assemble_on_cpus_with_avx512_fp16(monkeypatch):
     """g++ 12 emits masked vmovsh for float16 code under -march=native on CPUs with
     AVX512-FP16, which binutils 2.40 cannot assemble; the toolchain turns it off there."""
