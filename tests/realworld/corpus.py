@@ -1708,6 +1708,30 @@ CORPUS += [
         "tonyduan/mixture-density-network examples/ex_1d.py + src/blocks.py",
         args="--n-iterations 60",
     ),
+    # dragen1860/MAML-Pytorch: model-agnostic meta-learning on synthetic Omniglot episodes: a
+    # functional conv/BN net whose weights are passed in as a list (F.conv2d, F.batch_norm
+    # with training=True on running buffers it owns), inner SGD steps built from
+    # autograd.grad of a non-leaf list of fast weights, the meta loss backpropagated through
+    # all of them (second order), Adam on the outer loop; then fine-tuning on deep copies
+    # with torch.no_grad, accuracies from softmax(...).argmax. 5-shot: with the script's
+    # default 1-shot each batch norm normalizes over 5 images, and step 0 alone is chaotic
+    # in float32 (three inner steps at lr 0.4): scaling the input by 1 +- 1e-7, torch's own
+    # query loss moves from 4.7e-4 to 3.6e-3 off float64's (lazytorch's, 2.4e-4 to 1.9e-3).
+    # 5-shot is chaotic from step 1 (measured on the same net and one fixed episode): one
+    # nearly dead channel of the first conv switches its ReLU pattern between fast weights
+    # 1e-7 apart, and its bias gradient in the second inner step jumps between -0.0038 and
+    # -0.0081. torch in float32 and in float64, given lazytorch's fast weights, computes
+    # lazytorch's -0.0038; the meta gradient then differs by 1.8 (relative) in that bias,
+    # and Adam's first update moves every weight by about lr * sign(grad). Step 0 agrees to
+    # 7.3e-6 (allowed 1e-4; scaling the input by 1 +- 1e-7 moves torch's own query loss by
+    # up to 3.4e-5 against float64's); compared at step 0.
+    Entry(
+        "dragen1860_maml",
+        "dragen1860_maml/omniglot_train.py",
+        "dragen1860/MAML-Pytorch omniglot_train.py + meta.py + learner.py + omniglotNShot.py",
+        args="--k_spt 5",
+        chaotic_after=1,
+    ),
 ]
 # tonyduan/normalizing-flows (MIT): examples/ex_2d.py, one entry per flow: a 2-d density with
 # a MultivariateNormal prior (log_prob, sample), the flow class picked with eval(args.flow),

@@ -19,22 +19,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import SCRIPTS, Entry, run_pair
 
-# (folder under scripts/, the script in it, its arguments)
+# (folder under scripts/, or None for a script alone in scripts/; the script; its arguments)
 FLOAT64_RUNS = [
     ("siamese_triplet", "experiments_mnist.py", ""),
     ("antixk_vae", "run.py", "-c configs/vae.yaml"),
     ("antixk_vae", "run.py", "-c configs/bbvae.yaml"),
+    (None, "yunjey_deep_residual_network.py", ""),
 ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("folder, script, args", FLOAT64_RUNS)
-def test_float64_run_matches_torch(folder: str, script: str, args: str, tmp_path: Path) -> None:
-    copy = tmp_path / folder
-    shutil.copytree(SCRIPTS / folder, copy)
-    path = copy / script
+def test_float64_run_matches_torch(
+    folder: str | None, script: str, args: str, tmp_path: Path
+) -> None:
+    if folder is None:
+        path = tmp_path / script
+        shutil.copy(SCRIPTS / script, path)
+    else:
+        shutil.copytree(SCRIPTS / folder, tmp_path / folder)
+        path = tmp_path / folder / script
     path.write_text("import torch\ntorch.set_default_dtype(torch.float64)\n" + path.read_text())
-    r = run_pair(Entry(f"{folder}_float64", str(path), folder, args=args, dtype="float64"))
+    name = folder or Path(script).stem
+    r = run_pair(Entry(f"{name}_float64", str(path), name, args=args, dtype="float64"))
     assert r.runs, r.lazy.get("error")
     assert r.torch["losses"], "no loss logged"
     assert r.loss_mismatch is None, r.loss_mismatch
