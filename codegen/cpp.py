@@ -1558,8 +1558,10 @@ def _extern_body(prog: _Program, e: Extern) -> list[str]:
         for d in shape[axis + 1 :]:
             post *= d
         desc = "true" if e.attrs["descending"] else "false"
+        stable = "true" if e.attrs.get("stable", True) else "false"
         return [
-            f"{INDENT}lt::argsort_rows(b{src.id}, b{e.output}, {pre}, {shape[axis]}, {post}, {desc});"
+            f"{INDENT}lt::argsort_rows(b{src.id}, b{e.output}, {pre}, {shape[axis]}, {post}, "
+            f"{desc}, {stable});"
         ]
     raise LoweringMissing(f"extern {e.kind}")
 

@@ -1434,6 +1434,11 @@ class _ArgsortWriter:
             raise TritonLoweringMissing(
                 f"extern argsort of rows of {self.n} > {PERSISTENT_MAX} elements ({e.describe()!r})"
             )
+        if not e.attrs.get("stable", True) and self.n > 16:
+            # torch's CPU order among ties (an introsort) is not a tl.sort of packed keys
+            raise TritonLoweringMissing(
+                f"extern unstable argsort of rows of {self.n} > 16 elements ({e.describe()!r})"
+            )
         self.rblock = _next_pow2(max(self.n, 1))
 
     def function(self) -> list[str]:

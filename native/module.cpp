@@ -30,6 +30,7 @@ namespace py = pybind11;
 void register_capture(py::module_& m);  // capture.cpp
 void register_philox(py::module_& m);   // philox.cpp
 void register_special(py::module_& m);  // special.cpp
+void register_sort(py::module_& m);     // sort.cpp
 
 namespace {
 
@@ -346,6 +347,7 @@ PYBIND11_MODULE(_C, m) {
     register_capture(m);
     register_philox(m);
     register_special(m);
+    register_sort(m);
     m.def("empty", &pooled_array, py::arg("dtype"), py::arg("shape"),
           "An uninitialized C-contiguous array; 128 KiB and more come from the output pool "
           "(what the communication engines write collective results into).");

@@ -634,7 +634,11 @@ class _Scheduler:
         out = self.buffer_of[vid].id
         if g.kind == "argsort":
             src = self.buffer_of[ins.inputs[0]].id
-            attrs = {"axis": ins.params["axis"], "descending": ins.params["descending"]}
+            attrs = {
+                "axis": ins.params["axis"],
+                "descending": ins.params["descending"],
+                "stable": ins.params["stable"],
+            }
             return Extern(f"k{g.id}", "argsort", [src], out, attrs, [ins.loc] if ins.loc else [])
         views = []
         for a, view in zip(ins.inputs, self.views[vid]):

@@ -144,7 +144,7 @@ def _rule_samples() -> list[Sample]:
     s.append(_rule("argmax", [leaf_values((2, 3))], (1,)))
     s.append(_rule("argmin", [leaf_values((2, 3))], (0,)))
     s.append(_rule("cumsum", [leaf_values((2, 3))], (1,)))
-    s.append(_rule("argsort", [leaf_values((2, 3))], (1, True)))
+    s.append(_rule("argsort", [leaf_values((2, 3))], (1, True, True)))
     s.append(_rule("reshape", [leaf_values((2, 3))], ((3, 2),)))
     s.append(_rule("permute", [leaf_values((2, 3, 4))], ((2, 0, 1),)))
     s.append(_rule("expand", [leaf_values((3, 1))], ((2, 3, 4),)))

@@ -57,15 +57,164 @@ static void merge_sort_indices(const T* base, int64_t post, int64_t* idx, int64_
         for (int64_t i = 0; i < n; ++i) idx[i] = src[i];
 }
 
+// torch's order for an unstable sort (`stable=False`, the default) on the CPU. torch sorts
+// each row's (value, index) pairs with libstdc++'s std::sort (an introsort) and a
+// NaN-largest comparator, so among equal keys the order is whatever that algorithm leaves,
+// and a row of more than 16 elements is not in stable order. To give the same indices this
+// is that algorithm written out (not std::sort itself: another C++ library, libc++ say, has
+// another one), step for step: median-of-three pivot moved to the front, unguarded Hoare
+// partition, the right part recursed and the left looped, heapsort past 2 * floor(log2 n)
+// levels, and one insertion sort over the whole row at the end (runs of at most 16 left
+// unsorted). The reference interpreter runs the same code (lazytorch._C.argsort_unstable).
+template <class T, bool Desc>
+struct IntroSort {
+    const T* base;
+    int64_t post;
+    int64_t* a;  // the indices being sorted
+    // comp(i, j): the element at index value i goes before the one at j
+    bool before(int64_t i, int64_t j) const {
+        const T x = base[i * post], y = base[j * post];
+        return Desc ? key_less(y, x) : key_less(x, y);
+    }
+    void push_heap(int64_t first, int64_t hole, int64_t top, int64_t value) {
+        int64_t parent = (hole - 1) / 2;
+        while (hole > top && before(a[first + parent], value)) {
+            a[first + hole] = a[first + parent];
+            hole = parent;
+            parent = (hole - 1) / 2;
+        }
+        a[first + hole] = value;
+    }
+    void adjust_heap(int64_t first, int64_t hole, int64_t len, int64_t value) {
+        const int64_t top = hole;
+        int64_t child = hole;
+        while (child < (len - 1) / 2) {
+            child = 2 * (child + 1);
+            if (before(a[first + child], a[first + child - 1])) --child;
+            a[first + hole] = a[first + child];
+            hole = child;
+        }
+        if ((len & 1) == 0 && child == (len - 2) / 2) {
+            child = 2 * (child + 1);
+            a[first + hole] = a[first + child - 1];
+            hole = child - 1;
+        }
+        push_heap(first, hole, top, value);
+    }
+    void heap_sort(int64_t first, int64_t last) {
+        const int64_t len = last - first;
+        if (len >= 2) {
+            for (int64_t parent = (len - 2) / 2;; --parent) {
+                adjust_heap(first, parent, len, a[first + parent]);
+                if (parent == 0) break;
+            }
+        }
+        while (last - first > 1) {
+            --last;
+            const int64_t value = a[last];
+            a[last] = a[first];
+            adjust_heap(first, 0, last - first, value);
+        }
+    }
+    void swap(int64_t i, int64_t j) {
+        const int64_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+    void median_to_first(int64_t result, int64_t x, int64_t y, int64_t z) {
+        if (before(a[x], a[y])) {
+            if (before(a[y], a[z])) swap(result, y);
+            else if (before(a[x], a[z])) swap(result, z);
+            else swap(result, x);
+        } else if (before(a[x], a[z])) {
+            swap(result, x);
+        } else if (before(a[y], a[z])) {
+            swap(result, z);
+        } else {
+            swap(result, y);
+        }
+    }
+    int64_t partition(int64_t first, int64_t last, int64_t pivot) {
+        for (;;) {
+            while (before(a[first], a[pivot])) ++first;
+            --last;
+            while (before(a[pivot], a[last])) --last;
+            if (!(first < last)) return first;
+            swap(first, last);
+            ++first;
+        }
+    }
+    void loop(int64_t first, int64_t last, int64_t depth) {
+        while (last - first > 16) {
+            if (depth == 0) {
+                heap_sort(first, last);
+                return;
+            }
+            --depth;
+            median_to_first(first, first + 1, first + (last - first) / 2, last - 1);
+            const int64_t cut = partition(first + 1, last, first);
+            loop(cut, last, depth);
+            last = cut;
+        }
+    }
+    void linear_insert(int64_t i) {  // unguarded: something before i stops the walk
+        const int64_t v = a[i];
+        int64_t j = i - 1;
+        while (before(v, a[j])) {
+            a[i] = a[j];
+            i = j;
+            --j;
+        }
+        a[i] = v;
+    }
+    void insertion_sort(int64_t first, int64_t last) {
+        if (first == last) return;
+        for (int64_t i = first + 1; i < last; ++i) {
+            if (before(a[i], a[first])) {
+                const int64_t v = a[i];
+                for (int64_t j = i; j > first; --j) a[j] = a[j - 1];
+                a[first] = v;
+            } else {
+                linear_insert(i);
+            }
+        }
+    }
+    void sort(int64_t n) {
+        if (n <= 1) return;
+        int64_t lg = 0;
+        while ((int64_t(1) << (lg + 1)) <= n) ++lg;
+        loop(0, n, 2 * lg);
+        if (n > 16) {
+            insertion_sort(0, 16);
+            for (int64_t i = 16; i < n; ++i) linear_insert(i);
+        } else {
+            insertion_sort(0, n);
+        }
+    }
+};
+
+// The indices idx[0..n) (initially 0..n-1) in torch's unstable order (see IntroSort).
 template <class T>
-static void argsort_rows(const T* x, int64_t* out, int64_t pre, int64_t n, int64_t post, bool descending) {
+static void introsort_indices(const T* base, int64_t post, int64_t* idx, int64_t n, bool descending) {
+    if (descending) {
+        IntroSort<T, true>{base, post, idx}.sort(n);
+    } else {
+        IntroSort<T, false>{base, post, idx}.sort(n);
+    }
+}
+
+template <class T>
+static void argsort_rows(const T* x, int64_t* out, int64_t pre, int64_t n, int64_t post, bool descending,
+                         bool stable = true) {
     #pragma omp parallel for schedule(static) if (pre * post * n >= 32768)
     for (int64_t row = 0; row < pre * post; ++row) {
         const int64_t p = row / post, q = row % post;
         const T* base = x + p * n * post + q;
         int64_t* idx = new int64_t[n > 0 ? 2 * n : 1];
         for (int64_t i = 0; i < n; ++i) idx[i] = i;
-        if (descending) {
+        if (!stable) {
+            introsort_indices<T>(base, post, idx, n, descending);
+        } else if (descending) {
             merge_sort_indices<T, true>(base, post, idx, idx + n, n);
         } else {
             merge_sort_indices<T, false>(base, post, idx, idx + n, n);

@@ -1,4 +1,10 @@
-"""sort, argsort, topk, msort, kthvalue: one stable ``argsort`` primitive plus a gather."""
+"""sort, argsort, topk, msort, kthvalue: one ``argsort`` primitive plus a gather.
+
+``stable=False`` (torch's default) gives torch's CPU order among equal keys: torch sorts a
+row with libstdc++'s introsort, which is stable only up to 16 elements, and the primitive
+runs the same algorithm (codegen/include/lazytorch_sort.h). topk and kthvalue take the
+stable order (torch's own selection algorithms order ties in yet other ways).
+"""
 
 from __future__ import annotations
 
@@ -21,8 +27,8 @@ topk_result = namedtuple("topk", ["values", "indices"])
 kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
 
 
-def _order(n: Node, axis: int, descending: bool) -> Node:
-    return make_node(P.argsort, (n,), (axis, descending), n.shape, dt.int64, n.device)
+def _order(n: Node, axis: int, descending: bool, stable: bool = True) -> Node:
+    return make_node(P.argsort, (n,), (axis, descending, stable), n.shape, dt.int64, n.device)
 
 
 def _gather(n: Node, idx: Node, axis: int) -> Node:
@@ -41,9 +47,17 @@ def _prep(input: Tensor, dim: int, op: str) -> tuple[Node, int, bool]:
 def sort(
     input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False, out: Any = None
 ) -> Any:
-    """(values, indices) sorted along `dim`. Always stable; NaN sorts as the largest."""
+    """(values, indices) sorted along `dim`; NaN sorts as the largest.
+
+    With ``stable=False`` (the default) equal values come in torch's CPU order, which for
+    rows of more than 16 elements is not their original order:
+
+    >>> import lazytorch as lt
+    >>> lt.sort(lt.tensor([2.0, 1.0, 2.0]), descending=True, stable=True).indices.tolist()
+    [0, 2, 1]
+    """
     n, axis, scalar = _prep(input, dim, "sort")
-    idx = _order(n, axis, descending)
+    idx = _order(n, axis, descending, bool(stable))
     vals = _gather(n, idx, axis)
     if scalar:
         return _into_outs(
@@ -57,13 +71,13 @@ def argsort(
     input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False, out: Any = None
 ) -> Tensor:
     n, axis, scalar = _prep(input, dim, "argsort")
-    idx = _order(n, axis, descending)
+    idx = _order(n, axis, descending, bool(stable))
     return _into_out(wrap(reshape_node(idx, ()) if scalar else idx), out, "argsort")
 
 
 @public(method=True)
 def msort(input: Tensor, *, out: Any = None) -> Tensor:
-    return _into_out(sort(input, 0).values, out, "msort")
+    return _into_out(sort(input, 0).values, out, "msort")  # (values: any order of ties)
 
 
 @public(method=True)

@@ -17,6 +17,7 @@ from lazytorch._errors import ImplicitMaterializationError
 from lazytorch.ir import philox as _philox
 from lazytorch.ir.node import Node, format_loc, user_loc
 from lazytorch.ir.prims import elementwise as _elementwise_prims
+from lazytorch.ir.prims import reduce as _reduce_prims
 from lazytorch.runtime import collectives as _collectives
 from lazytorch.runtime.host_views import read_on_host
 
@@ -49,6 +50,10 @@ before_cut: list[Callable[[list[Node]], list[Node]]] = []
 _philox.native_loader = lambda: getattr(_native.load(warn=False), "philox_words", None)
 # ...and its erf, libm's in one loop (the same values: tests/ops/test_special.py).
 _elementwise_prims.native_erf_loader = lambda: getattr(_native.load(warn=False), "erf_f64", None)
+# ...and its unstable sort order, the compiled backend's introsort (tests/ops/test_sorting.py).
+_reduce_prims.native_unstable_loader = lambda: getattr(
+    _native.load(warn=False), "argsort_unstable", None
+)
 # ...and each of these after every cut that ran a program (shared-memory tensors write their
 # new values back into their segment here: lazytorch.ops.shared_memory).
 after_cut: list[Callable[[], None]] = []

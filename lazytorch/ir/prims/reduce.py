@@ -155,9 +155,33 @@ define(
 )
 
 
-def _argsort_ref(x: Any, axis: int, descending: bool) -> Any:
+# lazytorch._C.argsort_unstable when the native runtime is built (set by lazytorch.runtime,
+# which owns the native module; the IR only calls it). It runs the introsort of
+# codegen/include/lazytorch_sort.h over rows, as the compiled backend does.
+native_unstable_loader: Any = None
+
+
+def _argsort_unstable(x: Any, axis: int, descending: bool) -> Any | None:
+    fn = native_unstable_loader() if native_unstable_loader is not None else None
+    if fn is None:
+        return None
+    if x.dtype.kind == "f":  # float16, bfloat16 and float32 compare exactly as float32
+        x = x.astype(np.float64 if x.dtype == np.float64 else np.float32)
+    else:  # integers and bool as int64 (uint64 values above 2**63 do not occur here)
+        x = x.astype(np.int64)
+    rows = np.ascontiguousarray(np.moveaxis(x, axis, -1))
+    return np.moveaxis(fn(rows, descending), -1, axis)
+
+
+def _argsort_ref(x: Any, axis: int, descending: bool, stable: bool = True) -> Any:
     if x.dtype == np.float16:
         x = x.astype(np.float32)
+    if not stable and x.shape[axis] > 16:  # up to 16 elements the introsort is stable
+        got = _argsort_unstable(x, axis, descending)
+        if got is not None:
+            return got.astype(np.int64)
+        # without the native runtime: the stable order, one of the orders an unstable sort
+        # may give (torch's differs among equal keys; docs/backends.md)
     if not descending:
         return np.argsort(x, axis=axis, kind="stable").astype(np.int64)
     # Stable descending: sort the reversed array ascending, then reverse back. Equal keys
@@ -172,10 +196,11 @@ define(
         "argsort",
         "sort",
         nin=1,
-        attr_names=("axis", "descending"),
-        shape_rule=lambda inputs, axis, descending: _scan_shape(inputs, axis),
-        dtype_rule=lambda inputs, axis, descending: int64,
+        attr_names=("axis", "descending", "stable"),
+        shape_rule=lambda inputs, axis, descending, stable: _scan_shape(inputs, axis),
+        dtype_rule=lambda inputs, axis, descending, stable: int64,
         ref=_argsort_ref,
-        doc="stable sort order along axis (NaN sorts as the largest value)",
+        doc="sort order along axis (NaN sorts as the largest value): stable, or with "
+        "stable=False torch's CPU order among equal keys (libstdc++'s introsort)",
     )
 )
