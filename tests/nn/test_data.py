@@ -382,11 +382,101 @@ def test_loader_refuses_conflicting_options_like_torch(kwargs):
     assert str(ours.value) == str(theirs.value)
 
 
-def test_workers_are_ignored_with_a_warning():
+def test_workers_run_in_the_main_process_with_a_warning():
     ds = ldata.TensorDataset(lt.arange(4))
-    with pytest.warns(UserWarning, match="num_workers=2 is ignored"):
+    with pytest.warns(UserWarning, match="num_workers=2 runs no processes"):
         loader = ldata.DataLoader(ds, batch_size=2, num_workers=2, pin_memory=True)
     assert [b[0].tolist() for b in loader] == [[0, 1], [2, 3]]
+
+
+def _noisy(lib):
+    """A dataset drawing from NumPy's and Python's global generators, as augmentation code
+    does, and reporting the worker that built each item."""
+    import random
+
+    class Noisy(lib.utils.data.Dataset):
+        def __len__(self):
+            return 7
+
+        def __getitem__(self, i):
+            w = lib.utils.data.get_worker_info()
+            return np.array([i, w.id, w.num_workers, w.seed, np.random.rand(), random.random()])
+
+    return Noisy()
+
+
+def _torch_base_seed(seed):
+    # torch's iterator draws its workers' base seed first thing from the loader's generator
+    return int(
+        torch.empty((), dtype=torch.int64).random_(generator=torch.Generator().manual_seed(seed))
+    )
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+@pytest.mark.parametrize("workers", [1, 3])
+def test_workers_draw_torchs_numbers_from_numpy_and_random(workers, persistent, monkeypatch):
+    """Batch k is built by worker k % num_workers with torch's seeds: Python's random from
+    base + id, NumPy from torch's hash of both; the main process's streams are untouched."""
+    import random
+
+    def run(lib, loader):
+        np.random.seed(5)
+        random.seed(5)
+        epochs = [[np.asarray(b, dtype=np.float64) for b in loader] for _ in range(2)]
+        return epochs, np.random.rand(), random.random()
+
+    kw = {"batch_size": 2, "num_workers": workers, "persistent_workers": persistent}
+    want = run(
+        torch, tdata.DataLoader(_noisy(torch), generator=torch.Generator().manual_seed(3), **kw)
+    )
+    bases = iter([_torch_base_seed(3), _torch_base_seed(3)])  # torch's generator, twice
+    if not persistent:  # each epoch a new draw from the generator torch's run used
+        g = torch.Generator().manual_seed(3)
+        bases = iter(
+            [int(torch.empty((), dtype=torch.int64).random_(generator=g)) for _ in range(2)]
+        )
+    with pytest.warns(UserWarning):
+        loader = ldata.DataLoader(_noisy(lt), **kw)
+    monkeypatch.setattr(loader, "_base_seed", lambda: next(bases))
+    got = run(lt, loader)
+    for e_want, e_got in zip(want[0], got[0]):
+        assert len(e_want) == len(e_got)
+        for a, b in zip(e_want, e_got):
+            np.testing.assert_array_equal(a, b)
+    assert want[1:] == got[1:]
+
+
+def test_worker_init_fn_and_iterable_datasets_sharded_by_worker_match_torch():
+    def make(lib):
+        class Shards(lib.utils.data.IterableDataset):
+            def __iter__(self):
+                w = lib.utils.data.get_worker_info()
+                return iter(range(w.id, 10, w.num_workers))
+
+        class Whole(lib.utils.data.IterableDataset):
+            def __iter__(self):
+                return iter(range(3))
+
+        return Shards(), Whole()
+
+    def batches(loader):
+        return [b.tolist() for b in loader]
+
+    t_shards, t_whole = make(torch)
+    with pytest.warns(UserWarning):
+        l_shards, l_whole = (ldata.DataLoader(d, batch_size=2, num_workers=2) for d in make(lt))
+    assert batches(l_shards) == batches(tdata.DataLoader(t_shards, batch_size=2, num_workers=2))
+    # unsharded, each worker yields the whole dataset, as in torch
+    assert batches(l_whole) == batches(tdata.DataLoader(t_whole, batch_size=2, num_workers=2))
+    seen = []
+    with pytest.warns(UserWarning):
+        loader = ldata.DataLoader(
+            ldata.TensorDataset(lt.arange(4)),
+            num_workers=3,
+            worker_init_fn=lambda i: seen.append((i, ldata.get_worker_info().id)),
+        )
+    list(loader)
+    assert seen == [(0, 0), (1, 1), (2, 2)]
 
 
 def test_reachable_as_torch_utils_data():

@@ -16,18 +16,25 @@ batches instead: collation is recorded and computed inside the step that reads i
 
 Differences from torch:
 
-* Batches are always built in the main process: ``num_workers > 0`` is accepted with a
-  warning and loads in the main process (per-sample code runs op by op on the NumPy
-  interpreter, without compiling).
+* Batches are always built in the main process (per-sample code runs op by op on the NumPy
+  interpreter, without compiling). ``num_workers > 0`` is accepted with a warning, and
+  the main process plays the workers: batch k is built by worker k % num_workers, with
+  that worker's own Python `random`, NumPy and lazytorch generators seeded as torch seeds
+  a worker from the base seed the loader draws each epoch (``random_`` on its generator),
+  so augmentation drawing from ``np.random`` or ``random`` gets a torch worker's numbers
+  from the same base seed, and the main process's streams are left alone.
+  `get_worker_info` names the worker, ``worker_init_fn`` runs as each worker starts
+  (once, for ``persistent_workers``), and an `IterableDataset` is iterated once per worker
+  (each shards itself by `get_worker_info`, or yields its items once per worker, as in
+  torch). A dataset's state is shared between the workers, not copied per process.
 * For a `TensorDataset` (or a `Subset` of one) with the default collate function, a batch
   is one gather per tensor (``t[index_tensor]``) instead of stacking ``batch_size`` rows:
   same values, dtypes and shapes, one node instead of ``batch_size + 1``.
 * ``lazy_batches`` is lazytorch's own keyword (above).
 * Shuffling uses lazytorch's random generator, so the order is not torch's; it is
   reproducible from ``lazytorch.manual_seed`` or the loader's ``generator``.
-* Multiprocessing-only options (``pin_memory``, ``persistent_workers``, ``prefetch_factor``,
-  ``worker_init_fn``, ``timeout``, ``multiprocessing_context``) are accepted and have no
-  effect; `get_worker_info` returns None, as in the main process.
+* Multiprocessing-only options (``pin_memory``, ``prefetch_factor``, ``timeout``,
+  ``multiprocessing_context``) are accepted and have no effect.
 """
 
 from lazytorch.utils.data import dataloader, dataset, distributed, sampler

@@ -4,15 +4,21 @@ for how batches are computed).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import operator
+import random
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from lazytorch._config import backend, sync_mode
 from lazytorch.ir.dtypes import int64
-from lazytorch.ops.creation import tensor
+from lazytorch.ops import random as _random
+from lazytorch.ops.creation import empty, tensor
 from lazytorch.runtime import materialize
 from lazytorch.tensor import Tensor
 from lazytorch.utils.data._utils.collate import default_collate, default_convert
@@ -22,9 +28,100 @@ from lazytorch.utils.data.sampler import BatchSampler, RandomSampler, Sequential
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
 
-def get_worker_info() -> None:
-    """``None``: batches are built in the main process, as in a torch worker-less loader."""
-    return None
+@dataclass(frozen=True)
+class WorkerInfo:
+    """What `get_worker_info` returns while a worker builds a batch (torch's fields)."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+
+
+_current: WorkerInfo | None = None
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """The worker building the current batch, or ``None`` in the main process.
+
+    >>> import lazytorch
+    >>> from lazytorch.utils.data import DataLoader, get_worker_info
+    >>> class Ids(lazytorch.utils.data.Dataset):
+    ...     def __len__(self): return 4
+    ...     def __getitem__(self, i): return get_worker_info().id
+    >>> [b.tolist() for b in DataLoader(Ids(), batch_size=1, num_workers=2)]
+    [[0], [1], [0], [1]]
+    """
+    return _current
+
+
+def _worker_numpy_seed(base_seed: int, worker_id: int) -> list[int]:
+    """The four 32-bit words torch seeds a worker's NumPy generator with: a SeedSequence-
+    style hash of the worker id and the loader's base seed (torch's ``_generate_state``,
+    constants and all, so a dataset drawing from ``np.random`` gets torch's numbers)."""
+    mask = 0xFFFFFFFF
+    mult_a, mult_b = 0x931E8875, 0x58F38DED
+    hash_a = [0x43B0D7E5]
+
+    def hashed(v: int) -> int:
+        v = (v ^ hash_a[0]) & mask
+        hash_a[0] = (hash_a[0] * mult_a) & mask
+        v = (v * hash_a[0]) & mask
+        return (v ^ (v >> 16)) & mask
+
+    def mix(x: int, y: int) -> int:
+        r = (((0xCA01F9DD * x) & mask) - ((0x4973F715 * y) & mask)) & mask
+        return (r ^ (r >> 16)) & mask
+
+    pool = [hashed(v) for v in (worker_id, base_seed & mask, base_seed >> 32, 0)]
+    for src in range(4):
+        for dst in range(4):
+            if src != dst:
+                pool[dst] = mix(pool[dst], hashed(pool[src]))
+    hash_b = 0x8B51F9DD
+    state = []
+    for v in pool:
+        v = (v ^ hash_b) & mask
+        hash_b = (hash_b * mult_b) & mask
+        v = (v * hash_b) & mask
+        state.append((v ^ (v >> 16)) & mask)
+    return state
+
+
+class _Worker:
+    """One of torch's worker processes, played in the main process: its own random states
+    (Python's `random`, NumPy's global generator, lazytorch's default generator), seeded as
+    torch seeds a worker (``random.seed(base + id)``, ``manual_seed(base + id)``, NumPy from
+    `_worker_numpy_seed`), and swapped in around each batch it builds, so a dataset that
+    draws from them gets a worker's numbers and leaves the main process's streams alone."""
+
+    def __init__(self, loader: DataLoader, wid: int, base_seed: int) -> None:
+        seed = base_seed + wid
+        self.info = WorkerInfo(wid, loader.num_workers, seed, loader.dataset)
+        self.py = random.Random(seed).getstate()
+        self.np = np.random.RandomState(_worker_numpy_seed(base_seed, wid)).get_state()
+        self.gen = (seed & 0xFFFF_FFFF_FFFF_FFFF, 0)
+        if loader.worker_init_fn is not None:
+            with self.active():
+                loader.worker_init_fn(wid)
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        global _current
+        g = _random.default_generator
+        saved = (random.getstate(), np.random.get_state(), (g._seed, g._offset), _current)
+        random.setstate(self.py)
+        np.random.set_state(self.np)
+        g._seed, g._offset = self.gen
+        _current = self.info
+        try:
+            yield
+        finally:
+            self.py, self.np = random.getstate(), np.random.get_state()
+            self.gen = (g._seed, g._offset)
+            random.setstate(saved[0])
+            np.random.set_state(saved[1])
+            (g._seed, g._offset), _current = saved[2], saved[3]
 
 
 def _gathered_batch(dataset: Any, indices: list[Any]) -> list[Tensor] | None:
@@ -53,7 +150,9 @@ class DataLoader:
 
     ``batch_size=None`` turns batching off (each sample goes through `default_convert`).
     ``shuffle=True`` draws a new permutation per epoch from `generator` (or the global
-    generator). ``num_workers > 0`` warns and loads in the main process.
+    generator). With ``num_workers > 0`` batches are still built in the main process, each by
+    an emulated worker (batch k by worker k % num_workers, as torch deals them) with torch's
+    per-worker random seeding and `get_worker_info`.
 
     >>> import lazytorch
     >>> from lazytorch.utils.data import DataLoader, TensorDataset
@@ -96,8 +195,9 @@ class DataLoader:
             )
         if num_workers > 0:
             warnings.warn(
-                f"lazytorch DataLoader: num_workers={num_workers} is ignored; batches are "
-                "built in the main process (per-sample code runs on the NumPy interpreter)",
+                f"lazytorch DataLoader: num_workers={num_workers} runs no processes; batches "
+                "are built in the main process (per-sample code runs on the NumPy "
+                "interpreter), each by an emulated worker with torch's per-worker seeds",
                 stacklevel=2,
             )
         self._iterable = isinstance(dataset, IterableDataset)
@@ -147,6 +247,7 @@ class DataLoader:
         self.worker_init_fn = worker_init_fn
         self.prefetch_factor = prefetch_factor
         self.persistent_workers = persistent_workers
+        self._workers: list[_Worker] | None = None  # kept across epochs when persistent
         if collate_fn is None:
             collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
@@ -167,15 +268,65 @@ class DataLoader:
             # again inside every batch that reads them.
             held = [t for t in getattr(self.dataset, "tensors", ()) if isinstance(t, Tensor)]
             materialize(*held)
+        workers = self._start_workers()
         if self._iterable:
-            yield from self._stream()
+            if workers:
+                yield from self._streams(workers)
+            else:
+                yield from self._stream()
             return
         if self.batch_sampler is None:
-            for index in self.sampler:
-                yield self._loaded(lambda index=index: self.collate_fn(self.dataset[index]))
-            return
-        for indices in self.batch_sampler:
-            yield self._loaded(lambda indices=indices: self._fetch(list(indices)))
+            fetches: Iterable[Callable[[], Any]] = (
+                lambda index=index: self.collate_fn(self.dataset[index]) for index in self.sampler
+            )
+        else:
+            fetches = (
+                lambda indices=indices: self._fetch(list(indices)) for indices in self.batch_sampler
+            )
+        for k, fetch in enumerate(fetches):
+            if workers:
+                with workers[k % len(workers)].active():
+                    batch = self._loaded(fetch)
+                yield batch
+            else:
+                yield self._loaded(fetch)
+
+    def _start_workers(self) -> list[_Worker]:
+        """The epoch's workers (none for num_workers=0). Like torch's iterator, each epoch
+        draws a base seed from the loader's generator (`Tensor.random_`), with workers or
+        without (so the generator's stream advances as torch's does); persistent workers
+        keep the states of their first epoch."""
+        base = self._base_seed()
+        if self.num_workers == 0:
+            return []
+        if self._workers is None or not self.persistent_workers:
+            self._workers = [_Worker(self, w, base) for w in range(self.num_workers)]
+        return self._workers
+
+    def _base_seed(self) -> int:
+        seed = empty((), dtype=int64).random_(generator=self.generator)
+        materialize(seed)  # explicit, so strict mode does not object
+        return int(seed.item())
+
+    def _streams(self, workers: list[_Worker]) -> Iterator[Any]:
+        """An `IterableDataset` with workers: as in torch, each worker iterates its own copy
+        of the dataset (one that shards itself by `get_worker_info` yields each item once;
+        one that does not, once per worker), and batches come from the workers in turn,
+        skipping those whose copy is exhausted."""
+        streams = []
+        for w in workers:
+            with w.active():
+                streams.append(iter(self._stream()))
+        live = list(zip(workers, streams))
+        while live:
+            for w, it in list(live):
+                with w.active():
+                    try:
+                        batch = next(it)
+                    except StopIteration:
+                        live.remove((w, it))
+                        continue
+                yield batch
 
     def _stream(self) -> Iterator[Any]:
         """Batches of an `IterableDataset`: consecutive items, `batch_size` at a time."""
