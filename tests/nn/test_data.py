@@ -324,6 +324,19 @@ def test_shuffle_without_a_generator_follows_manual_seed():
     assert epoch() == first and epoch() == second and first != second
 
 
+@pytest.mark.parametrize("replacement", [False, True])
+def test_random_sampler_takes_one_seed_per_pass_from_the_global_generator(replacement):
+    """As torch's: without a generator, a pass draws one int64 seed with ``random_`` from
+    the global generator and permutes with a private one (a replay of torch's draws then
+    stays aligned, epoch after epoch)."""
+    lt.manual_seed(0)
+    list(ldata.RandomSampler(range(10), replacement=replacement))
+    after = lt.rand(3).tolist()
+    lt.manual_seed(0)
+    lt.empty((), dtype=lt.int64).random_()
+    assert lt.rand(3).tolist() == after
+
+
 def test_shuffle_works_in_strict_mode():
     ds = ldata.TensorDataset(lt.arange(10))
     with lt.strict_mode():

@@ -4,8 +4,9 @@ lazytorch's Philox generator does not produce torch's numbers, so a comparison o
 needs both runs to see the same draws. The torch run records, in order, the result of every
 random draw the script (or the library on its behalf) makes at the Python level; the
 lazytorch run substitutes those results in the same order. Draws are queued per kind, so a
-draw one library makes and the other does not (torch's DataLoader draws a worker seed with
-``Tensor.random_`` each epoch) leaves the other kinds aligned:
+draw one library makes and the other does not leaves the other kinds aligned (both
+DataLoaders draw their workers' base seed with ``Tensor.random_`` each epoch, so lazytorch's
+emulated workers get torch's seeds):
 
 ==========  =============================================================================
 kind        calls

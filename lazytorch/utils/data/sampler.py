@@ -11,9 +11,9 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from lazytorch.ir.dtypes import float64
-from lazytorch.ops.creation import as_tensor
-from lazytorch.ops.random import multinomial, randint, randperm
+from lazytorch.ir.dtypes import float64, int64
+from lazytorch.ops.creation import as_tensor, empty
+from lazytorch.ops.random import Generator, multinomial, randint, randperm
 from lazytorch.runtime import materialize
 
 __all__ = [
@@ -61,7 +61,8 @@ _REPLACEMENT_CHUNK = 32  # indices drawn at a time with replacement (torch's chu
 class RandomSampler(Sampler):
     """Indices in random order: a new permutation each time it is iterated.
 
-    Draws from `generator`, or from the global generator when it is None — so
+    Draws from `generator`, or, when it is None, as torch does: from a generator private
+    to the pass, seeded by one ``random_`` draw from the global generator — so
     ``lazytorch.manual_seed`` makes the order reproducible either way. With
     ``replacement=True``, draws `num_samples` indices independently.
 
@@ -98,22 +99,30 @@ class RandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
+        generator = self.generator
+        if generator is None:
+            # As torch: a seed drawn from the global generator (`random_`), then a generator
+            # private to the pass, so the global stream advances by one draw per pass
+            # whatever the pass draws (and a replay of torch's draws stays aligned).
+            seed = empty((), dtype=int64).random_()
+            materialize(seed)  # explicit, so strict mode does not object
+            generator = Generator().manual_seed(int(seed.item()))
         if self.replacement:
             # Drawn in chunks as they are consumed, as torch does: the "infinite loader"
             # idiom asks for num_samples=int(1e10) and reads a few thousand.
             left = self.num_samples
             while left > 0:
                 chunk = min(left, _REPLACEMENT_CHUNK)
-                draws = randint(n, (chunk,), generator=self.generator)
+                draws = randint(n, (chunk,), generator=generator)
                 materialize(draws)  # explicit, so strict mode does not object
                 yield from draws.tolist()
                 left -= chunk
             return
         # num_samples may exceed n: whole permutations, then part of one more.
         for _ in range(self.num_samples // n):
-            yield from _permutation(n, self.generator)
+            yield from _permutation(n, generator)
         if self.num_samples % n:
-            yield from _permutation(n, self.generator)[: self.num_samples % n]
+            yield from _permutation(n, generator)[: self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
