@@ -157,13 +157,18 @@ def test_spawn_children_of_an_as_torch_script_import_lazytorch(tmp_path):
     script.write_text(
         textwrap.dedent(
             """
+            import sys
+
             import torch
             import torch.multiprocessing as mp
 
             def work(rank, t):
                 with torch.no_grad():
                     t[rank] = 10 + rank
-                print("child", rank, torch.__name__)
+                # one write per line: two children print at once, and print() writes
+                # its text and its newline separately (they interleaved in CI)
+                sys.stdout.write(f"child {rank} {torch.__name__}\\n")
+                sys.stdout.flush()
 
             if __name__ == "__main__":
                 t = torch.zeros(2)
