@@ -165,10 +165,10 @@ def _argsort_unstable(x: Any, axis: int, descending: bool) -> Any | None:
     fn = native_unstable_loader() if native_unstable_loader is not None else None
     if fn is None:
         return None
-    if x.dtype.kind == "f":  # float16, bfloat16 and float32 compare exactly as float32
-        x = x.astype(np.float64 if x.dtype == np.float64 else np.float32)
-    else:  # integers and bool as int64 (uint64 values above 2**63 do not occur here)
+    if x.dtype.kind in "biu":  # integers and bool as int64 (no uint64 dtype here)
         x = x.astype(np.int64)
+    else:  # float16, bfloat16 (NumPy kind "V") and float32 compare exactly as float32
+        x = x.astype(np.float64 if x.dtype == np.float64 else np.float32)
     rows = np.ascontiguousarray(np.moveaxis(x, axis, -1))
     return np.moveaxis(fn(rows, descending), -1, axis)
 
