@@ -117,6 +117,8 @@ def generate(sched: Schedule, title: str = "", deterministic: bool = False) -> s
     parts.append('#include "lazytorch_runtime.h"')
     if any(isinstance(s, Extern) and s.kind == "argsort" for s in sched.steps):
         parts.append('#include "lazytorch_sort.h"')
+    if any(isinstance(s, Extern) and s.kind in ("conv", "conv_wgrad") for s in sched.steps):
+        parts.append('#include "lazytorch_conv.h"')
     gemms = _gemms(sched)
     if gemms - {None}:  # (uses_blas, without collecting the products twice)
         if "lt::gemm16" in gemms:
@@ -1562,6 +1564,21 @@ def _extern_body(prog: _Program, e: Extern) -> list[str]:
         return [
             f"{INDENT}lt::argsort_rows(b{src.id}, b{e.output}, {pre}, {shape[axis]}, {post}, "
             f"{desc}, {stable});"
+        ]
+    if e.kind in ("conv", "conv_wgrad"):
+        # lt::conv2d(x, w, out, ...) or lt::conv2d_wgrad(x, dy, dw, ...), one geometry
+        x, other = (prog.buf(b) for b in e.inputs)
+        n, c, h, wd = x.shape
+        if e.kind == "conv":
+            fn, (o, _, kh, kw) = "conv2d", other.shape
+        else:
+            fn, o, (kh, kw) = "conv2d_wgrad", other.shape[1], e.attrs["kernel"]
+        a = e.attrs
+        geometry = (n, c, h, wd, o, kh, kw, *a["stride"], *a["padding"], *a["dilation"])
+        return [
+            f"{INDENT}(void)ia;",
+            f"{INDENT}lt::{fn}(b{x.id}, b{other.id}, b{e.output}, "
+            f"{', '.join(str(v) for v in geometry)});",
         ]
     raise LoweringMissing(f"extern {e.kind}")
 

@@ -105,6 +105,13 @@ argument would be typed float32 by Triton, losing float64 scalars, and varying i
 arguments would be re-specialized. Sizes (``xnumel``, ``rnumel``) are kernel arguments;
 block sizes are ``tl.constexpr``.
 
+An **extern conv** (`_ConvWriter`) is an implicit GEMM: output pixels (image, row, column)
+by output channels, summed over (channel, tap) in ``BLOCK_K`` steps whose input tile is
+gathered straight from the unpadded input (padding is the load's mask): ``tl.dot`` in
+float32 (``input_precision="ieee"`` unless TF32 is allowed), a broadcast-and-sum tile in
+float64. Its weight gradient (`_ConvWgradWriter`) is the same product transposed: weight
+elements (output channel by (channel, tap)) summed over output pixels.
+
 An **extern argsort** (`_ArgsortWriter`) is one program per row, the row in one block:
 each value packed with its position into a 64-bit key and ``tl.sort``-ed (a stable sort).
 
@@ -1501,6 +1508,191 @@ class _ArgsortWriter:
         return _tuned_launch(e.name, args, str(self.pre * self.post), [{"RBLOCK": self.rblock}])
 
 
+class _ConvWriter:
+    """implicit GEMM of a conv2d: output pixels x channels, summed over (channel, tap).
+
+    NCHW input, OIHW weight, both contiguous; one program per BLOCK_M output pixels x
+    BLOCK_N output channels (module docstring). The first line of a writer's docstring is
+    the comment above its kernel."""
+
+    ARGS = ("N", "C", "H", "W", "O", "KH", "KW", "Ho", "Wo", "SH", "SW", "PT", "PL", "DH", "DW")
+    OPERANDS = ("bx", "bw")  # the pointer arguments before the output's
+    BLOCKS = {True: (64, 32, 32), False: (32, 32, 8)}  # BLOCK_M, _N, _K: tl.dot, or float64
+    BIG = {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32}  # the other MAX_AUTOTUNE candidate
+
+    def __init__(self, sched: Schedule, e: Extern, tf32: bool = False) -> None:
+        self.e = e
+        self.x, self.other = (sched.buffers[b] for b in e.inputs)
+        self.out = sched.buffers[e.output]
+        n, c, h, wd = self.x.shape
+        o, kh, kw = self._channels_and_kernel()
+        ho, wo = self._output_size()
+        (sh, sw), pads, (dh, dw) = e.attrs["stride"], e.attrs["padding"], e.attrs["dilation"]
+        self.sizes = (n, c, h, wd, o, kh, kw, ho, wo, sh, sw, pads[0], pads[2], dh, dw)
+        self.dot = self.out.dtype is dt.float32
+        self.prec = "tf32" if tf32 else "ieee"
+        self.blocks = self.BLOCKS[self.dot]
+
+    def _channels_and_kernel(self) -> tuple[Any, Any, Any]:
+        o, _, kh, kw = self.other.shape
+        return o, kh, kw
+
+    def _output_size(self) -> tuple[Any, Any]:
+        return self.out.shape[2], self.out.shape[3]
+
+    def _grid_sizes(self) -> tuple[str, str]:
+        """The grid's two extents: elements along BLOCK_M, and along BLOCK_N."""
+        n, o, ho, wo = (str(v) for v in self.out.shape)
+        return f"{n} * {ho} * {wo}", o
+
+    def _body(self) -> list[str]:
+        """The kernel's statements after its signature (one level of indent)."""
+        return [
+            "rm = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)",
+            "rn = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)",
+            "rk = tl.arange(0, BLOCK_K)",
+            "taps = KH * KW",
+            "K = C * taps",
+            "pixels = Ho * Wo",
+            "mmask = rm < N * pixels",
+            "nmask = rn < O",
+            "img = rm // pixels",
+            "pix = rm % pixels",
+            "oy = pix // Wo",
+            "ox = pix % Wo",
+            f"acc = tl.zeros((BLOCK_M, BLOCK_N), {self._acc_type()})",
+            "for koff in range(0, K, BLOCK_K):",
+            "    kk = koff + rk",
+            "    kmask = kk < K",
+            "    c = kk // taps",
+            "    t = kk % taps",
+            "    iy = oy[:, None] * SH + (t // KW)[None, :] * DH - PT",
+            "    ix = ox[:, None] * SW + (t % KW)[None, :] * DW - PL",
+            "    amask = mmask[:, None] & kmask[None, :] & (iy >= 0) & (iy < H)",
+            "    amask = amask & (ix >= 0) & (ix < W)",
+            "    a = tl.load(bx + ((img[:, None] * C + c[None, :]) * H + iy) * W + ix, "
+            "mask=amask, other=0)",
+            "    b = tl.load(bw + rn[None, :] * K + kk[:, None], "
+            "mask=kmask[:, None] & nmask[None, :], other=0)",
+            f"    {self._step()}",
+            "dst = (img[:, None] * O + rn[None, :]) * pixels + pix[:, None]",
+            "tl.store(bout + dst, acc, mask=mmask[:, None] & nmask[None, :])",
+        ]
+
+    def _acc_type(self) -> str:
+        return "tl.float32" if self.dot else "tl.float64"
+
+    def _step(self) -> str:
+        if self.dot:
+            return f'acc = tl.dot(a, b, acc, input_precision="{self.prec}")'
+        return "acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)"
+
+    def function(self) -> list[str]:
+        e = self.e
+        out = [f"# {e.describe()}"]
+        locs = sorted({format_loc(loc) for loc in e.locs})
+        if locs:
+            out.append(f"#   from {', '.join(locs)}")
+        doc = (self.__doc__ or "").strip().splitlines()[0].rstrip(".")
+        out += [
+            f"#   {doc}",
+            "@triton.jit",
+            f"def {e.name}({', '.join(self.OPERANDS)}, bout, {', '.join(self.ARGS)}, "
+            "BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):",
+            *(INDENT + line for line in self._body()),
+        ]
+        return out
+
+    def _args(self) -> list[str]:
+        bufs = [f"bufs[{b.id}]" for b in (self.x, self.other, self.out)]
+        return bufs + [str(v) for v in self.sizes]
+
+    def launch(self) -> str:
+        bm, bn, bk = self.blocks
+        m, n = self._grid_sizes()
+        grid = f"(triton.cdiv({m}, {bm}), triton.cdiv({n}, {bn}))"
+        args = [*self._args(), f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}"]
+        return f"{self.e.name}[{grid}]({', '.join([*args, 'enable_fp_fusion=False'])})"
+
+    def spec(self) -> dict[str, Any]:
+        bm, bn, bk = self.blocks
+        d = _ptr(self.out.dtype)
+        sig = {name: d for name in (*self.OPERANDS, "bout")} | {a: "i64" for a in self.ARGS}
+        sig |= {"BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
+        return {
+            "signature": sig,
+            "constexprs": {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk},
+            "options": dict(NO_FP_FUSION),
+        }
+
+    def tuned_launch(self) -> str:
+        bm, bn, bk = self.blocks
+        configs = [{"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}]
+        if self.dot:
+            configs.append(dict(self.BIG))
+        m, n = self._grid_sizes()
+        grid = f"triton.cdiv({m}, c['BLOCK_M']), triton.cdiv({n}, c['BLOCK_N'])"
+        return _tuned_launch(self.e.name, self._args(), grid, configs)
+
+
+class _ConvWgradWriter(_ConvWriter):
+    """implicit GEMM of a conv2d's weight gradient, summed over output pixels.
+
+    dW (O x C*kH*kW) = dY^T (O x pixels) @ columns (pixels x C*kH*kW), the columns gathered
+    from the input as the forward gathers them; one program per BLOCK_M output channels x
+    BLOCK_N weight columns, walking the pixels by BLOCK_K."""
+
+    OPERANDS = ("bx", "bdy")
+    BLOCKS = {True: (32, 32, 32), False: (16, 16, 8)}
+    BIG = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}
+
+    def _channels_and_kernel(self) -> tuple[Any, Any, Any]:
+        kh, kw = self.e.attrs["kernel"]
+        return self.other.shape[1], kh, kw
+
+    def _output_size(self) -> tuple[Any, Any]:
+        return self.other.shape[2], self.other.shape[3]
+
+    def _grid_sizes(self) -> tuple[str, str]:
+        o, c, kh, kw = (str(v) for v in self.out.shape)
+        return o, f"{c} * {kh} * {kw}"
+
+    def _body(self) -> list[str]:
+        return [
+            "ro = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)",
+            "rc = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)",
+            "rp = tl.arange(0, BLOCK_K).to(tl.int64)",
+            "taps = KH * KW",
+            "K = C * taps",
+            "pixels = Ho * Wo",
+            "omask = ro < O",
+            "cmask = rc < K",
+            "c = rc // taps",
+            "t = rc % taps",
+            "ki = t // KW",
+            "kj = t % KW",
+            f"acc = tl.zeros((BLOCK_M, BLOCK_N), {self._acc_type()})",
+            "for poff in range(0, N * pixels, BLOCK_K):",
+            "    m = poff + rp",
+            "    pmask = m < N * pixels",
+            "    img = m // pixels",
+            "    pix = m % pixels",
+            "    oy = pix // Wo",
+            "    ox = pix % Wo",
+            "    a = tl.load(bdy + (img[None, :] * O + ro[:, None]) * pixels + pix[None, :], "
+            "mask=omask[:, None] & pmask[None, :], other=0)",
+            "    iy = oy[:, None] * SH + ki[None, :] * DH - PT",
+            "    ix = ox[:, None] * SW + kj[None, :] * DW - PL",
+            "    bmask = pmask[:, None] & cmask[None, :] & (iy >= 0) & (iy < H)",
+            "    bmask = bmask & (ix >= 0) & (ix < W)",
+            "    b = tl.load(bx + ((img[:, None] * C + c[None, :]) * H + iy) * W + ix, "
+            "mask=bmask, other=0)",
+            f"    {self._step()}",
+            "tl.store(bout + ro[:, None] * K + rc[None, :], acc, "
+            "mask=omask[:, None] & cmask[None, :])",
+        ]
+
+
 # Triton's names of pointer and scalar argument types (`KERNELS`: ahead-of-time compiles).
 ARG_TYPES = {
     "bool": "u1",
@@ -1584,13 +1776,17 @@ def generate(
     `tf32` lets float32 matmuls use TensorFloat-32 (``set_float32_matmul_precision``).
     """
     used: set[str] = set()
-    writers: list[_KernelWriter | _MatmulWriter | _ArgsortWriter] = []
+    writers: list[_KernelWriter | _MatmulWriter | _ArgsortWriter | _ConvWriter] = []  # (and wgrad)
     for step in sched.steps:
         if isinstance(step, Extern):
             if step.kind == "matmul":
                 writers.append(_MatmulWriter(sched, step, autotune, used, deterministic, tf32))
             elif step.kind == "argsort":
                 writers.append(_ArgsortWriter(sched, step))
+            elif step.kind == "conv":
+                writers.append(_ConvWriter(sched, step, tf32))
+            elif step.kind == "conv_wgrad":
+                writers.append(_ConvWgradWriter(sched, step, tf32))
             else:
                 raise TritonLoweringMissing(f"extern {step.kind} ({step.describe()!r})")
         else:

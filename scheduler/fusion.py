@@ -1,7 +1,7 @@
 """Fusion decisions: which program values share a kernel.
 
 *Anchors* are the values that must be computed by some kernel rather than recomputed
-wherever they are read: reductions, scans, extern results (matmul, argsort), scatters, and
+wherever they are read: reductions, scans, extern results (matmul, conv, argsort), scatters, and
 *realized* values (program outputs, and inputs an extern needs in memory). Everything else
 (elementwise math, movement, gathers, random numbers) is inlined into the kernels that
 read it.
@@ -38,7 +38,7 @@ class Group:
     """A kernel (or extern call) under construction."""
 
     id: int
-    kind: str  # pointwise | reduction | scan | matmul | argsort | scatter | concat
+    kind: str  # pointwise | reduction | scan | matmul | conv | argsort | scatter | concat
     shape: tuple[int, ...]
     axes: tuple[int, ...] = ()
     anchors: list[int] = field(default_factory=list)  # program value ids, in order
@@ -62,7 +62,7 @@ def can_share_space(
     g: Group, kind: str, shape: tuple[int, ...], axes: tuple[int, ...]
 ) -> tuple[bool, str]:
     """Whether an anchor of `kind` over (shape, axes) can iterate with group `g`."""
-    alone = ("matmul", "argsort", "scatter", "scan", "concat")
+    alone = ("matmul", "conv", "argsort", "scatter", "scan", "concat")
     if g.kind in alone or kind in alone:
         return False, f"{kind if kind in alone else g.kind} runs alone"
     if kind == "reduction":

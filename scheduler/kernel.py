@@ -215,7 +215,8 @@ class Kernel:
 
 @dataclass
 class Extern:
-    """A call into a library routine: matmul (BLAS) or argsort.
+    """A call into a library routine: matmul (BLAS), conv and conv_wgrad (a direct
+    convolution and its weight gradient) or argsort.
 
     A matmul may carry an `epilogue` (`lazytorch.scheduler.epilogue`): a pointwise kernel
     over the product's elements, computed on each output tile before it is stored. Its
@@ -224,8 +225,8 @@ class Extern:
     """
 
     name: str
-    kind: str  # matmul | argsort
-    inputs: list[Any]  # matmul: StridedView per operand; argsort: buffer id
+    kind: str  # matmul | conv | conv_wgrad | argsort
+    inputs: list[Any]  # matmul: StridedView per operand; conv, argsort: buffer ids
     output: int  # buffer id
     attrs: dict[str, Any] = field(default_factory=dict)
     locs: list[tuple[str, int]] = field(default_factory=list)

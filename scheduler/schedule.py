@@ -60,7 +60,14 @@ CAT_SELECT_MAX = 8
 # parallel region) instead of one per input; past this a kernel only grows g++'s work.
 CAT_RUN_MAX = 16
 
-EXTERN_KINDS = {"matmul": "matmul", "argsort": "argsort", "scatter": "scatter", "cumsum": "scan"}
+EXTERN_KINDS = {
+    "matmul": "matmul",
+    "conv2d": "conv",
+    "conv2d_wgrad": "conv",
+    "argsort": "argsort",
+    "scatter": "scatter",
+    "cumsum": "scan",
+}
 
 
 def _broadcasts(shape: tuple[Any, ...], ins: Any) -> bool:
@@ -275,6 +282,9 @@ class _Scheduler:
                 self.views[vid] = views  # None entries are resolved after buffers exist
             elif kind == "argsort":
                 self.realize(ins.inputs[0])
+            elif kind == "conv":  # both operands contiguous in memory (lt::conv2d's layout)
+                for a in ins.inputs:
+                    self.realize(a)
         self.bound_recompute()
         for vid in sorted(self.store):
             self.realize(vid)
@@ -527,7 +537,7 @@ class _Scheduler:
         own = set(anchors)
         buf_map = _Without(self.buffer_of, own)
         name = f"k{g.id}"
-        if g.kind in ("matmul", "argsort"):
+        if g.kind in ("matmul", "argsort", "conv"):
             return [self.extern(g, anchors[0])]
         if g.kind == "scatter":
             return self.scatter(g, anchors[0], buf_map)
@@ -640,6 +650,13 @@ class _Scheduler:
                 "stable": ins.params["stable"],
             }
             return Extern(f"k{g.id}", "argsort", [src], out, attrs, [ins.loc] if ins.loc else [])
+        if g.kind == "conv":
+            srcs = [self.buffer_of[a].id for a in ins.inputs]
+            attrs = {k: ins.params[k] for k in ("stride", "padding", "dilation")}
+            kind = "conv" if ins.op.name == "conv2d" else "conv_wgrad"
+            if kind == "conv_wgrad":
+                attrs["kernel"] = ins.params["kernel"]
+            return Extern(f"k{g.id}", kind, srcs, out, attrs, [ins.loc] if ins.loc else [])
         views = []
         for a, view in zip(ins.inputs, self.views[vid]):
             if view is None:

@@ -169,6 +169,20 @@ def _rule_samples() -> list[Sample]:
         )
     )
     s.append(_rule("matmul", [leaf_values((2, 3, 4)), leaf_values((2, 4, 5))]))
+    s.append(
+        _rule(
+            "conv2d",
+            [leaf_values((2, 3, 5, 6)), leaf_values((4, 3, 3, 2))],
+            ((2, 1), (1, 1, 0, 1), (1, 2)),
+        )
+    )
+    s.append(
+        _rule(
+            "conv2d_wgrad",
+            [leaf_values((2, 3, 5, 6)), leaf_values((2, 4, 3, 5))],
+            ((2, 1), (1, 1, 0, 1), (1, 2), (3, 2)),
+        )
+    )
     # collectives: the reference is a group of one rank (group 0, sequence number 1)
     s.append(_rule("all_reduce", [leaf_values((2, 3))], (0, 1, 1, "sum")))
     s.append(_rule("broadcast", [leaf_values((2, 3))], (0, 1, 1, 0)))
@@ -298,6 +312,20 @@ def _grad_samples() -> list[Sample]:
             label="add",
         ),
         Sample("matmul", [u(2, 3, 4), u(2, 4, 5)], (), t.matmul),
+        Sample(
+            "conv2d",
+            [u(2, 3, 5, 6), u(4, 3, 3, 2)],
+            ((2, 1), (1, 1, 1, 1), (1, 2)),
+            lambda x, w: t.nn.functional.conv2d(x, w, stride=(2, 1), padding=1, dilation=(1, 2)),
+        ),
+        Sample(
+            "conv2d_wgrad",
+            [u(2, 3, 5, 6), u(2, 4, 3, 6)],
+            ((2, 1), (1, 1, 1, 1), (1, 2), (3, 2)),
+            lambda x, dy: t.nn.grad.conv2d_weight(
+                x, (4, 3, 3, 2), dy, stride=(2, 1), padding=1, dilation=(1, 2)
+            ),
+        ),
         Sample("reduce_sum", [u(2, 3, 4)], ((0, 2),), lambda x: x.sum((0, 2), keepdim=True)),
         Sample("reduce_prod", [u(2, 3)], ((1,),), lambda x: x.prod(1, keepdim=True)),
         Sample(

@@ -575,6 +575,65 @@ def _matmul(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
     return ga, gb
 
 
+@rule("conv2d", (0, 1))
+def _conv2d(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    x, w = inputs
+    gx = _conv2d_input_grad(ct, x, w, *attrs) if needs[0] else None
+    gw = _conv2d_weight_grad(ct, x, w, *attrs) if needs[1] else None
+    return gx, gw
+
+
+def _conv2d_input_grad(
+    ct: Node, x: Node, w: Node, stride: Any, padding: Any, dilation: Any
+) -> Node:
+    """The input's gradient as a stride-1 convolution (the direct kernel again): the
+    output gradient spread `stride` apart (zeros between), padded so each input position
+    sees every output it fed, against the weight flipped and with O and C swapped."""
+    g = ct
+    for ax, s in ((2, stride[0]), (3, stride[1])):
+        if s > 1:  # [.., m, ..] -> [.., m, s, ..] (zeros after each) -> [.., s*(m-1)+1, ..]
+            m = g.shape[ax]
+            g = reshape(g, (*g.shape[: ax + 1], 1, *g.shape[ax + 1 :]))
+            hi = [0] * 5
+            hi[ax + 1] = s - 1
+            g = _pad(g, (0,) * 5, tuple(hi))
+            g = reshape(g, (*g.shape[:ax], m * s, *g.shape[ax + 2 :]))
+            stop = list(g.shape)
+            stop[ax] = s * (m - 1) + 1
+            g = _slice(g, (0,) * 4, tuple(stop))
+    pads: list[int] = []
+    starts, stops = [0, 0, 0, 0], list(g.shape)
+    for ax, (k, d, lo) in enumerate(zip(w.shape[2:], dilation, padding[::2]), start=2):
+        a = d * (k - 1) - lo  # rows before the first output a tap reaches
+        b = x.shape[ax] - g.shape[ax] + lo  # and after the last, so the result has x's size
+        # a negative pad drops the gradient rows no input position receives
+        starts[ax], stops[ax] = max(0, -a), g.shape[ax] - max(0, -b)
+        pads += [max(0, a), max(0, b)]
+    if starts != [0, 0, 0, 0] or stops != list(g.shape):
+        g = _slice(g, tuple(starts), tuple(stops))
+    wt = permute(emit("flip", (w,), ((2, 3),)), (1, 0, 2, 3))
+    return emit("conv2d", (g, wt), ((1, 1), tuple(pads), tuple(dilation)))
+
+
+def _conv2d_weight_grad(
+    ct: Node, x: Node, w: Node, stride: Any, padding: Any, dilation: Any
+) -> Node:
+    """The weight's gradient: the conv2d_wgrad primitive (a direct kernel in C++)."""
+    attrs = (tuple(stride), tuple(padding), tuple(dilation), tuple(w.shape[2:]))
+    return emit("conv2d_wgrad", (x, ct), attrs)
+
+
+@rule("conv2d_wgrad", (0, 1))
+def _conv2d_wgrad(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
+    # dW is bilinear in (x, dy): each input's gradient is the convolution that pairs the
+    # other with ct, as conv2d's own rule pairs them with its weight
+    x, dy = inputs
+    stride, padding, dilation, _kernel = attrs
+    gx = _conv2d_input_grad(dy, x, ct, stride, padding, dilation) if needs[0] else None
+    gdy = emit("conv2d", (x, ct), (stride, padding, dilation)) if needs[1] else None
+    return gx, gdy
+
+
 @rule("reduce_sum")
 def _reduce_sum(ct: Node, out: Node, inputs: Any, attrs: Any, needs: Any) -> Any:
     return (expand(ct, inputs[0].shape),)

@@ -59,6 +59,7 @@ CATEGORIES = (
     "movement",  # reshape/permute/expand/slice/pad/flip/cat: index arithmetic, no math
     "index",  # gather/scatter: data-dependent indexing
     "matmul",  # batched matrix product (an extern call on most backends)
+    "conv",  # conv2d: a direct convolution (an extern call)
     "sort",  # argsort
     "collective",  # all_reduce and friends: the runtime cuts at them (never in a program)
 )

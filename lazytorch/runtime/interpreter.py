@@ -49,7 +49,7 @@ class InterpretedProgram:
         # Only a product calls BLAS: a program without one skips setting the pools (two
         # threadpoolctl calls there and back, ~150 us: more than a small program's run).
         self.single_threaded_blas = single_threaded_blas and any(
-            i.op.category == "matmul" for i in program.instrs
+            i.op.category in ("matmul", "conv") for i in program.instrs
         )
         # what observers learn about the build (a compiled backend's executables carry one
         # too; a background compile that fell back to this one is installed the same way)

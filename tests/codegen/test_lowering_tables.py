@@ -59,6 +59,8 @@ STRUCTURAL = {
     "cumsum": "a scan kernel (Reduce of kind 'cumsum')",
     "matmul": "an extern matmul (BLAS or loops in C++, a tiled tl.dot kernel in Triton)",
     "argsort": "an extern argsort (lt::argsort in C++, a tl.sort kernel in Triton)",
+    "conv2d": "an extern conv (lt::conv2d, a direct kernel, in C++; an implicit GEMM in Triton)",
+    "conv2d_wgrad": "an extern conv_wgrad (lt::conv2d_wgrad in C++; an implicit GEMM in Triton)",
 }
 # Collectives never reach a code generator: the runtime runs them before any program that
 # reads them (runtime/collectives.py), and the scheduler refuses a program holding one.
@@ -142,6 +144,13 @@ SAMPLES: dict[str, Callable[[], Any]] = {
     "cumsum": lambda: _r(4, 5).cumsum(1),
     "matmul": lambda: _r(4, 5) @ _r(5, 3, seed=1),
     "argsort": lambda: _r(4, 5).argsort(1),
+    "conv2d": lambda: F.conv2d(_r(2, 3, 6, 5), _r(4, 3, 3, 2, seed=1), stride=(2, 1), padding=1),
+    "conv2d_wgrad": lambda: wrap(
+        PRIMITIVES["conv2d_wgrad"].bind(
+            (_r(2, 3, 6, 5)._node, _r(2, 4, 3, 6, seed=1)._node),
+            ((2, 1), (1, 1, 1, 1), (1, 1), (3, 2)),
+        )
+    ),
     # bound directly (not through lazytorch.distributed, which would run them)
     **{
         name: (lambda n=name, a=attrs: wrap(PRIMITIVES[n].bind((_r(1, 4, 5)._node,), a)) * 2)

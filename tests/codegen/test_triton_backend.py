@@ -487,17 +487,37 @@ def test_non_contiguous_views():
 
 def test_long_cats_and_convolution_taps():
     # past CAT_SELECT_MAX inputs: one kernel per run of same-shape pieces, storing each
-    # piece at its offset (a 3x3 convolution's nine taps), and one per odd-shaped piece
+    # piece at its offset (a 3x3 unfold's nine taps), and one per odd-shaped piece
     x = rand(2, 3, 6, 6, seed=11)
-    w = rand(4, 3, 3, 3, seed=12)
     check(
-        lambda t, k: (
-            F.conv2d(t, k, padding=1),
+        lambda t: (
+            F.unfold(t, 3, padding=1) * 2,
             lt.cat([t[:, :, i : i + 4] * (i + 1) for i in range(3)] * 4 + [t[:, :, :1]], 2),
         ),
         x,
-        w,
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "stride, padding, dilation", [(1, 1, 1), (2, 1, 1), ((2, 1), (0, 2), (1, 2))]
+)
+def test_conv2d_extern_and_its_gradients(dtype, stride, padding, dilation):
+    # the implicit-GEMM kernel (forward, and the input gradient, itself a conv2d), beside the
+    # weight gradient's im2col product; 5 output channels and 7x5 images leave ragged tiles
+    x = rand(2, 3, 7, 5, seed=13, dtype=dtype)
+    w = rand(5, 3, 3, 2, seed=14, dtype=dtype)
+
+    def fn(t, k):
+        t.requires_grad_()
+        k.requires_grad_()
+        y = F.conv2d(t, k, stride=stride, padding=padding, dilation=dilation)
+        (y * y).sum().backward()
+        return y.detach(), t.grad, k.grad
+
+    check(fn, x, w, rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-4)
+    src = triton_source(F.conv2d(lt.tensor(x), lt.tensor(w), stride=stride, padding=padding))
+    assert src.count("implicit GEMM") == 1, src
 
 
 def test_gather_by_index_and_out_of_range():

@@ -103,10 +103,22 @@ CASES: dict[str, Any] = {
     # MAX_AUTOTUNE: block sizes chosen at launch, tile counts computed in the kernel
     "tuned_matmul_batched_scalar_epilogue": lambda: (r(2, 70, 40) @ r(40, 90, seed=1)) * 0.5,
     "tuned_looped_rows": lambda: r(3, 5000).amax(1) + r(300, 7).exp().sum(),
+    # the conv2d extern (implicit GEMM) and its weight gradient, float32 and float64
+    "conv2d_and_grads": lambda: _conv_grads(np.float32),
+    "conv2d_and_grads_f64": lambda: _conv_grads(np.float64),
     # every kernel of a small GPT's forward and backward (about 50), for sm_90 only
     "gpt_forward_backward": lambda: _gpt_grads(),
 }  # fmt: skip
 ONLY_SM90 = {"gpt_forward_backward"}
+
+
+def _conv_grads(dtype: Any) -> tuple[Any, ...]:
+    x, w = r(2, 3, 9, 7, dtype=dtype), r(5, 3, 3, 3, seed=1, dtype=dtype)
+    x.requires_grad_()
+    w.requires_grad_()
+    y = F.conv2d(x, w, stride=(2, 1), padding=1)
+    y.square().sum().backward()
+    return y.detach(), x.grad, w.grad
 
 
 def _gpt_grads() -> tuple[Any, ...]:

@@ -1,4 +1,4 @@
-"""Leaves, sources (const, iota, random), gather/scatter, and matmul."""
+"""Leaves, sources (const, iota, random), gather/scatter, matmul and conv2d."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from lazytorch.ir import philox
 from lazytorch.ir._lazynp import np
-from lazytorch.ir.dtypes import DType, bool_, float32, int64
+from lazytorch.ir.dtypes import DType, bool_, float32, float64, int64
 from lazytorch.ir.primitives import Primitive, define
 
 # -- leaves: the parameters of a program. Their hash is metadata only. --------------------
@@ -264,5 +264,169 @@ define(
         ref=_matmul_ref,
         doc="batched matrix product [..., m, k] @ [..., k, n] (equal batch dims); "
         "out_dtype float32 keeps 16-bit operands' product unrounded",
+    )
+)
+
+
+# -- conv2d ---------------------------------------------------------------------------------
+
+
+def conv_out_size(size: int, k: int, stride: int, lo: int, hi: int, dilation: int) -> int:
+    """Output positions of one spatial dim: torch's formula (floor division).
+
+    >>> conv_out_size(32, 3, 2, 1, 1, 1)
+    16
+    """
+    return (size + lo + hi - dilation * (k - 1) - 1) // stride + 1
+
+
+def _conv2d_shape(
+    inputs: tuple[Any, ...],
+    stride: tuple[int, int],
+    padding: tuple[int, int, int, int],
+    dilation: tuple[int, int],
+) -> Any:
+    x, w = inputs
+    if len(x.shape) != 4 or len(w.shape) != 4 or x.shape[1] != w.shape[1]:
+        raise RuntimeError(
+            f"conv2d: expected (N, C, H, W) input and (O, C, kH, kW) weight, got "
+            f"{list(x.shape)} and {list(w.shape)}"
+        )
+    if min(stride) < 1 or min(dilation) < 1 or min(padding) < 0:
+        raise RuntimeError(
+            f"conv2d: stride {stride} and dilation {dilation} must be positive, padding "
+            f"{padding} non-negative"
+        )
+    ho = conv_out_size(x.shape[2], w.shape[2], stride[0], padding[0], padding[1], dilation[0])
+    wo = conv_out_size(x.shape[3], w.shape[3], stride[1], padding[2], padding[3], dilation[1])
+    if ho < 1 or wo < 1:
+        raise RuntimeError(
+            f"conv2d: a {list(w.shape[2:])} kernel (dilation {dilation}) does not fit the "
+            f"padded input {list(x.shape[2:])} + {padding}"
+        )
+    return (x.shape[0], w.shape[0], ho, wo)
+
+
+def _conv2d_dtype(inputs: tuple[Any, ...], *attrs: Any) -> DType:
+    x, w = inputs
+    if x.dtype is not w.dtype or x.dtype not in (float32, float64):
+        raise TypeError(
+            f"conv2d: expected float32 or float64 operands of one dtype, got {x.dtype}, "
+            f"{w.dtype} (16-bit floats are widened by the caller)"
+        )
+    return x.dtype
+
+
+def _conv2d_ref(
+    x: Any,
+    w: Any,
+    stride: tuple[int, int],
+    padding: tuple[int, int, int, int],
+    dilation: tuple[int, int],
+) -> Any:
+    # im2col and one product per image: sums over (c, kh, kw), the order of the kernels
+    n, o = x.shape[0], w.shape[0]
+    cols, ho, wo = _columns(x, tuple(w.shape[2:]), stride, padding, dilation)
+    out = np.matmul(w.reshape(1, o, -1), cols)
+    return out.reshape(n, o, ho, wo)
+
+
+def _columns(
+    x: Any,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    padding: tuple[int, int, int, int],
+    dilation: tuple[int, int],
+) -> tuple[Any, int, int]:
+    """im2col: (N, C*kH*kW, Ho*Wo) windows of the zero-padded x, and (Ho, Wo)."""
+    n, c, h, wd = x.shape
+    kh, kw = kernel
+    (sh, sw), (dh, dw) = stride, dilation
+    ho = conv_out_size(h, kh, sh, padding[0], padding[1], dh)
+    wo = conv_out_size(wd, kw, sw, padding[2], padding[3], dw)
+    xp = np.pad(x, ((0, 0), (0, 0), padding[:2], padding[2:]))
+    cols = np.empty((n, c, kh * kw, ho, wo), x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            rows = slice(i * dh, i * dh + sh * (ho - 1) + 1, sh)
+            cols[:, :, i * kw + j] = xp[:, :, rows, j * dw : j * dw + sw * (wo - 1) + 1 : sw]
+    return cols.reshape(n, c * kh * kw, ho * wo), ho, wo
+
+
+# attrs: stride (sH, sW), padding (top, bottom, left, right), dilation (dH, dW). One group,
+# no bias: the facade adds the bias and widens 16-bit floats (conv2d in nn/functional).
+define(
+    Primitive(
+        "conv2d",
+        "conv",
+        nin=2,
+        attr_names=("stride", "padding", "dilation"),
+        shape_rule=_conv2d_shape,
+        dtype_rule=_conv2d_dtype,
+        ref=_conv2d_ref,
+        doc="2-d cross-correlation of (N, C, H, W) with an (O, C, kH, kW) weight, zero "
+        "padding, one group",
+    )
+)
+
+
+def _conv2d_wgrad_shape(
+    inputs: tuple[Any, ...],
+    stride: tuple[int, int],
+    padding: tuple[int, int, int, int],
+    dilation: tuple[int, int],
+    kernel: tuple[int, int],
+) -> Any:
+    x, dy = inputs
+    if len(x.shape) != 4 or len(dy.shape) != 4 or x.shape[0] != dy.shape[0]:
+        raise RuntimeError(
+            f"conv2d_wgrad: expected (N, C, H, W) input and (N, O, Ho, Wo) output gradient, "
+            f"got {list(x.shape)} and {list(dy.shape)}"
+        )
+    o, c = dy.shape[1], x.shape[1]
+    want = _conv2d_shape((x, _Shaped((o, c, *kernel))), stride, padding, dilation)
+    if tuple(dy.shape) != tuple(want):
+        raise RuntimeError(
+            f"conv2d_wgrad: output gradient {list(dy.shape)} is not the convolution's output "
+            f"{list(want)}"
+        )
+    return (o, c, *kernel)
+
+
+class _Shaped:
+    __slots__ = ("shape",)
+
+    def __init__(self, shape: tuple[Any, ...]) -> None:
+        self.shape = shape
+
+
+def _conv2d_wgrad_ref(
+    x: Any,
+    dy: Any,
+    stride: tuple[int, int],
+    padding: tuple[int, int, int, int],
+    dilation: tuple[int, int],
+    kernel: tuple[int, int],
+) -> Any:
+    n, c = x.shape[:2]
+    o = dy.shape[1]
+    cols, _, _ = _columns(x, kernel, stride, padding, dilation)
+    per_image = np.matmul(dy.reshape(n, o, -1), cols.transpose(0, 2, 1))
+    return per_image.sum(0).reshape(o, c, *kernel)
+
+
+# The weight's gradient of conv2d(x, w) given the output's gradient dy: attrs as conv2d's,
+# and the kernel size (kH, kW), which the inputs do not determine.
+define(
+    Primitive(
+        "conv2d_wgrad",
+        "conv",
+        nin=2,
+        attr_names=("stride", "padding", "dilation", "kernel"),
+        shape_rule=_conv2d_wgrad_shape,
+        dtype_rule=_conv2d_dtype,
+        ref=_conv2d_wgrad_ref,
+        doc="the weight gradient (O, C, kH, kW) of conv2d from its input (N, C, H, W) and "
+        "output gradient (N, O, Ho, Wo)",
     )
 )

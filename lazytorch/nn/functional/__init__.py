@@ -3,8 +3,10 @@ dropout, convolution (1-3d, transposed, fold/unfold), pooling (incl. adaptive), 
 pixel shuffle, affine_grid/grid_sample, losses, pad, attention.
 
 All of these are decompositions into primitives, written with tensor ops so they read like
-the math; the scheduler fuses what they record. Convolution is im2col: the kernel-offset
-windows of the (padded) input are strided slices stacked into columns, then one matmul.
+the math; the scheduler fuses what they record. A 1-d or 2-d convolution of one group over
+floats records the ``conv2d`` primitive (a direct kernel on the C++ backend); other
+convolutions are im2col: the kernel-offset windows of the (padded) input are strided
+slices stacked into columns, then one matmul.
 """
 
 from lazytorch.nn.functional import attention as _attention

@@ -1,4 +1,12 @@
-"""conv1d/2d/3d: im2col (the kernel-offset windows, stacked) + one batched matmul."""
+"""conv1d/2d/3d.
+
+A 1-d or 2-d convolution of one group over floats records the ``conv2d`` primitive (a 1-d
+one as a 2-d one of height 1), which the C++ backend runs as a direct convolution
+(codegen/include/lazytorch_conv.h) and autograd differentiates into another ``conv2d``
+(the input's gradient) and an im2col product (the weight's). Everything else (groups, 3-d,
+integer or complex operands) is im2col: the kernel-offset windows, stacked, and one
+batched matmul.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +16,9 @@ from typing import Any
 
 from lazytorch._errors import op_error
 from lazytorch.autograd.engine import name_grad_fn
+from lazytorch.ir.primitives import PRIMITIVES, make_node
 from lazytorch.ops import shape as S
-from lazytorch.ops._core import tensor_arg
+from lazytorch.ops._core import tensor_arg, wrap
 from lazytorch.ops.linalg import matmul
 from lazytorch.ops.pad import pad
 from lazytorch.tensor import Tensor
@@ -150,6 +159,13 @@ def _conv(
             op,
             f"Calculated padded input size per channel: ({padded}). Kernel size: ({window}). Kernel size can't be greater than actual input size",
         )
+    if n <= 2 and groups == 1 and x.dtype is w.dtype and x.dtype.is_floating_point:
+        y = _direct(x, w, stride, pads, dilation, n)
+        if bias is not None:
+            y = y + S.reshape(bias, (1, o) + (1,) * n)  # type: ignore[operator]
+        if unbatched:
+            return S.squeeze(y, 0)
+        return name_grad_fn(y, "ConvolutionBackward0", x if x.requires_grad else weight)
     # F.pad lists the last dim first.
     flat_pads = [v for i in reversed(range(n)) for v in (pads[2 * i], pads[2 * i + 1])]
     xp = pad(x, flat_pads) if any(pads) else x
@@ -174,6 +190,34 @@ def _conv(
     if unbatched:
         return S.squeeze(y, 0)  # (torch's node there too: SqueezeBackward1)
     return name_grad_fn(y, "ConvolutionBackward0", x if x.requires_grad else weight)
+
+
+_CONV2D = PRIMITIVES["conv2d"]
+
+
+def _direct(
+    x: Tensor,
+    w: Tensor,
+    stride: tuple[int, ...],
+    pads: tuple[int, ...],
+    dilation: tuple[int, ...],
+    n: int,
+) -> Tensor:
+    """The conv2d primitive on (N, C, *spatial) `x` (1-d as height 1); 16-bit floats are
+    computed in float32 and rounded once, as torch's CPU kernels do."""
+    if n == 1:
+        x, w = S.unsqueeze(x, 2), S.unsqueeze(w, 2)
+        stride, pads, dilation = (1, *stride), (0, 0, *pads), (1, *dilation)
+    low = x.dtype.compute if x.dtype.is_low_float else None
+    xn, wn = x._node, w._node
+    if low is not None:
+        xn, wn = x.to(low)._node, w.to(low)._node
+    attrs = (tuple(stride), tuple(pads), tuple(dilation))
+    shape = _CONV2D.shape_rule((xn, wn), *attrs)
+    y = wrap(make_node(_CONV2D, (xn, wn), attrs, shape, xn.dtype, xn.device))
+    if low is not None:
+        y = y.to(x.dtype)
+    return S.squeeze(y, 2) if n == 1 else y
 
 
 def conv1d(
