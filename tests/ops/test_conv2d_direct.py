@@ -72,13 +72,14 @@ def test_conv2d_float64_second_order_and_sync_mode():
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_conv2d_of_16_bit_floats_computes_in_float32(dtype):
-    x, w = _r(2, 3, 8, 8), _r(4, 3, 3, 3, seed=1)
+    # (tests/ops/test_bfloat16.py checks the single rounding bit for bit)
+    x, w, b = _r(2, 3, 8, 8), _r(4, 3, 3, 3, seed=1), _r(4, seed=2)
 
-    def fn(lib, x, w):
+    def fn(lib, x, w, b):
         d = getattr(lib, dtype)
-        return lib.nn.functional.conv2d(x.to(d), w.to(d), padding=1).float()
+        return lib.nn.functional.conv2d(x.to(d), w.to(d), b.to(d), padding=1).float()
 
-    check(fn, x, w, atol=2e-2, rtol=2e-2)
+    check(fn, x, w, b, atol=2e-2, rtol=2e-2)
 
 
 def test_conv1d_runs_as_conv2d_and_a_kernel_wider_than_64_taps():
