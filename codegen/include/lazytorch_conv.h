@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <omp.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -37,17 +38,17 @@ namespace conv {
 constexpr int kVecBytes = 64;
 constexpr int kOB = 8;
 constexpr int kWVMax = 3;  // 8 x 3 accumulators + 3 inputs + 1 broadcast of 32 registers
-constexpr int kOBW = 4;    // the weight gradient: 4 x 3 accumulators + 4 + 3 loads
+constexpr int kOBW = 8;    // the weight gradient: 8 x 3 accumulators + 3 inputs + 1
 #elif defined(__AVX__)
 constexpr int kVecBytes = 32;
 constexpr int kOB = 4;
 constexpr int kWVMax = 2;  // 4 x 2 + 2 + 1 of 16
-constexpr int kOBW = 2;    // 2 x 3 + 2 + 3
+constexpr int kOBW = 4;    // 4 x 3 + 3, the gradient read by the FMAs from memory
 #else
 constexpr int kVecBytes = 16;
 constexpr int kOB = 4;
 constexpr int kWVMax = 2;
-constexpr int kOBW = 2;
+constexpr int kOBW = 4;
 #endif
 
 typedef float vf __attribute__((vector_size(kVecBytes), aligned(4), __may_alias__));
@@ -102,6 +103,7 @@ static inline vd splat(const double* p) {
 template <class T> struct VecOf;
 template <> struct VecOf<float> { typedef vf type; };
 template <> struct VecOf<double> { typedef vd type; };
+template <class T> using V_of = typename VecOf<T>::type;
 
 // A buffer of the calling thread, grown as needed and kept: a fresh allocation per call
 // would be fresh pages, and their faults cost more than a small layer's arithmetic.
@@ -248,70 +250,109 @@ static T* pad_planes(const T* __restrict x, const Geometry& g) {
 // -- the weight's gradient ------------------------------------------------------------------
 // dw[o][c][i][j] = sum over n, y, x of dy[n][o][y][x] * xpad[n][c][sh*y + dh*i][sw*x + dw*j].
 // A task is (block of OB output channels, input channel c). For each tap row i and block of
-// three taps j, its OB x 3 accumulator vectors run along output rows (lanes over x): each
-// loaded gradient vector feeds three FMAs and each input vector OB. Lanes past the output
-// row are zeroed in both operands (an inf in an input column no output reads must not
-// become 0 * inf = NaN). Each image's sums are added to running totals (two-level
-// summation: a lane otherwise adds N*Ho*Wo/L terms in a row), and the lanes are added in
-// order at the end: every result is one thread's, the same at any thread count.
-template <class T, int OB>
+// three taps j, its OB x 3 accumulator vectors run along output rows (lanes over x), a row
+// of WV vectors unrolled (WV = 0: a loop over any number): each loaded input vector feeds
+// OB FMAs, each gradient vector 3. Lanes past the output row are zeroed in both operands
+// (MASK; an inf in an input column no output reads must not become 0 * inf = NaN). Each
+// image's sums are added to running totals (two-level summation: a lane otherwise adds
+// N*Ho*Wo/L terms in a row), and the lanes are added in order at the end: every result is
+// one thread's, the same at any thread count.
+template <class T, int OB, int WV, bool MASK>
 static void wgrad_task(const T* __restrict xq, const T* __restrict dy, T* __restrict dwt,
                        const Geometry& g, const int64_t* __restrict taps, int64_t Qy,
-                       int64_t o0, int64_t c) {
+                       int64_t o0, int64_t c0, int64_t cn, V_of<T>* __restrict tot) {
     typedef typename VecOf<T>::type V;
     constexpr int L = kVecBytes / sizeof(T);
     const int64_t nout = std::min<int64_t>(OB, g.O - o0);
-    const int64_t full = g.Wo / L, left = g.Wo % L;
-    V keep{};  // 1 in the lanes of the partial last vector that hold outputs
-    for (int q = 0; q < L; ++q) keep[q] = q < left ? T(1) : T(0);
+    const int64_t nvec = WV > 0 ? WV : (g.Wo + L - 1) / L;
+    V keep{};  // 1 in the lanes of the last vector that hold outputs
+    for (int q = 0; q < L; ++q) keep[q] = q < g.Wo - (nvec - 1) * L ? T(1) : T(0);
     const int64_t image = g.C * g.sw * g.Hp * g.Q;
-    for (int64_t i = 0; i < g.KH; ++i)
-        for (int64_t j0 = 0; j0 < g.KW; j0 += 3) {
-            V tot[OB][3];
-            for (int k = 0; k < OB; ++k)
-                for (int jj = 0; jj < 3; ++jj) tot[k][jj] = V{};
-            const int64_t t0 = taps[j0], t1 = taps[j0 + 1], t2 = taps[j0 + 2];
-            for (int64_t n = 0; n < g.N; ++n) {
-                V acc[OB][3];
-                _Pragma("GCC unroll 8") for (int k = 0; k < OB; ++k) {
-                    acc[k][0] = V{};
-                    acc[k][1] = V{};
-                    acc[k][2] = V{};
-                }
-                const T* xn = xq + n * image + c * g.sw * g.Hp * g.Q + g.dh * i * g.Q;
-                const T* dn = dy + (n * g.O + o0) * g.Ho * Qy;
-                for (int64_t y = 0; y < g.Ho; ++y) {
-                    const T* xr = xn + g.sh * y * g.Q;
-                    const T* dr = dn + y * Qy;
-                    for (int64_t v = 0; v <= full; ++v) {
-                        if (v == full && left == 0) break;
-                        const int64_t x0 = v * L;
-                        V x0v = *(const V*)(xr + t0 + x0), x1v = *(const V*)(xr + t1 + x0),
-                          x2v = *(const V*)(xr + t2 + x0);
-                        if (v == full) {  // the partial last vector: zero the lanes past Wo
-                            x0v = keep != T(0) ? x0v : V{};
-                            x1v = keep != T(0) ? x1v : V{};
-                            x2v = keep != T(0) ? x2v : V{};
-                        }
-                        _Pragma("GCC unroll 8") for (int k = 0; k < OB; ++k) {
-                            V d = k < nout ? *(const V*)(dr + k * g.Ho * Qy + x0) : V{};
-                            if (v == full) d = keep != T(0) ? d : V{};
-                            acc[k][0] = fmadd(d, x0v, acc[k][0]);
-                            acc[k][1] = fmadd(d, x1v, acc[k][1]);
-                            acc[k][2] = fmadd(d, x2v, acc[k][2]);
+    const int64_t jblocks = (g.KW + 2) / 3;
+    // channel k's gradient rows (channels past O read the last real one; dropped at the end)
+    int64_t dyk[OB];
+    for (int k = 0; k < OB; ++k) dyk[k] = (o0 + std::min<int64_t>(k, nout - 1)) * g.Ho * Qy;
+    // the running totals: [c][i][j-block][k][3]
+    const int64_t slots = cn * g.KH * jblocks;
+    for (int64_t e = 0; e < slots * OB * 3; ++e) tot[e] = V{};
+    // image by image (its gradient rows, read once per tap, stay in cache), then each
+    // channel of the task's group, tap row and block of three taps
+    for (int64_t n = 0; n < g.N; ++n) {
+        const T* dn = dy + n * g.O * g.Ho * Qy;
+        for (int64_t cc = 0; cc < cn; ++cc)
+            for (int64_t i = 0; i < g.KH; ++i)
+                for (int64_t jb = 0; jb < jblocks; ++jb) {
+                    const int64_t t0 = taps[3 * jb], t1 = taps[3 * jb + 1], t2 = taps[3 * jb + 2];
+                    V acc[OB][3];
+                    _Pragma("GCC unroll 8") for (int k = 0; k < OB; ++k) {
+                        acc[k][0] = V{};
+                        acc[k][1] = V{};
+                        acc[k][2] = V{};
+                    }
+                    const T* xn =
+                        xq + n * image + (c0 + cc) * g.sw * g.Hp * g.Q + g.dh * i * g.Q;
+                    for (int64_t y = 0; y < g.Ho; ++y) {
+                        const T* xr = xn + g.sh * y * g.Q;
+                        const T* dr = dn + y * Qy;
+                        _Pragma("GCC unroll 4") for (int64_t v = 0; v < nvec; ++v) {
+                            const int64_t x0 = v * L;
+                            V x0v = *(const V*)(xr + t0 + x0), x1v = *(const V*)(xr + t1 + x0),
+                              x2v = *(const V*)(xr + t2 + x0);
+                            const bool last = MASK && v == nvec - 1;
+                            if (last) {
+                                x0v = keep != T(0) ? x0v : V{};
+                                x1v = keep != T(0) ? x1v : V{};
+                                x2v = keep != T(0) ? x2v : V{};
+                            }
+                            _Pragma("GCC unroll 8") for (int k = 0; k < OB; ++k) {
+                                V d = *(const V*)(dr + dyk[k] + x0);
+                                if (last) d = keep != T(0) ? d : V{};
+                                acc[k][0] = fmadd(d, x0v, acc[k][0]);
+                                acc[k][1] = fmadd(d, x1v, acc[k][1]);
+                                acc[k][2] = fmadd(d, x2v, acc[k][2]);
+                            }
                         }
                     }
+                    V* t = tot + ((cc * g.KH + i) * jblocks + jb) * OB * 3;
+                    for (int k = 0; k < OB; ++k)
+                        for (int jj = 0; jj < 3; ++jj) t[k * 3 + jj] += acc[k][jj];
                 }
-                for (int k = 0; k < OB; ++k)
-                    for (int jj = 0; jj < 3; ++jj) tot[k][jj] += acc[k][jj];
+    }
+    for (int64_t cc = 0; cc < cn; ++cc)
+        for (int64_t i = 0; i < g.KH; ++i)
+            for (int64_t jb = 0; jb < jblocks; ++jb) {
+                const V* t = tot + ((cc * g.KH + i) * jblocks + jb) * OB * 3;
+                for (int64_t k = 0; k < nout; ++k)
+                    for (int64_t jj = 0; jj < 3 && 3 * jb + jj < g.KW; ++jj) {
+                        T s = 0;
+                        for (int q = 0; q < L; ++q) s += t[k * 3 + jj][q];
+                        dwt[(((o0 + k) * g.C + c0 + cc) * g.KH + i) * g.KW + 3 * jb + jj] = s;
+                    }
             }
-            for (int64_t k = 0; k < nout; ++k)
-                for (int64_t jj = 0; jj < 3 && j0 + jj < g.KW; ++jj) {
-                    T s = 0;
-                    for (int q = 0; q < L; ++q) s += tot[k][jj][q];
-                    dwt[(((o0 + k) * g.C + c) * g.KH + i) * g.KW + j0 + jj] = s;
-                }
-        }
+}
+
+template <class T, int WV, bool MASK>
+static void wgrad_all(const T* xq, const T* dy, T* dwt, const Geometry& g, const int64_t* taps,
+                      int64_t Qy) {
+    constexpr int OB = kOBW;
+    const int64_t nob = (g.O + OB - 1) / OB;
+    // groups of up to 4 input channels per task, while that leaves two tasks per thread:
+    // a task reads its images' gradient rows once per channel of its group
+    int64_t cb = 4;
+    while (cb > 1 && nob * ((g.C + cb - 1) / cb) < 2 * omp_get_max_threads()) cb /= 2;
+    const int64_t ncb = (g.C + cb - 1) / cb;
+    const int64_t tasks = nob * ncb;
+    const int64_t per_task = cb * g.KH * ((g.KW + 2) / 3) * OB * 3;
+    const double work = double(g.N) * g.O * g.Ho * g.Wo * g.C * g.KH * g.KW;
+    const bool parallel = work > 2e5 && tasks > 1;
+    V_of<T>* tots = scratch<V_of<T>, 4>(per_task * (parallel ? omp_get_max_threads() : 1));
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t t = 0; t < tasks; ++t) {
+        const int64_t c0 = t % ncb * cb;
+        V_of<T>* tot = tots + (parallel ? omp_get_thread_num() : 0) * per_task;
+        wgrad_task<T, OB, WV, MASK>(xq, dy, dwt, g, taps, Qy, t / ncb * OB, c0,
+                                    std::min(cb, g.C - c0), tot);
+    }
 }
 
 }  // namespace conv
@@ -392,13 +433,16 @@ static void conv2d_wgrad(const T* __restrict x, const T* __restrict dy, T* __res
         }
         dyq = p;
     }
-    constexpr int OB = kOBW;
-    const int64_t nob = (O + OB - 1) / OB;
-    const int64_t tasks = nob * C;
-    const double work = double(N) * O * g.Ho * g.Wo * C * KH * KW;
-#pragma omp parallel for schedule(static) if (work > 2e5 && tasks > 1)
-    for (int64_t t = 0; t < tasks; ++t)
-        wgrad_task<T, OB>(xq, dyq, dwt, g, taps, Qy, t / C * OB, t % C);
+    const bool mask = g.Wo % L != 0;
+    switch (nvec * 2 + mask) {
+        case 2: wgrad_all<T, 1, false>(xq, dyq, dwt, g, taps, Qy); break;
+        case 3: wgrad_all<T, 1, true>(xq, dyq, dwt, g, taps, Qy); break;
+        case 4: wgrad_all<T, 2, false>(xq, dyq, dwt, g, taps, Qy); break;
+        case 5: wgrad_all<T, 2, true>(xq, dyq, dwt, g, taps, Qy); break;
+        default:
+            if (mask) wgrad_all<T, 0, true>(xq, dyq, dwt, g, taps, Qy);
+            else wgrad_all<T, 0, false>(xq, dyq, dwt, g, taps, Qy);
+    }
 }
 
 }  // namespace lt
