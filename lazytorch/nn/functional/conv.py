@@ -3,7 +3,7 @@
 A 1-d or 2-d convolution of one group over floats records the ``conv2d`` primitive (a 1-d
 one as a 2-d one of height 1), which the C++ backend runs as a direct convolution
 (codegen/include/lazytorch_conv.h) and autograd differentiates into another ``conv2d``
-(the input's gradient) and an im2col product (the weight's). Everything else (groups, 3-d,
+(the input's gradient) and ``conv2d_wgrad`` (the weight's). Everything else (groups, 3-d,
 integer or complex operands) is im2col: the kernel-offset windows, stacked, and one
 batched matmul.
 """
@@ -252,7 +252,8 @@ def conv2d(
     dilation: Any = 1,
     groups: int = 1,
 ) -> Tensor:
-    """2-d convolution (cross-correlation) by im2col + one matmul per image and group.
+    """2-d convolution (cross-correlation): the ``conv2d`` primitive for one group of
+    floats, else im2col + one matmul per image and group.
 
     >>> import lazytorch
     >>> x = lazytorch.ones(1, 1, 3, 3)
