@@ -100,6 +100,9 @@ static inline vd splat(const double* p) {
 #endif
 }
 
+// Channels whose taps one register block sums before adding them to its running totals.
+constexpr int kCB = 4;
+
 template <class T> struct VecOf;
 template <> struct VecOf<float> { typedef vf type; };
 template <> struct VecOf<double> { typedef vd type; };
@@ -136,11 +139,22 @@ static void conv_row(const T* __restrict xn, const T* __restrict wb, T* __restri
     constexpr int L = kVecBytes / sizeof(T);
     const int64_t plane = g.Hp * g.Q;
     for (int64_t x0 = 0; x0 < g.Wo; x0 += WV * L) {
+        // Two-level sums: the registers sum the taps of kCB channels at a time, and each
+        // block's sums are added to running totals (one chain of FMAs over all C*kH*kW
+        // taps was 5x torch's error on 2304-tap rows, and a VAE's Adam steps amplified it)
+        V tot[OB][WV];
         V acc[OB][WV];
         _Pragma("GCC unroll 8") for (int k = 0; k < OB; ++k)
-            _Pragma("GCC unroll 4") for (int q = 0; q < WV; ++q) acc[k][q] = V{};
+            _Pragma("GCC unroll 4") for (int q = 0; q < WV; ++q) acc[k][q] = tot[k][q] = V{};
         const T* wp = wb;
         for (int64_t c = 0; c < g.C; ++c) {
+            if (c % kCB == 0 && c) {
+                _Pragma("GCC unroll 8") for (int k = 0; k < OB; ++k)
+                    _Pragma("GCC unroll 4") for (int q = 0; q < WV; ++q) {
+                        tot[k][q] += acc[k][q];
+                        acc[k][q] = V{};
+                    }
+            }
             const T* xc = xn + c * g.sw * plane + g.sh * y * g.Q + x0;
             for (int64_t i = 0; i < g.KH; ++i) {
                 const T* xr = xc + g.dh * i * g.Q;
@@ -158,6 +172,8 @@ static void conv_row(const T* __restrict xn, const T* __restrict wb, T* __restri
                 }
             }
         }
+        _Pragma("GCC unroll 8") for (int k = 0; k < OB; ++k)
+            _Pragma("GCC unroll 4") for (int q = 0; q < WV; ++q) acc[k][q] = tot[k][q] + acc[k][q];
         for (int k = 0; k < OB && k < nout; ++k) {
             T* o = out + (k * g.Ho + y) * g.Wo + x0;
             for (int q = 0; q < WV; ++q) {
