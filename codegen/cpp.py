@@ -1560,10 +1560,12 @@ def _extern_body(prog: _Program, e: Extern) -> list[str]:
         for d in shape[axis + 1 :]:
             post *= d
         desc = "true" if e.attrs["descending"] else "false"
-        stable = "true" if e.attrs.get("stable", True) else "false"
+        order, k = e.attrs["order"], e.attrs["k"]
+        mode = {"stable": "kStable", "sort": "kSortOrder", "kth": "kKth"}.get(order, "kTopk")
+        sorted_ = "false" if order == "topk_unsorted" else "true"
         return [
             f"{INDENT}lt::argsort_rows(b{src.id}, b{e.output}, {pre}, {shape[axis]}, {post}, "
-            f"{desc}, {stable});"
+            f"{desc}, lt::{mode}, {k}, {sorted_});"
         ]
     if e.kind in ("conv", "conv_wgrad"):
         # lt::conv2d(x, w, out, ...) or lt::conv2d_wgrad(x, dy, dw, ...), one geometry

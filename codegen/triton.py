@@ -1441,10 +1441,13 @@ class _ArgsortWriter:
             raise TritonLoweringMissing(
                 f"extern argsort of rows of {self.n} > {PERSISTENT_MAX} elements ({e.describe()!r})"
             )
-        if not e.attrs.get("stable", True) and self.n > 16:
-            # torch's CPU order among ties (an introsort) is not a tl.sort of packed keys
+        order = e.attrs["order"]
+        if (order == "sort" and self.n > 16) or order not in ("stable", "sort"):
+            # torch's CPU orders among ties (an introsort; topk's and kthvalue's selections)
+            # are not a tl.sort of packed keys
             raise TritonLoweringMissing(
-                f"extern unstable argsort of rows of {self.n} > 16 elements ({e.describe()!r})"
+                f"extern argsort in torch's {order} order of rows of {self.n} elements "
+                f"({e.describe()!r})"
             )
         self.rblock = _next_pow2(max(self.n, 1))
 

@@ -647,7 +647,8 @@ class _Scheduler:
             attrs = {
                 "axis": ins.params["axis"],
                 "descending": ins.params["descending"],
-                "stable": ins.params["stable"],
+                "order": ins.params["order"],
+                "k": ins.params["k"],
             }
             return Extern(f"k{g.id}", "argsort", [src], out, attrs, [ins.loc] if ins.loc else [])
         if g.kind == "conv":

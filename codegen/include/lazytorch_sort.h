@@ -181,14 +181,100 @@ struct IntroSort {
     }
     void sort(int64_t n) {
         if (n <= 1) return;
-        int64_t lg = 0;
-        while ((int64_t(1) << (lg + 1)) <= n) ++lg;
-        loop(0, n, 2 * lg);
+        loop(0, n, 2 * floor_log2(n));
         if (n > 16) {
             insertion_sort(0, 16);
             for (int64_t i = 16; i < n; ++i) linear_insert(i);
         } else {
             insertion_sort(0, n);
+        }
+    }
+    static int64_t floor_log2(int64_t n) {
+        int64_t lg = 0;
+        while ((int64_t(1) << (lg + 1)) <= n) ++lg;
+        return lg;
+    }
+    // -- torch's topk (std::partial_sort, or std::nth_element then std::sort) -------------
+    void make_heap(int64_t first, int64_t last) {
+        const int64_t len = last - first;
+        if (len < 2) return;
+        for (int64_t parent = (len - 2) / 2;; --parent) {
+            adjust_heap(first, parent, len, a[first + parent]);
+            if (parent == 0) return;
+        }
+    }
+    // the heap's top moves to `result`, whose element sinks into the heap [first, last)
+    void pop_heap_to(int64_t first, int64_t last, int64_t result) {
+        const int64_t value = a[result];
+        a[result] = a[first];
+        adjust_heap(first, 0, last - first, value);
+    }
+    void heap_select(int64_t first, int64_t middle, int64_t last) {
+        make_heap(first, middle);
+        for (int64_t i = middle; i < last; ++i)
+            if (before(a[i], a[first])) pop_heap_to(first, middle, i);
+    }
+    void sort_heap(int64_t first, int64_t last) {
+        while (last - first > 1) {
+            --last;
+            pop_heap_to(first, last, last);
+        }
+    }
+    // std::nth_element's introselect: a[nth] ends where a full sort would put it
+    void nth_element(int64_t n, int64_t nth) {
+        if (n == 0 || nth == n) return;
+        int64_t first = 0, last = n, depth = 2 * floor_log2(n);
+        while (last - first > 3) {
+            if (depth == 0) {
+                heap_select(first, nth + 1, last);
+                swap(first, nth);
+                return;
+            }
+            --depth;
+            median_to_first(first, first + 1, first + (last - first) / 2, last - 1);
+            const int64_t cut = partition(first + 1, last, first);
+            if (cut <= nth) first = cut;
+            else last = cut;
+        }
+        insertion_sort(first, last);
+    }
+    // torch's topk_impl_loop: a partial sort when k * 64 <= n, else nth_element on the k-th
+    // and (when sorted) a sort of the k - 1 before it
+    void topk(int64_t n, int64_t k, bool sorted) {
+        if (k == 0) return;
+        if (k * 64 <= n) {
+            heap_select(0, k, n);
+            sort_heap(0, k);
+        } else {
+            nth_element(n, k - 1);
+            if (sorted) sort(k - 1);
+        }
+    }
+    // torch's kthvalue: its own quickselect (Sedgewick's), not the standard library's, so
+    // ties come out in yet another order; a[k] ends as the k-th smallest (0-based)
+    void quickselect(int64_t n, int64_t k) {
+        int64_t lo = 0, hi = n - 1;
+        for (;;) {
+            if (hi <= lo) return;
+            if (hi == lo + 1) {
+                if (before(a[hi], a[lo])) swap(lo, hi);
+                return;
+            }
+            swap((lo + hi) >> 1, lo + 1);  // median of three
+            if (before(a[hi], a[lo + 1])) swap(lo + 1, hi);
+            if (before(a[hi], a[lo])) swap(lo, hi);
+            if (before(a[lo], a[lo + 1])) swap(lo + 1, lo);
+            int64_t i = lo + 1, j = hi;
+            const int64_t piv = a[lo];
+            for (;;) {
+                do ++i; while (before(a[i], piv));
+                do --j; while (before(piv, a[j]));
+                if (j < i) break;
+                swap(i, j);
+            }
+            swap(lo, j);
+            if (j <= k) lo = i;
+            if (j >= k) hi = j - 1;
         }
     }
 };
@@ -203,16 +289,35 @@ static void introsort_indices(const T* base, int64_t post, int64_t* idx, int64_t
     }
 }
 
+// What an argsort's order among equal keys is: the argsort primitive's `order` attr.
+enum Order : int { kStable = 0, kSortOrder = 1, kTopk = 2, kKth = 3 };
+
+// The indices idx[0..n) (initially 0..n-1) permuted as torch's topk (kTopk: the first k are
+// its result) or kthvalue (kKth: idx[k - 1] is its index) leaves them.
+template <class T>
+static void select_indices(const T* base, int64_t post, int64_t* idx, int64_t n, bool descending,
+                           int order, int64_t k, bool sorted) {
+    if (order == kKth) {
+        IntroSort<T, false>{base, post, idx}.quickselect(n, k - 1);
+    } else if (descending) {
+        IntroSort<T, true>{base, post, idx}.topk(n, k, sorted);
+    } else {
+        IntroSort<T, false>{base, post, idx}.topk(n, k, sorted);
+    }
+}
+
 template <class T>
 static void argsort_rows(const T* x, int64_t* out, int64_t pre, int64_t n, int64_t post, bool descending,
-                         bool stable = true) {
+                         int order = kStable, int64_t k = 0, bool sorted = true) {
     #pragma omp parallel for schedule(static) if (pre * post * n >= 32768)
     for (int64_t row = 0; row < pre * post; ++row) {
         const int64_t p = row / post, q = row % post;
         const T* base = x + p * n * post + q;
         int64_t* idx = new int64_t[n > 0 ? 2 * n : 1];
         for (int64_t i = 0; i < n; ++i) idx[i] = i;
-        if (!stable) {
+        if (order == kTopk || order == kKth) {
+            select_indices<T>(base, post, idx, n, descending, order, k, sorted);
+        } else if (order == kSortOrder) {
             introsort_indices<T>(base, post, idx, n, descending);
         } else if (descending) {
             merge_sort_indices<T, true>(base, post, idx, idx + n, n);

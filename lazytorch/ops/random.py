@@ -440,7 +440,7 @@ def randperm(
                 f"value cannot be converted to type {d.name} without overflow",
             )
     keys = _draw((n,), dt.float64, "uniform", generator, device, "randperm")
-    order = make_node(P.argsort, (keys,), (0, False, True), (n,), dt.int64, keys.device)
+    order = make_node(P.argsort, (keys,), (0, False, "stable", 0), (n,), dt.int64, keys.device)
     return into_out(wrap(cast(order, d)), out, "randperm")
 
 

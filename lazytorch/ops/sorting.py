@@ -1,9 +1,11 @@
 """sort, argsort, topk, msort, kthvalue: one ``argsort`` primitive plus a gather.
 
-``stable=False`` (torch's default) gives torch's CPU order among equal keys: torch sorts a
-row with libstdc++'s introsort, which is stable only up to 16 elements, and the primitive
-runs the same algorithm (codegen/include/lazytorch_sort.h). topk and kthvalue take the
-stable order (torch's own selection algorithms order ties in yet other ways).
+Indices among equal keys come in torch's CPU order: ``stable=False`` (torch's default) sorts
+a row as torch does, with libstdc++'s introsort (stable only up to 16 elements); topk runs
+torch's selection (a partial sort when k * 64 <= n, else nth_element and a sort of the
+first k - 1), kthvalue torch's own quickselect. The primitive's `order` attr names the
+algorithm and every backend runs it (codegen/include/lazytorch_sort.h; the Triton backend
+hands these rows to the C++ one).
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ topk_result = namedtuple("topk", ["values", "indices"])
 kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
 
 
-def _order(n: Node, axis: int, descending: bool, stable: bool = True) -> Node:
-    return make_node(P.argsort, (n,), (axis, descending, stable), n.shape, dt.int64, n.device)
+def _order(n: Node, axis: int, descending: bool, order: str = "stable", k: int = 0) -> Node:
+    return make_node(P.argsort, (n,), (axis, descending, order, k), n.shape, dt.int64, n.device)
 
 
 def _gather(n: Node, idx: Node, axis: int) -> Node:
@@ -57,7 +59,7 @@ def sort(
     [0, 2, 1]
     """
     n, axis, scalar = _prep(input, dim, "sort")
-    idx = _order(n, axis, descending, bool(stable))
+    idx = _order(n, axis, descending, "stable" if stable else "sort")
     vals = _gather(n, idx, axis)
     if scalar:
         return _into_outs(
@@ -71,7 +73,7 @@ def argsort(
     input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False, out: Any = None
 ) -> Tensor:
     n, axis, scalar = _prep(input, dim, "argsort")
-    idx = _order(n, axis, descending, bool(stable))
+    idx = _order(n, axis, descending, "stable" if stable else "sort")
     return _into_out(wrap(reshape_node(idx, ()) if scalar else idx), out, "argsort")
 
 
@@ -90,7 +92,13 @@ def topk(
     *,
     out: Any = None,
 ) -> Any:
-    """The k largest (or smallest) entries along `dim` and their indices, in order."""
+    """The k largest (or smallest) entries along `dim` and their indices, in order; equal
+    entries come in torch's order (its CPU selection algorithm's):
+
+    >>> import lazytorch as lt
+    >>> lt.tensor([1.0, 2.0, 2.0, 2.0, 1.0, 3.0]).topk(3).indices.tolist()
+    [5, 3, 1]
+    """
     n, axis, scalar = _prep(input, dim, "topk")
     size = n.shape[axis]
     if not 0 <= k <= size:
@@ -102,7 +110,8 @@ def topk(
             out,
             "topk",
         )
-    idx = slice_node(_order(n, axis, largest), axis, 0, k)
+    order = "topk" if sorted else "topk_unsorted"
+    idx = slice_node(_order(n, axis, largest, order, k), axis, 0, k)
     return _into_outs(topk_result(wrap(_gather(n, idx, axis)), wrap(idx)), out, "topk")
 
 
@@ -110,7 +119,13 @@ def topk(
 def kthvalue(
     input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out: Any = None
 ) -> Any:
-    """The k-th smallest entry (1-based) along `dim` and its index."""
+    """The k-th smallest entry (1-based) along `dim` and its index (among equal entries
+    the one torch's quickselect finds):
+
+    >>> import lazytorch as lt
+    >>> lt.tensor([1.0, 2.0, 2.0, 2.0, 1.0, 3.0]).kthvalue(2).indices.item()
+    0
+    """
     n, axis, scalar = _prep(input, dim, "kthvalue")
     size = n.shape[axis]
     if size == 0:
@@ -125,7 +140,7 @@ def kthvalue(
             "kthvalue",
             f"kthvalue(): selected number k out of range for dimension {axis}",
         )
-    idx = slice_node(_order(n, axis, False), axis, k - 1, k)
+    idx = slice_node(_order(n, axis, False, "kth", k), axis, k - 1, k)
     vals = _gather(n, idx, axis)
     if not keepdim or scalar:
         shape = tuple(d for i, d in enumerate(vals.shape) if i != axis)

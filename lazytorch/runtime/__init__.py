@@ -50,10 +50,9 @@ before_cut: list[Callable[[list[Node]], list[Node]]] = []
 _philox.native_loader = lambda: getattr(_native.load(warn=False), "philox_words", None)
 # ...and its erf, libm's in one loop (the same values: tests/ops/test_special.py).
 _elementwise_prims.native_erf_loader = lambda: getattr(_native.load(warn=False), "erf_f64", None)
-# ...and its unstable sort order, the compiled backend's introsort (tests/ops/test_sorting.py).
-_reduce_prims.native_unstable_loader = lambda: getattr(
-    _native.load(warn=False), "argsort_unstable", None
-)
+# ...and torch's orders among ties (sort, topk, kthvalue), the compiled backend's algorithms
+# (tests/ops/test_sorting.py).
+_reduce_prims.native_order_loader = lambda: getattr(_native.load(warn=False), "argsort_order", None)
 # ...and each of these after every cut that ran a program (shared-memory tensors write their
 # new values back into their segment here: lazytorch.ops.shared_memory).
 after_cut: list[Callable[[], None]] = []

@@ -155,14 +155,23 @@ define(
 )
 
 
-# lazytorch._C.argsort_unstable when the native runtime is built (set by lazytorch.runtime,
-# which owns the native module; the IR only calls it). It runs the introsort of
+# lazytorch._C.argsort_order when the native runtime is built (set by lazytorch.runtime,
+# which owns the native module; the IR only calls it). It runs the algorithms of
 # codegen/include/lazytorch_sort.h over rows, as the compiled backend does.
-native_unstable_loader: Any = None
+native_order_loader: Any = None
+
+# The argsort primitive's `order` attr: which order equal keys come in. "stable": their
+# original order. The others are torch's CPU algorithms, so that indices among ties match
+# torch's: "sort" its unstable sort (libstdc++'s introsort), "topk" / "topk_unsorted" its
+# topk (a partial sort, or nth_element then a sort; the first `k` indices are topk's
+# result), "kth" its kthvalue (its own quickselect; index k - 1 is kthvalue's). `k` is 0
+# for the first two.
+ORDERS = ("stable", "sort", "topk", "topk_unsorted", "kth")
+_NATIVE_ORDER = {"sort": 1, "topk": 2, "topk_unsorted": 2, "kth": 3}
 
 
-def _argsort_unstable(x: Any, axis: int, descending: bool) -> Any | None:
-    fn = native_unstable_loader() if native_unstable_loader is not None else None
+def _argsort_native(x: Any, axis: int, descending: bool, order: str, k: int) -> Any | None:
+    fn = native_order_loader() if native_order_loader is not None else None
     if fn is None:
         return None
     if x.dtype.kind in "biu":  # integers and bool as int64 (no uint64 dtype here)
@@ -170,17 +179,19 @@ def _argsort_unstable(x: Any, axis: int, descending: bool) -> Any | None:
     else:  # float16, bfloat16 (NumPy kind "V") and float32 compare exactly as float32
         x = x.astype(np.float64 if x.dtype == np.float64 else np.float32)
     rows = np.ascontiguousarray(np.moveaxis(x, axis, -1))
-    return np.moveaxis(fn(rows, descending), -1, axis)
+    got = fn(rows, descending, _NATIVE_ORDER[order], k, order != "topk_unsorted")
+    return np.moveaxis(got, -1, axis)
 
 
-def _argsort_ref(x: Any, axis: int, descending: bool, stable: bool = True) -> Any:
+def _argsort_ref(x: Any, axis: int, descending: bool, order: str = "stable", k: int = 0) -> Any:
     if x.dtype == np.float16:
         x = x.astype(np.float32)
-    if not stable and x.shape[axis] > 16:  # up to 16 elements the introsort is stable
-        got = _argsort_unstable(x, axis, descending)
+    # up to 16 elements torch's sort is an insertion sort, which is stable
+    if order != "stable" and (order != "sort" or x.shape[axis] > 16):
+        got = _argsort_native(x, axis, descending, order, k)
         if got is not None:
             return got.astype(np.int64)
-        # without the native runtime: the stable order, one of the orders an unstable sort
+        # without the native runtime: the stable order, one of the orders these algorithms
         # may give (torch's differs among equal keys; docs/backends.md)
     if not descending:
         return np.argsort(x, axis=axis, kind="stable").astype(np.int64)
@@ -191,16 +202,29 @@ def _argsort_ref(x: Any, axis: int, descending: bool, stable: bool = True) -> An
     return np.flip(n - 1 - rev, axis).astype(np.int64)
 
 
+def _argsort_shape(inputs: tuple[Any, ...], axis: int, descending: bool, order: str, k: int) -> Any:
+    if order not in ORDERS:
+        raise ValueError(f"argsort: order must be one of {ORDERS}, got {order!r}")
+    n = inputs[0].shape[axis] if 0 <= axis < len(inputs[0].shape) else None
+    if order == "kth" and descending:
+        raise ValueError("argsort: the 'kth' order is ascending (torch's kthvalue)")
+    if order in ("stable", "sort") and k != 0:
+        raise ValueError(f"argsort: k is 0 for the {order!r} order, got {k}")
+    if isinstance(n, int) and order not in ("stable", "sort") and not 0 <= k <= n:
+        raise ValueError(f"argsort: k={k} out of range for an axis of {n}")
+    return _scan_shape(inputs, axis)
+
+
 define(
     Primitive(
         "argsort",
         "sort",
         nin=1,
-        attr_names=("axis", "descending", "stable"),
-        shape_rule=lambda inputs, axis, descending, stable: _scan_shape(inputs, axis),
-        dtype_rule=lambda inputs, axis, descending, stable: int64,
+        attr_names=("axis", "descending", "order", "k"),
+        shape_rule=_argsort_shape,
+        dtype_rule=lambda inputs, axis, descending, order, k: int64,
         ref=_argsort_ref,
-        doc="sort order along axis (NaN sorts as the largest value): stable, or with "
-        "stable=False torch's CPU order among equal keys (libstdc++'s introsort)",
+        doc="sort order along axis (NaN sorts as the largest value); `order` says which "
+        "among equal keys: stable, or torch's CPU sort, topk or kthvalue algorithm's",
     )
 )
