@@ -171,9 +171,11 @@ def _div(a: Any, b: Any) -> ComplexTensor:
         br, bi = _t(br, like.new_zeros(())), _t(bi, like.new_zeros(()))
     if ai is None:
         ai = _t(0.0, ar) if isinstance(ar, Tensor) else 0.0
-    # c10::complex's operator/ (Smith's algorithm, as numpy's): scale by the larger part
+    # c10::complex's operator/ (Smith's algorithm, as numpy's): scale by the larger part.
+    # The ratio divides by the selected part only: dividing both ways and selecting after
+    # gives bi/br = inf where br is 0, and its gradient (0 * inf) is NaN through the where.
     big_re = E.ge(E.abs(br), E.abs(bi))
-    rat = E.where(big_re, E.div(bi, br), E.div(br, bi))
+    rat = E.div(E.where(big_re, bi, br), E.where(big_re, br, bi))
     scl = E.div(1.0, E.where(big_re, E.add(br, E.mul(bi, rat)), E.add(bi, E.mul(br, rat))))
     re = E.where(big_re, E.add(ar, E.mul(ai, rat)), E.add(E.mul(ar, rat), ai))
     im = E.where(big_re, E.sub(ai, E.mul(ar, rat)), E.sub(E.mul(ai, rat), ar))
@@ -287,6 +289,10 @@ class ComplexTensor(ComplexBase):
     def is_cuda(self) -> bool:
         return self._ri.is_cuda
 
+    @property
+    def is_meta(self) -> bool:
+        return self._ri.is_meta
+
     def is_complex(self) -> bool:
         return True
 
@@ -340,6 +346,22 @@ class ComplexTensor(ComplexBase):
     def grad_fn(self) -> Any:
         return self._ri.grad_fn
 
+    @property
+    def data(self) -> ComplexTensor:
+        """The values without autograd, sharing the memory: writes through it reach this
+        tensor (``p.data.copy_(w)`` in an initializer), as torch's ``.data`` does."""
+        return ComplexTensor(self._ri.data)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        if type(value) is not ComplexTensor:
+            raise op_error(
+                TypeError,
+                "data",
+                f"a complex tensor's data must be a complex tensor, not {type(value).__name__}",
+            )
+        self._ri.data = value._ri
+
     def detach(self) -> ComplexTensor:
         return ComplexTensor(self._ri.detach())
 
@@ -363,7 +385,12 @@ class ComplexTensor(ComplexBase):
     conj_physical = conj
 
     def abs(self) -> Tensor:
-        return E.hypot(self.real, self.imag)  # std::abs of a c10::complex is a hypot
+        # std::abs of a c10::complex is a hypot. Its gradient at 0 is torch's sgn(0) = 0: a
+        # hypot of (0, 0) would differentiate as 0/0, NaN, so zeros take (1, 0) in a branch
+        # the where does not select.
+        re, im = self.real, self.imag
+        zero = E.logical_and(E.eq(re, 0), E.eq(im, 0))
+        return E.where(zero, 0.0, E.hypot(E.where(zero, 1.0, re), im))
 
     __abs__ = absolute = abs
 

@@ -604,13 +604,27 @@ def vector_norm(
     dtype: Any = None,
     out: Any = None,
 ) -> Tensor:
-    """The vector `ord`-norm over `dim` (all elements by default)."""
+    """The vector `ord`-norm over `dim` (all elements by default); of a complex tensor, the
+    norm of its elements' absolute values (a real tensor, as torch's).
+
+    >>> import lazytorch
+    >>> lazytorch.linalg.vector_norm(lazytorch.tensor([3.0, -4.0]))
+    tensor(5.)
+    """
     if not isinstance(ord, (int, float)):
         raise op_error(
             TypeError,
             "linalg.vector_norm",
             f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__}",
         )
+    if isinstance(input, ComplexBase):  # clip_grad_norm_ over a Fourier layer's weights
+        if dtype is not None:
+            raise op_error(
+                NotImplementedError,
+                "linalg.vector_norm",
+                "linalg.vector_norm of a complex tensor with a dtype is not supported",
+            )
+        return vector_norm(input.abs(), ord, dim, keepdim, out=out)  # type: ignore[attr-defined]
     n = _norm_input(input, "linalg.vector_norm", dtype)
     if isinstance(dim, (list, tuple)) and len(dim) == 0:
         dim = None

@@ -216,6 +216,83 @@ def test_exp_repeat_interleave_chunk_gradients_match_torch():
     np.testing.assert_allclose(lw.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
+def _div_losses(lib, re, im, num):
+    b = lib.complex(re, im)
+    out = []
+    for q in (1.0 / b, lib.complex(num, num * 0.5) / b, b.reciprocal()):
+        out.append((q.real * 1.5 + q.imag * 0.25).sum())
+    return sum(out)
+
+
+@pytest.mark.parametrize("zero", ["imag", "real", "both_mixed"])
+def test_complex_division_gradients_where_a_part_is_zero_are_torchs(zero):
+    """Smith's division scales by the divisor's larger part; where the other part is 0 the
+    gradient is finite (torch's), not NaN from dividing by the zero part and selecting after
+    (S4D's kernel divides by A whose imaginary part starts at 0)."""
+    rng = np.random.default_rng(4)
+    re, im, num = (rng.standard_normal(6).astype(np.float32) for _ in range(3))
+    if zero in ("imag", "both_mixed"):
+        im[::2] = 0.0
+    if zero in ("real", "both_mixed"):
+        re[1::2] = 0.0
+    grads = []
+    for lib in (torch, lt):
+        r, i, n = (lib.tensor(v, requires_grad=True) for v in (re, im, num))
+        _div_losses(lib, r, i, n).backward()
+        grads.append([g.grad.numpy() for g in (r, i, n)])
+    for ours, theirs in zip(grads[1], grads[0]):
+        assert np.isfinite(ours).all()
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_abs_and_norm_gradients_at_a_complex_zero_are_torchs():
+    """d|z|/dz at z = 0 is torch's sgn(0) = 0, not the NaN a hypot's 0/0 would give (a
+    gradient clipped by clip_grad_norm_ with one zero entry turned NaN)."""
+    a = np.random.default_rng(0).standard_normal((3, 4, 2)).astype(np.float32)
+    a[0, 0] = 0.0
+    grads = []
+    for lib in (torch, lt):
+        x = lib.tensor(a, requires_grad=True)
+        z = lib.view_as_complex(x)
+        loss = z.abs().sum() + lib.linalg.vector_norm(z) + lib.linalg.vector_norm(z, 1, dim=1).sum()
+        loss.backward()
+        grads.append(x.grad.numpy())
+    assert np.isfinite(grads[1]).all()
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+
+
+def test_complex_parameters_load_state_dict_data_and_clip_grad_norm_as_torch():
+    """A Fourier layer's complex weights: a state_dict round trip, ``.data`` (reads share
+    the memory, writes reach the parameter) and clip_grad_norm_ over complex gradients."""
+    a = np.random.default_rng(1).standard_normal((3, 4, 2)).astype(np.float32)
+    got = []
+    for lib in (torch, lt):
+        src = lib.nn.Module()
+        src.w = lib.nn.Parameter(lib.view_as_complex(lib.tensor(a)).clone())
+        dst = lib.nn.Module()
+        dst.w = lib.nn.Parameter(lib.zeros(3, 4, dtype=lib.cfloat))
+        assert not dst.load_state_dict(src.state_dict()).missing_keys
+        (dst.w * dst.w).abs().sum().backward()
+        total = lib.nn.utils.clip_grad_norm_(dst.parameters(), 1.0)
+        d = dst.w.data
+        assert not d.requires_grad
+        d.mul_(2.0)  # through .data: reaches the parameter
+        got.append(
+            (
+                total.item(),
+                lib.view_as_real(dst.w.grad).numpy(),
+                lib.view_as_real(dst.w).detach().numpy(),
+            )
+        )
+    np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-6)
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-6)
+    with pytest.raises(RuntimeError, match="size mismatch for w"):
+        small = lt.nn.Module()
+        small.w = lt.nn.Parameter(lt.zeros(2, dtype=lt.cfloat))
+        small.load_state_dict({"w": lt.zeros(3, dtype=lt.cfloat)})
+
+
 def test_grad_of_a_complex_leaf_is_torchs():
     """torch's convention for a real loss L of a complex leaf z: z.grad = dL/dre + i dL/dim."""
     a = randn(4, 2)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lazytorch.autograd.grad_mode import no_grad
 from lazytorch.nn.parameter import Parameter
+from lazytorch.ops._core import ComplexBase
 from lazytorch.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def load_local_state(
                 missing_keys.append(key)
             continue
         input_param = state_dict[key]
-        if not isinstance(input_param, Tensor):
+        if not isinstance(input_param, (Tensor, ComplexBase)):  # complex: a Fourier layer's
             error_msgs.append(
                 f'While copying the parameter named "{key}", expected lazytorch.Tensor or '
                 f"Tensor-like object from checkpoint but received {type(input_param)}"
