@@ -158,4 +158,36 @@ __all__ = [
 ]
 
 # torch.distributions.<missing> names itself as torch's under install_as_torch
+# torch's per-distribution modules (``torch.distributions.binomial.Binomial``, the path S4's
+# dropout and many scripts import by), each naming the class defined above; imported here,
+# as torch's package imports its own, so that attribute access finds them too.
+from lazytorch.distributions import (  # noqa: F401
+    beta,
+    binomial,
+    cauchy,
+    chi2,
+    continuous_bernoulli,
+    dirichlet,
+    fishersnedecor,
+    gamma,
+    geometric,
+    gumbel,
+    half_cauchy,
+    half_normal,
+    inverse_gamma,
+    kumaraswamy,
+    log_normal,
+    logistic_normal,
+    lowrank_multivariate_normal,
+    multinomial,
+    multivariate_normal,
+    negative_binomial,
+    pareto,
+    poisson,
+    relaxed_bernoulli,
+    relaxed_categorical,
+    studentT,
+    weibull,
+)
+
 __getattr__ = _module_getattr(__name__)
