@@ -1500,6 +1500,16 @@ CORPUS += [
     # embeddings) trained 8 AdamW steps with clip_grad_norm_ on synthetic bytes; then the
     # demo's generate(): topk, a boolean-mask write probs[probs < v[:, -1, None]] = 0,
     # sum(axis=1, keepdims=True), multinomial and argmax sampling, torch.cat of the ids
+    # state-spaces/s4 (Apache-2.0): the standalone S4D layer (complex parameters as
+    # view_as_real pairs, complex exp and division in the kernel, rfft/irfft convolution)
+    # in example.py's S4Model, AdamW with example.py's per-parameter groups, cosine schedule.
+    # Found by a held-out trial: its A_imag starts at 0 for the first mode, and the complex
+    # division's gradient was NaN there, so every loss after step 0 was NaN.
+    Entry(
+        "s4_s4d",
+        "s4_s4d/train.py",
+        "state-spaces/s4 models/s4/s4d.py + example.py (our synthetic-data driver)",
+    ),
     Entry(
         "mamba_minimal",
         "mamba_minimal/train.py",

@@ -1,0 +1,1 @@
+from .dropout import DropoutNd  # (the package's other modules are not needed by s4d.py)
