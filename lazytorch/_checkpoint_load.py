@@ -44,6 +44,7 @@ import numpy as np
 import lazytorch
 from lazytorch import cuda
 from lazytorch._checkpoint_save import (
+    COMPLEX_STORAGE_NAMES,
     LEGACY_MAGIC,
     LEGACY_PROTOCOL,
     STORAGE_NAMES,
@@ -52,7 +53,8 @@ from lazytorch._checkpoint_save import (
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir.device import Device
 from lazytorch.nn.parameter import Parameter
-from lazytorch.ops._core import leaf_node, wrap
+from lazytorch.ops._core import ComplexBase, leaf_node, wrap
+from lazytorch.ops.complex import ComplexTensor
 from lazytorch.tensor import Size, Tensor
 
 __all__ = [
@@ -118,9 +120,20 @@ class _StorageType:
 
     __slots__ = ("dtype", "name")
 
-    def __init__(self, name: str, dtype: dt.DType | None) -> None:
+    def __init__(self, name: str, dtype: Any) -> None:
         self.name = name
         self.dtype = dtype  # None: torch.UntypedStorage, whose tensors name their dtype
+
+
+class _ComplexElements:
+    """The element type of a complex storage (lazytorch has no complex DType: its complex
+    tensors are pairs of real parts); what a storage read needs of a DType."""
+
+    __slots__ = ("name", "np")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.np = np.dtype(name)
 
 
 _STORAGE_TYPES = {
@@ -128,11 +141,11 @@ _STORAGE_TYPES = {
     for d, name in STORAGE_NAMES.items()
 }
 _STORAGE_TYPES["UntypedStorage"] = _StorageType("UntypedStorage", None)
+for _d, _name in COMPLEX_STORAGE_NAMES.items():
+    _STORAGE_TYPES[_name] = _StorageType(_name, _ComplexElements(_d))
 # torch element types lazytorch lacks: named in the error rather than loaded wrongly.
 _MISSING_DTYPES = {
     "ComplexHalfStorage": "complex32",
-    "ComplexFloatStorage": "complex64",
-    "ComplexDoubleStorage": "complex128",
     "QInt8Storage": "qint8",
     "QUInt8Storage": "quint8",
     "QInt32Storage": "qint32",
@@ -462,6 +475,12 @@ class Reader:
                 flat[offset:], size, tuple(s * item for s in stride), writeable=False
             )
             values = np.ascontiguousarray(window)
+        if values.dtype.kind == "c":  # a complex tensor: its pairs of parts, not shared
+            pairs = np.ascontiguousarray(values).view(values.real.dtype).reshape(*size, 2)
+            z = ComplexTensor(wrap(leaf_node(pairs, storage.device)))
+            if requires_grad is True:
+                z.requires_grad_(True)
+            return z  # type: ignore[return-value]
         t = wrap(leaf_node(values, storage.device))
         if requires_grad is True:
             t.requires_grad_(True)
@@ -472,7 +491,7 @@ class Reader:
     def rebuild_parameter(
         self, data: Any, requires_grad: Any, backward_hooks: Any, state: Any = None
     ) -> Parameter:
-        if not isinstance(data, Tensor):
+        if not isinstance(data, (Tensor, ComplexBase)):
             raise self._bad(f"a Parameter of {type(data).__name__}")
         param = Parameter(data, bool(requires_grad))
         _set_state(param, state)

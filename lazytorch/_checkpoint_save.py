@@ -22,6 +22,10 @@ Storages: a tensor that is the only one saved from its memory is written alone, 
 view one root — ``{'x': x, 'xt': x.T}`` — share one storage, the root's values, each with
 its own offset and strides, as torch writes them; loading makes them views of one tensor
 again.
+
+Complex tensors (lazytorch's pairs of real parts) are written as torch writes its own: one
+``ComplexFloatStorage`` / ``ComplexDoubleStorage`` each, so torch loads them as complex
+tensors, and a complex Parameter inside ``_rebuild_parameter``.
 """
 
 from __future__ import annotations
@@ -39,8 +43,9 @@ import numpy as np
 import lazytorch
 from lazytorch.ir.device import Device
 from lazytorch.ir.dtypes import DType
-from lazytorch.nn.parameter import Parameter
+from lazytorch.nn.parameter import Parameter, _ComplexPair
 from lazytorch.ops import views
+from lazytorch.ops.complex import ComplexTensor
 from lazytorch.tensor import Size, Tensor
 
 __all__ = [
@@ -68,6 +73,8 @@ STORAGE_NAMES = {
     "uint8": "ByteStorage",
     "bool": "BoolStorage",
 }
+# complex tensors (lazytorch's pairs of real parts) are written as torch's complex storages
+COMPLEX_STORAGE_NAMES = {"complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage"}
 _ALIGNMENT = 64  # where each storage's bytes start, as torch aligns them
 _ZIP64_FROM_BYTES = (1 << 31) - (1 << 16)  # zipfile must be told before the size is known
 
@@ -129,6 +136,15 @@ class _ParameterData:
         self.param = param
 
 
+class _ComplexParameterData:
+    """A complex Parameter's values, pickled inside ``_rebuild_parameter`` as torch does."""
+
+    __slots__ = ("z",)
+
+    def __init__(self, z: ComplexTensor) -> None:
+        self.z = z
+
+
 class _Pickler(pickle._Pickler):  # type: ignore[misc,name-defined]
     """Pickles like torch.save: tensors by storage reference, torch's globals by name.
 
@@ -145,16 +161,26 @@ class _Pickler(pickle._Pickler):  # type: ignore[misc,name-defined]
         self.layouts = layouts
         self.legacy = legacy
         self.tensors: list[Tensor] = []
+        self.complexes: list[ComplexTensor] = []
 
     def persistent_id(self, obj: Any) -> Any:
         if type(obj) is _StorageOut:
-            storage_type = _TorchGlobal("torch", STORAGE_NAMES[obj.array.dtype.name])
+            dtype = obj.array.dtype.name
+            name = STORAGE_NAMES.get(dtype) or COMPLEX_STORAGE_NAMES[dtype]
+            storage_type = _TorchGlobal("torch", name)
             pid = ("storage", storage_type, obj.key, obj.location, obj.array.size)
             return (*pid, None) if self.legacy else pid  # legacy: no storage view
         return None
 
     def reducer_override(self, obj: Any) -> Any:
         kind = type(obj)
+        if kind is ComplexTensor:
+            if type(obj._ri) is _ComplexPair:  # a complex Parameter
+                args = (_ComplexParameterData(obj), obj.requires_grad, OrderedDict())
+                return (_REBUILD_PARAMETER, args)
+            return self._complex(obj, obj.requires_grad)
+        if kind is _ComplexParameterData:
+            return self._complex(obj.z, False)
         if isinstance(obj, Tensor):
             state = obj.__dict__
             if isinstance(obj, Parameter):
@@ -178,10 +204,17 @@ class _Pickler(pickle._Pickler):  # type: ignore[misc,name-defined]
         return NotImplemented
 
     def _tensor(self, t: Tensor, requires_grad: bool) -> Any:
+        return self._rebuild(t, requires_grad, self.tensors)
+
+    def _complex(self, z: ComplexTensor, requires_grad: bool) -> Any:
+        return self._rebuild(z, requires_grad, self.complexes)
+
+    def _rebuild(self, obj: Any, requires_grad: bool, found: list[Any]) -> Any:
+        """The first pass collects `obj` into `found`; the second writes its rebuild call."""
         if self.layouts is None:
-            self.tensors.append(t)
+            found.append(obj)
             return (tuple, ())
-        lay = self.layouts[id(t)]
+        lay = self.layouts[id(obj)]
         args = (lay.storage, lay.offset, lay.size, lay.stride, requires_grad, OrderedDict())
         return (_REBUILD_TENSOR, args)
 
@@ -198,11 +231,12 @@ class _Pickler(pickle._Pickler):  # type: ignore[misc,name-defined]
     dispatch[DType] = save_dtype
 
 
-def _tensors_in(obj: Any) -> list[Tensor]:
-    """Every tensor `obj` holds (first pass: pickling it finds them wherever they are)."""
+def _tensors_in(obj: Any) -> tuple[list[Tensor], list[ComplexTensor]]:
+    """Every tensor `obj` holds, real and complex (first pass: pickling it finds them
+    wherever they are)."""
     p = _Pickler(io.BytesIO(), None)
     p.dump(obj)
-    return p.tensors
+    return p.tensors, p.complexes
 
 
 def view_layout(t: Tensor) -> tuple[int, tuple[int, ...]] | None:
@@ -233,8 +267,13 @@ def view_layout(t: Tensor) -> tuple[int, tuple[int, ...]] | None:
     return offset, strides
 
 
-def _plan(tensors: list[Tensor]) -> tuple[dict[int, _Layout], list[_StorageOut]]:
-    """Decide each tensor's storage: shared with the others of its root, or its own."""
+def _plan(
+    found: tuple[list[Tensor], list[ComplexTensor]],
+) -> tuple[dict[int, _Layout], list[_StorageOut]]:
+    """Decide each tensor's storage: shared with the others of its root, or its own (a
+    complex tensor: always its own, of complex elements)."""
+    tensors, complexes = found
+    complexes = list({id(z): z for z in complexes}.values())
     unique = list({id(t): t for t in tensors}.values())
     by_root: dict[int, list[Tensor]] = {}
     roots: dict[int, Tensor] = {}
@@ -261,6 +300,7 @@ def _plan(tensors: list[Tensor]) -> tuple[dict[int, _Layout], list[_StorageOut]]
     lazytorch.materialize(
         *(roots[rid] for rid in shared),
         *(t for rid, group in by_root.items() if rid not in shared for t in group),
+        *(z._ri for z in complexes),
     )
     storages: list[_StorageOut] = []
     plan: dict[int, _Layout] = {}
@@ -282,6 +322,12 @@ def _plan(tensors: list[Tensor]) -> tuple[dict[int, _Layout], list[_StorageOut]]
             for t in group:
                 s, shape = storage(t)
                 plan[id(t)] = _Layout(s, 0, shape, views.contiguous_strides(shape))
+    for z in complexes:
+        pairs = np.ascontiguousarray(np.asarray(z._ri._values()))
+        values = pairs.view(np.complex64 if pairs.dtype == np.float32 else np.complex128)[..., 0]
+        s = _StorageOut(str(len(storages)), values.ravel(order="C"), _location(z._ri))
+        storages.append(s)
+        plan[id(z)] = _Layout(s, 0, values.shape, views.contiguous_strides(values.shape))
     return plan, storages
 
 

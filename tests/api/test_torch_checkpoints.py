@@ -277,9 +277,41 @@ def test_torch_legacy_format_loads():
     assert out["t"].sum().item() == 0.0
 
 
-def test_complex_tensors_are_refused_by_name():
-    with pytest.raises(CheckpointError, match=r"torch\.complex64 tensor.*no complex64 dtype"):
-        lt.load(torch_bytes({"w": torch.ones(2, dtype=torch.complex64)}))
+def test_complex_tensors_and_parameters_load_from_torch_and_torch_loads_ours():
+    """A Fourier layer's complex weights both ways: torch's ComplexFloatStorage /
+    ComplexDoubleStorage (a transposed view included) load as lazytorch's complex tensors and
+    parameters, weights-only; what lazytorch saves torch loads with the same values."""
+    a = np.random.default_rng(3).standard_normal((3, 4, 2)).astype(np.float32)
+    tw = torch.nn.Parameter(torch.view_as_complex(torch.tensor(a)))
+    theirs = {
+        "w": tw,
+        "t": tw.detach().T,
+        "d": tw.detach().to(torch.complex128),
+        "r": torch.ones(2),
+    }
+    got = lt.load(torch_bytes(theirs))
+    assert isinstance(got["w"], lt.nn.Parameter) and got["w"].requires_grad
+    assert got["d"].dtype is lt.complex128
+    for key in ("w", "t", "d"):
+        np.testing.assert_array_equal(got[key].detach().numpy(), theirs[key].detach().numpy())
+    model = lt.nn.Module()
+    model.w = lt.nn.Parameter(lt.zeros(3, 4, dtype=lt.cfloat))
+    model.load_state_dict({"w": got["w"]})
+    np.testing.assert_array_equal(model.w.detach().numpy(), tw.detach().numpy())
+
+    lw = lt.nn.Parameter(lt.view_as_complex(lt.tensor(a)))
+    ours = {"sd": OrderedDict(w=lw), "z": lt.view_as_complex(lt.tensor(a)) * 2}
+    back = torch.load(lt_to_torch_bytes(ours))  # weights_only, torch's default
+    assert back["sd"]["w"].dtype == torch.complex64
+    np.testing.assert_array_equal(back["sd"]["w"].detach().numpy(), tw.detach().numpy())
+    np.testing.assert_array_equal(back["z"].numpy(), 2 * tw.detach().numpy())
+    again = lt.load(lt_to_torch_bytes(ours))
+    np.testing.assert_array_equal(again["z"].numpy(), back["z"].numpy())
+
+
+def test_complex32_tensors_are_refused():
+    with pytest.raises((CheckpointError, pickle.UnpicklingError)):
+        lt.load(torch_bytes({"w": torch.ones(2, dtype=torch.complex32)}))
 
 
 def test_bfloat16_tensors_load_and_save_bit_exactly():
