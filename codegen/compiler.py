@@ -140,10 +140,48 @@ def blas_library() -> Path:
     return lib / names[0]
 
 
+def mkl_library() -> Path:
+    """libmkl_rt of the ``mkl`` wheel (``LAZYTORCH_BLAS=mkl``); CompilerMissing when the
+    wheel is not installed."""
+    import importlib.metadata
+
+    try:
+        files = importlib.metadata.distribution("mkl").files or []
+    except importlib.metadata.PackageNotFoundError:
+        files = []
+    for f in files:
+        if f.name.startswith("libmkl_rt.so"):
+            return Path(str(importlib.metadata.distribution("mkl").locate_file(f))).resolve()
+    raise CompilerMissing(
+        "LAZYTORCH_BLAS=mkl: the mkl wheel is not installed. Fix: pip install 'lazytorch[mkl]' "
+        "(or unset LAZYTORCH_BLAS for OpenBLAS)"
+    )
+
+
+def blas_choice() -> str:
+    """``mkl`` or ``openblas``: LAZYTORCH_BLAS, whose default `auto` is MKL where the mkl
+    wheel is installed (``pip install 'lazytorch[mkl]'``)."""
+    choice = str(env_value("LAZYTORCH_BLAS"))
+    if choice != "auto":
+        return choice
+    try:
+        mkl_library()
+    except CompilerMissing:
+        return "openblas"
+    return "mkl"
+
+
 def _blas_flags() -> list[str]:
     path = blas_library()
     name = path.name[3:].split(".")[0]  # libscipy_openblas.so -> scipy_openblas
-    return [f"-L{path.parent}", f"-l{name}", f"-Wl,-rpath,{path.parent}"]
+    flags = [f"-L{path.parent}", f"-l{name}", f"-Wl,-rpath,{path.parent}"]
+    if blas_choice() == "mkl":
+        # float32/float64 GEMMs through MKL (lazytorch_blas.h, LT_BLAS_MKL); OpenBLAS stays
+        # linked for bfloat16's sbgemm. Linked by file name: the wheel ships libmkl_rt.so.N
+        # without the unversioned link -lmkl_rt would look for.
+        mkl = mkl_library()
+        flags += [f"-L{mkl.parent}", f"-l:{mkl.name}", f"-Wl,-rpath,{mkl.parent}"]
+    return flags
 
 
 def _generator_digest() -> str:
@@ -404,6 +442,8 @@ def toolchain(memo_dir: Path | None = None) -> Toolchain:
         *extra,
     )
     link = tuple(_blas_flags())
+    if blas_choice() == "mkl":
+        flags = (*flags, "-DLT_BLAS_MKL")
     h = hashlib.sha256()
     for part in (version, " ".join(flags), " ".join(link), cpu_features()):
         h.update(part.encode())

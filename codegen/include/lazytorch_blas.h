@@ -45,6 +45,18 @@ extern "C" void scipy_cblas_sgemm(int, int, int, int, int, int, float, const flo
 extern "C" void scipy_cblas_dgemm(int, int, int, int, int, int, double, const double*, int,
                                   const double*, int, double, double*, int);
 extern "C" void scipy_openblas_set_num_threads(int);
+#ifdef LT_BLAS_MKL
+// Intel MKL's CBLAS (libmkl_rt, LP64 interface: 32-bit ints), LAZYTORCH_BLAS=mkl
+extern "C" void cblas_sgemm(int, int, int, int, int, int, float, const float*, int, const float*,
+                            int, float, float*, int);
+extern "C" void cblas_dgemm(int, int, int, int, int, int, double, const double*, int,
+                            const double*, int, double, double*, int);
+extern "C" int MKL_Set_Threading_Layer(int);
+extern "C" int MKL_CBWR_Set(int);
+// MKL_CBWR_AUTO | MKL_CBWR_STRICT: the CPU's own code path, with results that do not depend
+// on the buffers' alignment (mkl_cbwr.h)
+constexpr int kMklCbwr = 2 | 0x10000;
+#endif
 #ifdef LT_GEMM16
 // Only in OpenBLAS builds with BUILD_BFLOAT16 (scipy-openblas32 0.3.x has none): a weak
 // reference, null when the loaded library lacks it, so the same program takes the native
@@ -67,12 +79,34 @@ static const int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 
 namespace detail {
 
-// Runs when the program's shared object is loaded: OpenBLAS computes on the caller's thread.
+// Runs when the program's shared object is loaded: OpenBLAS (and MKL, when linked) computes on
+// the caller's thread. MKL's threading layer is process-wide and fixed by its first call, so
+// the first program loaded picks it; MKL's strict conditional numerical reproducibility is
+// set too, so that a GEMM's bits depend on its inputs only, never on how its buffers happen
+// to be aligned, as the blocks' determinism requires.
 struct SingleThreadedBlas {
-    SingleThreadedBlas() { scipy_openblas_set_num_threads(1); }
+    SingleThreadedBlas() {
+        scipy_openblas_set_num_threads(1);
+#ifdef LT_BLAS_MKL
+        MKL_Set_Threading_Layer(1);  // MKL_THREADING_SEQUENTIAL
+        MKL_CBWR_Set(kMklCbwr);
+#endif
+    }
 };
 static SingleThreadedBlas single_threaded_blas;
 
+#ifdef LT_BLAS_MKL
+inline void gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* A, int64_t lda,
+                  const float* B, int64_t ldb, float* C, int64_t ldc) {
+    cblas_sgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, A, int(lda), B, int(ldb), 0.0f,
+                C, int(ldc));
+}
+inline void gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
+                  const double* B, int64_t ldb, double* C, int64_t ldc) {
+    cblas_dgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, A, int(lda), B, int(ldb), 0.0, C,
+                int(ldc));
+}
+#else
 inline void gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* A, int64_t lda,
                   const float* B, int64_t ldb, float* C, int64_t ldc) {
     scipy_cblas_sgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, A, int(lda), B, int(ldb),
@@ -83,6 +117,7 @@ inline void gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const double*
     scipy_cblas_dgemm(kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, A, int(lda), B, int(ldb),
                       0.0, C, int(ldc));
 }
+#endif
 #ifdef LT_GEMM16
 // bfloat16 operands, float32 C (OpenBLAS's sbgemm; called only where it exists)
 inline void gemm1(int ta, int tb, int64_t m, int64_t n, int64_t k, const bf16* A, int64_t lda,

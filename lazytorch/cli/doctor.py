@@ -359,6 +359,7 @@ def _blas() -> Check:
 
         config = scipy_openblas32.get_openblas_config()
         details.append(f"config: {config}")
+    details.append(f"float32/float64 GEMMs: {_gemm_library()}")
     if not libs:
         return Check(
             "blas",
@@ -374,6 +375,22 @@ def _blas() -> Check:
         details,
         {"found": True, "version": version, "library": libs[0], "config": config},
     )
+
+
+def _gemm_library() -> str:
+    """Which library the cpp backend's float GEMMs call (LAZYTORCH_BLAS, `auto` resolved)."""
+    try:
+        from lazytorch.codegen.compiler import blas_choice  # lazy: the doctor starts without it
+
+        choice = blas_choice()
+    except Exception as e:  # a bad LAZYTORCH_BLAS: the environment check names it
+        return f"unknown ({e})"
+    if choice != "mkl":
+        return "OpenBLAS (pip install 'lazytorch[mkl]' for Intel MKL)"
+    try:
+        return f"Intel MKL {importlib.metadata.version('mkl')}"
+    except importlib.metadata.PackageNotFoundError:
+        return "Intel MKL (LAZYTORCH_BLAS=mkl, but the mkl wheel is not installed)"
 
 
 def _backend() -> Check:
