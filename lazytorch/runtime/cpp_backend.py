@@ -31,7 +31,14 @@ from typing import Any
 from lazytorch import _native, metrics
 from lazytorch._settings import env_value
 from lazytorch._version import __version__
-from lazytorch.codegen.compiler import CompilerMissing, blas_library, cpu_features, toolchain
+from lazytorch.codegen.compiler import (
+    CompilerMissing,
+    blas_choice,
+    blas_library,
+    cpu_features,
+    mkl_library,
+    toolchain,
+)
 from lazytorch.ir.dtypes import BY_NAME
 from lazytorch.ir.generalize import Generalized
 from lazytorch.ir.node import format_loc
@@ -401,6 +408,26 @@ def _load_blas_single_threaded() -> None:
             del os.environ["OPENBLAS_NUM_THREADS"]
         else:
             os.environ["OPENBLAS_NUM_THREADS"] = old
+    _load_mkl_global()
+
+
+_mkl: Any = None  # libmkl_rt, loaded into the global namespace when GEMMs go through MKL
+
+
+def _load_mkl_global() -> None:
+    """With LAZYTORCH_BLAS resolving to MKL, load libmkl_rt with RTLD_GLOBAL before any
+    program: programs leave cblas_sgemm/cblas_dgemm undefined and the dynamic loader binds
+    them to this library when it loads each one (the compiler does not link MKL)."""
+    global _mkl
+    if _mkl is not None:
+        return
+    _mkl = False
+    try:
+        if blas_choice() != "mkl":
+            return
+        _mkl = ctypes.CDLL(str(mkl_library()), mode=ctypes.RTLD_GLOBAL)
+    except (CompilerMissing, OSError, ValueError):
+        return  # programs that need it fail to build or load, naming the library
 
 
 # Iterations an idle OpenMP thread of a program spins before it sleeps, unless the user
