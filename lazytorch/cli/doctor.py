@@ -40,6 +40,7 @@ import lazytorch
 from lazytorch import _config
 from lazytorch._settings import SETTINGS, env_value, environment, raw_value, unknown_names
 from lazytorch.cli.cache import format_size
+from lazytorch.codegen.compiler import blas_choice
 from lazytorch.runtime.disk_cache import CacheDirError, DiskCache, default_cache_dir
 
 __all__ = ["Check", "add_parser", "run_checks"]
@@ -380,8 +381,6 @@ def _blas() -> Check:
 def _gemm_library() -> str:
     """Which library the cpp backend's float GEMMs call (LAZYTORCH_BLAS, `auto` resolved)."""
     try:
-        from lazytorch.codegen.compiler import blas_choice  # lazy: the doctor starts without it
-
         choice = blas_choice()
     except Exception as e:  # a bad LAZYTORCH_BLAS: the environment check names it
         return f"unknown ({e})"
