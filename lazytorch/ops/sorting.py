@@ -5,7 +5,8 @@ a row as torch does, with libstdc++'s introsort (stable only up to 16 elements);
 torch's selection (a partial sort when k * 64 <= n, else nth_element and a sort of the
 first k - 1), kthvalue torch's own quickselect. The primitive's `order` attr names the
 algorithm and every backend runs it (codegen/include/lazytorch_sort.h; the Triton backend
-hands these rows to the C++ one).
+hands these rows to the C++ one). On a cuda tensor topk and kthvalue take the stable order:
+torch's CUDA kernels order ties in yet other ways, and the stable order stays on the GPU.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from lazytorch._errors import op_error
 from lazytorch._public import public
 from lazytorch.autograd.engine import name_grad_fn
 from lazytorch.ir import dtypes as dt
+from lazytorch.ir.device import CPU
 from lazytorch.ir.node import Node
 from lazytorch.ir.primitives import make_node
 from lazytorch.ops._core import P, const_node, normalize_dim, reshape_node, tensor_arg, wrap
@@ -110,8 +112,11 @@ def topk(
             out,
             "topk",
         )
-    order = "topk" if sorted else "topk_unsorted"
-    idx = slice_node(_order(n, axis, largest, order, k), axis, 0, k)
+    if n.device is CPU:
+        order, k_attr = ("topk" if sorted else "topk_unsorted"), k
+    else:
+        order, k_attr = "stable", 0
+    idx = slice_node(_order(n, axis, largest, order, k_attr), axis, 0, k)
     return _into_outs(topk_result(wrap(_gather(n, idx, axis)), wrap(idx)), out, "topk")
 
 
@@ -140,7 +145,8 @@ def kthvalue(
             "kthvalue",
             f"kthvalue(): selected number k out of range for dimension {axis}",
         )
-    idx = slice_node(_order(n, axis, False, "kth", k), axis, k - 1, k)
+    order, k_attr = ("kth", k) if n.device is CPU else ("stable", 0)
+    idx = slice_node(_order(n, axis, False, order, k_attr), axis, k - 1, k)
     vals = _gather(n, idx, axis)
     if not keepdim or scalar:
         shape = tuple(d for i, d in enumerate(vals.shape) if i != axis)

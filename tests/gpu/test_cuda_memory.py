@@ -275,6 +275,20 @@ def test_what_triton_does_not_lower_runs_on_the_cpu_and_comes_back(fake):
     np.testing.assert_array_equal(order.cpu().numpy(), np.argsort(x, axis=1, kind="stable"))
 
 
+def test_topk_and_kthvalue_of_cuda_tensors_stay_on_triton(fake):
+    """torch's CPU selection orders (the cpp backend's) are for CPU tensors: on cuda,
+    topk and kthvalue take the stable order a Triton argsort gives, not a trip to the host."""
+    x = rand(4, 40)
+    t = lt.tensor(x, device="cuda")
+    lt.metrics.reset()
+    top, kth = t.topk(5, 1), t.kthvalue(3, 1)
+    lt.materialize(top.indices, kth.indices)
+    assert lt.metrics.counters().get("triton_fallbacks", 0) == 0
+    want = np.argsort(-x, axis=1, kind="stable")[:, :5]
+    np.testing.assert_array_equal(top.indices.cpu().numpy(), want)
+    np.testing.assert_array_equal(kth.indices.cpu().numpy(), np.argsort(x, 1, kind="stable")[:, 2])
+
+
 def test_compiled_functions_and_modules_run_on_cuda_tensors(fake):
     @lt.compile
     def f(x, w):
