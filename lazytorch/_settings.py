@@ -376,7 +376,7 @@ declare(
     "LAZYTORCH_BLAS",
     "choice",
     "auto",
-    "the library the cpp backend's float32/float64 GEMMs call: `openblas` (scipy-openblas32, a dependency) or `mkl` (Intel's, `pip install lazytorch[mkl]`: 13-15% faster per thread than OpenBLAS on the training benchmarks' shapes on an AVX-512 Xeon, torch's own CPU GEMM); `auto` takes MKL where its wheel is installed; part of the cache key",
+    "the library the cpp backend's float32/float64 GEMMs call: `openblas` (scipy-openblas32, a dependency) or `mkl` (Intel's, `pip install lazytorch[mkl]`: 8-18% faster per thread than OpenBLAS on the training benchmarks' shapes on an AVX-512 Xeon, torch's own CPU GEMM); `auto` takes MKL where its wheel is installed; part of the cache key",
     when="compile",
     choices=("auto", "openblas", "mkl"),
 )
