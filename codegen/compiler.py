@@ -140,49 +140,57 @@ def blas_library() -> Path:
     return lib / names[0]
 
 
-def mkl_library() -> Path:
-    """libmkl_rt of the ``mkl`` wheel (``LAZYTORCH_BLAS=mkl``); CompilerMissing when the
-    wheel is not installed."""
+@functools.lru_cache(maxsize=1)
+def _mkl_wheel_library() -> Path | None:
+    """libmkl_rt of the installed ``mkl`` wheel, else None (looked up once: reading the
+    installed distributions costs ~10 ms, and the toolchain and the backend both ask)."""
     import importlib.metadata
 
     try:
-        files = importlib.metadata.distribution("mkl").files or []
+        dist = importlib.metadata.distribution("mkl")
     except importlib.metadata.PackageNotFoundError:
-        files = []
-    for f in files:
+        return None
+    for f in dist.files or []:
         if f.name.startswith("libmkl_rt.so"):
-            return Path(str(importlib.metadata.distribution("mkl").locate_file(f))).resolve()
-    raise CompilerMissing(
-        "LAZYTORCH_BLAS=mkl: the mkl wheel is not installed. Fix: pip install 'lazytorch[mkl]' "
-        "(or unset LAZYTORCH_BLAS for OpenBLAS)"
-    )
+            return Path(str(dist.locate_file(f))).resolve()
+    return None
+
+
+def mkl_library() -> Path:
+    """libmkl_rt of the ``mkl`` wheel (``LAZYTORCH_BLAS=mkl``); CompilerMissing when the
+    wheel is not installed."""
+    path = _mkl_wheel_library()
+    if path is None:
+        raise CompilerMissing(
+            "LAZYTORCH_BLAS=mkl: the mkl wheel is not installed. Fix: pip install "
+            "'lazytorch[mkl]' (or unset LAZYTORCH_BLAS for OpenBLAS)"
+        )
+    return path
 
 
 def blas_choice() -> str:
     """``mkl`` or ``openblas``: LAZYTORCH_BLAS, whose default `auto` is MKL where the mkl
-    wheel is installed (``pip install 'lazytorch[mkl]'``)."""
+    wheel is installed (``pip install 'lazytorch[mkl]'``); an explicit ``mkl`` without the
+    wheel raises CompilerMissing naming the fix.
+
+    float32/float64 GEMMs then go through MKL (lazytorch_blas.h, LT_BLAS_MKL) while OpenBLAS
+    stays linked for bfloat16's sbgemm. Programs are not linked against MKL: the cpp
+    backend loads it into the global namespace before any program (runtime/cpp_backend.py)
+    and a program's cblas_sgemm binds to it as it loads. Linking libmkl_rt's symbol table
+    doubled g++'s time on a small GEMM program (0.12 -> 0.23 s).
+    """
     choice = str(env_value("LAZYTORCH_BLAS"))
-    if choice != "auto":
-        return choice
-    try:
+    if choice == "mkl":
         mkl_library()
-    except CompilerMissing:
-        return "openblas"
-    return "mkl"
+    elif choice == "auto":
+        choice = "openblas" if _mkl_wheel_library() is None else "mkl"
+    return choice
 
 
 def _blas_flags() -> list[str]:
     path = blas_library()
     name = path.name[3:].split(".")[0]  # libscipy_openblas.so -> scipy_openblas
-    flags = [f"-L{path.parent}", f"-l{name}", f"-Wl,-rpath,{path.parent}"]
-    if blas_choice() == "mkl":
-        # float32/float64 GEMMs through MKL (lazytorch_blas.h, LT_BLAS_MKL); OpenBLAS stays
-        # linked for bfloat16's sbgemm. MKL is not linked: the cpp backend loads it into the
-        # global namespace before any program (runtime/cpp_backend.py), and a program's
-        # cblas_sgemm resolves against it when loaded. Linking libmkl_rt's symbol table
-        # doubled g++'s time on a small GEMM program (0.12 -> 0.23 s).
-        mkl_library()  # (absent: the error that names the fix, at the first compile)
-    return flags
+    return [f"-L{path.parent}", f"-l{name}", f"-Wl,-rpath,{path.parent}"]
 
 
 def _generator_digest() -> str:

@@ -1,5 +1,5 @@
-// lazytorch._C.argsort_unstable / argsort_order: torch's order among ties for an unstable sort,
-// topk and kthvalue, for the reference.
+// lazytorch._C.argsort_order: torch's order among ties for an unstable sort, topk and
+// kthvalue, for the reference.
 //
 // The interpreter computes `argsort(stable=False)` with the same introsort the generated
 // C++ runs (codegen/include/lazytorch_sort.h, `lt::introsort_indices`), so the two backends,
@@ -52,16 +52,9 @@ py::array_t<int64_t> argsort_order(py::array x, bool descending, int order, int6
     throw py::type_error("argsort_order: expected a float64, float32 or int64 array");
 }
 
-py::array_t<int64_t> argsort_unstable(py::array x, bool descending) {
-    return argsort_order(x, descending, lt::kSortOrder, 0, true);
-}
-
 }  // namespace
 
 void register_sort(py::module_& m) {
-    m.def("argsort_unstable", &argsort_unstable, py::arg("x"), py::arg("descending"),
-          "torch's unstable sort order along the last axis (libstdc++'s introsort, written "
-          "out in lazytorch_sort.h).");
     m.def("argsort_order", &argsort_order, py::arg("x"), py::arg("descending"), py::arg("order"),
           py::arg("k"), py::arg("sorted"),
           "The last axis's indices permuted as torch's CPU sort (order 1), topk (2: the first "

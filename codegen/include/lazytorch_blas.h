@@ -79,8 +79,8 @@ static const int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 
 namespace detail {
 
-// Runs when the program's shared object is loaded: OpenBLAS (and MKL, when linked) computes on
-// the caller's thread. MKL's threading layer is process-wide and fixed by its first call, so
+// Runs when the program's shared object is loaded: OpenBLAS (and MKL, with LT_BLAS_MKL) computes
+// on the caller's thread. MKL's threading layer is process-wide and fixed by its first call, so
 // the first program loaded picks it; MKL's strict conditional numerical reproducibility is
 // set too, so that a GEMM's bits depend on its inputs only, never on how its buffers happen
 // to be aligned, as the blocks' determinism requires.

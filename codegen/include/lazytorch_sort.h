@@ -65,7 +65,7 @@ static void merge_sort_indices(const T* base, int64_t post, int64_t* idx, int64_
 // another one), step for step: median-of-three pivot moved to the front, unguarded Hoare
 // partition, the right part recursed and the left looped, heapsort past 2 * floor(log2 n)
 // levels, and one insertion sort over the whole row at the end (runs of at most 16 left
-// unsorted). The reference interpreter runs the same code (lazytorch._C.argsort_unstable).
+// unsorted). The reference interpreter runs the same code (lazytorch._C.argsort_order).
 template <class T, bool Desc>
 struct IntroSort {
     const T* base;

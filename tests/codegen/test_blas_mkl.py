@@ -131,6 +131,10 @@ def test_auto_takes_mkl_where_installed_and_mkl_without_the_wheel_names_the_fix(
         raise importlib.metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(importlib.metadata, "distribution", missing)
-    assert compiler.blas_choice() == "openblas"
-    with pytest.raises(compiler.CompilerMissing, match=r"pip install 'lazytorch\[mkl\]'"):
-        compiler.mkl_library()
+    compiler._mkl_wheel_library.cache_clear()  # (the wheel is looked up once per process)
+    try:
+        assert compiler.blas_choice() == "openblas"
+        with pytest.raises(compiler.CompilerMissing, match=r"pip install 'lazytorch\[mkl\]'"):
+            compiler.mkl_library()
+    finally:
+        compiler._mkl_wheel_library.cache_clear()
