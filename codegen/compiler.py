@@ -442,17 +442,19 @@ def toolchain(memo_dir: Path | None = None) -> Toolchain:
             )
     version = _compiler_version(cxx, memo_dir)
     extra = _extra_flags()
+    # LAZYTORCH_CXXFLAGS comes last: it wins over ours, and `_failure` finds the flags
+    # without it by cutting `extra` off the end.
+    blas_define = ("-DLT_BLAS_MKL",) if blas_choice() == "mkl" else ()
     flags = (
         *BASE_FLAGS,
         *_isa_flags(cxx, memo_dir),
         *_assembler_flags(cxx, memo_dir),
         *_vector_flags(),
         f"-I{include_dir()}",
+        *blas_define,
         *extra,
     )
     link = tuple(_blas_flags())
-    if blas_choice() == "mkl":
-        flags = (*flags, "-DLT_BLAS_MKL")
     h = hashlib.sha256()
     for part in (version, " ".join(flags), " ".join(link), cpu_features()):
         h.update(part.encode())

@@ -341,6 +341,23 @@ def test_cxxflags_that_break_only_real_programs(tmp_path, monkeypatch):
     assert_names(err.value, "LAZYTORCH_CXXFLAGS='-Werror=unused-variable'", "unused")
 
 
+@pytest.mark.parametrize("blas", ["openblas", "mkl"])
+def test_cxxflags_come_last_whatever_the_blas(monkeypatch, blas):
+    # `_failure` finds the flags without LAZYTORCH_CXXFLAGS by cutting them off the end;
+    # a define added after them (MKL's, once) made it blame the compiler instead.
+    monkeypatch.setenv("LAZYTORCH_CXXFLAGS", "-DLAZYTORCH_TEST_FLAG")
+    monkeypatch.setattr(compiler, "blas_choice", lambda: blas)
+    compiler.toolchain.cache_clear()
+    try:
+        tc = compiler.toolchain()
+    finally:
+        monkeypatch.undo()
+        compiler.toolchain.cache_clear()
+    assert tc.extra == ("-DLAZYTORCH_TEST_FLAG",)
+    assert tc.flags[-1] == "-DLAZYTORCH_TEST_FLAG"
+    assert ("-DLT_BLAS_MKL" in tc.flags) == (blas == "mkl")
+
+
 def test_generated_code_the_compiler_rejects_is_still_a_lazytorch_bug(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the source is kept
     compiler.toolchain.cache_clear()
