@@ -83,6 +83,7 @@ from lazytorch.ir.symbolic import (
 from lazytorch.ops import activation as _activation
 from lazytorch.ops import autocast as _autocast
 from lazytorch.ops import methods as _methods  # importing lazytorch.ops binds the methods
+from lazytorch.ops._core import ComplexBase as _ComplexBase
 from lazytorch.ops._core import result_type as _result_type
 from lazytorch.runtime import materialize
 from lazytorch.tensor import Size, Tensor
@@ -118,8 +119,16 @@ e = 2.718281828459045
 
 
 def is_tensor(obj: Any) -> _builtins.bool:
-    """Whether `obj` is a lazytorch Tensor."""
-    return isinstance(obj, Tensor)
+    """Whether `obj` is a lazytorch tensor, complex ones included (as ``torch.is_tensor``).
+
+    >>> import lazytorch
+    >>> lazytorch.is_tensor(lazytorch.ones(2)), lazytorch.is_tensor([1.0])
+    (True, False)
+    >>> lazytorch.is_tensor(lazytorch.ones(2, dtype=lazytorch.complex64))
+    True
+    """
+    # (a complex tensor is a pair of real ones here, not a Tensor subclass: see ops/complex)
+    return isinstance(obj, (Tensor, _ComplexBase))
 
 
 def typename(obj: Any) -> str:
