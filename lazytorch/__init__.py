@@ -41,13 +41,16 @@ from lazytorch._config import (
     get_max_pending_nodes,
     is_deterministic_algorithms_warn_only_enabled,
     is_sync_mode,
+    is_warn_always_enabled,
     set_backend,
     set_default_device,
     set_default_dtype,
     set_float32_matmul_precision,
+    set_flush_denormal,
     set_max_pending_nodes,
     set_strict_mode,
     set_sync_mode,
+    set_warn_always,
     strict_mode,
     sync_mode,
     use_deterministic_algorithms,
@@ -110,6 +113,8 @@ _DTYPE_NAMES = [
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "bfloat16",
     "half", "float", "double", "short", "int", "long",
 ]  # fmt: skip
+
+newaxis = None  # torch.newaxis, as NumPy's: indexing with it adds a dim
 
 # torch's numeric constants (``float`` here is the dtype: the builtin is _builtins.float)
 inf = _builtins.float("inf")
@@ -235,6 +240,10 @@ _LAZY_FUNCTIONS = {
     "mark_dynamic": "_shapes",
     "mark_static": "_shapes",
     "autocast": "amp",
+    "GradScaler": "amp",
+    "is_anomaly_enabled": "autograd.checks",
+    "is_anomaly_check_nan_enabled": "autograd.checks",
+    "set_anomaly_enabled": "autograd.checks",
     "is_autocast_enabled": "amp.autocast_mode",
     "set_autocast_enabled": "amp.autocast_mode",
     "get_autocast_dtype": "amp.autocast_mode",
@@ -388,6 +397,9 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled",
     "set_backend",
     "set_float32_matmul_precision",
+    "set_flush_denormal",
+    "set_warn_always",
+    "is_warn_always_enabled",
     "use_deterministic_algorithms",
     "__version__",
     "can_cast",

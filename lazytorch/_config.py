@@ -89,6 +89,7 @@ class _Defaults:
     max_autotune: bool = env_value("LAZYTORCH_MAX_AUTOTUNE")
     matmul_precision: str = "highest"
     tiered: bool = env_value("LAZYTORCH_TIERED")
+    warn_always: bool = False
 
 
 DEFAULTS = _Defaults()
@@ -254,6 +255,29 @@ def set_max_pending_nodes(n: int) -> None:
 
 def get_max_pending_nodes() -> int:
     return DEFAULTS.max_pending_nodes
+
+
+# -- flags torch has that change nothing here ---------------------------------------------
+def set_flush_denormal(mode: bool) -> bool:
+    """torch's switch to flush subnormal floats to zero: not supported here, so False (as
+    torch answers on a CPU without the feature), and subnormals keep their IEEE values.
+
+    >>> import lazytorch
+    >>> lazytorch.set_flush_denormal(True)
+    False
+    """
+    return False
+
+
+def set_warn_always(b: bool) -> None:
+    """torch's switch to repeat warnings torch gives once (``TORCH_WARN_ONCE``): remembered
+    for `is_warn_always_enabled`; lazytorch's warnings go through Python's `warnings`,
+    whose filters decide how often they show."""
+    DEFAULTS.warn_always = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    return DEFAULTS.warn_always
 
 
 # -- determinism ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from lazytorch.ops import methods as _methods
 from lazytorch.ops.decomp import (
     LinAlgError,
     cholesky_ex,
+    cond,
     eigh,
     eigvalsh,
     inv,
@@ -51,6 +52,7 @@ __all__ = [
     "LinAlgError",
     "cholesky",
     "cholesky_ex",
+    "cond",
     "cross",
     "det",
     "diagonal",

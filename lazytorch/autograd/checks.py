@@ -47,6 +47,11 @@ def is_anomaly_check_nan_enabled() -> bool:
     return _ANOMALY["check_nan"]
 
 
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn anomaly mode on or off for good (``torch.set_anomaly_enabled``)."""
+    _ANOMALY["enabled"], _ANOMALY["check_nan"] = bool(enabled), bool(check_nan)
+
+
 class set_detect_anomaly:
     """Turn anomaly mode on or off now (as a call) or for a block (as a context manager)."""
 

@@ -1,8 +1,9 @@
-"""The softmax family: softmax and log_softmax along a dim.
+"""The activations that are also Tensor methods: softmax and log_softmax along a dim,
+hardshrink and prelu.
 
 They live among the ops (not in `lazytorch.nn.functional`, which re-exports them) because
-``Tensor.softmax`` and ``Tensor.log_softmax`` are methods: a method must not reach up into
-`nn` for its implementation.
+``Tensor.softmax``, ``Tensor.hardshrink`` and the rest are methods: a method must not reach
+up into `nn` for its implementation.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from lazytorch.ops import reduction as R
 from lazytorch.ops._core import normalize_dim, tensor_arg
 from lazytorch.tensor import Tensor
 
-__all__ = ["log_softmax", "softmax"]
+__all__ = ["hardshrink", "log_softmax", "prelu", "softmax"]
 
 
 def opmath(x: Tensor) -> Tensor:
@@ -79,3 +80,54 @@ def log_softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any
         shifted = _shift_by_max(opmath(x), d)
         y = (shifted - E.log(R.sum(E.exp(shifted), d, keepdim=True))).to(x.dtype)  # type: ignore[operator]
     return name_grad_fn(y, "LogSoftmaxBackward0", input)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """0 inside [-lambd, lambd], x outside.
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.hardshrink(lazytorch.tensor([-1.0, 0.25, 2.0]))
+    tensor([-1.,  0.,  2.])
+    """
+    x = tensor_arg(input, "hardshrink")
+    if not x.dtype.is_floating_point:  # torch's kernel is for floating dtypes only
+        raise op_error(
+            NotImplementedError,
+            "hardshrink",
+            f"\"hardshrink_cpu\" not implemented for '{x.dtype.legacy_name}'",
+        )
+    inside = (x >= -lambd) & (x <= lambd)  # type: ignore[operator]
+    return E.where(inside, 0.0, x)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, x) + weight * min(0, x), one weight for all channels or one per channel (dim 1).
+
+    >>> import lazytorch
+    >>> from lazytorch.nn import functional as F
+    >>> F.prelu(lazytorch.tensor([[-2.0, 3.0]]), lazytorch.tensor([0.25]))
+    tensor([[-0.5000,  3.0000]])
+    """
+    x = tensor_arg(input, "prelu")
+    w = tensor_arg(weight, "prelu")
+    if w.ndim > 1:
+        raise op_error(
+            RuntimeError,
+            "prelu",
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}",
+        )
+    if w.numel() != 1:
+        if x.ndim == 0:
+            raise op_error(RuntimeError, "prelu", "Not allow zero-dim input tensor.")
+        channels = x.shape[1] if x.ndim > 1 else 1
+        if channels != w.numel():
+            raise op_error(
+                RuntimeError,
+                "prelu",
+                "Mismatch of parameter numbers and input channel size. Found parameter "
+                f"numbers = {w.numel()} and channel size = {channels}.",
+            )
+    if w.ndim == 1 and x.ndim >= 2:
+        w = w.reshape(1, -1, *([1] * (x.ndim - 2)))  # type: ignore[attr-defined]
+    return E.where(x > 0, x, w * x)  # type: ignore[operator]

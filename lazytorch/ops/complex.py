@@ -670,6 +670,46 @@ class ComplexTensor(ComplexBase):
             )
         return self.transpose(0, 1) if self.ndim == 2 else self
 
+    @property
+    def T(self) -> ComplexTensor:
+        return self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mT(self) -> ComplexTensor:
+        if self.ndim < 2:
+            raise op_error(
+                RuntimeError,
+                "mT",
+                "tensor.mT is only supported on matrices or batches of matrices. Got "
+                f"{self.ndim}-D tensor.",
+            )
+        return self.transpose(-2, -1)
+
+    def adjoint(self) -> ComplexTensor:
+        """The conjugate transpose of the last two dims."""
+        if self.ndim < 2:
+            raise op_error(
+                RuntimeError,
+                "adjoint",
+                "tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                f"{self.ndim}-D tensor.",
+            )
+        return self.conj().transpose(-2, -1)
+
+    @property
+    def mH(self) -> ComplexTensor:
+        return self.adjoint()
+
+    @property
+    def H(self) -> ComplexTensor:
+        if self.ndim != 2:
+            raise op_error(
+                RuntimeError,
+                "H",
+                f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.",
+            )
+        return self.conj().t()
+
     def expand(self, *sizes: Any) -> ComplexTensor:
         if len(sizes) == 1 and not isinstance(sizes[0], int):
             sizes = tuple(sizes[0])

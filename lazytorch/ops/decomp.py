@@ -31,10 +31,11 @@ from lazytorch.ir import dtypes as dt
 from lazytorch.ir._lazynp import np
 from lazytorch.ir.node import format_loc, grad_mode, user_loc
 from lazytorch.ops import composite as C
+from lazytorch.ops import elementwise as E
 from lazytorch.ops import shape as S
 from lazytorch.ops._core import broadcast_shapes, tensor_arg
 from lazytorch.ops.creation import eye, tensor, zeros
-from lazytorch.ops.linalg import DECOMP, matmul
+from lazytorch.ops.linalg import DECOMP, matmul, matrix_norm
 from lazytorch.ops.reduction import _into_out
 from lazytorch.runtime import implicit_point
 from lazytorch.tensor import Tensor, _host_value
@@ -881,6 +882,32 @@ def svdvals(A: Tensor, *, driver: Any = None, out: Any = None) -> Tensor:
 
 
 DECOMP.update(svdvals=svdvals)
+
+
+def cond(input: Tensor, p: Any = None, *, out: Any = None) -> Tensor:
+    """torch.linalg.cond: the condition number of (a batch of) matrices in norm `p`.
+
+    None, 2 and -2 are ratios of singular values (any shape; a singular matrix gives inf,
+    an all-zero one NaN); 'fro', 'nuc', inf, -inf, 1 and -1 are ``norm(A) * norm(A^-1)``
+    of square matrices, inf where A is singular.
+
+    >>> import lazytorch
+    >>> lazytorch.linalg.cond(lazytorch.tensor([[2.0, 0.0], [0.0, 0.5]]))
+    tensor(4.)
+    """
+    # (torch's parser names the matrix `input`, not `A` as its other linalg functions do)
+    x = tensor_arg(input, "linalg.cond")
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        _check_matrix(x, "linalg.cond", square=False)
+        s = svdvals(x)
+        big, small = S.select(s, -1, 0), S.select(s, -1, -1)
+        result = big / small if p != -2 else small / big
+    else:
+        _check_matrix(x, f"linalg.cond(ord={p})")
+        inverse, info = inv_ex(x)
+        result = matrix_norm(x, p) * matrix_norm(inverse, p)
+        result = E.where(info > 0, float("inf"), result)
+    return _into_out(result, out, "linalg.cond")
 
 
 @public(torch="svd", method="svd")

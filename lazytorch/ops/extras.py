@@ -1119,3 +1119,61 @@ for _fn in (
     split_with_sizes_copy, unfold_copy,
 ):  # fmt: skip
     public()(_fn)
+
+
+# -- torch.* names kept for old scripts (torch marks the norms deprecated) --------------------
+@public()
+def get_device(input: Tensor) -> int:
+    """``input.get_device()``: the device index, -1 on the CPU.
+
+    >>> import lazytorch
+    >>> lazytorch.get_device(lazytorch.ones(2))
+    -1
+    """
+    return tensor_arg(input, "get_device").get_device()  # type: ignore[no-any-return]
+
+
+@public(torch="detach_")
+def detach_(input: Tensor) -> Tensor:
+    """``input.detach_()``: `input` cut from its graph in place (returned)."""
+    return tensor_arg(input, "detach_").detach_()  # type: ignore[no-any-return]
+
+
+@public()
+def nuclear_norm(
+    input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None
+) -> Tensor:
+    """The nuclear norm (sum of singular values) of a matrix, or over the two dims `dim`
+    (``nuclear_norm(x, True)`` is ``keepdim=True``, as in torch's overload). Deprecated in
+    torch for ``linalg.matrix_norm(A, 'nuc', dim, keepdim)``."""
+    if isinstance(dim, bool):  # torch's overload nuclear_norm(input, keepdim)
+        dim, keepdim = None, dim
+    x = tensor_arg(input, "nuclear_norm")
+    warnings.warn(
+        "nuclear_norm is deprecated: use linalg.matrix_norm(A, 'nuc', dim, keepdim)",
+        UserWarning,
+        stacklevel=2,
+    )
+    if dim is None:
+        if x.ndim != 2:
+            raise op_error(
+                RuntimeError,
+                "nuclear_norm",
+                f"Expected a tensor with 2 dimensions, but got a tensor with {x.ndim} "
+                f"dimension{'' if x.ndim == 1 else 's'} instead.",
+            )
+        dim = (0, 1)
+    return _into_out(L.matrix_norm(x, "nuc", tuple(dim), keepdim), out, "nuclear_norm")
+
+
+@public()
+def frobenius_norm(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None) -> Tensor:
+    """The 2-norm over `dim`. Deprecated in torch for
+    ``linalg.vector_norm(A, 2, dim, keepdim)``."""
+    x = tensor_arg(input, "frobenius_norm")
+    warnings.warn(
+        "frobenius_norm is deprecated: use linalg.vector_norm(A, 2, dim, keepdim)",
+        UserWarning,
+        stacklevel=2,
+    )
+    return _into_out(L.vector_norm(x, 2, dim, keepdim), out, "frobenius_norm")

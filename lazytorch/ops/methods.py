@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import warnings
 import weakref
 from typing import Any
 
@@ -40,7 +41,7 @@ from lazytorch.ops import composite as _composite  # (each op module declares it
 from lazytorch.ops import creation as C
 from lazytorch.ops import decomp as _decomp  # noqa: F401  (declares its names)
 from lazytorch.ops import elementwise as E
-from lazytorch.ops import extras as _extras  # noqa: F401  (declares its names)
+from lazytorch.ops import extras as _extras  # (declares its names)
 from lazytorch.ops import indexing as I
 from lazytorch.ops import linalg as L
 from lazytorch.ops import lu as _lu  # noqa: F401  (declares its names)
@@ -68,6 +69,8 @@ from lazytorch.tensor import Size, Tensor, _host_value, version_counter
 ADAPTERS: dict[str, Any] = {
     "where": lambda self, condition, other: E.where(condition, self, other),
     "softmax": lambda self, dim, dtype=None: A.softmax(self, dim, dtype=dtype),
+    "hardshrink": lambda self, lambd=0.5: A.hardshrink(self, lambd),
+    "prelu": lambda self, weight: A.prelu(self, weight),
     "log_softmax": lambda self, dim, dtype=None: A.log_softmax(self, dim, dtype=dtype),
 }
 
@@ -134,8 +137,9 @@ def _to_device(t: Tensor, target: Any) -> Tensor:
     return wrap(C.leaf_node(value, target))
 
 
-def _as(dtype: dt.DType) -> Any:
-    def fn(self: Tensor, memory_format: Any = None) -> Tensor:
+def _as(dtype: Any, memory_format_default: Any = None) -> Any:
+    # (torch's stubs give cfloat/cdouble memory_format=preserve_format, the rest none)
+    def fn(self: Tensor, memory_format: Any = memory_format_default) -> Tensor:
         return to(self, dtype)
 
     fn.__name__ = dtype.name
@@ -153,6 +157,8 @@ CONVERSIONS = {
     "char": _as(dt.int8),
     "byte": _as(dt.uint8),
     "bool": _as(dt.bool_),
+    "cfloat": _as(CX.complex64, preserve_format),
+    "cdouble": _as(CX.complex128, preserve_format),
 }
 
 
@@ -786,9 +792,28 @@ PROTOCOL: dict[str, Any] = {
     "__array_wrap__": _array_wrap,
 }
 
+
+def _H(self: Tensor) -> Tensor:
+    """``x.H``: the conjugate transpose of a matrix (of a real one: its transpose)."""
+    if self.ndim == 0:  # torch: deprecated, the conjugate (itself, for a real tensor)
+        warnings.warn(
+            "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", stacklevel=2
+        )
+        return V.make_view(self, V.Reshape(()))
+    if self.ndim != 2:
+        raise op_error(
+            RuntimeError,
+            "H",
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.",
+        )
+    return S.transpose(self, 0, 1)
+
+
 PROPERTIES: dict[str, property] = {
     "T": property(S.T),
     "mT": property(S.mT),
+    "H": property(_H),
+    "mH": property(_extras.adjoint),
     "data": property(_get_data, _set_data),
 }
 

@@ -81,6 +81,12 @@ DIFFERENCES: dict[str, dict[str, str]] = {
     "linalg.cholesky_ex": {
         "extra parameter 'upper'": LINALG_OVERRIDE,
     },
+    "linalg.cond": {  # torch.linalg.cond(x, p="fro") and (input=x, p=...) are taken
+        "positional order (input, p) does not take torch's (input, ord)": LINALG_OVERRIDE,
+        "extra parameter 'p'": LINALG_OVERRIDE,
+        "extra parameter 'out'": LINALG_OVERRIDE,
+        "missing parameter 'ord'": LINALG_OVERRIDE,
+    },
     "linalg.det": {
         "positional order (A) does not take torch's (input)": LINALG_OVERRIDE,
         "extra parameter 'A'": LINALG_OVERRIDE,

@@ -11,7 +11,9 @@ from lazytorch.ir import dtypes as dt
 from lazytorch.nn.functional._common import _float_input, _maybe_inplace, _opmath
 from lazytorch.ops import elementwise as E
 from lazytorch.ops._core import tensor_arg
+from lazytorch.ops.activation import hardshrink as hardshrink
 from lazytorch.ops.activation import log_softmax as log_softmax
+from lazytorch.ops.activation import prelu as prelu
 from lazytorch.ops.activation import softmax as softmax
 from lazytorch.ops.creation import empty_like, zeros_like
 from lazytorch.ops.random import rand
@@ -200,19 +202,6 @@ def _threshold(input: Tensor, threshold: float, value: float, inplace: bool) -> 
     return _maybe_inplace(x, E.where(x <= threshold, value, x), inplace)  # type: ignore[operator]
 
 
-def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """0 inside [-lambd, lambd], x outside.
-
-    >>> import lazytorch
-    >>> from lazytorch.nn import functional as F
-    >>> F.hardshrink(lazytorch.tensor([-1.0, 0.25, 2.0]))
-    tensor([-1.,  0.,  2.])
-    """
-    x = _float_input(input, "hardshrink", "hardshrink_cpu")
-    inside = (x >= -lambd) & (x <= lambd)  # type: ignore[operator]
-    return E.where(inside, 0.0, x)
-
-
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, 0 between.
 
@@ -263,38 +252,6 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         )
     a, b = x.chunk(2, d)  # type: ignore[attr-defined]
     return a * E.sigmoid(b)  # type: ignore[no-any-return]
-
-
-def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """max(0, x) + weight * min(0, x), one weight for all channels or one per channel (dim 1).
-
-    >>> import lazytorch
-    >>> from lazytorch.nn import functional as F
-    >>> F.prelu(lazytorch.tensor([[-2.0, 3.0]]), lazytorch.tensor([0.25]))
-    tensor([[-0.5000,  3.0000]])
-    """
-    x = tensor_arg(input, "prelu")
-    w = tensor_arg(weight, "prelu")
-    if w.ndim > 1:
-        raise op_error(
-            RuntimeError,
-            "prelu",
-            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}",
-        )
-    if w.numel() != 1:
-        if x.ndim == 0:
-            raise op_error(RuntimeError, "prelu", "Not allow zero-dim input tensor.")
-        channels = x.shape[1] if x.ndim > 1 else 1
-        if channels != w.numel():
-            raise op_error(
-                RuntimeError,
-                "prelu",
-                "Mismatch of parameter numbers and input channel size. Found parameter "
-                f"numbers = {w.numel()} and channel size = {channels}.",
-            )
-    if w.ndim == 1 and x.ndim >= 2:
-        w = w.reshape(1, -1, *([1] * (x.ndim - 2)))  # type: ignore[attr-defined]
-    return E.where(x > 0, x, w * x)  # type: ignore[operator]
 
 
 def rrelu(

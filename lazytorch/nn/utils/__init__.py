@@ -1,4 +1,5 @@
-"""torch.nn.utils: gradient clipping and parameter/vector conversion.
+"""torch.nn.utils: gradient clipping, parameter/vector conversion, and folding a batch norm
+into the layer before it (`fusion`).
 
 >>> import lazytorch
 >>> w = lazytorch.nn.Parameter(lazytorch.ones(4))
@@ -18,6 +19,12 @@ from lazytorch.nn.utils.clip_grad import (
     get_total_norm,
 )
 from lazytorch.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from lazytorch.nn.utils.fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
 from lazytorch.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from lazytorch.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
@@ -26,6 +33,10 @@ __all__ = [
     "clip_grad_norm_",
     "clip_grad_value_",
     "clip_grads_with_norm_",
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
     "get_total_norm",
     "parameters_to_vector",
     "parametrizations",
