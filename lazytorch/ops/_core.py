@@ -371,6 +371,20 @@ def const_like(value: Any, like: Node) -> Node:
     return const_node(value, like.dtype, like.device)
 
 
+def int_like(x: Any) -> Any:
+    """`x`, with a 0-d integer tensor as its Python int: torch takes one wherever an int goes
+    (``linspace(0, 1, torch.tensor(5))``, ``x.split(n)`` for a tensor n), through
+    ``__index__`` (a read of its value). Anything else is returned as it is.
+
+    >>> import lazytorch
+    >>> int_like(lazytorch.tensor(5)), int_like(3), int_like((1, 2))
+    (5, 3, (1, 2))
+    """
+    if isinstance(x, Tensor) and x.ndim == 0 and not x.dtype.is_floating_point:
+        return operator.index(x)
+    return x
+
+
 def normalize_dim(dim: Any, ndim: int, op: str) -> int:
     """A dim in [-ndim, ndim) as a non-negative axis (0-d tensors accept 0 and -1)."""
     try:

@@ -37,6 +37,7 @@ from lazytorch.ops._core import (
     check_python_int,
     const_node,
     expand_node,
+    int_like,
     leaf_node,
     scalar_node,
     shape_arg,
@@ -948,6 +949,7 @@ def linspace(
 
     start = _number(start, "linspace", "start")
     end = _number(end, "linspace", "end")
+    steps = int_like(steps)
     if not isinstance(steps, int) or steps < 0:
         raise op_error(RuntimeError, "linspace", "number of steps must be non-negative")
     unpack_int64(steps, "linspace")
@@ -1062,6 +1064,7 @@ def logspace(
     if steps is None:
         raise op_error(TypeError, "logspace", "logspace() missing required argument 'steps'")
     start = _number(start, "logspace", "start")
+    steps = int_like(steps)
     end = _number(end, "logspace", "end")
     base = float(_number(base, "logspace", "base"))
     if not isinstance(steps, int) or steps < 0:
@@ -1121,6 +1124,7 @@ def eye(
     out: Any = None,
 ) -> Tensor:
     """The n×m identity matrix."""
+    n, m = int_like(n), int_like(m)
     unpack_int64(n, "eye")
     if m is not None:
         unpack_int64(m, "eye")

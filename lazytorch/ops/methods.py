@@ -59,7 +59,14 @@ from lazytorch.ops import stft as _stft  # noqa: F401  (declares its names)
 from lazytorch.ops import storage as _storage
 from lazytorch.ops import transcendental as _transcendental
 from lazytorch.ops import views as V
-from lazytorch.ops._core import cast, const_node, expand_node, normalize_dim, scalar_node, wrap
+from lazytorch.ops._core import (
+    cast,
+    const_node,
+    expand_node,
+    normalize_dim,
+    scalar_node,
+    wrap,
+)
 from lazytorch.ops.indexing import _broadcast_value
 from lazytorch.runtime import implicit_point
 from lazytorch.tensor import Size, Tensor, _host_value, version_counter
@@ -519,6 +526,8 @@ def _set_data(self: Tensor, value: Tensor) -> None:
     if getattr(self, "_meta", None) is not None and self._node.ag is self._meta:
         # .data = v keeps a leaf that requires grad a leaf, with v's value
         node = leaf_alias(stop_gradient(node), self._meta)
+    else:  # a non-leaf keeps its gradient path (torch keeps its grad_fn), with v's value
+        node = V._kept_history(self._node, stop_gradient(node))
     self._node, self._view, self._views = node, None, None
 
 

@@ -25,6 +25,7 @@ from lazytorch.ops._core import (
     P,
     cast,
     check_new_tensor,
+    int_like,
     numel,
     scalar_node,
     shape_arg,
@@ -496,6 +497,7 @@ def multinomial(
             f"multinomial only supports floating-point dtypes for input, got: "
             f"{w.dtype.legacy_name}",
         )
+    num_samples = int_like(num_samples)
     if isinstance(num_samples, bool) or not isinstance(num_samples, int):
         raise op_error(
             TypeError,

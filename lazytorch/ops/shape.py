@@ -34,6 +34,7 @@ from lazytorch.ops._core import (
     const_node,
     device_of,
     expand_node,
+    int_like,
     normalize_dim,
     numel,
     reshape_node,
@@ -268,6 +269,7 @@ def mT(input: Tensor) -> Tensor:
 @public(torch=("movedim", "moveaxis"), method=True)
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     x = tensor_arg(input, "movedim")
+    source, destination = int_like(source), int_like(destination)
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
@@ -362,7 +364,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[Any]) -> Tensor:
     x = tensor_arg(input, "unflatten")
     shape = x._node.shape
     d = normalize_dim(dim, len(shape), "unflatten")
-    inner = _infer_shape(tuple(sizes), shape[d], "unflatten")
+    inner = _infer_shape(tuple(int_like(s) for s in sizes), shape[d], "unflatten")
     return V.make_view(x, V.Reshape((*shape[:d], *inner, *shape[d + 1 :])))
 
 
@@ -563,6 +565,13 @@ def slice_node(n: Node, axis: int, start: Any, stop: Any, step: int = 1) -> Node
 def roll(input: Tensor, shifts: Any, dims: Any = ()) -> Tensor:
     """Rotate elements along dims (flattened when dims is empty or None)."""
     x = tensor_arg(input, "roll")
+    shifts = (
+        int_like(shifts) if not isinstance(shifts, (list, tuple)) else [int_like(s) for s in shifts]
+    )
+    if dims is not None:
+        dims = (
+            int_like(dims) if not isinstance(dims, (list, tuple)) else [int_like(d) for d in dims]
+        )
     if dims is None or (not isinstance(dims, int) and len(dims) == 0):
         flat = reshape_node(x._node, (numel(x._node.shape),))
         if not isinstance(shifts, int) and len(shifts) != 1:
@@ -805,6 +814,7 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
     if isinstance(tensor, ComplexBase):  # lazytorch.ops.complex: the same op on its pair
         return tensor.split(split_size_or_sections, dim)  # type: ignore[attr-defined, no-any-return]
     x = tensor_arg(tensor, "split")
+    split_size_or_sections = int_like(split_size_or_sections)
     axis = normalize_dim(dim, x.ndim, "split")
     size = x._node.shape[axis]
     if isinstance(split_size_or_sections, int):
@@ -852,6 +862,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     if isinstance(input, ComplexBase):  # lazytorch.ops.complex: the same op on its pair
         return input.chunk(chunks, dim)  # type: ignore[attr-defined, no-any-return]
     x = tensor_arg(input, "chunk")
+    chunks = int_like(chunks)
     if chunks <= 0:
         raise op_error(
             RuntimeError,

@@ -26,7 +26,7 @@ import weakref
 from typing import Any
 
 from lazytorch._errors import op_error
-from lazytorch.autograd.engine import keep_leaf, stop_gradient
+from lazytorch.autograd.engine import FREED, TensorMeta, _alias, keep_leaf, stop_gradient
 from lazytorch.ir import dtypes as dt
 from lazytorch.ir._lazynp import np as _np
 from lazytorch.ir.node import Node, grad_mode, stamp, user_loc
@@ -664,6 +664,30 @@ def _still_differentiable(old: Node, new: Node) -> Node:
     return _zero_gradient(new, old)
 
 
+def _kept_history(old: Node, new: Node) -> Node:
+    """A write autograd does not see — through ``.data`` or a detached alias, or in
+    no_grad — to a tensor that is not a leaf: `new`'s values, `old`'s gradient path.
+
+    torch keeps such a tensor's grad_fn: the gradient reaching it later goes on, unchanged,
+    to what it was computed from, while the ops after the write read the new values
+    (``y = x * 2; y.data.clamp_(0, 4); (y * y).sum().backward()`` gives x.grad = 4 * clamped
+    y). Without this the write left `new` alone (no gradient path: backward raised) or a
+    zero gradient (``y.data.mul_(10)`` gave x.grad = 0, a silent wrong answer).
+    """
+    a = old.ag
+    if a is None or isinstance(a, TensorMeta) or (new.shape, new.dtype) != (old.shape, old.dtype):
+        return new
+    # A fresh node of `new`'s value that backward differentiates as `old`'s op applied to
+    # `old`'s inputs, with itself as the op's result: a rule that reads the result
+    # (softmax, exp, sigmoid) reads the new values, as torch's saved result, which shares
+    # the tensor's storage, holds them (RL-Adventure's categorical DQN clamps a softmax
+    # output through .data and backpropagates through that softmax). (A graph backward
+    # already freed stays freed: the second backward raises, as torch's.)
+    n = _alias(stop_gradient(new))
+    n.ag = a if a is FREED or type(a) is tuple else (old.op, old.inputs, old.attrs)
+    return n
+
+
 def assign(
     t: Tensor, value: Node, *, allow_overlap: bool | None = None, detached: bool = False
 ) -> Tensor:
@@ -749,8 +773,13 @@ def _assign(
         if getattr(t, "_meta", None) is not None:
             value = keep_leaf(t, value, detached)
         old_root = t._node
-        # (a write through a detached alias is outside autograd: the leaf stays a leaf)
-        t._node = value if detached else _still_differentiable(t._node, value)
+        if getattr(t, "_meta", None) is not None:
+            # (a write through a detached alias is outside autograd: the leaf stays a leaf)
+            t._node = value if detached else _still_differentiable(t._node, value)
+        elif detached or not grad_mode.enabled:
+            t._node = _kept_history(old_root, value)
+        else:
+            t._node = _still_differentiable(old_root, value)
         stamp(value, loc)
         register(t)  # its new value is pending: materialize() must find it
         if t._views:
@@ -776,6 +805,12 @@ def _assign(
         root._node = keep_leaf(
             root, _write_back(root._node, steps, written), detached, through_view=True
         )
+    elif old_root.ag is not None and (
+        not grad_mode.enabled or any(isinstance(s, Detach) for s in steps)
+    ):
+        # outside autograd: the values written back over the old ones taken as data
+        new = _write_back(stop_gradient(old_root), steps, written)
+        root._node = _kept_history(old_root, new)
     else:
         root._node = _still_differentiable(root._node, _write_back(root._node, steps, written))
     if _grad_aliases:
@@ -834,7 +869,14 @@ def _refresh(root: Tensor, skip: Tensor | None, loc: tuple[str, int] | None = No
         alive.append(r)
         if v is not skip:
             assert v._view is not None
-            v._node = _replay_view(root._node, v._view[1])
+            if grad_mode.enabled or v._node.ag is None:
+                v._node = _replay_view(root._node, v._view[1])
+            else:  # in no_grad, a view with a gradient path keeps it (torch keeps its grad_fn)
+                grad_mode.enabled = True
+                try:
+                    v._node = _replay_view(root._node, v._view[1])
+                finally:
+                    grad_mode.enabled = False
             stamp(v._node, loc)
     root._views[:] = alive
 

@@ -202,3 +202,42 @@ def test_fusion_refuses_training_mode_and_mismatched_features():
         lt.nn.utils.fuse_conv_bn_eval(conv, bn.eval())
     with pytest.raises(AssertionError, match="out_features"):
         lt.nn.utils.fuse_linear_bn_eval(lt.nn.Linear(3, 4).eval(), lt.nn.BatchNorm1d(3).eval())
+
+
+# -- a 0-d integer tensor where torch takes an int (its __index__) -----------------------------
+N5 = np.array(5)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t, n: t.linspace(-0.5, 0.5, n),
+        lambda t, n: t.logspace(0, 1, n),
+        lambda t, n: t.arange(10).split(n),
+        lambda t, n: t.arange(10).roll(n),
+        lambda t, n: t.arange(10).reshape(2, 5).roll(n, n - 4),
+        lambda t, n: t.arange(10).chunk(n - 3),
+        lambda t, n: t.ones(2, 3).movedim(n - 5, 1),
+        lambda t, n: t.arange(10).unflatten(0, (n, -1)),
+        lambda t, n: t.eye(n, n - 2),
+    ],
+    ids=[
+        "linspace",
+        "logspace",
+        "split",
+        "roll",
+        "roll_dims",
+        "chunk",
+        "movedim",
+        "unflatten",
+        "eye",
+    ],
+)
+def test_a_0d_integer_tensor_as_an_int(fn):
+    out = check(fn, N5, modes=("lazy",))
+    for o in out if isinstance(out, tuple) else (out,):
+        assert all(type(d) is int for d in o.shape)  # sizes, never tensors
+
+
+def test_multinomial_with_a_0d_tensor_count():
+    assert lt.multinomial(lt.ones(4), lt.tensor(2)).shape == (2,)
