@@ -42,6 +42,7 @@ from lazytorch.ops import creation as C
 from lazytorch.ops import decomp as _decomp  # noqa: F401  (declares its names)
 from lazytorch.ops import elementwise as E
 from lazytorch.ops import extras as _extras  # (declares its names)
+from lazytorch.ops import foreach as _foreach  # noqa: F401  (declares its names)
 from lazytorch.ops import indexing as I
 from lazytorch.ops import linalg as L
 from lazytorch.ops import lu as _lu  # noqa: F401  (declares its names)

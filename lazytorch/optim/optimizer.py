@@ -283,9 +283,12 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 else:
-                    # torch detaches the gradient first: a leaf stops requiring grad, and
-                    # zeros written under no_grad carry no history.
-                    if g.requires_grad and g.is_leaf:
+                    # torch detaches the gradient first: a leaf stops requiring grad, a
+                    # gradient with a history (create_graph=True) loses it (an in-place
+                    # write in no_grad alone keeps a non-leaf's history, as in torch)
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    elif g.requires_grad:
                         g.requires_grad_(False)
                     with no_grad():
                         g.zero_()
