@@ -570,3 +570,40 @@ def test_identity_affine_grid_sample_grad_theta_as_torch(hw: tuple[int, int]) ->
     np.testing.assert_allclose(lo, to, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(lx, tx, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(lth, tth, rtol=1e-4, atol=1e-3)
+
+
+# -- max pooling whose windows tile the input: built by reshapes, not one slice per offset ----
+TILED_MAX = [
+    (1, dict(kernel_size=7)),  # global: max_pool1d(x, x.size(2))
+    (1, dict(kernel_size=3)),  # stride = kernel, the tail cut
+    (2, dict(kernel_size=(7, 9))),
+    (2, dict(kernel_size=(2, 3))),
+    (2, dict(kernel_size=(7, 1), stride=(1, 1))),  # one window along H, stride 1 along W
+    (3, dict(kernel_size=2)),
+]
+
+
+@pytest.mark.parametrize("n,kw", TILED_MAX, ids=lambda v: str(v))
+def test_tiled_max_pool_values_indices_and_gradients(n: int, kw: dict[str, Any]) -> None:
+    shape = {1: (2, 3, 7), 2: (2, 3, 7, 9), 3: (1, 2, 4, 4, 4)}[n]
+    x = randn(*shape)
+    x.flat[0] = np.nan  # the last NaN wins, as in torch
+    x.flat[5] = x.flat[6]  # a tie: the first wins
+    op = f"max_pool{n}d"
+    check(f(op, return_indices=True, **kw), x)
+    check_grad(lambda t, a: getattr(t.nn.functional, op)(a, **kw).nan_to_num(), x)
+    check(f(op, **kw), (np.arange(np.prod(shape)).reshape(shape) % 11).astype("int32"))
+
+
+def test_global_max_pool_graph_does_not_grow_with_the_length() -> None:
+    # cnn-text-classification pools each filter map over its whole length: the recorded
+    # graph was 67 nodes at L=10, 346 at L=80, and new at every batch length
+    from lazytorch.ir.program import capture
+
+    sizes = set()
+    for length in (10, 20, 40, 80):
+        x = lt.randn(2, 3, length, requires_grad=True)
+        y = lt.nn.functional.max_pool1d(x, x.size(2))
+        y.sum().backward()
+        sizes.add(len(capture([y._node, x.grad._node]).order))
+    assert len(sizes) == 1, sizes

@@ -135,6 +135,13 @@ def _max_pool(
     k, s, p, d = _pool_args(x, kernel_size, stride, padding, dilation, n, op)
     if x.dtype is dt.bool_:
         raise op_error(NotImplementedError, op, f"\"{op}\" not implemented for 'Bool'")
+    if op == "max_pool1d" and not return_indices and not x.dtype.is_floating_point:
+        # torch's max_pool1d without indices has a kernel for floating dtypes only
+        raise op_error(
+            NotImplementedError,
+            op,
+            f"\"max_pool1d_impl\" not implemented for '{x.dtype.legacy_name}'",
+        )
     unbatched = x.ndim == n + 1
     if unbatched:
         x = S.unsqueeze(x, 0)
@@ -143,7 +150,10 @@ def _max_pool(
     widths = _widths(p, tuple(pp + e for pp, e in zip(p, extra)))
     fill = -math.inf if x.dtype.is_floating_point else int(_int_min(x.dtype))
     xp = pad(x, widths, value=fill) if any(widths) else x
-    win = _windows(xp, k, s, d, out)  # (N, C, K, *out)
+    if _tiles(widths, out, s, k, d):
+        win = _tiled_windows(xp, k, out)  # (N, C, K, *out), by reshapes: no per-offset slice
+    else:
+        win = _windows(xp, k, s, d, out)  # (N, C, K, *out)
     values = R.amax(win, 2)
     winner = None
     if return_indices or x.requires_grad:
@@ -183,10 +193,11 @@ def _max_pool_winner(
     element equal to the max (padding never wins, even when a real value equals the fill,
     e.g. 0 in uint8), or, when the max is NaN, the last NaN (its kernel lets every NaN win)."""
     out = tuple(values.shape[2:])
-    inside = C.ones((1, 1, *spatial), dtype=dt.bool_, device=win.device)
-    inside = pad(inside, widths, value=False)
-    inside = _windows(inside, kernel, stride, dilation, out)  # (1, 1, K, *out)
-    hit = (win == S.unsqueeze(values, 2)) & inside  # type: ignore[operator]
+    hit = win == S.unsqueeze(values, 2)  # type: ignore[operator]
+    if any(widths):  # padding never wins
+        inside = C.ones((1, 1, *spatial), dtype=dt.bool_, device=win.device)
+        inside = pad(inside, widths, value=False)
+        hit = hit & _windows(inside, kernel, stride, dilation, out)  # (1, 1, K, *out)
     first = R.argmax(hit.to(dt.uint8), 2)  # type: ignore[attr-defined]
     if not win.dtype.is_floating_point:
         return first
@@ -199,6 +210,31 @@ def _int_min(d: dt.DType) -> int:
     import numpy as np
 
     return int(np.iinfo(d.np).min) if d is not dt.bool_ else 0
+
+
+def _tiles(
+    widths: list[int], out: tuple[int, ...], s: tuple[int, ...], k: tuple[int, ...], d: Any
+) -> bool:
+    """Whether the windows tile the input: no padding, no dilation, and along each dim
+    stride = kernel or a single window."""
+    return not any(widths) and all(
+        dd == 1 and (o == 1 or st == kk) for o, st, kk, dd in zip(out, s, k, d)
+    )
+
+
+def _tiled_windows(x: Tensor, k: tuple[int, ...], out: tuple[int, ...]) -> Tensor:
+    """`_windows`' (N, C, K, *out) for windows that tile (N, C, *spatial) `x` (`_tiles`):
+    each dim cut to out*k and split into (out, k), the k axes moved before the out axes and
+    merged, kernel offsets in `_windows`' row-major order. A few view nodes, where the
+    offset gather records prod(k) slices: a global max pooling over a length-L text
+    (``max_pool1d(x, x.size(2))``) recorded a graph that grew with L, new at every length."""
+    for axis, (kk, o) in enumerate(zip(k, out), start=2):
+        if x.shape[axis] != o * kk:
+            x = S.slice_view(x, axis, 0, o * kk, 1)
+    n = len(k)
+    x = S.reshape(x, (*x.shape[:2], *[v for o, kk in zip(out, k) for v in (o, kk)]))
+    x = S.permute(x, (0, 1, *[3 + 2 * i for i in range(n)], *[2 + 2 * i for i in range(n)]))
+    return S.reshape(x, (*x.shape[:2], math.prod(k), *out))
 
 
 def _tiled_sum(x: Tensor, k: tuple[int, ...], out: tuple[int, ...]) -> Tensor:
