@@ -1505,6 +1505,33 @@ CORPUS += [
     # in example.py's S4Model, AdamW with example.py's per-parameter groups, cosine schedule.
     # Found by a held-out trial: its A_imag starts at 0 for the first mode, and the complex
     # division's gradient was NaN there, so every loss after step 0 was NaN.
+    # Found by the twenty-ninth session's held-out trial (sources not in the corpus before).
+    # lucidrains/lion-pytorch (MIT): Lion, Lion with decoupled weight decay, the cautious
+    # variant and the foreach variant (torch._foreach_mul_/add_/sign_/lerp_, which it
+    # asserts exist) training a small MLP; our driver.
+    Entry(
+        "lucidrains_lion",
+        "lucidrains_lion/train_lion.py",
+        "lucidrains/lion-pytorch lion_pytorch/ (our driver)",
+    ),
+    # lucidrains/rotary-embedding-torch (MIT): the README's snippets (rotate queries and
+    # keys, the kv-cache form, xpos, axial/pixel frequencies) and a one-layer attention
+    # trained with learned frequencies and with xpos; our driver.
+    Entry(
+        "lucidrains_rotary",
+        "lucidrains_rotary/readme_rotary.py",
+        "lucidrains/rotary-embedding-torch rotary_embedding_torch/ (README + our driver)",
+    ),
+    # Shawn1993/cnn-text-classification-pytorch (Apache-2.0): main.py unchanged on synthetic
+    # MR sentences (per-sample Dataset, a padding collate_fn, sentences of varying length),
+    # Kim's CNN with max_pool1d over each map's whole length, Adam, checkpoint save, then
+    # -snapshot -predict and -test. Each batch length was a new graph (the global max pool
+    # recorded one slice per position) until pooling built tiled windows by reshapes.
+    Entry(
+        "shawn1993_cnn_text",
+        "shawn1993_cnn_text/run_main.py",
+        "Shawn1993/cnn-text-classification-pytorch main/model/train/mydatasets.py",
+    ),
     Entry(
         "s4_s4d",
         "s4_s4d/train.py",

@@ -1,0 +1,1 @@
+from lion_pytorch.lion_pytorch import Lion
