@@ -25,6 +25,7 @@ import math
 import weakref
 from typing import Any
 
+from lazytorch import _config
 from lazytorch._errors import op_error
 from lazytorch.autograd.engine import FREED, TensorMeta, _alias, keep_leaf, stop_gradient
 from lazytorch.ir import dtypes as dt
@@ -47,7 +48,7 @@ from lazytorch.ops._core import (
 )
 from lazytorch.ops.elementwise import _zero_gradient
 from lazytorch.runtime import host_views as _host_views
-from lazytorch.runtime import register
+from lazytorch.runtime import materialize_nodes, register
 from lazytorch.tensor import Tensor, version_counter
 
 Strides = tuple[int, ...]
@@ -703,8 +704,16 @@ def assign(
         _compile_trace.assigned(t)
     loc = user_loc(2)
     if _numpy_arrays:
-        return _assign_shared(t, value, allow_overlap, loc, detached)
-    return _assign(t, value, allow_overlap, loc, detached)
+        _assign_shared(t, value, allow_overlap, loc, detached)
+    else:
+        _assign(t, value, allow_overlap, loc, detached)
+    if _config.sync_possible and _config.sync_enabled():
+        # sync mode runs a write as it runs an op: at once (left pending, a loop of writes
+        # into one tensor grew one graph that every later cut walked and recomputed)
+        root = t if t._view is None else t._view[0]
+        if root._node.buffer is None:
+            materialize_nodes([root._node], cause="sync mode")
+    return t
 
 
 def _assign_shared(

@@ -16,7 +16,7 @@ from lazytorch.ir.generalize import SizePattern
 from lazytorch.ir.node import Node, format_loc, user_loc
 from lazytorch.ir.primitives import get
 from lazytorch.ir.program import Capture, Program, canonicalize, capture
-from lazytorch.runtime import compile_worker, dynamic, host_fold, observe
+from lazytorch.runtime import compile_worker, dynamic, eager, host_fold, observe
 from lazytorch.runtime.backends import Backend, Executable, ProgramError, get_backend
 from lazytorch.runtime.interpreter import InterpretedProgram
 from lazytorch.runtime.tiered import COMPILE_AT_SIGHTING, Tiered
@@ -102,6 +102,8 @@ _capture_key: Any = None
 
 def run(roots: list[Node], cause: str = "", loc: Any = None) -> None:
     global _last_end
+    if eager.enabled and _runtime._compile_trace is None and eager.run(roots):
+        return  # a DataLoader's small cut, computed node by node (lazytorch.runtime.eager)
     device = roots[0].device
     for n in roots:
         if n.device is not device:  # one program per device: each runs where its values live

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from lazytorch._config import backend, sync_mode
 from lazytorch.ir.dtypes import int64
 from lazytorch.ops import random as _random
 from lazytorch.ops.creation import empty, tensor
 from lazytorch.runtime import materialize
+from lazytorch.runtime.eager import host_eager
 from lazytorch.tensor import Tensor
 from lazytorch.utils.data._utils.collate import default_collate, default_convert
 from lazytorch.utils.data.dataset import IterableDataset, Subset, TensorDataset
@@ -344,7 +344,7 @@ class DataLoader:
         """A batch as the loader hands it out: computed now (see the module doc)."""
         if self.lazy_batches:
             return fetch()
-        with sync_mode(), backend("interpreter"):
+        with host_eager():  # sync mode on the interpreter, small cuts node by node
             return fetch()
 
     def _fetch(self, indices: list[Any]) -> Any:
