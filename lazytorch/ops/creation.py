@@ -323,12 +323,40 @@ def _flatten_data(x: Any, shape: list[int], dim: int, out: list[Any]) -> None:
         _flatten_data(item, shape, dim + 1, out)
 
 
+def _flat_numbers(data: Any, dtype: dt.DType | None) -> tuple[Any, dt.DType] | None:
+    """`_from_python`'s result for its commonest input, a flat list or tuple of Python ints
+    (int64) or of Python floats (the default dtype), read by NumPy in one call; None for
+    anything else (or an int out of int64's range: the general path raises torch's error).
+    A dataset's ``torch.tensor(token_ids)`` per sample took ~0.1 ms through the general
+    path's per-element checks, which these inputs cannot fail."""
+    import numpy as np
+
+    if (type(data) is not list and type(data) is not tuple) or not data:
+        return None
+    kind = type(data[0])
+    if kind is int and (dtype is None or dtype is dt.int64):
+        if all(type(v) is int for v in data):
+            try:
+                return np.array(data, dtype=np.int64), dt.int64
+            except OverflowError:
+                return None
+        return None
+    if kind is float and (dtype is None or dtype.is_floating_point):
+        d = _config.get_default_dtype() if dtype is None else dtype
+        if d in (dt.float32, dt.float64) and all(type(v) is float for v in data):
+            return RV.from_float64(np.array(data, dtype=np.float64), d.np), d
+    return None
+
+
 def _from_python(data: Any, dtype: dt.DType | None) -> tuple[Any, dt.DType]:
     """A NumPy array for (nested) Python data, with torch's dtype inference and checks."""
     import numpy as np
 
     if isinstance(data, (str, bytes)):
         raise op_error(TypeError, "tensor", f"new(): invalid data type '{type(data).__name__}'")
+    fast = _flat_numbers(data, dtype)
+    if fast is not None:
+        return fast
     shape = _data_shape(data)
     d = _leaf_dtype(data) if dtype is None else dtype
     leaves: list[Any] = []
