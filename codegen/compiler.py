@@ -522,13 +522,14 @@ def _run_compiler(
     # One g++ per unit, all at once, then one link: a big program compiles in about the
     # time of its largest unit instead of the sum (g++ uses one core).
     procs = []
-    for i, unit in enumerate(units):
-        src = tmp / f"unit{i}.cpp"
-        src.write_text(unit)
-        cmd = [cxx, *flags, "-c", str(src), "-o", str(src.with_suffix(".o"))]
-        procs.append(_spawn(cmd))
     failed = None
     try:
+        # (spawned inside the try: a Ctrl-C between two spawns stops the ones started)
+        for i, unit in enumerate(units):
+            src = tmp / f"unit{i}.cpp"
+            src.write_text(unit)
+            cmd = [cxx, *flags, "-c", str(src), "-o", str(src.with_suffix(".o"))]
+            procs.append(_spawn(cmd))
         for proc in procs:  # every one waited for, even after a failure
             res = _wait(proc)
             if res.returncode != 0 and failed is None:
