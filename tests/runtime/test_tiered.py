@@ -233,6 +233,7 @@ def test_ctrl_c_during_a_compile_stops_the_compiler_and_what_it_runs(tmp_path):
         **os.environ,
         "LAZYTORCH_TIERED": "0",
         "LAZYTORCH_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONFAULTHANDLER": "1",  # a script still running at the timeout shows its stacks
         **_slow_compiler(tmp_path),
     }
     proc = subprocess.Popen(
@@ -249,7 +250,20 @@ def test_ctrl_c_during_a_compile_stops_the_compiler_and_what_it_runs(tmp_path):
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     try:
-        _, err = proc.communicate(timeout=20)  # the sleep alone would take 60 s
+        # The slow compiler's sleep alone takes 60 s: a script that did not stop its
+        # compiler ends after that. 45 s leaves a loaded machine time to run the script's
+        # exit (the full suite on 2 cores once took more than 20 s there; alone it takes
+        # ~0.2 s) and still tells the two apart.
+        _, err = proc.communicate(timeout=45)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # faulthandler dumps every thread's stack
+        try:
+            err = proc.communicate(timeout=10)[1]
+        finally:
+            proc.kill()
+        raise AssertionError(
+            f"the script did not stop within 45 s of Ctrl-C:\n{err[-6000:]}"
+        ) from None
     finally:
         proc.kill()
     assert "KeyboardInterrupt" in err, err
