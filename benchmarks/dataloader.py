@@ -15,13 +15,49 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
+
+def sentences(lib: Any, n: int = 320, seed: int = 0) -> Any:
+    """A dataset of `n` token-id sentences (6-20 tokens from 300) with a label, each sample
+    made with ``lib.tensor`` (`lib` is torch, or lazytorch installed as torch)."""
+    rng = random.Random(seed)
+    data = [
+        ([rng.randrange(300) for _ in range(rng.randint(6, 20))], rng.randrange(2))
+        for _ in range(n)
+    ]
+
+    class Sentences(lib.utils.data.Dataset):  # type: ignore[name-defined,misc]
+        def __len__(self) -> int:
+            return len(data)
+
+        def __getitem__(self, i: int) -> Any:
+            ids, y = data[i]
+            return lib.tensor(ids, dtype=lib.long), lib.tensor(y, dtype=lib.long)
+
+    return Sentences()
+
+
+def pad_collate(lib: Any) -> Any:
+    """A collate_fn padding the batch's sentences into one tensor, row by row."""
+
+    def collate(batch: Any) -> Any:
+        texts, labels = zip(*batch)
+        padded = lib.zeros(len(texts), max(len(t) for t in texts), dtype=lib.long)
+        for i, t in enumerate(texts):
+            padded[i, : len(t)] = t
+        return padded, lib.stack(labels)
+
+    return collate
+
+
 _RUN = """
-import json, random, statistics, sys, time
+import json, statistics, sys, time
 which, epochs = sys.argv[1], int(sys.argv[2])
 if which == "torch":
     import torch
@@ -32,28 +68,9 @@ else:
     if which == "lazytorch-executor":
         from lazytorch.runtime import eager
         eager.MAX_NODES = -1
-from torch.utils.data import DataLoader, Dataset
+from benchmarks.dataloader import pad_collate, sentences
 
-random.seed(0)
-data = [([random.randrange(300) for _ in range(random.randint(6, 20))], random.randrange(2))
-        for _ in range(320)]
-
-class Sentences(Dataset):
-    def __len__(self):
-        return len(data)
-
-    def __getitem__(self, i):
-        ids, y = data[i]
-        return torch.tensor(ids, dtype=torch.long), torch.tensor(y, dtype=torch.long)
-
-def collate(batch):
-    texts, labels = zip(*batch)
-    padded = torch.zeros(len(texts), max(len(t) for t in texts), dtype=torch.long)
-    for i, t in enumerate(texts):
-        padded[i, : len(t)] = t
-    return padded, torch.stack(labels)
-
-loader = DataLoader(Sentences(), batch_size=32, collate_fn=collate)
+loader = torch.utils.data.DataLoader(sentences(torch), batch_size=32, collate_fn=pad_collate(torch))
 times, check = [], 0
 for epoch in range(epochs + 1):
     t0 = time.perf_counter()
@@ -71,7 +88,11 @@ PEERS = ("torch", "lazytorch", "lazytorch-executor")
 
 def run(which: str, epochs: int) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, "-c", _RUN, which, str(epochs)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", _RUN, which, str(epochs)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=str(Path(__file__).resolve().parent.parent),  # `benchmarks` importable
     )
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 

@@ -4,49 +4,19 @@ and what the path does not take (big cuts, failing ops) goes through the executo
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 import torch
 
 import lazytorch as lt
+from benchmarks.dataloader import pad_collate, sentences
 from lazytorch.runtime import eager
 
 
-def _pad_collate(lib):
-    def collate(batch):
-        texts, labels = zip(*batch)
-        padded = lib.zeros(len(texts), max(len(t) for t in texts), dtype=lib.long)
-        for i, t in enumerate(texts):
-            padded[i, : len(t)] = t
-        return padded, lib.stack(labels)
-
-    return collate
-
-
-def _samples(lib):
-    rng = random.Random(0)
-    data = [
-        ([rng.randrange(300) for _ in range(rng.randint(3, 9))], rng.randrange(2))
-        for _ in range(24)
-    ]
-
-    class DS(lib.utils.data.Dataset):
-        def __len__(self):
-            return len(data)
-
-        def __getitem__(self, i):
-            ids, y = data[i]
-            return lib.tensor(ids, dtype=lib.long), lib.tensor(y, dtype=lib.long)
-
-    return DS()
-
-
 def test_a_padding_collate_builds_no_program_and_equals_torch():
-    ours = lt.utils.data.DataLoader(_samples(lt), batch_size=8, collate_fn=_pad_collate(lt))
+    ours = lt.utils.data.DataLoader(sentences(lt, 24), batch_size=8, collate_fn=pad_collate(lt))
     theirs = torch.utils.data.DataLoader(
-        _samples(torch), batch_size=8, collate_fn=_pad_collate(torch)
+        sentences(torch, 24), batch_size=8, collate_fn=pad_collate(torch)
     )
     batches = iter(ours)
     first = next(batches)  # (the iterator's base seed, drawn from the generator: a program)
