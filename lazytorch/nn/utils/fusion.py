@@ -35,10 +35,22 @@ ConvT = TypeVar("ConvT")
 LinearT = TypeVar("LinearT")
 
 
-def _running_stats(bn: Any) -> tuple[Tensor, Tensor]:
+def _fused_copy(layer: Any, bn: Any, fuse: Any, *extra: Any) -> Any:
+    """A copy of `layer` whose weight and bias `fuse` folds `bn`'s statistics into."""
     if bn.running_mean is None or bn.running_var is None:
         raise AssertionError("fusion needs the batch norm's running statistics")
-    return bn.running_mean, bn.running_var
+    fused = copy.deepcopy(layer)
+    fused.weight, fused.bias = fuse(
+        fused.weight,
+        fused.bias,
+        bn.running_mean,
+        bn.running_var,
+        bn.eps,
+        bn.weight,
+        bn.bias,
+        *extra,
+    )
+    return fused
 
 
 def fuse_conv_bn_eval(conv: ConvT, bn: Any, transpose: bool = False) -> ConvT:
@@ -46,19 +58,7 @@ def fuse_conv_bn_eval(conv: ConvT, bn: Any, transpose: bool = False) -> ConvT:
     ``bn(conv(x))``; both must be in eval mode."""
     if conv.training or bn.training:  # type: ignore[attr-defined]
         raise AssertionError("Fusion only for eval!")
-    fused = copy.deepcopy(conv)
-    mean, var = _running_stats(bn)
-    fused.weight, fused.bias = fuse_conv_bn_weights(  # type: ignore[attr-defined]
-        fused.weight,  # type: ignore[attr-defined]
-        fused.bias,  # type: ignore[attr-defined]
-        mean,
-        var,
-        bn.eps,
-        bn.weight,
-        bn.bias,
-        transpose,
-    )
-    return fused
+    return _fused_copy(conv, bn, fuse_conv_bn_weights, transpose)
 
 
 def fuse_conv_bn_weights(
@@ -99,18 +99,7 @@ def fuse_linear_bn_eval(linear: LinearT, bn: Any) -> LinearT:
         raise AssertionError(
             "To fuse, linear.out_features must equal bn.num_features or bn.num_features must be 1"
         )
-    fused = copy.deepcopy(linear)
-    mean, var = _running_stats(bn)
-    fused.weight, fused.bias = fuse_linear_bn_weights(  # type: ignore[attr-defined]
-        fused.weight,  # type: ignore[attr-defined]
-        fused.bias,  # type: ignore[attr-defined]
-        mean,
-        var,
-        bn.eps,
-        bn.weight,
-        bn.bias,
-    )
-    return fused
+    return _fused_copy(linear, bn, fuse_linear_bn_weights)
 
 
 def fuse_linear_bn_weights(
